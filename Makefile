@@ -1,0 +1,108 @@
+# qoslet: `make` builds build/qoslet; `make test` runs every test; `make bench`
+# runs the benchmarks. `make V=1` shows the commands.
+
+ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+BUILD := build
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= cc
+PKGS := libbpf libelf zlib jansson
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+# Installs missing build dependencies once; the stamp keeps it from re-running.
+DEPS_STAMP := $(BUILD)/.deps
+DEPS_TOOLS := $(CLANG) $(BPFTOOL) pkg-config
+HAVE_DEPS := $(shell for t in $(DEPS_TOOLS); do command -v $$t >/dev/null || exit; done; \
+	pkg-config --exists $(PKGS) cmocka && echo yes)
+
+CFLAGS ?= -O2 -g
+override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
+	-DQOSLET_VERSION='"$(VERSION)"' -I$(BUILD)/skel -Iuser \
+	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-Ivmlinux/$(ARCH) -Ibpf
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/skel/%.skel.h,$(BPF_SRCS))
+USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c user/*/*.c))
+USER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(USER_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
+HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(HELPER_SRCS))
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+# Skeletons embed the objects; keep them for inspection with bpftool.
+.SECONDARY: $(BPF_OBJS)
+
+.PHONY: all deps test test-unit test-integration bench format clean
+all: $(BUILD)/qoslet
+
+ifeq ($(HAVE_DEPS),yes)
+$(DEPS_STAMP):
+	$(Q)mkdir -p $(@D) && touch $@
+else
+$(DEPS_STAMP):
+	scripts/deps.sh
+	$(Q)mkdir -p $(@D) && touch $@
+endif
+
+deps:
+	scripts/deps.sh
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@echo "  BPF     $@"
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	@mkdir -p $(@D)
+	@echo "  SKEL    $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.o: %.c $(SKELS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/qoslet: $(BUILD)/user/main.o $(USER_OBJS)
+	@echo "  LINK    $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(USER_OBJS)
+	@mkdir -p $(@D)
+	@echo "  TEST    $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+
+$(BUILD)/tests/helpers/%: tests/helpers/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< -lm -o $@
+
+test-unit: $(UNIT_BINS)
+	tests/run.sh unit $(UNIT_BINS)
+
+test-integration: $(BUILD)/qoslet $(HELPER_BINS)
+	tests/run.sh integration
+
+# One summary over both kinds: the runner prints "N passed, N failed, N skipped".
+test: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS)
+	tests/run.sh all $(UNIT_BINS)
+
+bench: $(BUILD)/qoslet $(HELPER_BINS)
+	scripts/bench/run.sh
+
+format:
+	clang-format -i $(wildcard bpf/*.c bpf/*.h user/*.c user/*.h user/*/*.c user/*/*.h \
+		tests/unit/*.c tests/helpers/*.c)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(USER_OBJS:.o=.d) $(BUILD)/user/main.d

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Layouts shared by bpf/sched.bpf.c and user space: the run-queue latency
+ * histogram per cgroup and the who-delayed-whom pairs. Both sides include
+ * this header and nothing else crosses between them.
+ */
+#ifndef QOSLET_BPF_SCHED_H
+#define QOSLET_BPF_SCHED_H
+
+#ifndef __VMLINUX_H__ /* user space: the BPF side has these from vmlinux.h */
+#include <linux/types.h>
+#endif
+
+/*
+ * Bucket i counts waits w with 2^(i+QOSLET_RQ_MIN_SHIFT-1) < w <=
+ * 2^(i+QOSLET_RQ_MIN_SHIFT) ns; bucket 0 also holds everything below, the
+ * last bucket everything above. Upper bounds are inclusive, so they can be
+ * published as Prometheus "le" bounds unchanged (bcc's log2 rounds down,
+ * which Prometheus cannot express). 2^10 ns (~1 us) to 2^35 ns (~34 s).
+ */
+#define QOSLET_RQ_MIN_SHIFT 10
+#define QOSLET_RQ_SLOTS	    27
+
+/* The culprit id recorded when the CPU was idle before the victim ran. */
+#define QOSLET_CULPRIT_IDLE 0
+
+/* Why a cgroup id cannot name a real cgroup: the task had no css_set. */
+#define QOSLET_CGROUP_UNKNOWN 0
+
+/* Which cgroup hierarchy identifies a task; chosen by user space at start. */
+enum qoslet_cgroup_mode {
+	QOSLET_CGROUP_V2 = 0,	  /* the default (unified) hierarchy */
+	QOSLET_CGROUP_V1_CPU = 1, /* the v1 hierarchy holding the cpu controller */
+};
+
+/* Where the wait of a task being switched in comes from; chosen at start. */
+enum qoslet_wait_source {
+	/*
+	 * The kernel's own queue timestamp (task->sched_info.last_queued,
+	 * CONFIG_SCHED_INFO): no wake-up hooks at all, and the waits add up to
+	 * /proc/PID/schedstat's run_delay by construction.
+	 */
+	QOSLET_WAIT_SCHED_INFO = 0,
+	/* Our own stamp, set on wake-up and on preemption (kernels without it). */
+	QOSLET_WAIT_STAMP = 1,
+};
+
+struct rq_hist {
+	__u64 count;
+	__u64 sum_ns;
+	__u64 slots[QOSLET_RQ_SLOTS];
+};
+
+struct blame_key {
+	__u64 victim;  /* cgroup id of the task that waited */
+	__u64 culprit; /* cgroup id of the task that ran just before it */
+};
+
+struct blame_val {
+	__u64 wait_ns;
+	__u64 count;
+};
+
+/* Per-CPU counters of events the probe could not record (never silent). */
+enum sched_drop {
+	SCHED_DROP_HIST_FULL = 0, /* rq_hist had no room for a new cgroup */
+	SCHED_DROP_BLAME_FULL,	  /* blame insert failed */
+	SCHED_DROP_NO_STORAGE,	  /* task storage could not be created */
+	SCHED_DROP_NR,
+};
+
+#endif

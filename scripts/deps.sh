@@ -1,0 +1,30 @@
+#!/bin/sh
+# Installs every Debian 12 package that building, testing and benchmarking
+# qoslet needs. Safe to re-run. Needs root (apt-get).
+set -eu
+
+PKGS="
+clang llvm make pkg-config git
+libbpf-dev libelf-dev zlib1g-dev libjansson-dev bpftool
+libcmocka-dev
+stress-ng rt-tests util-linux procps
+linux-perf bpftrace
+"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "scripts/deps.sh: needs root to run apt-get; missing packages:" >&2
+	echo $PKGS >&2
+	exit 1
+fi
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+echo "scripts/deps.sh: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,400 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# shellcheck shell=bash disable=SC2034 # the variables are for the sourcing tests
+#
+# Shared helpers for the integration tests. A test does:
+#
+#	#!/bin/bash
+#	set -euo pipefail
+#	. "$(dirname "$0")/lib.sh"
+#	require_root; require_cmds jq taskset
+#	test_setup            # unique parent cgroup, pin dir, temp dir, cleanup trap
+#	cg=$(kube_cgroup burstable)
+#	cg_run "$cg" 1 "$DUTYCYCLE" 500 2000 30; pid=$CG_PID
+#	...
+#
+# Exit 0 = pass, 77 = skip (reason printed by skip()), anything else = fail.
+#
+# Rules every helper keeps: cgroups are created only below the test's own
+# uniquely named parent in the v1 cpu hierarchy (or v2 when that is where the
+# cpu controller lives); only processes the test started are moved or killed,
+# always by pid; everything is removed on exit, also on failure or signal.
+
+QOSLET_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+QOSLET=${QOSLET:-$QOSLET_ROOT/build/qoslet}
+DUTYCYCLE=${DUTYCYCLE:-$QOSLET_ROOT/build/tests/helpers/dutycycle}
+TEST_NAME=$(basename "$0" .sh)
+
+# Set by test_setup.
+TEST_PARENT=""     # absolute path of the test's parent cgroup
+TEST_PARENT_REL="" # the same, relative to the hierarchy root ("/qoslet-test-...")
+PIN_DIR=""         # the test's own bpffs pin directory
+TMP=""             # scratch directory for logs and outputs
+CG_ROOT=""         # mount point of the hierarchy qoslet identifies cgroups by
+
+BG_PIDS=()   # processes the test started (killed by pid at exit)
+CG_PID=""    # pid of the last cg_run / qoslet_bg
+QOSLET_PID=""
+
+log() {
+	echo "# $*"
+}
+
+# Ends the test as skipped; the runner repeats the reason.
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+require_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root (loads BPF programs, creates cgroups)"
+}
+
+require_cmds() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || skip "needs '$c' (scripts/deps.sh installs it)"
+	done
+}
+
+require_binaries() {
+	[ -x "$QOSLET" ] || fail "$QOSLET is missing: run make first"
+	[ -x "$DUTYCYCLE" ] || fail "$DUTYCYCLE is missing: run make $DUTYCYCLE"
+}
+
+# The hierarchy qoslet identifies cgroups by: the v2 mount when it has the cpu
+# controller, else the v1 mount holding cpu (as user/cgroup.h decides).
+detect_cgroup_root() {
+	local mnt type opts rest v1=""
+	while read -r _ mnt type opts rest; do
+		case $type in
+		cgroup2)
+			if [ -r "$mnt/cgroup.controllers" ] &&
+				grep -qw cpu "$mnt/cgroup.controllers"; then
+				echo "$mnt"
+				return 0
+			fi
+			;;
+		cgroup)
+			case ",$opts," in
+			*,cpu,*) [ -n "$v1" ] || v1=$mnt ;;
+			esac
+			;;
+		esac
+	done </proc/mounts
+	[ -n "$v1" ] || return 1
+	echo "$v1"
+}
+
+# Creates the unique parent cgroup, pin dir and temp dir, and installs the
+# cleanup trap. The runner passes QOSLET_TEST_TAG so it can find leftovers.
+test_setup() {
+	local tag=${QOSLET_TEST_TAG:-$$}-$RANDOM
+	CG_ROOT=$(detect_cgroup_root) || skip "no cgroup hierarchy with the cpu controller"
+	TMP=$(mktemp -d "/tmp/qoslet-$TEST_NAME.XXXXXX")
+	trap _test_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	trap 'exit 129' HUP
+	TEST_PARENT=$CG_ROOT/qoslet-test-$tag
+	TEST_PARENT_REL=/qoslet-test-$tag
+	PIN_DIR=/sys/fs/bpf/qoslet-test-$tag
+	mkdir "$TEST_PARENT" || fail "cannot create $TEST_PARENT"
+	log "parent cgroup $TEST_PARENT, pin dir $PIN_DIR"
+}
+
+# True when pid is alive and a child of this shell: the only processes we
+# signal outside our own cgroups.
+_is_our_child() {
+	local pid=$1 stat ppid
+	[ -r "/proc/$pid/stat" ] || return 1
+	stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	ppid=$(echo "$stat" | awk '{ print $2 }')
+	[ "$ppid" = "$$" ]
+}
+
+# Kills every process in the cgroups below (and including) dir and removes
+# them depth-first. Everything in there was started by the test.
+cgroup_destroy() {
+	local dir=$1 pid cg left
+	[ -d "$dir" ] || return 0
+	for _ in $(seq 1 50); do
+		left=0
+		while IFS= read -r cg; do
+			[ -r "$cg/cgroup.procs" ] || continue
+			while read -r pid; do
+				[ -n "$pid" ] || continue
+				kill -KILL "$pid" 2>/dev/null || true
+				left=1
+			done <"$cg/cgroup.procs"
+		done < <(find "$dir" -type d 2>/dev/null)
+		[ "$left" = 0 ] && break
+		sleep 0.1
+	done
+	find "$dir" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+	[ ! -d "$dir" ] || echo "# WARNING: could not remove $dir" >&2
+}
+
+_test_cleanup() {
+	local rc=$? pid
+	set +e
+	trap - EXIT INT TERM HUP
+	for pid in "${BG_PIDS[@]}"; do
+		_is_our_child "$pid" && kill -TERM "$pid" 2>/dev/null
+	done
+	for _ in $(seq 1 20); do
+		local alive=0
+		for pid in "${BG_PIDS[@]}"; do
+			_is_our_child "$pid" && alive=1
+		done
+		[ "$alive" = 0 ] && break
+		sleep 0.1
+	done
+	for pid in "${BG_PIDS[@]}"; do
+		_is_our_child "$pid" && kill -KILL "$pid" 2>/dev/null
+	done
+	[ -n "$TEST_PARENT" ] && cgroup_destroy "$TEST_PARENT"
+	for pid in "${BG_PIDS[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
+	case $PIN_DIR in
+	/sys/fs/bpf/qoslet-test-*) rm -rf "$PIN_DIR" ;;
+	esac
+	if [ -n "$TMP" ] && [ -d "$TMP" ]; then
+		if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "${QOSLET_TEST_KEEP:-}" ]; then
+			echo "# kept $TMP" >&2
+		else
+			rm -rf "$TMP"
+		fi
+	fi
+	exit "$rc"
+}
+
+# ---- cgroups --------------------------------------------------------------
+
+random_hex() {
+	od -An -N"$1" -tx1 /dev/urandom | tr -d ' \n'
+}
+
+# Prints the absolute path of a new kubepods-shaped container cgroup under
+# the test parent, as the kubelet's cgroupfs driver lays them out:
+#   kubepods/burstable/pod<uid>/<64-hex container id>   (burstable)
+#   kubepods/besteffort/pod<uid>/<id>                   (besteffort)
+#   kubepods/pod<uid>/<id>                               (guaranteed)
+kube_cgroup() {
+	local qos=${1:-burstable} uid cid dir
+	uid=$(cat /proc/sys/kernel/random/uuid)
+	cid=$(random_hex 32)
+	case $qos in
+	guaranteed) dir=$TEST_PARENT/kubepods/pod$uid/$cid ;;
+	burstable | besteffort) dir=$TEST_PARENT/kubepods/$qos/pod$uid/$cid ;;
+	*) fail "kube_cgroup: unknown QoS class '$qos'" ;;
+	esac
+	mkdir -p "$dir" || fail "cannot create $dir"
+	echo "$dir"
+}
+
+# Path relative to the hierarchy root with a leading '/', as qoslet prints it.
+cg_rel() {
+	echo "${1#"$CG_ROOT"}"
+}
+
+# The cgroup id qoslet reports: the inode of the cgroup's directory.
+cg_id() {
+	stat -c %i "$1"
+}
+
+# Runs CMD... in cgroup CG pinned to CPU, in the background; CG_PID is its
+# pid (the shell that moves itself execs taskset, which execs CMD, so the pid
+# is CMD's). Output goes to $TMP/bg.<pid>.log.
+cg_run() {
+	local cg=$1 cpu=$2
+	shift 2
+	# shellcheck disable=SC2016
+	sh -c 'echo $$ > "$1/cgroup.procs" || exit 126; cpu=$2; shift 2; exec taskset -c "$cpu" "$@"' \
+		sh "$cg" "$cpu" "$@" >"$TMP/bg.$BASHPID.$RANDOM.log" 2>&1 &
+	CG_PID=$!
+	BG_PIDS+=("$CG_PID")
+	# Wait until the move happened, so a measurement started next sees it.
+	for _ in $(seq 1 100); do
+		grep -qx "$CG_PID" "$cg/cgroup.procs" 2>/dev/null && return 0
+		kill -0 "$CG_PID" 2>/dev/null || fail "cg_run: '$*' exited at once"
+		sleep 0.01
+	done
+	fail "cg_run: pid $CG_PID never appeared in $cg/cgroup.procs"
+}
+
+# ---- qoslet -----------------------------------------------------------------
+
+# Runs qoslet in the background: qoslet_bg OUT ERR ARGS...; QOSLET_PID is its pid.
+qoslet_bg() {
+	local out=$1 err=$2
+	shift 2
+	"$QOSLET" "$@" >"$out" 2>"$err" &
+	QOSLET_PID=$!
+	BG_PIDS+=("$QOSLET_PID")
+}
+
+# Waits for a background process (by pid) to exit within SECONDS; returns its
+# exit status, or fails the test when it does not exit in time.
+wait_exit() {
+	local pid=$1 secs=$2 what=${3:-process}
+	for _ in $(seq 1 $((secs * 20))); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -0 "$pid" 2>/dev/null && fail "$what (pid $pid) did not exit within ${secs}s"
+	local rc=0
+	wait "$pid" || rc=$?
+	return "$rc"
+}
+
+# Waits until FILE has at least N lines; fails if PID exits first or SECONDS pass.
+wait_lines() {
+	local file=$1 n=$2 pid=$3 secs=$4
+	for _ in $(seq 1 $((secs * 20))); do
+		[ "$(wc -l <"$file" 2>/dev/null || echo 0)" -ge "$n" ] && return 0
+		if ! kill -0 "$pid" 2>/dev/null; then
+			[ "$(wc -l <"$file")" -ge "$n" ] && return 0
+			fail "qoslet (pid $pid) exited before printing $n line(s); stderr: $(tail -n 5 "${file%.out}.err" 2>/dev/null)"
+		fi
+		sleep 0.05
+	done
+	fail "no $n line(s) in $file after ${secs}s"
+}
+
+# Waits until the pin dir holds the maps (the first instance has loaded).
+wait_pinned() {
+	local secs=$1 pid=$2
+	for _ in $(seq 1 $((secs * 20))); do
+		[ -e "$PIN_DIR/rq_hist" ] && return 0
+		kill -0 "$pid" 2>/dev/null || fail "qoslet (pid $pid) exited before pinning its maps"
+		sleep 0.05
+	done
+	fail "$PIN_DIR/rq_hist not pinned after ${secs}s"
+}
+
+# ---- JSON -------------------------------------------------------------------
+
+# Every line of FILE must be one JSON object.
+assert_json_lines() {
+	local file=$1 n=0 line
+	while IFS= read -r line; do
+		n=$((n + 1))
+		echo "$line" | jq -e 'type == "object"' >/dev/null 2>&1 ||
+			fail "$file line $n is not a JSON object: $line"
+	done <"$file"
+	[ "$n" -gt 0 ] || fail "$file has no JSON lines"
+}
+
+# The object of cgroup PATH in JSON line LINE (1-based; -1 = last) of FILE,
+# or "null" when that interval does not list it.
+json_cgroup() {
+	local file=$1 path=$2 line=${3:--1}
+	jq -sc --arg p "$path" --argjson l "$line" \
+		'(if $l < 0 then .[$l] else .[$l - 1] end) | (.cgroups // [])
+		 | map(select(.path == $p)) | .[0] // null' "$file"
+}
+
+# jq FILTER over object JSON (a string); prints the result raw.
+jget() {
+	echo "$1" | jq -r "$2"
+}
+
+# ---- assertions ---------------------------------------------------------------
+
+# assert_cmp A OP B MESSAGE: numeric comparison (floats allowed); OP is one of
+# < <= > >= == !=.
+assert_cmp() {
+	local a=$1 op=$2 b=$3 msg=$4
+	[[ $a =~ ^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]] || fail "$msg: '$a' is not a number"
+	[[ $b =~ ^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]] || fail "$msg: '$b' is not a number"
+	if awk -v a="$a" -v b="$b" -v op="$op" 'BEGIN {
+		if (op == "<") r = a < b; else if (op == "<=") r = a <= b
+		else if (op == ">") r = a > b; else if (op == ">=") r = a >= b
+		else if (op == "==") r = a == b; else if (op == "!=") r = a != b
+		else exit 2
+		exit !r }'; then
+		log "ok: $msg ($a $op $b)"
+	else
+		fail "$msg: expected $a $op $b"
+	fi
+}
+
+assert_eq() {
+	local actual=$1 expected=$2 msg=$3
+	[ "$actual" = "$expected" ] || fail "$msg: expected '$expected', got '$actual'"
+	log "ok: $msg ($actual)"
+}
+
+# assert_json JSON FILTER MESSAGE: jq -e FILTER must be true on JSON.
+assert_json() {
+	local json=$1 filter=$2 msg=$3
+	echo "$json" | jq -e "$filter" >/dev/null 2>&1 ||
+		fail "$msg: '$filter' is not true for: $(echo "$json" | head -c 2000)"
+	log "ok: $msg"
+}
+
+# ---- measurement --------------------------------------------------------------
+
+# a / b as a float.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "inf"; else printf "%.4f\n", a / b }'
+}
+
+# Samples /proc/PID/schedstat every ~20 ms into FILE, in the background,
+# pinned to CPU, as lines "<unix seconds> <run_delay ns> <pcount>": run_delay
+# is the time the task spent waiting on a run queue, pcount the number of
+# times it was switched in (each switch-in ends one wait).
+schedstat_sampler() {
+	local pid=$1 file=$2 cpu=$3
+	(
+		exec {fd}<> <(:)
+		while [ -r "/proc/$pid/schedstat" ]; do
+			read -r _ delay count <"/proc/$pid/schedstat" || break
+			echo "$EPOCHREALTIME $delay $count"
+			read -r -t 0.02 -u "$fd" _ || true
+		done
+	) >"$file" 2>/dev/null &
+	BG_PIDS+=("$!")
+	taskset -pc "$cpu" "$!" >/dev/null
+}
+
+# schedstat_at FILE T FIELD: field (run_delay or pcount) at unix time T,
+# interpolated linearly between the samples around T.
+schedstat_at() {
+	local col
+	case $3 in
+	run_delay) col=2 ;;
+	pcount) col=3 ;;
+	*) fail "schedstat_at: unknown field $3" ;;
+	esac
+	awk -v t="$2" -v c="$col" '
+		{ if ($1 <= t) { t0 = $1; d0 = $c; have0 = 1 }
+		  else if (!have1) { t1 = $1; d1 = $c; have1 = 1 } }
+		END {
+			if (!have0 || !have1) { print "nan"; exit 1 }
+			printf "%.0f\n", d0 + (d1 - d0) * (t - t0) / (t1 - t0)
+		}' "$1"
+}
+
+# Busy and total jiffies of one CPU from /proc/stat: "busy total".
+cpu_jiffies() {
+	awk -v c="cpu$1" '$1 == c {
+		busy = $2 + $3 + $4 + $7 + $8 + $9; total = 0
+		for (i = 2; i <= NF; i++) total += $i
+		print busy, total }' /proc/stat
+}
+
+# Fraction of time CPU was busy between two cpu_jiffies readings.
+cpu_busy_fraction() {
+	local b0 t0 b1 t1
+	read -r b0 t0 <<<"$1"
+	read -r b1 t1 <<<"$2"
+	awk -v b="$((b1 - b0))" -v t="$((t1 - t0))" 'BEGIN { printf "%.3f\n", t ? b / t : 0 }'
+}

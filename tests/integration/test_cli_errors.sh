@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Usage errors exit 2 with one line on stderr naming what was wrong; --help
+# prints usage on stdout and exits 0, for the tool and every view.
+set -euo pipefail
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_binaries
+test_setup
+
+OUT=$TMP/out
+ERR=$TMP/err
+
+# run_q ARGS...: runs qoslet (bounded in time), sets RC; output in $OUT/$ERR.
+run_q() {
+	RC=0
+	timeout -k 5 20 "$QOSLET" "$@" >"$OUT" 2>"$ERR" </dev/null || RC=$?
+	[ "$RC" != 124 ] || fail "qoslet $* did not exit within 20s"
+}
+
+# expect_usage_error NEEDLE ARGS...: exit 2, exactly one line on stderr and
+# that line contains NEEDLE.
+expect_usage_error() {
+	local needle=$1 lines
+	shift
+	run_q "$@"
+	[ "$RC" = 2 ] || fail "qoslet $*: expected exit 2, got $RC; stderr: $(cat "$ERR")"
+	lines=$(wc -l <"$ERR")
+	[ "$lines" = 1 ] || fail "qoslet $*: expected one line on stderr, got $lines: $(cat "$ERR")"
+	grep -qF -- "$needle" "$ERR" || fail "qoslet $*: stderr does not name '$needle': $(cat "$ERR")"
+	log "ok: qoslet $* -> exit 2: $(cat "$ERR")"
+}
+
+# expect_help ARGS...: exit 0, usage on stdout naming the command.
+expect_help() {
+	local needle=$1
+	shift
+	run_q "$@"
+	[ "$RC" = 0 ] || fail "qoslet $*: expected exit 0, got $RC; stderr: $(cat "$ERR")"
+	[ -s "$OUT" ] || fail "qoslet $*: nothing on stdout; stderr: $(cat "$ERR")"
+	grep -qi usage "$OUT" || fail "qoslet $*: stdout has no usage text: $(head -c 500 "$OUT")"
+	grep -qF -- "$needle" "$OUT" || fail "qoslet $*: usage does not mention '$needle': $(head -c 500 "$OUT")"
+	log "ok: qoslet $* -> exit 0, $(wc -l <"$OUT") lines of usage on stdout"
+}
+
+expect_help runqlat --help
+expect_help runqlat runqlat --help
+expect_help blame blame --help
+# The view options appear in each view's help.
+run_q runqlat --help
+for opt in -c -j --pin-dir --hook; do
+	grep -qF -- "$opt" "$OUT" || fail "qoslet runqlat --help does not mention $opt"
+done
+log "ok: runqlat --help mentions -c -j --pin-dir --hook"
+
+# Unknown flags, on the tool and on each view.
+expect_usage_error --bogus-flag --bogus-flag
+expect_usage_error --bogus-flag runqlat --bogus-flag
+expect_usage_error --bogus-flag blame --pin-dir "$PIN_DIR" --bogus-flag 1 1
+# getopt's own message says "invalid option -- 'Z'": accept either spelling.
+expect_usage_error Z runqlat -Z
+
+# Unknown subcommand.
+expect_usage_error no-such-command no-such-command
+
+# Bad option values.
+expect_usage_error bogus-hook runqlat --hook bogus-hook 1 1
+expect_usage_error x1 runqlat x1 1
+expect_usage_error banana runqlat 1 banana
+
+# A cgroup that does not exist, relative and absolute, for both views; the
+# parent exists so only the last component is missing.
+missing=qoslet-no-such-cgroup-$$
+expect_usage_error "$missing" runqlat --pin-dir "$PIN_DIR" -c "$TEST_PARENT_REL/$missing" 1 1
+expect_usage_error "$missing" runqlat --pin-dir "$PIN_DIR" -c "$TEST_PARENT/$missing" 1 1
+expect_usage_error "$missing" blame --pin-dir "$PIN_DIR" -c "$TEST_PARENT_REL" -c "$TEST_PARENT_REL/$missing" 1 1
+# A file that is not a cgroup directory.
+expect_usage_error cpu.shares runqlat --pin-dir "$PIN_DIR" -c "$TEST_PARENT_REL/cpu.shares" 1 1
+
+log "all CLI error checks passed"

@@ -1,0 +1,208 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The acceptance test of per-cgroup run-queue latency, on kubepods-shaped
+# cgroups:
+#   A  three CPU hogs pinned to CPU 1
+#   B  a 500 us work / 2 ms sleep duty cycle pinned to CPU 1 (competes with A)
+#   C  the same duty cycle pinned to CPU 0, alone there
+# Over one clean 5 s interval (load already running when it starts):
+#   - B's p99 is at least 1 ms, C's is well under it;
+#   - B's sum_ns agrees with the kernel's own run_delay of B's task
+#     (/proc/PID/schedstat, second field) over the same interval, within 15%,
+#     and its count with the task's switch-ins (third field);
+#   - the JSON is well formed: ids are inodes, buckets are the documented
+#     log2 bounds ending in +Inf (le_ns null) and add up to count;
+# then `qoslet blame` ranks A first among B's culprits, and the pinned rq_hist
+# map dumped by bpftool holds A's and B's cgroup ids.
+# shellcheck disable=SC2016 # jq filters are single-quoted
+set -euo pipefail
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmds jq taskset bpftool
+require_binaries
+test_setup
+
+INTERVAL=5
+HOG_CPU=1
+QUIET_CPU=0
+LOAD_S=60 # the load generators exit by themselves even if cleanup never runs
+
+A=$(kube_cgroup burstable)
+B=$(kube_cgroup burstable)
+C=$(kube_cgroup burstable)
+A_REL=$(cg_rel "$A") B_REL=$(cg_rel "$B") C_REL=$(cg_rel "$C")
+A_ID=$(cg_id "$A") B_ID=$(cg_id "$B") C_ID=$(cg_id "$C")
+log "A $A_REL ($A_ID)"
+log "B $B_REL ($B_ID)"
+log "C $C_REL ($C_ID)"
+
+for _ in 1 2 3; do
+	cg_run "$A" "$HOG_CPU" "$DUTYCYCLE" 1000 0 "$LOAD_S"
+done
+cg_run "$B" "$HOG_CPU" "$DUTYCYCLE" 500 2000 "$LOAD_S"
+B_PID=$CG_PID
+cg_run "$C" "$QUIET_CPU" "$DUTYCYCLE" 500 2000 "$LOAD_S"
+
+# B's schedstat over time, to read it at the interval's exact bounds.
+schedstat_sampler "$B_PID" "$TMP/b.schedstat" "$QUIET_CPU"
+
+# Start measuring with the load in steady state: the interval then holds
+# nothing but the steady state, and qoslet's own start-up (loading and
+# attaching) happens before its first reading, outside the interval.
+sleep 1
+
+# C needs CPU 0 to itself. Other work on the node (builds, other tests) can
+# keep it busy for a while: measure again, up to MAX_TRIES times, until an
+# interval in which CPU 0 was no busier than C alone (~20%) plus a margin.
+MAX_TRIES=3
+NOISY_BUSY=0.35
+for try in $(seq 1 "$MAX_TRIES"); do
+	cpu0_before=$(cpu_jiffies "$QUIET_CPU")
+	rc=0
+	timeout -k 5 60 "$QOSLET" runqlat -j --pin-dir "$PIN_DIR" -c "$TEST_PARENT_REL" \
+		"$INTERVAL" 1 >"$TMP/runqlat.out" 2>"$TMP/runqlat.err" || rc=$?
+	cpu0_after=$(cpu_jiffies "$QUIET_CPU")
+	[ "$rc" = 0 ] || fail "qoslet runqlat exited $rc: $(cat "$TMP/runqlat.err")"
+	[ "$(wc -l <"$TMP/runqlat.out")" = 1 ] ||
+		fail "expected 1 JSON line for COUNT 1, got: $(cat "$TMP/runqlat.out")"
+	cpu0_busy=$(cpu_busy_fraction "$cpu0_before" "$cpu0_after")
+	log "try $try: CPU $QUIET_CPU was $cpu0_busy busy during the interval (C alone: ~0.2)"
+	awk -v b="$cpu0_busy" -v n="$NOISY_BUSY" 'BEGIN { exit !(b > n) }' || break
+done
+assert_json_lines "$TMP/runqlat.out"
+report=$(cat "$TMP/runqlat.out")
+
+# ---- shape of the report ----
+assert_json "$report" '.ts | type == "number"' "ts is a number"
+assert_json "$report" '.hook == "tp_btf"' "hook is tp_btf (auto on this kernel)"
+assert_json "$report" '.cgroups | type == "array"' "cgroups is an array"
+echo "$report" | jq -e --arg p "$TEST_PARENT_REL" \
+	'all(.cgroups[]; .path == $p or (.path | startswith($p + "/")))' >/dev/null ||
+	fail "-c $TEST_PARENT_REL let other cgroups through: $(echo "$report" | jq -c '[.cgroups[].path]')"
+log "ok: only cgroups under $TEST_PARENT_REL are reported"
+
+A_OBJ=$(json_cgroup "$TMP/runqlat.out" "$A_REL")
+B_OBJ=$(json_cgroup "$TMP/runqlat.out" "$B_REL")
+C_OBJ=$(json_cgroup "$TMP/runqlat.out" "$C_REL")
+[ "$A_OBJ" != null ] || fail "A ($A_REL) missing: $(echo "$report" | jq -c '[.cgroups[].path]')"
+[ "$B_OBJ" != null ] || fail "B ($B_REL) missing: $(echo "$report" | jq -c '[.cgroups[].path]')"
+[ "$C_OBJ" != null ] || fail "C ($C_REL) missing: $(echo "$report" | jq -c '[.cgroups[].path]')"
+assert_eq "$(jget "$A_OBJ" .id)" "$A_ID" "A's id is its directory's inode"
+assert_eq "$(jget "$B_OBJ" .id)" "$B_ID" "B's id is its directory's inode"
+assert_eq "$(jget "$C_OBJ" .id)" "$C_ID" "C's id is its directory's inode"
+
+for name in A B C; do
+	obj_var=${name}_OBJ
+	obj=${!obj_var}
+	assert_json "$obj" '(.buckets | length) == 27' "$name: 27 buckets (QOSLET_RQ_SLOTS)"
+	assert_json "$obj" \
+		'[.buckets[:-1][].le_ns] == [range(10; 36) | pow(2; .)]' \
+		"$name: finite bounds are 2^10 .. 2^35 ns"
+	assert_json "$obj" '.buckets[-1].le_ns == null' "$name: last bucket is +Inf (le_ns null)"
+	assert_json "$obj" '([.buckets[].count] | add) == .count' "$name: buckets add up to count"
+	assert_json "$obj" '.p50_ns <= .p90_ns and .p90_ns <= .p99_ns' "$name: p50 <= p90 <= p99"
+	assert_json "$obj" '.count > 0 and .sum_ns > 0' "$name: waited in the interval"
+done
+
+# ---- latency: contended B vs lone C ----
+B_P99=$(jget "$B_OBJ" .p99_ns)
+C_P99=$(jget "$C_OBJ" .p99_ns)
+log "B: count $(jget "$B_OBJ" .count) sum $(jget "$B_OBJ" .sum_ns) p50 $(jget "$B_OBJ" .p50_ns) p99 $B_P99"
+log "C: count $(jget "$C_OBJ" .count) sum $(jget "$C_OBJ" .sum_ns) p50 $(jget "$C_OBJ" .p50_ns) p99 $C_P99"
+assert_cmp "$B_P99" ">=" 1000000 "B (sharing CPU $HOG_CPU with 3 hogs) has p99 >= 1 ms"
+
+# C is alone on its CPU only if nothing else on the node ran there. When
+# other work kept CPU 0 busy in every try, C's waits were real contention:
+# its bound cannot be checked, and the test ends as skipped (after all other
+# checks) rather than passing without it or failing for the node's load.
+C_UNCHECKED=""
+if awk -v b="$cpu0_busy" -v n="$NOISY_BUSY" 'BEGIN { exit !(b <= n) }'; then
+	assert_cmp "$C_P99" "<" 500000 "C (alone on CPU $QUIET_CPU) has p99 < 0.5 ms"
+elif awk -v c="$C_P99" 'BEGIN { exit !(c < 500000) }'; then
+	log "ok: C has p99 < 0.5 ms even though CPU $QUIET_CPU was busy ($C_P99)"
+else
+	C_UNCHECKED="CPU $QUIET_CPU was $cpu0_busy busy with work outside the test in $MAX_TRIES tries;"
+	C_UNCHECKED+=" C's p99 ($C_P99 ns) < 0.5 ms could not be checked (all other checks passed)"
+	log "WARNING: $C_UNCHECKED"
+fi
+
+# ---- B against the kernel's own accounting over the same interval ----
+# run_delay is the total wait, pcount the number of switch-ins: each
+# switch-in ends exactly one wait (a zero-length one when the CPU was free).
+TS=$(jget "$report" .ts)
+IV=$(jget "$report" ".interval_s // $INTERVAL")
+START=$(awk -v t="$TS" -v i="$IV" 'BEGIN { printf "%.6f", t - i }')
+# schedstat_delta FIELD: how much FIELD of B's task grew over the interval.
+schedstat_delta() {
+	local v0 v1
+	v0=$(schedstat_at "$TMP/b.schedstat" "$START" "$1") || fail "no schedstat samples around $START"
+	v1=$(schedstat_at "$TMP/b.schedstat" "$TS" "$1") || fail "no schedstat samples around $TS"
+	echo $((v1 - v0))
+}
+K_run_delay=$(schedstat_delta run_delay)
+K_pcount=$(schedstat_delta pcount)
+B_SUM=$(jget "$B_OBJ" .sum_ns)
+B_COUNT=$(jget "$B_OBJ" .count)
+R=$(ratio "$B_SUM" "$K_run_delay")
+RC=$(ratio "$B_COUNT" "$K_pcount")
+log "interval [$START, $TS]: B sum_ns $B_SUM vs run_delay $K_run_delay (ratio $R);" \
+	"count $B_COUNT vs switch-ins $K_pcount (ratio $RC)"
+assert_cmp "$R" ">=" 0.85 "B's sum_ns is within 15% of its run_delay (not under)"
+assert_cmp "$R" "<=" 1.15 "B's sum_ns is within 15% of its run_delay (not over)"
+assert_cmp "$RC" ">=" 0.85 "B's count is within 15% of its switch-ins (short waits counted too)"
+assert_cmp "$RC" "<=" 1.15 "B's count is within 15% of its switch-ins (not over)"
+
+# ---- blame: A delayed B ----
+qoslet_bg "$TMP/blame.out" "$TMP/blame.err" blame -j --pin-dir "$PIN_DIR" -c "$B_REL" 3 1
+BLAME_PID=$QOSLET_PID
+
+# While it runs, the pinned histogram map must hold A and B.
+sleep 1.5
+bpftool -j map dump pinned "$PIN_DIR/rq_hist" >"$TMP/rq_hist.json" ||
+	fail "bpftool map dump pinned $PIN_DIR/rq_hist failed"
+jq -e 'type == "array"' "$TMP/rq_hist.json" >/dev/null || fail "bpftool's dump is not a JSON array"
+# Keys are u64: a number with BTF formatting, else little-endian hex bytes.
+jq -r '.[] | (.formatted.key // .key)
+	| if type == "array" then (reverse | map(ltrimstr("0x")) | join("")) else . end' \
+	"$TMP/rq_hist.json" >"$TMP/rq_hist.keys"
+has_key() {
+	local id=$1 k
+	while read -r k; do
+		if [[ $k =~ ^[0-9]+$ ]]; then
+			[ "$k" = "$id" ] && return 0
+		elif [ "$((16#$k))" = "$id" ]; then
+			return 0
+		fi
+	done <"$TMP/rq_hist.keys"
+	return 1
+}
+has_key "$A_ID" || fail "rq_hist has no entry for A ($A_ID); keys: $(tr '\n' ' ' <"$TMP/rq_hist.keys")"
+log "ok: pinned rq_hist holds A ($A_ID)"
+has_key "$B_ID" || fail "rq_hist has no entry for B ($B_ID); keys: $(tr '\n' ' ' <"$TMP/rq_hist.keys")"
+log "ok: pinned rq_hist holds B ($B_ID)"
+
+rc=0
+wait_exit "$BLAME_PID" 30 "qoslet blame" || rc=$?
+[ "$rc" = 0 ] || fail "qoslet blame exited $rc: $(cat "$TMP/blame.err")"
+assert_json_lines "$TMP/blame.out"
+blame=$(tail -n 1 "$TMP/blame.out")
+echo "$blame" | jq -c '.victims[] | {path, wait_ns, culprits: [.culprits[] | {path, wait_ns, count}]}' |
+	sed 's/^/# blame: /'
+victim=$(echo "$blame" | jq -c --arg p "$B_REL" '.victims | map(select(.path == $p)) | .[0] // null')
+[ "$victim" != null ] || fail "blame -c $B_REL does not list B as a victim: $blame"
+echo "$blame" | jq -e --arg p "$B_REL" 'all(.victims[]; .path == $p or (.path | startswith($p + "/")))' \
+	>/dev/null || fail "blame -c $B_REL lists other victims: $(echo "$blame" | jq -c '[.victims[].path]')"
+assert_eq "$(jget "$victim" .id)" "$B_ID" "blame: B's id"
+assert_json "$victim" '(.culprits | length) > 0' "blame: B has culprits"
+assert_json "$victim" '[.culprits[].wait_ns] as $w | $w == ($w | sort | reverse)' \
+	"blame: culprits sorted by wait_ns, descending"
+assert_eq "$(jget "$victim" '.culprits[0].path')" "$A_REL" "blame: A is B's first culprit"
+assert_eq "$(jget "$victim" '.culprits[0].id')" "$A_ID" "blame: A's id"
+assert_json "$victim" 'all(.culprits[]; (.id == 0) == (.path == "(idle)"))' \
+	"blame: id 0 is exactly the (idle) culprit"
+
+[ -z "$C_UNCHECKED" ] || skip "$C_UNCHECKED"
+log "all runqlat contention checks passed"

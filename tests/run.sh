@@ -1,0 +1,185 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# tests/run.sh MODE [UNIT-BINARY...]
+#
+# MODE is unit, integration or all. Runs every given cmocka unit binary
+# (unit, all), then every tests/integration/test_*.sh (integration, all).
+# Prints one line per test and ends with exactly one summary line
+# "N passed, N failed, N skipped"; exits 1 when anything failed.
+#
+# Unit binaries: counts come from cmocka's summary lines; a binary that
+# crashes, times out or prints no summary counts as one more failure.
+# Integration scripts: exit 0 = pass, 77 = skip (the script's "SKIP: reason"
+# line is repeated), anything else = fail (the script's output is shown).
+#
+# Environment: UNIT_TIMEOUT (s, default 60), INTEGRATION_TIMEOUT (s, default
+# 300), TESTS (space-separated integration test names to run, default all),
+# VERBOSE=1 (show every script's output).
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 2
+
+UNIT_TIMEOUT=${UNIT_TIMEOUT:-60}
+INTEGRATION_TIMEOUT=${INTEGRATION_TIMEOUT:-300}
+passed=0
+failed=0
+skipped=0
+
+usage() {
+	echo "usage: tests/run.sh unit|integration|all [UNIT-BINARY...]" >&2
+	exit 2
+}
+
+[ $# -ge 1 ] || usage
+mode=$1
+shift
+case $mode in
+unit | integration | all) ;;
+*) usage ;;
+esac
+
+indent() {
+	sed 's/^/    /'
+}
+
+# ---- unit ---------------------------------------------------------------------
+
+run_unit() {
+	local bin=$1 name out res rc p f s crashed=0
+	name=${bin#build/}
+	out=$(mktemp)
+	res=$(mktemp)
+	# Plain-text output whatever the environment says; line-buffered so that a
+	# crash loses nothing. The braces keep bash's "Aborted" notice quiet.
+	{ CMOCKA_MESSAGE_OUTPUT=stdout timeout -k 5 "$UNIT_TIMEOUT" \
+		stdbuf -oL -eL "$bin" >"$out" 2>&1; } 2>/dev/null
+	rc=$?
+
+	# Per-test results: the status line that follows each "[ RUN      ] X".
+	awk -v bin="$name" '
+		/^\[ RUN      \] / { cur = substr($0, 14); next }
+		cur != "" && /^\[       OK \] / && substr($0, 14) == cur {
+			printf "PASS  %s: %s\n", bin, cur; cur = ""; next }
+		cur != "" && /^\[  FAILED  \] / && substr($0, 14) == cur {
+			printf "FAIL  %s: %s\n", bin, cur; cur = ""; next }
+		cur != "" && /^\[  SKIPPED \] / && substr($0, 14) == cur {
+			printf "SKIP  %s: %s\n", bin, cur; cur = ""; next }
+		END { if (cur != "") printf "FAIL  %s: %s (did not finish)\n", bin, cur }
+	' "$out" | tee "$res"
+
+	# Totals: the summary lines of every group in the binary.
+	p=$(sed -nE 's/^\[  PASSED  \] ([0-9]+) test\(s\)\..*/\1/p' "$out" | awk '{ n += $1 } END { print n + 0 }')
+	f=$(sed -nE 's/^\[  FAILED  \] ([0-9]+) test\(s\), listed below:.*/\1/p' "$out" | awk '{ n += $1 } END { print n + 0 }')
+	s=$(sed -nE 's/^\[  SKIPPED \] ([0-9]+) test\(s\).*/\1/p' "$out" | awk '{ n += $1 } END { print n + 0 }')
+
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		echo "FAIL  $name: timed out after ${UNIT_TIMEOUT}s"
+		crashed=1
+	elif [ "$rc" -ge 128 ]; then
+		echo "FAIL  $name: killed by signal $((rc - 128))"
+		crashed=1
+	elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		echo "FAIL  $name: exit status $rc without a failed test"
+		crashed=1
+	elif [ "$(grep -cE '^\[==========\] Running [0-9]+ test' "$out")" != \
+		"$(grep -cE '^\[==========\] [0-9]+ test\(s\) run\.' "$out")" ] ||
+		! grep -qE '^\[==========\] [0-9]+ test\(s\) run\.' "$out"; then
+		echo "FAIL  $name: no cmocka summary (exit status $rc)"
+		crashed=1
+	fi
+	if [ "$crashed" = 1 ]; then
+		# The summary may be missing: count the tests that did report, and
+		# the crash as one failure unless a test is already failed for it.
+		p=$(grep -c '^PASS ' "$res")
+		s=$(grep -c '^SKIP ' "$res")
+		f=$(grep -c '^FAIL ' "$res")
+		grep -q '(did not finish)$' "$res" || f=$((f + 1))
+	fi
+	if [ "$crashed" = 1 ] || [ "$f" != 0 ]; then
+		tail -n 40 "$out" | indent
+	fi
+	echo "      $name: $p passed, $f failed, $s skipped"
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + s))
+	rm -f "$out" "$res"
+}
+
+# ---- integration ----------------------------------------------------------------
+
+# Removes what a killed script may have left: only names carrying our tag.
+cleanup_leftovers() {
+	local tag=$1 d
+	# shellcheck source=tests/integration/lib.sh
+	(
+		. tests/integration/lib.sh
+		root=$(detect_cgroup_root) || exit 0
+		for d in "$root"/qoslet-test-"$tag"-*; do
+			[ -d "$d" ] || continue
+			echo "      removing leftover $d"
+			cgroup_destroy "$d"
+		done
+		for d in /sys/fs/bpf/qoslet-test-"$tag"-*; do
+			[ -e "$d" ] && rm -rf "$d"
+		done
+	)
+}
+
+run_integration() {
+	local script=$1 name out rc start secs reason
+	name=$(basename "$script" .sh)
+	out=$(mktemp)
+	start=$(date +%s.%N)
+	QOSLET_TEST_TAG=r$$-$name timeout -k 15 "$INTEGRATION_TIMEOUT" bash "$script" >"$out" 2>&1 </dev/null
+	rc=$?
+	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	case $rc in
+	0)
+		echo "PASS  integration/$name (${secs}s)"
+		passed=$((passed + 1))
+		[ -n "${VERBOSE:-}" ] && indent <"$out"
+		;;
+	77)
+		reason=$(sed -n 's/^SKIP: //p' "$out" | tail -n 1)
+		echo "SKIP  integration/$name: ${reason:-no reason given}"
+		skipped=$((skipped + 1))
+		;;
+	*)
+		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+			echo "FAIL  integration/$name: timed out after ${INTEGRATION_TIMEOUT}s"
+		else
+			echo "FAIL  integration/$name (exit status $rc, ${secs}s)"
+		fi
+		tail -n 60 "$out" | indent
+		failed=$((failed + 1))
+		;;
+	esac
+	cleanup_leftovers "r$$-$name"
+	rm -f "$out"
+}
+
+if [ "$mode" != integration ]; then
+	for bin in "$@"; do
+		run_unit "$bin"
+	done
+fi
+
+if [ "$mode" != unit ]; then
+	for script in tests/integration/test_*.sh; do
+		[ -e "$script" ] || continue
+		name=$(basename "$script" .sh)
+		if [ -n "${TESTS:-}" ] && [[ " $TESTS " != *" $name "* ]]; then
+			continue
+		fi
+		if [ "$(id -u)" != 0 ]; then
+			echo "SKIP  integration/$name: needs root (loads BPF programs, creates cgroups)"
+			skipped=$((skipped + 1))
+			continue
+		fi
+		run_integration "$script"
+	done
+fi
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "cgroup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <search.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Does a comma-separated option list hold exactly `opt`? */
+static bool has_option(const char *list, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (const char *p = list; p; p = strchr(p, ',')) {
+		if (*p == ',')
+			p++;
+		if (!strncmp(p, opt, n) && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+static bool v2_has_cpu(const char *mnt)
+{
+	char path[PATH_MAX], line[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", mnt);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f))
+		for (char *tok = strtok(line, " \n"); tok; tok = strtok(NULL, " \n"))
+			found |= !strcmp(tok, "cpu");
+	fclose(f);
+	return found;
+}
+
+/*
+ * mountinfo: "id parent maj:min root mountpoint opts [tags] - fstype src superopts".
+ * Mount points escape blanks as \040; cgroup mounts have none in practice.
+ */
+int cgroup_fs_detect(struct cgroup_fs *fs, const char *mountinfo_path)
+{
+	char line[4096], v2[PATH_MAX] = "", v1cpu[PATH_MAX] = "";
+	FILE *f = fopen(mountinfo_path, "r");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[PATH_MAX], type[64], superopts[1024];
+		const char *sep = strstr(line, " - ");
+
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+		    sscanf(sep + 3, "%63s %*s %1023s", type, superopts) != 2)
+			continue;
+		if (!strcmp(type, "cgroup2") && !v2[0])
+			snprintf(v2, sizeof(v2), "%s", mnt);
+		else if (!strcmp(type, "cgroup") && !v1cpu[0] && has_option(superopts, "cpu"))
+			snprintf(v1cpu, sizeof(v1cpu), "%s", mnt);
+	}
+	fclose(f);
+
+	if (v2[0] && (v2_has_cpu(v2) || !v1cpu[0])) {
+		fs->mode = QOSLET_CGROUP_V2;
+		snprintf(fs->root, sizeof(fs->root), "%s", v2);
+	} else if (v1cpu[0]) {
+		fs->mode = QOSLET_CGROUP_V1_CPU;
+		snprintf(fs->root, sizeof(fs->root), "%s", v1cpu);
+	} else {
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int cgroup_path_normalize(const char *root, const char *arg, char *rel, size_t size)
+{
+	size_t rootlen = strlen(root), n = 0;
+	const char *p = arg;
+
+	if (!*arg)
+		return -EINVAL;
+	while (rootlen && root[rootlen - 1] == '/')
+		rootlen--;
+	if (!strncmp(arg, root, rootlen) && (arg[rootlen] == '/' || arg[rootlen] == '\0'))
+		p = arg + rootlen;
+
+	if (!size)
+		return -ENAMETOOLONG;
+	rel[0] = '\0';
+	while (*p) {
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		len = strcspn(p, "/");
+		if (!len || (len == 1 && p[0] == '.')) {
+			p += len;
+			continue;
+		}
+		if (len == 2 && p[0] == '.' && p[1] == '.')
+			return -EINVAL;
+		if (n + !!n + len + 1 > size)
+			return -ENAMETOOLONG;
+		if (n)
+			rel[n++] = '/';
+		memcpy(rel + n, p, len);
+		n += len;
+		rel[n] = '\0';
+		p += len;
+	}
+	return 0;
+}
+
+int cgroup_path_within(const char *rel, const char *parent)
+{
+	size_t n = strlen(parent);
+
+	if (!n)
+		return 1;
+	return !strncmp(rel, parent, n) && (rel[n] == '\0' || rel[n] == '/');
+}
+
+int cgroup_id_of(const struct cgroup_fs *fs, const char *rel, uint64_t *id)
+{
+	char path[PATH_MAX * 2];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", fs->root, rel);
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	*id = st.st_ino;
+	return 0;
+}
+
+struct name_entry {
+	uint64_t id;
+	char *path;
+};
+
+struct cgroup_names {
+	char root[PATH_MAX];
+	void *tree; /* tsearch() tree of struct name_entry, keyed by id */
+	size_t count;
+	uint64_t last_walk_ns;
+	bool walked;
+};
+
+/* A miss triggers a rewalk at most this often, so churn cannot spin us. */
+#define REWALK_MIN_NS 1000000000ULL
+
+static int cmp_entry(const void *a, const void *b)
+{
+	uint64_t x = ((const struct name_entry *)a)->id, y = ((const struct name_entry *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+static void free_entry(void *e)
+{
+	free(((struct name_entry *)e)->path);
+	free(e);
+}
+
+struct cgroup_names *cgroup_names_new(const struct cgroup_fs *fs)
+{
+	struct cgroup_names *names = calloc(1, sizeof(*names));
+
+	if (names)
+		snprintf(names->root, sizeof(names->root), "%s", fs->root);
+	return names;
+}
+
+void cgroup_names_free(struct cgroup_names *names)
+{
+	if (!names)
+		return;
+	tdestroy(names->tree, free_entry);
+	free(names);
+}
+
+static int add_name(struct cgroup_names *names, uint64_t id, const char *rel)
+{
+	struct name_entry *e = malloc(sizeof(*e)), **found;
+
+	if (!e || !(e->path = strdup(rel))) {
+		free(e);
+		return -ENOMEM;
+	}
+	e->id = id;
+	found = tsearch(e, &names->tree, cmp_entry);
+	if (!found) {
+		free_entry(e);
+		return -ENOMEM;
+	}
+	if (*found != e) /* already known: keep the existing entry */
+		free_entry(e);
+	else
+		names->count++;
+	return 0;
+}
+
+/*
+ * Depth-first over directories only. A directory that vanishes between
+ * readdir and open is skipped: cgroups are removed while we walk.
+ */
+static int walk(struct cgroup_names *names, int fd, const char *rel, uint64_t id)
+{
+	DIR *dir;
+	struct dirent *de;
+	int err = add_name(names, id, rel);
+
+	if (err)
+		return err;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(dir))) {
+		char child[PATH_MAX];
+		struct stat st;
+		int child_fd;
+
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (snprintf(child, sizeof(child), "%s%s%s", rel, *rel ? "/" : "", de->d_name) >=
+		    (int)sizeof(child))
+			continue;
+		child_fd = openat(dirfd(dir), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (child_fd < 0)
+			continue;
+		if (fstat(child_fd, &st)) {
+			close(child_fd);
+			continue;
+		}
+		err = walk(names, child_fd, child, st.st_ino);
+		if (err)
+			break;
+	}
+	closedir(dir);
+	return err;
+}
+
+int cgroup_names_rewalk(struct cgroup_names *names)
+{
+	struct stat st;
+	int fd, err;
+
+	tdestroy(names->tree, free_entry);
+	names->tree = NULL;
+	names->count = 0;
+	names->walked = true;
+	fd = open(names->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	err = walk(names, fd, "", st.st_ino);
+	return err ? err : (int)names->count;
+}
+
+const char *cgroup_names_lookup(struct cgroup_names *names, uint64_t id, uint64_t now_ns)
+{
+	struct name_entry key = {.id = id}, **found;
+
+	found = tfind(&key, &names->tree, cmp_entry);
+	if (found)
+		return (*found)->path;
+	if (names->walked && now_ns - names->last_walk_ns < REWALK_MIN_NS)
+		return NULL;
+	names->last_walk_ns = now_ns;
+	if (cgroup_names_rewalk(names) < 0)
+		return NULL;
+	found = tfind(&key, &names->tree, cmp_entry);
+	return found ? (*found)->path : NULL;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Which cgroup hierarchy names a task, and cgroup id <-> path. Everything
+ * that differs between cgroup v1 and v2 is decided here.
+ */
+#ifndef QOSLET_CGROUP_H
+#define QOSLET_CGROUP_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/sched.h"
+
+struct cgroup_fs {
+	enum qoslet_cgroup_mode mode;
+	char root[PATH_MAX]; /* mount point of that hierarchy */
+};
+
+/*
+ * Picks the hierarchy from a mountinfo file: the v2 mount when it offers the
+ * cpu controller, else the v1 mount holding cpu, else the v2 mount alone.
+ * Returns 0, or -ENOENT when no usable cgroup mount exists.
+ */
+int cgroup_fs_detect(struct cgroup_fs *fs, const char *mountinfo_path);
+
+/*
+ * Turns a user's cgroup argument into a path relative to fs->root ("" is
+ * the root): an argument under fs->root is taken as absolute, anything else
+ * as relative to the root (a leading '/' allowed, as in /proc/PID/cgroup).
+ * Repeated and trailing slashes and "." vanish. Returns 0, or -EINVAL for
+ * an empty argument or one with "..", or -ENAMETOOLONG.
+ */
+int cgroup_path_normalize(const char *root, const char *arg, char *rel, size_t size);
+
+/* Id of the cgroup at `rel`; -ENOENT / -ENOTDIR when it is not one. */
+int cgroup_id_of(const struct cgroup_fs *fs, const char *rel, uint64_t *id);
+
+/* True when `rel` is `parent` or below it (both relative, normalized). */
+int cgroup_path_within(const char *rel, const char *parent);
+
+/*
+ * Maps ids to paths by walking the hierarchy. Cgroups come and go: the walk
+ * skips directories that vanish under it. Nothing is walked until the first
+ * lookup; a lookup of an unknown id rewalks at most once a second of the
+ * caller's clock (now_ns), so churn cannot make every lookup a walk.
+ */
+struct cgroup_names;
+
+struct cgroup_names *cgroup_names_new(const struct cgroup_fs *fs);
+void cgroup_names_free(struct cgroup_names *names);
+
+/* Path relative to the root ("" for the root), or NULL if no such cgroup. */
+const char *cgroup_names_lookup(struct cgroup_names *names, uint64_t id, uint64_t now_ns);
+
+/* Forces a rewalk; returns the number of cgroups found (root included) or -errno. */
+int cgroup_names_rewalk(struct cgroup_names *names);
+
+#endif

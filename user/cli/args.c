@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "args.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../log.h"
+
+enum { OPT_PIN_DIR = 1000, OPT_HOOK, OPT_WAIT_SOURCE };
+
+const char view_args_help[] =
+	"  -c, --cgroup CGROUP   only this cgroup and its descendants; a path relative to\n"
+	"                        the cgroup root (a leading / is allowed) or absolute;\n"
+	"                        repeat for several\n"
+	"  -j, --json            one JSON object per interval, one per line\n"
+	"      --pin-dir DIR     where the maps are pinned (default " QOSLET_DEFAULT_PIN_DIR ")\n"
+	"      --hook HOOK       how to attach: auto (default: tp_btf, else raw_tp),\n"
+	"                        tp_btf or raw_tp\n"
+	"      --wait-source SRC where waits come from: auto (default: sched_info,\n"
+	"                        else stamp), sched_info (the kernel's own queue\n"
+	"                        timestamps) or stamp (qoslet's, set on wake-up)\n"
+	"  -v, --verbose         more diagnostics on stderr (repeat for libbpf's)\n"
+	"  -h, --help            this text\n"
+	"  INTERVAL              seconds between reports, fractions allowed (default 1)\n"
+	"  COUNT                 number of reports, then exit (default: until interrupted)\n";
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int parse_interval(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 86400)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_count(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int view_args_parse(struct view_args *a, int argc, char **argv, char *err, size_t errlen)
+{
+	static const struct option longopts[] = {
+		{"cgroup", required_argument, NULL, 'c'},
+		{"json", no_argument, NULL, 'j'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"pin-dir", required_argument, NULL, OPT_PIN_DIR},
+		{"hook", required_argument, NULL, OPT_HOOK},
+		{"wait-source", required_argument, NULL, OPT_WAIT_SOURCE},
+		{NULL, 0, NULL, 0},
+	};
+	int opt, npos;
+
+	memset(a, 0, sizeof(*a));
+	a->interval_s = 1;
+	optind = 0; /* glibc: full re-initialisation, so tests can parse twice */
+	opterr = 0; /* our own one-line messages instead of getopt's */
+	while ((opt = getopt_long(argc, argv, ":c:jvh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			if (a->n_cgroups == VIEW_MAX_CGROUPS)
+				return fail(err, errlen, "too many -c options (at most %d)",
+					    VIEW_MAX_CGROUPS);
+			a->cgroups[a->n_cgroups++] = optarg;
+			break;
+		case 'j':
+			a->json = true;
+			break;
+		case 'v':
+			log_max_level =
+				log_max_level < LOG_DEBUG ? log_max_level + 1 : LOG_DEBUG + 1;
+			break;
+		case 'h':
+			a->help = true;
+			return 0;
+		case OPT_PIN_DIR:
+			if (optarg[0] != '/')
+				return fail(err, errlen,
+					    "--pin-dir needs an absolute path, got '%s'", optarg);
+			a->probe.pin_dir = optarg;
+			break;
+		case OPT_HOOK:
+			if (sched_hook_parse(optarg, &a->probe.hook))
+				return fail(err, errlen,
+					    "invalid --hook '%s' (expected auto, tp_btf or raw_tp)",
+					    optarg);
+			break;
+		case OPT_WAIT_SOURCE:
+			if (sched_wait_parse(optarg, &a->probe.wait))
+				return fail(
+					err, errlen,
+					"invalid --wait-source '%s' (expected auto, sched_info or "
+					"stamp)",
+					optarg);
+			break;
+		/* optopt names a short option; a long one is the word getopt just passed. */
+		case ':':
+			if (optopt && optopt < OPT_PIN_DIR)
+				return fail(err, errlen, "option '-%c' needs a value", optopt);
+			return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return fail(err, errlen, "unknown option '-%c'", optopt);
+			return fail(err, errlen, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	npos = argc - optind;
+	if (npos > 2)
+		return fail(err, errlen, "unexpected argument '%s'", argv[optind + 2]);
+	if (npos >= 1 && parse_interval(argv[optind], &a->interval_s))
+		return fail(err, errlen, "invalid INTERVAL '%s' (seconds, > 0, at most 86400)",
+			    argv[optind]);
+	if (npos == 2 && parse_count(argv[optind + 1], &a->count))
+		return fail(err, errlen, "invalid COUNT '%s' (a whole number > 0)",
+			    argv[optind + 1]);
+	return 0;
+}

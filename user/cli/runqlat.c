@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* qoslet runqlat: run-queue latency per cgroup, as histograms and quantiles. */
+#include "runqlat.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "view.h"
+
+#define BAR_WIDTH 40
+
+static json_t *cgroup_json(const char *path, const struct cg_sample *cg)
+{
+	json_t *buckets = json_array();
+
+	/* Every bucket, empty or not: a fixed shape is easier on consumers. */
+	for (int i = 0; i < QOSLET_RQ_SLOTS; i++) {
+		uint64_t le = hist_slot_le_ns(i);
+
+		json_array_append_new(buckets,
+				      json_pack("{s:o, s:I}", "le_ns",
+						le == UINT64_MAX ? json_null() : json_integer(le),
+						"count", (json_int_t)cg->rq.slots[i]));
+	}
+	return json_pack("{s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "path", path, "id",
+			 (json_int_t)cg->id, "count", (json_int_t)cg->rq.count, "sum_ns",
+			 (json_int_t)cg->rq.sum_ns, "p50_ns",
+			 (json_int_t)hist_quantile_ns(&cg->rq, 0.50), "p90_ns",
+			 (json_int_t)hist_quantile_ns(&cg->rq, 0.90), "p99_ns",
+			 (json_int_t)hist_quantile_ns(&cg->rq, 0.99), "buckets", buckets);
+}
+
+static void print_text(FILE *out, const char *path, const struct cg_sample *cg)
+{
+	char a[32], b[32], c[32], d[32];
+	uint64_t max = 0;
+	int first = -1, last = -1;
+
+	fprintf(out, "\ncgroup %s (id %llu): %llu waits, avg %s, p50 %s, p90 %s, p99 %s\n",
+		path ? path : "(removed)", (unsigned long long)cg->id,
+		(unsigned long long)cg->rq.count,
+		view_fmt_ns(cg->rq.count ? (double)cg->rq.sum_ns / cg->rq.count : 0, a, sizeof(a)),
+		view_fmt_ns(hist_quantile_ns(&cg->rq, 0.50), b, sizeof(b)),
+		view_fmt_ns(hist_quantile_ns(&cg->rq, 0.90), c, sizeof(c)),
+		view_fmt_ns(hist_quantile_ns(&cg->rq, 0.99), d, sizeof(d)));
+	for (int i = 0; i < QOSLET_RQ_SLOTS; i++) {
+		if (!cg->rq.slots[i])
+			continue;
+		if (first < 0)
+			first = i;
+		last = i;
+		if (cg->rq.slots[i] > max)
+			max = cg->rq.slots[i];
+	}
+	if (first < 0)
+		return;
+	fprintf(out, "  %12s  %10s  distribution\n", "wait <=", "count");
+	for (int i = first; i <= last; i++) {
+		uint64_t le = hist_slot_le_ns(i);
+		int bar = (int)(cg->rq.slots[i] * BAR_WIDTH / max);
+		char bars[BAR_WIDTH + 1];
+
+		memset(bars, '*', bar);
+		bars[bar] = '\0';
+		fprintf(out, "  %12s  %10llu  |%-*s|\n",
+			le == UINT64_MAX ? "+Inf" : view_fmt_ns((double)le, a, sizeof(a)),
+			(unsigned long long)cg->rq.slots[i], BAR_WIDTH, bars);
+	}
+}
+
+static void render(struct view *v, const struct snapshot *delta, FILE *out)
+{
+	json_t *doc = v->args.json ? view_json_header(v, delta) : NULL;
+	json_t *list = json_array();
+
+	if (!v->args.json) {
+		char a[32];
+		time_t t = delta->ts_ns / 1000000000ULL;
+		struct tm tm;
+		char when[32];
+
+		strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&t, &tm));
+		fprintf(out, "%s  run-queue latency per cgroup over %s (hook %s)\n", when,
+			view_fmt_ns((double)v->interval_ns, a, sizeof(a)),
+			v->hook == SCHED_HOOK_AUTO ? "shared" : sched_hook_name(v->hook));
+	}
+	for (size_t i = 0; i < delta->n_cgroups; i++) {
+		const struct cg_sample *cg = &delta->cgroups[i];
+		char buf[PATH_MAX + 2];
+		const char *path;
+
+		if (!view_selected(v, cg->id))
+			continue;
+		path = view_cgroup_path(v, cg->id, buf, sizeof(buf));
+		if (v->args.json)
+			json_array_append_new(list, cgroup_json(path, cg));
+		else
+			print_text(out, path, cg);
+	}
+	if (v->args.json) {
+		json_object_set_new(doc, "cgroups", list);
+		view_json_emit(doc, out);
+	} else {
+		json_decref(list);
+		fflush(out);
+	}
+}
+
+const struct view_ops runqlat_view = {
+	.name = "runqlat",
+	.summary = "run-queue latency histograms per cgroup",
+	.usage = "Usage: qoslet runqlat [-c CGROUP]... [-j] [INTERVAL [COUNT]]\n"
+		 "\n"
+		 "Per cgroup, how long runnable tasks waited for a CPU: a log2 histogram,\n"
+		 "count, average and p50/p90/p99 over each interval. A wait is charged to the\n"
+		 "cgroup of the task that waited. Only cgroups that waited in the interval\n"
+		 "are shown. Buckets are upper bounds (Prometheus 'le'); quantiles are\n"
+		 "interpolated inside a bucket as Prometheus does.\n",
+	.render = render,
+};

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "view.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../log.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+const char *view_cgroup_path(struct view *v, uint64_t id, char *buf, size_t size)
+{
+	const char *rel;
+
+	if (id == QOSLET_CULPRIT_IDLE)
+		return "(idle)";
+	rel = cgroup_names_lookup(v->names, id, now_ns(CLOCK_MONOTONIC));
+	if (!rel)
+		return NULL;
+	snprintf(buf, size, "/%s", rel);
+	return buf;
+}
+
+int view_selected(struct view *v, uint64_t id)
+{
+	const char *rel;
+
+	if (!v->args.n_cgroups)
+		return 1;
+	rel = cgroup_names_lookup(v->names, id, now_ns(CLOCK_MONOTONIC));
+	if (!rel)
+		return 0;
+	for (size_t i = 0; i < v->args.n_cgroups; i++)
+		if (cgroup_path_within(rel, v->filters[i]))
+			return 1;
+	return 0;
+}
+
+json_t *view_json_header(struct view *v, const struct snapshot *delta)
+{
+	/* "shared": another qoslet process attached the programs we read. */
+	const char *hook = v->hook == SCHED_HOOK_AUTO ? "shared" : sched_hook_name(v->hook);
+
+	return json_pack("{s:f, s:s, s:s, s:f}", "ts", delta->ts_ns / 1e9, "hook", hook,
+			 "wait_source", sched_wait_name(v->wait), "interval_s",
+			 v->interval_ns / 1e9);
+}
+
+void view_json_emit(json_t *obj, FILE *out)
+{
+	/* JSON_REAL_PRECISION keeps "ts" to milliseconds, not 17 digits. */
+	json_dumpf(obj, out, JSON_COMPACT | JSON_REAL_PRECISION(13));
+	fputc('\n', out);
+	fflush(out);
+	json_decref(obj);
+}
+
+const char *view_fmt_ns(double ns, char *buf, size_t size)
+{
+	if (ns < 1e3)
+		snprintf(buf, size, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, size, "%.1f us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, size, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, size, "%.2f s", ns / 1e9);
+	return buf;
+}
+
+static void usage(const struct view_ops *ops, FILE *out)
+{
+	fprintf(out, "%s\nOptions:\n%s", ops->usage, view_args_help);
+}
+
+/* Validates every -c before anything is loaded, so bad input changes nothing. */
+static int resolve_filters(struct view *v)
+{
+	for (size_t i = 0; i < v->args.n_cgroups; i++) {
+		const char *arg = v->args.cgroups[i];
+		char rel[PATH_MAX];
+		uint64_t id;
+		int err = cgroup_path_normalize(v->fs.root, arg, rel, sizeof(rel));
+
+		if (!err)
+			err = cgroup_id_of(&v->fs, rel, &id);
+		if (err) {
+			fprintf(stderr, "qoslet: cgroup '%s' %s under %s\n", arg,
+				err == -EINVAL ? "is not a valid cgroup path" : "does not exist",
+				v->fs.root);
+			return -1;
+		}
+		v->filters[i] = strdup(rel);
+		if (!v->filters[i])
+			return -1;
+	}
+	return 0;
+}
+
+static int run_loop(const struct view_ops *ops, struct view *v, struct sched_probe *probe)
+{
+	struct snapshot before, now, delta;
+	uint64_t step = (uint64_t)(v->args.interval_s * 1e9);
+	struct timespec next;
+	long printed = 0;
+	int err = sched_probe_read(probe, &before);
+
+	if (err) {
+		log_err("reading the probe's maps failed: %s", strerror(-err));
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (!stop) {
+		uint64_t t = (uint64_t)next.tv_sec * 1000000000ULL + next.tv_nsec + step;
+
+		next.tv_sec = t / 1000000000ULL;
+		next.tv_nsec = t % 1000000000ULL;
+		/* Absolute deadlines: intervals do not drift by the time we spend. */
+		while (!stop &&
+		       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+			;
+		if (stop)
+			break;
+		sched_probe_poll(probe);
+		v->hook = sched_probe_attached(probe);
+		v->wait = sched_probe_wait_source(probe);
+		err = sched_probe_read(probe, &now);
+		if (!err)
+			err = snapshot_delta(&delta, &now, &before);
+		if (err) {
+			log_err("reading the probe's maps failed: %s", strerror(-err));
+			snapshot_free(&before);
+			return 1;
+		}
+		v->interval_ns = now.ts_ns - before.ts_ns;
+		for (int i = 0; i < SCHED_DROP_NR; i++)
+			if (delta.drops[i])
+				log_warn(
+					"sched probe dropped %llu events (reason %d: map full or no "
+					"memory); raise the map size",
+					(unsigned long long)delta.drops[i], i);
+		ops->render(v, &delta, stdout);
+		snapshot_free(&delta);
+		snapshot_free(&before);
+		before = now;
+		if (v->args.count && ++printed >= v->args.count)
+			break;
+	}
+	snapshot_free(&before);
+	return 0;
+}
+
+int view_main(const struct view_ops *ops, int argc, char **argv)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	struct sched_probe *probe = NULL;
+	struct view v = {0};
+	char err[256];
+	int rc = 2, ret;
+
+	if (view_args_parse(&v.args, argc, argv, err, sizeof(err))) {
+		fprintf(stderr, "qoslet %s: %s (see 'qoslet %s --help')\n", ops->name, err,
+			ops->name);
+		return 2;
+	}
+	if (v.args.help) {
+		usage(ops, stdout);
+		return 0;
+	}
+	ret = cgroup_fs_detect(&v.fs, "/proc/self/mountinfo");
+	if (ret) {
+		fprintf(stderr, "qoslet: no cgroup hierarchy with the cpu controller is mounted\n");
+		return 1;
+	}
+	if (resolve_filters(&v))
+		goto out;
+	rc = 1;
+	v.names = cgroup_names_new(&v.fs);
+	if (!v.names)
+		goto out;
+	log_hook_libbpf();
+	log_info("cgroups: %s hierarchy at %s", v.fs.mode == QOSLET_CGROUP_V2 ? "v2" : "v1 cpu",
+		 v.fs.root);
+	if (sched_probe_open(&probe, &v.args.probe, &v.fs))
+		goto out;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	rc = run_loop(ops, &v, probe);
+out:
+	sched_probe_close(probe);
+	cgroup_names_free(v.names);
+	for (size_t i = 0; i < v.args.n_cgroups; i++)
+		free(v.filters[i]);
+	return rc;
+}

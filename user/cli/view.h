@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The loop every tracing view shares: parse arguments, resolve cgroups,
+ * open the probe, then once per interval read a snapshot and hand the
+ * interval's delta to the view's renderer.
+ */
+#ifndef QOSLET_CLI_VIEW_H
+#define QOSLET_CLI_VIEW_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "../cgroup.h"
+#include "args.h"
+
+struct view {
+	struct view_args args;
+	struct cgroup_fs fs;
+	struct cgroup_names *names;
+	char *filters[VIEW_MAX_CGROUPS]; /* normalized -c paths, relative to fs.root */
+	enum sched_hook hook;		 /* the hook in use, for the report */
+	enum sched_wait wait;		 /* where waits come from, for the report */
+	uint64_t interval_ns;		 /* actual length of the interval being rendered */
+};
+
+struct view_ops {
+	const char *name;
+	const char *summary; /* one line for `qoslet --help` */
+	const char *usage;   /* text before the shared options in --help */
+	void (*render)(struct view *v, const struct snapshot *delta, FILE *out);
+};
+
+/* Runs a view to completion; returns the process exit status. */
+int view_main(const struct view_ops *ops, int argc, char **argv);
+
+/*
+ * The cgroup's path for reports: relative to the hierarchy root with a
+ * leading '/' ("/" for the root), "(idle)" for QOSLET_CULPRIT_IDLE, NULL
+ * when no cgroup has that id any more.
+ */
+const char *view_cgroup_path(struct view *v, uint64_t id, char *buf, size_t size);
+
+/* Does cgroup `id` fall under one of the -c filters (or are there none)? */
+int view_selected(struct view *v, uint64_t id);
+
+/* Starts the JSON object every view prints: {"ts":..., "hook":..., ...}. */
+json_t *view_json_header(struct view *v, const struct snapshot *delta);
+
+/* Prints a JSON object as one line and releases it. */
+void view_json_emit(json_t *obj, FILE *out);
+
+/* Formats nanoseconds for people: "850 ns", "12.3 us", "4.56 ms", "1.20 s". */
+const char *view_fmt_ns(double ns, char *buf, size_t size);
+
+#endif

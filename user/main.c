@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* qoslet: the node agent and the SRE tracing CLI, one binary. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/blame.h"
+#include "cli/runqlat.h"
+
+static const struct view_ops *const views[] = {&runqlat_view, &blame_view};
+#define N_VIEWS (sizeof(views) / sizeof(views[0]))
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: qoslet COMMAND [OPTIONS]\n"
+		     "       qoslet --version | --help\n"
+		     "\n"
+		     "Per-cgroup scheduler interference, measured in the kernel with eBPF.\n"
+		     "\n"
+		     "Commands:\n");
+	for (size_t i = 0; i < N_VIEWS; i++)
+		fprintf(out, "  %-10s %s\n", views[i]->name, views[i]->summary);
+	fprintf(out, "\n'qoslet COMMAND --help' describes a command. Needs root (CAP_BPF,\n"
+		     "CAP_PERFMON and CAP_SYS_ADMIN to mount bpffs).\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("qoslet %s\n", QOSLET_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < N_VIEWS; i++)
+		if (!strcmp(argv[1], views[i]->name))
+			return view_main(views[i], argc - 1, argv + 1);
+	fprintf(stderr, "qoslet: unknown command '%s' (see 'qoslet --help')\n", argv[1]);
+	return 2;
+}

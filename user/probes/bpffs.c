@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "bpffs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "../log.h"
+
+#define BPFFS_MOUNT   "/sys/fs/bpf"
+#define TRACEFS_MOUNT "/sys/kernel/tracing"
+
+static int fs_is(const char *path, long magic)
+{
+	struct statfs sf;
+
+	return !statfs(path, &sf) && sf.f_type == magic;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int bpffs_prepare(const char *pin_dir)
+{
+	int err;
+
+	if (!strncmp(pin_dir, BPFFS_MOUNT "/", strlen(BPFFS_MOUNT) + 1) &&
+	    !fs_is(BPFFS_MOUNT, BPF_FS_MAGIC)) {
+		if (mount("bpf", BPFFS_MOUNT, "bpf", 0, "mode=0700")) {
+			err = -errno;
+			log_err("cannot mount bpffs on %s: %s", BPFFS_MOUNT, strerror(-err));
+			return err;
+		}
+		log_info("mounted bpffs on %s", BPFFS_MOUNT);
+	}
+	err = mkdir_p(pin_dir);
+	if (err) {
+		log_err("cannot create pin directory %s: %s", pin_dir, strerror(-err));
+		return err;
+	}
+	if (!fs_is(pin_dir, BPF_FS_MAGIC)) {
+		log_err("pin directory %s is not on a bpf filesystem (mount -t bpf bpf DIR)",
+			pin_dir);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void tracefs_prepare(void)
+{
+	if (fs_is(TRACEFS_MOUNT, TRACEFS_MAGIC))
+		return;
+	if (mount("tracefs", TRACEFS_MOUNT, "tracefs", 0, NULL))
+		log_warn("cannot mount tracefs on %s: %s; tracepoint-based probes may not attach",
+			 TRACEFS_MOUNT, strerror(errno));
+	else
+		log_info("mounted tracefs on %s", TRACEFS_MOUNT);
+}
+
+int bpffs_try_lock(const char *pin_dir, int *fd)
+{
+	if (*fd < 0) {
+		*fd = open(pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (*fd < 0)
+			return -errno;
+	}
+	if (!flock(*fd, LOCK_EX | LOCK_NB))
+		return 1;
+	return errno == EWOULDBLOCK ? 0 : -errno;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Filesystems the probes need: bpffs for pins, tracefs for tracepoints. */
+#ifndef QOSLET_PROBES_BPFFS_H
+#define QOSLET_PROBES_BPFFS_H
+
+/*
+ * Makes `pin_dir` exist on a bpf filesystem, mounting bpffs on
+ * /sys/fs/bpf first when nothing is mounted there (fresh machines).
+ * Returns 0 or -errno after logging what is wrong.
+ */
+int bpffs_prepare(const char *pin_dir);
+
+/* Mounts tracefs on /sys/kernel/tracing when absent; warns on failure. */
+void tracefs_prepare(void);
+
+/*
+ * Takes the attach lock on the pin directory without blocking: 1 if this
+ * process now holds it (it stays held until *fd is closed or the process
+ * dies), 0 if another process holds it, -errno on error. *fd is opened on
+ * first use and kept.
+ */
+int bpffs_try_lock(const char *pin_dir, int *fd);
+
+#endif
