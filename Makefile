@@ -9,11 +9,19 @@ CC ?= cc
 PKGS := libbpf libelf zlib jansson
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
-# Installs missing build dependencies once; the stamp keeps it from re-running.
-DEPS_STAMP := $(BUILD)/.deps
-DEPS_TOOLS := $(CLANG) $(BPFTOOL) pkg-config
-HAVE_DEPS := $(shell for t in $(DEPS_TOOLS); do command -v $$t >/dev/null || exit; done; \
+# A fresh machine lacks the toolchain and libraries: install them (as root)
+# before anything below asks pkg-config, so one `make` works from scratch.
+DEPS_CMDS := $(CLANG) $(BPFTOOL) pkg-config jq stress-ng perf taskset
+HAVE_DEPS := $(shell for t in $(DEPS_CMDS); do command -v $$t >/dev/null || exit; done; \
 	pkg-config --exists $(PKGS) cmocka && echo yes)
+ifneq ($(HAVE_DEPS),yes)
+ifeq ($(filter clean format,$(MAKECMDGOALS)),)
+$(info qoslet: dependencies missing; running scripts/deps.sh)
+ifneq ($(shell scripts/deps.sh >&2; echo $$?),0)
+$(error scripts/deps.sh failed: run it as root, or install what it lists)
+endif
+endif
+endif
 
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
@@ -45,19 +53,10 @@ endif
 .PHONY: all deps test test-unit test-integration bench format clean
 all: $(BUILD)/qoslet
 
-ifeq ($(HAVE_DEPS),yes)
-$(DEPS_STAMP):
-	$(Q)mkdir -p $(@D) && touch $@
-else
-$(DEPS_STAMP):
-	scripts/deps.sh
-	$(Q)mkdir -p $(@D) && touch $@
-endif
-
 deps:
 	scripts/deps.sh
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) | $(DEPS_STAMP)
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h)
 	@mkdir -p $(@D)
 	@echo "  BPF     $@"
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -67,7 +66,7 @@ $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	@echo "  SKEL    $@"
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/%.o: %.c $(SKELS) | $(DEPS_STAMP)
+$(BUILD)/%.o: %.c $(SKELS)
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
@@ -81,7 +80,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(USER_OBJS)
 	@echo "  TEST    $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -o $@
 
-$(BUILD)/tests/helpers/%: tests/helpers/%.c | $(DEPS_STAMP)
+$(BUILD)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -lm -o $@
 

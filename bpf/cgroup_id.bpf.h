@@ -14,6 +14,8 @@
 
 /* Set by user space before load (see user/cgroup.c: cgroup_fs_detect). */
 const volatile __u32 cgroup_mode = QOSLET_CGROUP_V2;
+/* The hierarchy's number, as in /proc/PID/cgroup (0 for v2). */
+const volatile __s32 cgroup_hierarchy_id = 0;
 
 /*
  * subsys[] is indexed by enum cgroup_subsys_id, whose values depend on the
@@ -55,6 +57,21 @@ static __always_inline __u64 task_cgroup_id_raw(struct task_struct *task)
 		cgrp = BPF_CORE_READ(cset, dfl_cgrp);
 	}
 	return cgrp ? BPF_CORE_READ(cgrp, kn, id) : QOSLET_CGROUP_UNKNOWN;
+}
+
+/*
+ * Is this cgroup in the hierarchy our ids come from? Ids are numbered per
+ * hierarchy, so on v1 an rmdir in (say) the memory hierarchy carries an id
+ * that may name a live cgroup of the cpu hierarchy.
+ */
+static __always_inline bool cgroup_is_ours_btf(struct cgroup *cgrp)
+{
+	return cgrp->root->hierarchy_id == cgroup_hierarchy_id;
+}
+
+static __always_inline bool cgroup_is_ours_raw(struct cgroup *cgrp)
+{
+	return BPF_CORE_READ(cgrp, root, hierarchy_id) == cgroup_hierarchy_id;
 }
 
 #endif

@@ -65,7 +65,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 8192);
 	__type(key, __u64);
-	__type(value, struct rq_hist);
+	__type(value, struct lat_hist);
 } rq_hist SEC(".maps");
 
 /*
@@ -122,33 +122,6 @@ static __always_inline void count_drop(__u32 why)
 
 	if (n)
 		(*n)++;
-}
-
-/* ceil(log2(v)) for v >= 1, without a loop the verifier has to walk. */
-static __always_inline __u32 log2_ceil(__u64 v)
-{
-	__u32 r = 0, s;
-
-	if (v <= 1)
-		return 0;
-	v--;
-	s = (v > 0xFFFFFFFFULL) << 5;
-	v >>= s;
-	r |= s;
-	s = (v > 0xFFFF) << 4;
-	v >>= s;
-	r |= s;
-	s = (v > 0xFF) << 3;
-	v >>= s;
-	r |= s;
-	s = (v > 0xF) << 2;
-	v >>= s;
-	r |= s;
-	s = (v > 0x3) << 1;
-	v >>= s;
-	r |= s;
-	r |= (v >> 1);
-	return r + 1;
 }
 
 /* Stamp mode: the task's stamp slot (see rq_stamp and rq_stamp_tid). */
@@ -239,11 +212,10 @@ static __always_inline bool sched_info_wait(struct task_struct *next, bool btf, 
 
 static __always_inline void charge_hist(__u64 cgid, __u64 delta)
 {
-	struct rq_hist *h = bpf_map_lookup_elem(&rq_hist, &cgid);
-	__u32 slot;
+	struct lat_hist *h = bpf_map_lookup_elem(&rq_hist, &cgid);
 
 	if (!h) {
-		static const struct rq_hist zero;
+		static const struct lat_hist zero;
 
 		bpf_map_update_elem(&rq_hist, &cgid, &zero, BPF_NOEXIST);
 		h = bpf_map_lookup_elem(&rq_hist, &cgid);
@@ -252,13 +224,7 @@ static __always_inline void charge_hist(__u64 cgid, __u64 delta)
 			return;
 		}
 	}
-	slot = log2_ceil(delta);
-	slot = slot > QOSLET_RQ_MIN_SHIFT ? slot - QOSLET_RQ_MIN_SHIFT : 0;
-	if (slot >= QOSLET_RQ_SLOTS)
-		slot = QOSLET_RQ_SLOTS - 1;
-	h->count++;
-	h->sum_ns += delta;
-	h->slots[slot]++;
+	lat_hist_add(h, delta);
 }
 
 static __always_inline void charge_blame(__u64 victim, __u64 culprit, __u64 delta)
@@ -335,5 +301,29 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	on_switch(prev, next, false);
+	return 0;
+}
+
+/*
+ * A removed cgroup's histogram leaves the map with it, so churn cannot fill
+ * the map. Its blame pairs are retired by the LRU and by user space.
+ */
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(btf_cgroup_rmdir, struct cgroup *cgrp, const char *path)
+{
+	__u64 id = cgrp->kn->id;
+
+	if (cgroup_is_ours_btf(cgrp))
+		bpf_map_delete_elem(&rq_hist, &id);
+	return 0;
+}
+
+SEC("raw_tp/cgroup_rmdir")
+int BPF_PROG(raw_cgroup_rmdir, struct cgroup *cgrp, const char *path)
+{
+	__u64 id = BPF_CORE_READ(cgrp, kn, id);
+
+	if (cgroup_is_ours_raw(cgrp))
+		bpf_map_delete_elem(&rq_hist, &id);
 	return 0;
 }

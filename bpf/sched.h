@@ -7,19 +7,7 @@
 #ifndef QOSLET_BPF_SCHED_H
 #define QOSLET_BPF_SCHED_H
 
-#ifndef __VMLINUX_H__ /* user space: the BPF side has these from vmlinux.h */
-#include <linux/types.h>
-#endif
-
-/*
- * Bucket i counts waits w with 2^(i+QOSLET_RQ_MIN_SHIFT-1) < w <=
- * 2^(i+QOSLET_RQ_MIN_SHIFT) ns; bucket 0 also holds everything below, the
- * last bucket everything above. Upper bounds are inclusive, so they can be
- * published as Prometheus "le" bounds unchanged (bcc's log2 rounds down,
- * which Prometheus cannot express). 2^10 ns (~1 us) to 2^35 ns (~34 s).
- */
-#define QOSLET_RQ_MIN_SHIFT 10
-#define QOSLET_RQ_SLOTS	    27
+#include "lat_hist.h"
 
 /* The culprit id recorded when the CPU was idle before the victim ran. */
 #define QOSLET_CULPRIT_IDLE 0
@@ -43,12 +31,6 @@ enum qoslet_wait_source {
 	QOSLET_WAIT_SCHED_INFO = 0,
 	/* Our own stamp, set on wake-up and on preemption (kernels without it). */
 	QOSLET_WAIT_STAMP = 1,
-};
-
-struct rq_hist {
-	__u64 count;
-	__u64 sum_ns;
-	__u64 slots[QOSLET_RQ_SLOTS];
 };
 
 struct blame_key {

@@ -6,7 +6,7 @@ set -eu
 PKGS="
 clang llvm make pkg-config git
 libbpf-dev libelf-dev zlib1g-dev libjansson-dev bpftool
-libcmocka-dev
+libcmocka-dev jq
 stress-ng rt-tests util-linux procps
 linux-perf bpftrace
 "

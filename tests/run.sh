@@ -131,8 +131,18 @@ run_integration() {
 	name=$(basename "$script" .sh)
 	out=$(mktemp)
 	start=$(date +%s.%N)
-	QOSLET_TEST_TAG=r$$-$name timeout -k 15 "$INTEGRATION_TIMEOUT" bash "$script" >"$out" 2>&1 </dev/null
-	rc=$?
+	# timeout runs the script in its own process group, out of reach of the
+	# terminal's ^C: run it in the background so the trap below can pass a
+	# signal on (timeout forwards it to the script, whose trap cleans up).
+	QOSLET_TEST_TAG=r$$-$name timeout -k 15 "$INTEGRATION_TIMEOUT" bash "$script" >"$out" 2>&1 </dev/null &
+	child=$!
+	rc=0
+	wait "$child" || rc=$?
+	while [ "$interrupted" = 1 ] && kill -0 "$child" 2>/dev/null; do
+		rc=0
+		wait "$child" || rc=$?
+	done
+	child=""
 	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 	case $rc in
 	0)
@@ -165,8 +175,17 @@ if [ "$mode" != integration ]; then
 	done
 fi
 
+child=""
+interrupted=0
+on_signal() {
+	interrupted=1
+	[ -n "$child" ] && kill -TERM "$child" 2>/dev/null
+}
+trap on_signal INT TERM HUP
+
 if [ "$mode" != unit ]; then
 	for script in tests/integration/test_*.sh; do
+		[ "$interrupted" = 0 ] || break
 		[ -e "$script" ] || continue
 		name=$(basename "$script" .sh)
 		if [ -n "${TESTS:-}" ] && [[ " $TESTS " != *" $name "* ]]; then
@@ -181,5 +200,6 @@ if [ "$mode" != unit ]; then
 	done
 fi
 
+[ "$interrupted" = 0 ] || echo "interrupted: remaining tests not run"
 echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" = 0 ]
+[ "$failed" = 0 ] && [ "$interrupted" = 0 ]

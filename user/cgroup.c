@@ -80,6 +80,32 @@ int cgroup_fs_detect(struct cgroup_fs *fs, const char *mountinfo_path)
 	return 0;
 }
 
+int cgroup_fs_read_hierarchy_id(struct cgroup_fs *fs, const char *proc_cgroup_path)
+{
+	char line[4096];
+	FILE *f;
+	int ret = -ENOENT;
+
+	if (fs->mode == QOSLET_CGROUP_V2) {
+		fs->hierarchy_id = 0;
+		return 0;
+	}
+	f = fopen(proc_cgroup_path, "r");
+	if (!f)
+		return -errno;
+	while (ret && fgets(line, sizeof(line), f)) {
+		char ctrls[1024];
+		int id;
+
+		if (sscanf(line, "%d:%1023[^:]:", &id, ctrls) == 2 && has_option(ctrls, "cpu")) {
+			fs->hierarchy_id = id;
+			ret = 0;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
 int cgroup_path_normalize(const char *root, const char *arg, char *rel, size_t size)
 {
 	size_t rootlen = strlen(root), n = 0;
@@ -286,4 +312,36 @@ const char *cgroup_names_lookup(struct cgroup_names *names, uint64_t id, uint64_
 		return NULL;
 	found = tfind(&key, &names->tree, cmp_entry);
 	return found ? (*found)->path : NULL;
+}
+
+/* twalk() takes no context pointer: the walk in progress keeps it here. */
+static __thread struct {
+	int (*fn)(void *ctx, uint64_t id, const char *rel);
+	void *ctx;
+	int ret;
+} foreach_state;
+
+static void foreach_visit(const void *node, VISIT which, int depth)
+{
+	const struct name_entry *e = *(struct name_entry *const *)node;
+
+	(void)depth;
+	if ((which == postorder || which == leaf) && !foreach_state.ret)
+		foreach_state.ret = foreach_state.fn(foreach_state.ctx, e->id, e->path);
+}
+
+int cgroup_names_foreach(struct cgroup_names *names,
+			 int (*fn)(void *ctx, uint64_t id, const char *rel), void *ctx)
+{
+	if (!names->walked) {
+		int err = cgroup_names_rewalk(names);
+
+		if (err < 0)
+			return err;
+	}
+	foreach_state.fn = fn;
+	foreach_state.ctx = ctx;
+	foreach_state.ret = 0;
+	twalk(names->tree, foreach_visit);
+	return foreach_state.ret;
 }

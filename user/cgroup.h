@@ -14,6 +14,7 @@
 
 struct cgroup_fs {
 	enum qoslet_cgroup_mode mode;
+	int hierarchy_id; /* as in /proc/PID/cgroup: 0 for v2 */
 	char root[PATH_MAX]; /* mount point of that hierarchy */
 };
 
@@ -23,6 +24,13 @@ struct cgroup_fs {
  * Returns 0, or -ENOENT when no usable cgroup mount exists.
  */
 int cgroup_fs_detect(struct cgroup_fs *fs, const char *mountinfo_path);
+
+/*
+ * Sets fs->hierarchy_id from a /proc/PID/cgroup file ("ID:CONTROLLERS:PATH"
+ * lines): 0 for v2, else the line whose controllers include "cpu".
+ * Returns 0, or -ENOENT when the file has no such line.
+ */
+int cgroup_fs_read_hierarchy_id(struct cgroup_fs *fs, const char *proc_cgroup_path);
 
 /*
  * Turns a user's cgroup argument into a path relative to fs->root ("" is
@@ -52,6 +60,14 @@ void cgroup_names_free(struct cgroup_names *names);
 
 /* Path relative to the root ("" for the root), or NULL if no such cgroup. */
 const char *cgroup_names_lookup(struct cgroup_names *names, uint64_t id, uint64_t now_ns);
+
+/*
+ * Calls fn for every cgroup of the last walk (root included), in id order,
+ * with its id and its path relative to the root; stops early and returns
+ * fn's value when it is non-zero. Walks first if nothing was walked yet.
+ */
+int cgroup_names_foreach(struct cgroup_names *names,
+			 int (*fn)(void *ctx, uint64_t id, const char *rel), void *ctx);
 
 /* Forces a rewalk; returns the number of cgroups found (root included) or -errno. */
 int cgroup_names_rewalk(struct cgroup_names *names);

@@ -6,20 +6,20 @@
 #include <linux/types.h>
 #include <stdint.h>
 
-#include "../bpf/sched.h"
+#include "../bpf/lat_hist.h"
 
 /* Inclusive upper bound of a bucket in ns; UINT64_MAX for the last (+Inf). */
 uint64_t hist_slot_le_ns(int slot);
 
 /* dst += src, bucket by bucket (used to fold per-CPU values). */
-void hist_add(struct rq_hist *dst, const struct rq_hist *src);
+void hist_add(struct lat_hist *dst, const struct lat_hist *src);
 
 /*
  * out = now - before. Counters only grow, so a bucket that went down means
  * the map entry was recreated (cgroup gone, id reused, maps re-pinned): then
  * out is `now` itself, the count since the entry was created.
  */
-void hist_delta(struct rq_hist *out, const struct rq_hist *now, const struct rq_hist *before);
+void hist_delta(struct lat_hist *out, const struct lat_hist *now, const struct lat_hist *before);
 
 /*
  * The q-quantile (0 < q <= 1) in ns, interpolated linearly inside the bucket
@@ -27,6 +27,6 @@ void hist_delta(struct rq_hist *out, const struct rq_hist *now, const struct rq_
  * same buckets, so CLI and dashboards agree. A quantile that falls in the
  * +Inf bucket reports the last finite bound. 0 for an empty histogram.
  */
-double hist_quantile_ns(const struct rq_hist *h, double q);
+double hist_quantile_ns(const struct lat_hist *h, double q);
 
 #endif

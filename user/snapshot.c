@@ -2,6 +2,7 @@
 #include "snapshot.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +10,52 @@ void snapshot_free(struct snapshot *s)
 {
 	free(s->cgroups);
 	free(s->blame);
+	free(s->ooms);
 	memset(s, 0, sizeof(*s));
+}
+
+static int grow(void **arr, size_t n, size_t *cap, size_t size)
+{
+	size_t ncap;
+	void *tmp;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	tmp = realloc(*arr, ncap * size);
+	if (!tmp)
+		return -ENOMEM;
+	*arr = tmp;
+	*cap = ncap;
+	return 0;
+}
+
+struct cg_sample *snapshot_add(struct snapshot *s, uint64_t id)
+{
+	struct cg_sample *cg;
+
+	if (grow((void **)&s->cgroups, s->n_cgroups, &s->cap_cgroups, sizeof(*cg)))
+		return NULL;
+	cg = &s->cgroups[s->n_cgroups++];
+	memset(cg, 0, sizeof(*cg));
+	cg->id = id;
+	return cg;
+}
+
+int snapshot_add_blame(struct snapshot *s, const struct blame_sample *b)
+{
+	if (grow((void **)&s->blame, s->n_blame, &s->cap_blame, sizeof(*b)))
+		return -ENOMEM;
+	s->blame[s->n_blame++] = *b;
+	return 0;
+}
+
+int snapshot_add_oom(struct snapshot *s, const struct oom_event *e)
+{
+	if (grow((void **)&s->ooms, s->n_ooms, &s->cap_ooms, sizeof(*e)))
+		return -ENOMEM;
+	s->ooms[s->n_ooms++] = *e;
+	return 0;
 }
 
 static int cmp_u64(uint64_t a, uint64_t b)
@@ -30,32 +76,122 @@ static int cmp_blame(const void *a, const void *b)
 				      : cmp_u64(x->culprit, y->culprit);
 }
 
-void snapshot_sort(struct snapshot *s)
+/* Copies the parts `src` holds into `dst`; each probe fills only its own. */
+static void merge_parts(struct cg_sample *dst, const struct cg_sample *src)
 {
+	if (src->parts & CG_RQ)
+		dst->rq = src->rq;
+	if (src->parts & CG_CPU)
+		dst->cpu = src->cpu;
+	if (src->parts & CG_THROTTLE)
+		dst->throttle = src->throttle;
+	if (src->parts & CG_MEMSTALL)
+		dst->mem = src->mem;
+	if (src->parts & CG_PSI)
+		dst->psi = src->psi;
+	dst->parts |= src->parts;
+}
+
+void snapshot_finish(struct snapshot *s)
+{
+	size_t n = 0;
+
 	if (s->n_cgroups)
 		qsort(s->cgroups, s->n_cgroups, sizeof(*s->cgroups), cmp_cg);
+	for (size_t i = 0; i < s->n_cgroups; i++) {
+		if (n && s->cgroups[n - 1].id == s->cgroups[i].id)
+			merge_parts(&s->cgroups[n - 1], &s->cgroups[i]);
+		else if (n++ != i)
+			s->cgroups[n - 1] = s->cgroups[i];
+	}
+	s->n_cgroups = n;
 	if (s->n_blame)
 		qsort(s->blame, s->n_blame, sizeof(*s->blame), cmp_blame);
 }
 
-/* Both inputs sorted: a merge walk finds each `now` entry's predecessor. */
+const struct cg_sample *snapshot_find(const struct snapshot *s, uint64_t id)
+{
+	struct cg_sample key = {.id = id};
+
+	return s->n_cgroups ? bsearch(&key, s->cgroups, s->n_cgroups, sizeof(key), cmp_cg) : NULL;
+}
+
+/* now - before for one counter; a counter that went down restarted from zero. */
+static uint64_t dc(uint64_t now, uint64_t before)
+{
+	return now >= before ? now - before : now;
+}
+
+static void delta_psi_lines(struct psi_line *out, const struct psi_line *now,
+			    const struct psi_line *before)
+{
+	for (int r = 0; r < PSI_NR; r++) {
+		out[r] = now[r];
+		out[r].total_us = dc(now[r].total_us, before[r].total_us);
+	}
+}
+
+/* out = now - before, part by part; true when the interval saw activity. */
+static bool delta_cg(struct cg_sample *out, const struct cg_sample *now,
+		     const struct cg_sample *before)
+{
+	bool active = false;
+
+	memset(out, 0, sizeof(*out));
+	out->id = now->id;
+	out->parts = now->parts;
+	if (now->parts & CG_RQ) {
+		hist_delta(&out->rq, &now->rq, &before->rq);
+		active |= out->rq.count > 0;
+	}
+	if (now->parts & CG_CPU) {
+		out->cpu.cpu_ns = dc(now->cpu.cpu_ns, before->cpu.cpu_ns);
+		out->cpu.numerator = dc(now->cpu.numerator, before->cpu.numerator);
+		out->cpu.denominator = dc(now->cpu.denominator, before->cpu.denominator);
+		active |= out->cpu.cpu_ns > 0;
+	}
+	if (now->parts & CG_THROTTLE) {
+		const struct throttle_sample *n = &now->throttle, *b = &before->throttle;
+
+		out->throttle = (struct throttle_sample){
+			.nr_periods = dc(n->nr_periods, b->nr_periods),
+			.nr_throttled = dc(n->nr_throttled, b->nr_throttled),
+			.throttled_ns = dc(n->throttled_ns, b->throttled_ns),
+			.nr_bursts = dc(n->nr_bursts, b->nr_bursts),
+			.burst_ns = dc(n->burst_ns, b->burst_ns),
+			.events = dc(n->events, b->events),
+		};
+		active |= out->throttle.nr_periods > 0 || out->throttle.events > 0;
+	}
+	if (now->parts & CG_MEMSTALL) {
+		hist_delta(&out->mem.direct, &now->mem.direct, &before->mem.direct);
+		hist_delta(&out->mem.memcg, &now->mem.memcg, &before->mem.memcg);
+		out->mem.oom_kills = dc(now->mem.oom_kills, before->mem.oom_kills);
+		active |= out->mem.direct.count || out->mem.memcg.count || out->mem.oom_kills;
+	}
+	if (now->parts & CG_PSI) {
+		delta_psi_lines(out->psi.some, now->psi.some, before->psi.some);
+		delta_psi_lines(out->psi.full, now->psi.full, before->psi.full);
+		for (int r = 0; r < PSI_NR; r++)
+			active |= out->psi.some[r].total_us > 0;
+	}
+	return active;
+}
+
 static size_t delta_cgroups(struct cg_sample *out, const struct snapshot *now,
 			    const struct snapshot *before)
 {
-	static const struct rq_hist zero;
+	static const struct cg_sample zero;
 	size_t n = 0, j = 0;
 
 	for (size_t i = 0; i < now->n_cgroups; i++) {
-		const struct cg_sample *cur = &now->cgroups[i];
-		const struct rq_hist *old = &zero;
+		const struct cg_sample *cur = &now->cgroups[i], *old = &zero;
 
 		while (j < before->n_cgroups && before->cgroups[j].id < cur->id)
 			j++;
 		if (j < before->n_cgroups && before->cgroups[j].id == cur->id)
-			old = &before->cgroups[j].rq;
-		out[n].id = cur->id;
-		hist_delta(&out[n].rq, &cur->rq, old);
-		if (out[n].rq.count)
+			old = &before->cgroups[j];
+		if (delta_cg(&out[n], cur, old))
 			n++;
 	}
 	return n;
@@ -89,16 +225,23 @@ int snapshot_delta(struct snapshot *out, const struct snapshot *now, const struc
 {
 	memset(out, 0, sizeof(*out));
 	out->ts_ns = now->ts_ns;
-	out->cgroups = calloc(now->n_cgroups ? now->n_cgroups : 1, sizeof(*out->cgroups));
-	out->blame = calloc(now->n_blame ? now->n_blame : 1, sizeof(*out->blame));
+	out->cap_cgroups = now->n_cgroups ? now->n_cgroups : 1;
+	out->cap_blame = now->n_blame ? now->n_blame : 1;
+	out->cgroups = calloc(out->cap_cgroups, sizeof(*out->cgroups));
+	out->blame = calloc(out->cap_blame, sizeof(*out->blame));
 	if (!out->cgroups || !out->blame) {
 		snapshot_free(out);
 		return -ENOMEM;
 	}
 	out->n_cgroups = delta_cgroups(out->cgroups, now, before);
 	out->n_blame = delta_blame(out->blame, now, before);
+	for (size_t i = 0; i < now->n_ooms; i++) {
+		if (snapshot_add_oom(out, &now->ooms[i])) {
+			snapshot_free(out);
+			return -ENOMEM;
+		}
+	}
 	for (int i = 0; i < SCHED_DROP_NR; i++)
-		out->drops[i] = now->drops[i] >= before->drops[i] ? now->drops[i] - before->drops[i]
-								  : now->drops[i];
+		out->sched_drops[i] = dc(now->sched_drops[i], before->sched_drops[i]);
 	return 0;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * One reading of every probe: the plain data that views, policies and
- * sinks consume. Counters are cumulative since the maps were created;
- * snapshot_delta() turns two readings into one interval.
+ * sinks consume. Counters are cumulative since the probes started counting;
+ * snapshot_delta() turns two readings into one interval. Gauges (PSI
+ * averages) are carried as read.
  */
 #ifndef QOSLET_SNAPSHOT_H
 #define QOSLET_SNAPSHOT_H
@@ -11,10 +12,64 @@
 #include <stdint.h>
 
 #include "hist.h"
+#include "../bpf/sched.h"
+
+/* Which parts of a cg_sample hold data (a probe that is off leaves its part unset). */
+enum cg_part {
+	CG_RQ = 1u << 0,       /* run-queue latency: sched probe */
+	CG_CPU = 1u << 1,      /* CPU time and the CPI counters: cpi probe */
+	CG_THROTTLE = 1u << 2, /* CFS bandwidth: throttle probe */
+	CG_MEMSTALL = 1u << 3, /* reclaim stalls and OOM kills: memstall probe */
+	CG_PSI = 1u << 4,      /* pressure stall information: psi reader */
+};
+
+/*
+ * Counts from the two CPI events. In hardware mode numerator = cycles and
+ * denominator = instructions; in software mode they are the stand-ins the
+ * cpi probe reports (see user/probes/cpi.h), never to be called CPI.
+ */
+struct cpi_sample {
+	uint64_t cpu_ns; /* time the cgroup's tasks ran on a CPU */
+	uint64_t numerator;
+	uint64_t denominator;
+};
+
+/* CFS bandwidth control, as cpu.stat counts it (v1 and v2 alike). */
+struct throttle_sample {
+	uint64_t nr_periods;
+	uint64_t nr_throttled; /* periods in which the cgroup was throttled */
+	uint64_t throttled_ns;
+	uint64_t nr_bursts;
+	uint64_t burst_ns;
+	uint64_t events; /* throttle events the probe saw (0 when polling) */
+};
+
+struct memstall_sample {
+	struct lat_hist direct; /* direct reclaim by the cgroup's tasks */
+	struct lat_hist memcg;	/* memcg limit reclaim by the cgroup's tasks */
+	uint64_t oom_kills;	/* tasks of the cgroup chosen as OOM victims */
+};
+
+enum psi_resource { PSI_CPU = 0, PSI_MEMORY, PSI_IO, PSI_NR };
+
+struct psi_line {
+	double avg10, avg60, avg300; /* percent, gauges */
+	uint64_t total_us;	     /* counter */
+};
+
+struct psi_sample {
+	struct psi_line some[PSI_NR];
+	struct psi_line full[PSI_NR]; /* cpu "full" exists on 5.13+ only; else 0 */
+};
 
 struct cg_sample {
-	uint64_t id; /* cgroup id (= inode of its directory) */
-	struct rq_hist rq;
+	uint64_t id;	/* cgroup id (= inode of its directory) */
+	uint32_t parts; /* enum cg_part: which of the below hold data */
+	struct lat_hist rq;
+	struct cpi_sample cpu;
+	struct throttle_sample throttle;
+	struct memstall_sample mem;
+	struct psi_sample psi;
 };
 
 struct blame_sample {
@@ -24,23 +79,53 @@ struct blame_sample {
 	uint64_t count;
 };
 
+/* One OOM kill, delivered once: events are drained, not cumulative. */
+struct oom_event {
+	uint64_t ts_ns;	    /* CLOCK_REALTIME */
+	uint64_t cgroup_id; /* the victim's cgroup */
+	uint32_t pid;	    /* the victim's thread-group id */
+	char comm[16];
+};
+
 struct snapshot {
 	uint64_t ts_ns;		   /* CLOCK_REALTIME at reading */
-	struct cg_sample *cgroups; /* sorted by id */
-	size_t n_cgroups;
+	struct cg_sample *cgroups; /* sorted by id, one per id (after snapshot_finish) */
+	size_t n_cgroups, cap_cgroups;
 	struct blame_sample *blame; /* sorted by (victim, culprit) */
-	size_t n_blame;
-	uint64_t drops[SCHED_DROP_NR];
+	size_t n_blame, cap_blame;
+	uint64_t sched_drops[SCHED_DROP_NR];
+	struct oom_event *ooms; /* drained at this reading, oldest first */
+	size_t n_ooms, cap_ooms;
 };
 
 void snapshot_free(struct snapshot *s);
 
-/* Sorts both arrays into the order documented above. */
-void snapshot_sort(struct snapshot *s);
+/*
+ * Appends a zeroed record for cgroup `id`; probes fill their own part and
+ * set its bit. Several records for one id are merged by snapshot_finish().
+ * NULL when out of memory.
+ */
+struct cg_sample *snapshot_add(struct snapshot *s, uint64_t id);
+
+/* Appends a blame pair; -ENOMEM on failure. */
+int snapshot_add_blame(struct snapshot *s, const struct blame_sample *b);
+
+/* Appends an OOM event; -ENOMEM on failure. */
+int snapshot_add_oom(struct snapshot *s, const struct oom_event *e);
+
+/* Sorts both arrays into the order documented above and merges records of one id. */
+void snapshot_finish(struct snapshot *s);
+
+/* Binary search in a finished snapshot; NULL when absent. */
+const struct cg_sample *snapshot_find(const struct snapshot *s, uint64_t id);
 
 /*
- * out = now - before, keeping only entries that changed in the interval.
- * Entries missing from `before` count from zero. Returns 0 or -ENOMEM.
+ * out = now - before for counters, now for gauges, keeping only cgroups
+ * with some activity in the interval (a wait, CPU time, a throttled period,
+ * a stall, an OOM kill, or PSI above zero). Records missing from `before`
+ * count from zero; a counter that went down (record re-created) counts
+ * from zero too. OOM events are carried from `now` (each is read once).
+ * Returns 0 or -ENOMEM.
  */
 int snapshot_delta(struct snapshot *out, const struct snapshot *now, const struct snapshot *before);
 

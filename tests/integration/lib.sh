@@ -199,6 +199,23 @@ kube_cgroup() {
 	echo "$dir"
 }
 
+# cg_weight CG SHARES: the CPU weight of one of the test's own cgroups, in
+# v1 cpu.shares units (1024 = default); v2's cpu.weight gets the equivalent.
+cg_weight() {
+	local cg=$1 shares=$2
+	case $cg/ in
+	"$TEST_PARENT"/*) ;;
+	*) fail "cg_weight: $cg is not the test's own cgroup" ;;
+	esac
+	if [ -e "$cg/cpu.shares" ]; then
+		echo "$shares" >"$cg/cpu.shares" || fail "cannot write $cg/cpu.shares"
+	elif [ -e "$cg/cpu.weight" ]; then
+		echo $(((shares * 100 + 1023) / 1024)) >"$cg/cpu.weight" || fail "cannot write $cg/cpu.weight"
+	else
+		fail "cg_weight: $cg has neither cpu.shares nor cpu.weight"
+	fi
+}
+
 # Path relative to the hierarchy root with a leading '/', as qoslet prints it.
 cg_rel() {
 	echo "${1#"$CG_ROOT"}"

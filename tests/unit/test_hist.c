@@ -9,8 +9,8 @@
 
 #include "hist.h"
 
-#define LAST_SLOT (QOSLET_RQ_SLOTS - 1)
-#define LE(i)	  ((double)(1ULL << ((i) + QOSLET_RQ_MIN_SHIFT)))
+#define LAST_SLOT (QOSLET_LAT_SLOTS - 1)
+#define LE(i)	  ((double)(1ULL << ((i) + QOSLET_LAT_MIN_SHIFT)))
 #define MAX_SET	  4
 
 /* Fills the histogram from (slot, count) pairs; count is the sum of slots. */
@@ -19,7 +19,7 @@ struct slot_set {
 	uint64_t n;
 };
 
-static void hist_fill(struct rq_hist *h, const struct slot_set *set, size_t n, uint64_t sum_ns)
+static void hist_fill(struct lat_hist *h, const struct slot_set *set, size_t n, uint64_t sum_ns)
 {
 	memset(h, 0, sizeof(*h));
 	h->sum_ns = sum_ns;
@@ -43,17 +43,17 @@ static void test_slot_le_ns(void **state)
 	assert_int_equal(hist_slot_le_ns(LAST_SLOT - 1), 1ULL << 35);
 	assert_int_equal(hist_slot_le_ns(LAST_SLOT), UINT64_MAX);
 	for (int i = 0; i < LAST_SLOT; i++)
-		assert_int_equal(hist_slot_le_ns(i), 1ULL << (i + QOSLET_RQ_MIN_SHIFT));
+		assert_int_equal(hist_slot_le_ns(i), 1ULL << (i + QOSLET_LAT_MIN_SHIFT));
 }
 
 static void test_add(void **state)
 {
-	struct rq_hist dst, src;
+	struct lat_hist dst, src;
 
 	(void)state;
 	memset(&dst, 0, sizeof(dst));
 	memset(&src, 0, sizeof(src));
-	for (int i = 0; i < QOSLET_RQ_SLOTS; i++) {
+	for (int i = 0; i < QOSLET_LAT_SLOTS; i++) {
 		dst.slots[i] = i;
 		src.slots[i] = 100 * i + 1;
 	}
@@ -66,7 +66,7 @@ static void test_add(void **state)
 
 	assert_int_equal(dst.count, 12);
 	assert_int_equal(dst.sum_ns, 1000 + (UINT64_C(1) << 40));
-	for (int i = 0; i < QOSLET_RQ_SLOTS; i++)
+	for (int i = 0; i < QOSLET_LAT_SLOTS; i++)
 		assert_int_equal(dst.slots[i], 101 * i + 1);
 	/* src is left alone */
 	assert_int_equal(src.count, 7);
@@ -75,7 +75,7 @@ static void test_add(void **state)
 
 static void test_add_zero(void **state)
 {
-	struct rq_hist dst, zero, want;
+	struct lat_hist dst, zero, want;
 	const struct slot_set set[] = {{0, 3}, {7, 2}, {LAST_SLOT, 1}};
 
 	(void)state;
@@ -88,12 +88,12 @@ static void test_add_zero(void **state)
 
 static void test_delta(void **state)
 {
-	struct rq_hist now, before, out;
+	struct lat_hist now, before, out;
 
 	(void)state;
 	memset(&now, 0, sizeof(now));
 	memset(&before, 0, sizeof(before));
-	for (int i = 0; i < QOSLET_RQ_SLOTS; i++) {
+	for (int i = 0; i < QOSLET_LAT_SLOTS; i++) {
 		before.slots[i] = i;
 		now.slots[i] = 3 * i;
 	}
@@ -107,13 +107,13 @@ static void test_delta(void **state)
 
 	assert_int_equal(out.count, 2 * 351);
 	assert_int_equal(out.sum_ns, 4000);
-	for (int i = 0; i < QOSLET_RQ_SLOTS; i++)
+	for (int i = 0; i < QOSLET_LAT_SLOTS; i++)
 		assert_int_equal(out.slots[i], 2 * i);
 }
 
 static void test_delta_unchanged(void **state)
 {
-	struct rq_hist h, out, zero;
+	struct lat_hist h, out, zero;
 	const struct slot_set set[] = {{2, 5}, {LAST_SLOT, 1}};
 
 	(void)state;
@@ -131,17 +131,17 @@ static void test_delta_recreated(void **state)
 
 	(void)state;
 	for (size_t k = 0; k < sizeof(down_slots) / sizeof(down_slots[0]); k++) {
-		struct rq_hist now, before, out;
+		struct lat_hist now, before, out;
 		int down = down_slots[k];
 
 		memset(&now, 0, sizeof(now));
 		memset(&before, 0, sizeof(before));
-		for (int i = 0; i < QOSLET_RQ_SLOTS; i++) {
+		for (int i = 0; i < QOSLET_LAT_SLOTS; i++) {
 			before.slots[i] = 10;
 			now.slots[i] = i == down ? 4 : 20;
 		}
-		before.count = 10 * QOSLET_RQ_SLOTS;
-		now.count = 20 * (QOSLET_RQ_SLOTS - 1) + 4;
+		before.count = 10 * QOSLET_LAT_SLOTS;
+		now.count = 20 * (QOSLET_LAT_SLOTS - 1) + 4;
 		before.sum_ns = 100;
 		now.sum_ns = 300;
 		memset(&out, 0xa5, sizeof(out));
@@ -158,7 +158,7 @@ static void test_delta_recreated(void **state)
 
 static void test_quantile_empty(void **state)
 {
-	struct rq_hist h;
+	struct lat_hist h;
 
 	(void)state;
 	memset(&h, 0, sizeof(h));
@@ -208,7 +208,7 @@ static void test_quantile_table(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(quantile_cases) / sizeof(quantile_cases[0]); i++) {
 		const struct quantile_case *c = &quantile_cases[i];
-		struct rq_hist h;
+		struct lat_hist h;
 		double got;
 
 		hist_fill(&h, c->set, c->n, 0);
@@ -222,7 +222,7 @@ static void test_quantile_table(void **state)
 static void test_quantile_uses_buckets(void **state)
 {
 	const struct slot_set set[] = {{0, 4}};
-	struct rq_hist h;
+	struct lat_hist h;
 
 	(void)state;
 	hist_fill(&h, set, 1, 0);
@@ -236,7 +236,7 @@ static void test_quantile_uses_buckets(void **state)
 static void test_quantile_monotonic(void **state)
 {
 	const struct slot_set set[] = {{0, 3}, {4, 7}, {12, 1}, {LAST_SLOT, 2}};
-	struct rq_hist h;
+	struct lat_hist h;
 	double prev = 0;
 
 	(void)state;

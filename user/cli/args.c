@@ -11,7 +11,7 @@
 
 #include "../log.h"
 
-enum { OPT_PIN_DIR = 1000, OPT_HOOK, OPT_WAIT_SOURCE };
+enum { OPT_PIN_DIR = 1000, OPT_HOOK, OPT_WAIT_SOURCE, OPT_CPI_EVENTS, OPT_THROTTLE_SOURCE };
 
 const char view_args_help[] =
 	"  -c, --cgroup CGROUP   only this cgroup and its descendants; a path relative to\n"
@@ -24,6 +24,10 @@ const char view_args_help[] =
 	"      --wait-source SRC where waits come from: auto (default: sched_info,\n"
 	"                        else stamp), sched_info (the kernel's own queue\n"
 	"                        timestamps) or stamp (qoslet's, set on wake-up)\n"
+	"      --cpi-events EVENTS  auto (default: cycles,instructions where the CPU\n"
+	"                        has a PMU, else software stand-ins), software, or\n"
+	"                        CYCLES,INSTRUCTIONS as libpfm4 event names\n"
+	"      --throttle-source SRC  auto (default), fentry, tp_btf or cpustat\n"
 	"  -v, --verbose         more diagnostics on stderr (repeat for libbpf's)\n"
 	"  -h, --help            this text\n"
 	"  INTERVAL              seconds between reports, fractions allowed (default 1)\n"
@@ -78,6 +82,8 @@ int view_args_parse(struct view_args *a, int argc, char **argv, char *err, size_
 		{"pin-dir", required_argument, NULL, OPT_PIN_DIR},
 		{"hook", required_argument, NULL, OPT_HOOK},
 		{"wait-source", required_argument, NULL, OPT_WAIT_SOURCE},
+		{"cpi-events", required_argument, NULL, OPT_CPI_EVENTS},
+		{"throttle-source", required_argument, NULL, OPT_THROTTLE_SOURCE},
 		{NULL, 0, NULL, 0},
 	};
 	int opt, npos;
@@ -111,7 +117,7 @@ int view_args_parse(struct view_args *a, int argc, char **argv, char *err, size_
 			a->probe.pin_dir = optarg;
 			break;
 		case OPT_HOOK:
-			if (sched_hook_parse(optarg, &a->probe.hook))
+			if (probe_hook_parse(optarg, &a->probe.hook))
 				return fail(err, errlen,
 					    "invalid --hook '%s' (expected auto, tp_btf or raw_tp)",
 					    optarg);
@@ -123,6 +129,16 @@ int view_args_parse(struct view_args *a, int argc, char **argv, char *err, size_
 					"invalid --wait-source '%s' (expected auto, sched_info or "
 					"stamp)",
 					optarg);
+			break;
+		case OPT_CPI_EVENTS:
+			a->probe.cpi_events = optarg;
+			break;
+		case OPT_THROTTLE_SOURCE:
+			if (throttle_source_parse(optarg, &a->probe.throttle))
+				return fail(err, errlen,
+					    "invalid --throttle-source '%s' (expected auto, fentry, "
+					    "tp_btf or cpustat)",
+					    optarg);
 			break;
 		/* optopt names a short option; a long one is the word getopt just passed. */
 		case ':':

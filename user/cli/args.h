@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../probes/sched.h"
+#include "../probes/probes.h"
 
 #define VIEW_MAX_CGROUPS 64
 
@@ -23,7 +23,7 @@ struct view_args {
 	bool help;
 	double interval_s; /* > 0 */
 	long count;	   /* intervals to print; 0 = until interrupted */
-	struct sched_probe_opts probe;
+	struct probe_opts probe;
 };
 
 /*

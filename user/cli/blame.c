@@ -142,5 +142,6 @@ const struct view_ops blame_view = {
 		 "tasks ran on that CPU just before the waiting task got it (the culprits),\n"
 		 "ranked by the wait charged to them. (idle) means the CPU was idle: the wait\n"
 		 "was wake-up latency, not contention. -c selects victims.\n",
+	.probes = PROBE_BIT(PROBE_SCHED),
 	.render = render,
 };

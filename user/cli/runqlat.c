@@ -14,7 +14,7 @@ static json_t *cgroup_json(const char *path, const struct cg_sample *cg)
 	json_t *buckets = json_array();
 
 	/* Every bucket, empty or not: a fixed shape is easier on consumers. */
-	for (int i = 0; i < QOSLET_RQ_SLOTS; i++) {
+	for (int i = 0; i < QOSLET_LAT_SLOTS; i++) {
 		uint64_t le = hist_slot_le_ns(i);
 
 		json_array_append_new(buckets,
@@ -43,7 +43,7 @@ static void print_text(FILE *out, const char *path, const struct cg_sample *cg)
 		view_fmt_ns(hist_quantile_ns(&cg->rq, 0.50), b, sizeof(b)),
 		view_fmt_ns(hist_quantile_ns(&cg->rq, 0.90), c, sizeof(c)),
 		view_fmt_ns(hist_quantile_ns(&cg->rq, 0.99), d, sizeof(d)));
-	for (int i = 0; i < QOSLET_RQ_SLOTS; i++) {
+	for (int i = 0; i < QOSLET_LAT_SLOTS; i++) {
 		if (!cg->rq.slots[i])
 			continue;
 		if (first < 0)
@@ -80,9 +80,10 @@ static void render(struct view *v, const struct snapshot *delta, FILE *out)
 		char when[32];
 
 		strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&t, &tm));
-		fprintf(out, "%s  run-queue latency per cgroup over %s (hook %s)\n", when,
+		fprintf(out, "%s  run-queue latency per cgroup over %s (%s%s)\n", when,
 			view_fmt_ns((double)v->interval_ns, a, sizeof(a)),
-			v->hook == SCHED_HOOK_AUTO ? "shared" : sched_hook_name(v->hook));
+			probe_set_status(v->probes, PROBE_SCHED).detail,
+			probe_set_owner(v->probes) ? "" : ", shared");
 	}
 	for (size_t i = 0; i < delta->n_cgroups; i++) {
 		const struct cg_sample *cg = &delta->cgroups[i];
@@ -116,5 +117,6 @@ const struct view_ops runqlat_view = {
 		 "cgroup of the task that waited. Only cgroups that waited in the interval\n"
 		 "are shown. Buckets are upper bounds (Prometheus 'le'); quantiles are\n"
 		 "interpolated inside a bucket as Prometheus does.\n",
+	.probes = PROBE_BIT(PROBE_SCHED),
 	.render = render,
 };

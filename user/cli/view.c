@@ -55,12 +55,21 @@ int view_selected(struct view *v, uint64_t id)
 
 json_t *view_json_header(struct view *v, const struct snapshot *delta)
 {
-	/* "shared": another qoslet process attached the programs we read. */
-	const char *hook = v->hook == SCHED_HOOK_AUTO ? "shared" : sched_hook_name(v->hook);
+	json_t *probes = json_object();
 
-	return json_pack("{s:f, s:s, s:s, s:f}", "ts", delta->ts_ns / 1e9, "hook", hook,
-			 "wait_source", sched_wait_name(v->wait), "interval_s",
-			 v->interval_ns / 1e9);
+	for (int id = 0; id < PROBE_NR; id++) {
+		struct probe_status st;
+
+		if (!(v->ops->probes & PROBE_BIT(id)))
+			continue;
+		st = probe_set_status(v->probes, id);
+		json_object_set_new(probes, st.name,
+				    json_pack("{s:b, s:s}", "on", st.on, "detail", st.detail));
+	}
+	/* "shared": another qoslet process attached the programs we read. */
+	return json_pack("{s:f, s:f, s:b, s:o}", "ts", delta->ts_ns / 1e9, "interval_s",
+			 v->interval_ns / 1e9, "shared", !probe_set_owner(v->probes), "probes",
+			 probes);
 }
 
 void view_json_emit(json_t *obj, FILE *out)
@@ -114,18 +123,16 @@ static int resolve_filters(struct view *v)
 	return 0;
 }
 
-static int run_loop(const struct view_ops *ops, struct view *v, struct sched_probe *probe)
+static int run_loop(const struct view_ops *ops, struct view *v)
 {
 	struct snapshot before, now, delta;
 	uint64_t step = (uint64_t)(v->args.interval_s * 1e9);
 	struct timespec next;
 	long printed = 0;
-	int err = sched_probe_read(probe, &before);
+	int err = probe_set_read(v->probes, &before);
 
-	if (err) {
-		log_err("reading the probe's maps failed: %s", strerror(-err));
+	if (err)
 		return 1;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (!stop) {
 		uint64_t t = (uint64_t)next.tv_sec * 1000000000ULL + next.tv_nsec + step;
@@ -138,24 +145,26 @@ static int run_loop(const struct view_ops *ops, struct view *v, struct sched_pro
 			;
 		if (stop)
 			break;
-		sched_probe_poll(probe);
-		v->hook = sched_probe_attached(probe);
-		v->wait = sched_probe_wait_source(probe);
-		err = sched_probe_read(probe, &now);
-		if (!err)
-			err = snapshot_delta(&delta, &now, &before);
+		probe_set_poll(v->probes);
+		err = probe_set_read(v->probes, &now);
 		if (err) {
-			log_err("reading the probe's maps failed: %s", strerror(-err));
 			snapshot_free(&before);
+			return 1;
+		}
+		err = snapshot_delta(&delta, &now, &before);
+		if (err) {
+			log_err("out of memory");
+			snapshot_free(&before);
+			snapshot_free(&now);
 			return 1;
 		}
 		v->interval_ns = now.ts_ns - before.ts_ns;
 		for (int i = 0; i < SCHED_DROP_NR; i++)
-			if (delta.drops[i])
+			if (delta.sched_drops[i])
 				log_warn(
 					"sched probe dropped %llu events (reason %d: map full or no "
 					"memory); raise the map size",
-					(unsigned long long)delta.drops[i], i);
+					(unsigned long long)delta.sched_drops[i], i);
 		ops->render(v, &delta, stdout);
 		snapshot_free(&delta);
 		snapshot_free(&before);
@@ -170,8 +179,7 @@ static int run_loop(const struct view_ops *ops, struct view *v, struct sched_pro
 int view_main(const struct view_ops *ops, int argc, char **argv)
 {
 	struct sigaction sa = {.sa_handler = on_signal};
-	struct sched_probe *probe = NULL;
-	struct view v = {0};
+	struct view v = {.ops = ops};
 	char err[256];
 	int rc = 2, ret;
 
@@ -185,6 +193,8 @@ int view_main(const struct view_ops *ops, int argc, char **argv)
 		return 0;
 	}
 	ret = cgroup_fs_detect(&v.fs, "/proc/self/mountinfo");
+	if (!ret)
+		ret = cgroup_fs_read_hierarchy_id(&v.fs, "/proc/self/cgroup");
 	if (ret) {
 		fprintf(stderr, "qoslet: no cgroup hierarchy with the cpu controller is mounted\n");
 		return 1;
@@ -198,13 +208,13 @@ int view_main(const struct view_ops *ops, int argc, char **argv)
 	log_hook_libbpf();
 	log_info("cgroups: %s hierarchy at %s", v.fs.mode == QOSLET_CGROUP_V2 ? "v2" : "v1 cpu",
 		 v.fs.root);
-	if (sched_probe_open(&probe, &v.args.probe, &v.fs))
+	if (probe_set_open(&v.probes, ops->probes, &v.args.probe, &v.fs))
 		goto out;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	rc = run_loop(ops, &v, probe);
+	rc = run_loop(ops, &v);
 out:
-	sched_probe_close(probe);
+	probe_set_close(v.probes);
 	cgroup_names_free(v.names);
 	for (size_t i = 0; i < v.args.n_cgroups; i++)
 		free(v.filters[i]);

@@ -11,22 +11,26 @@
 #include <stdio.h>
 
 #include "../cgroup.h"
+#include "../probes/probes.h"
 #include "args.h"
 
+struct view_ops;
+
 struct view {
+	const struct view_ops *ops;
 	struct view_args args;
 	struct cgroup_fs fs;
 	struct cgroup_names *names;
 	char *filters[VIEW_MAX_CGROUPS]; /* normalized -c paths, relative to fs.root */
-	enum sched_hook hook;		 /* the hook in use, for the report */
-	enum sched_wait wait;		 /* where waits come from, for the report */
-	uint64_t interval_ns;		 /* actual length of the interval being rendered */
+	struct probe_set *probes;
+	uint64_t interval_ns; /* actual length of the interval being rendered */
 };
 
 struct view_ops {
 	const char *name;
 	const char *summary; /* one line for `qoslet --help` */
 	const char *usage;   /* text before the shared options in --help */
+	unsigned int probes; /* PROBE_BIT mask of the probes the view reads */
 	void (*render)(struct view *v, const struct snapshot *delta, FILE *out);
 };
 
@@ -43,7 +47,10 @@ const char *view_cgroup_path(struct view *v, uint64_t id, char *buf, size_t size
 /* Does cgroup `id` fall under one of the -c filters (or are there none)? */
 int view_selected(struct view *v, uint64_t id);
 
-/* Starts the JSON object every view prints: {"ts":..., "hook":..., ...}. */
+/*
+ * Starts the JSON object every view prints: {"ts":..., "interval_s":...,
+ * "shared":..., "probes":{"sched":{"on":true,"detail":"tp_btf, sched_info"}}}.
+ */
 json_t *view_json_header(struct view *v, const struct snapshot *delta);
 
 /* Prints a JSON object as one line and releases it. */

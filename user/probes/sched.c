@@ -8,73 +8,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "../log.h"
-#include "bpffs.h"
 #include "kernel_btf.h"
 #include "sched.skel.h"
 
 struct sched_probe {
 	struct sched_bpf *skel;
-	enum sched_hook loaded;	  /* the program set that is loaded */
-	enum sched_hook attached; /* SCHED_HOOK_AUTO while another process owns attach */
-	enum sched_wait wait;	  /* never AUTO once loaded */
-	int lock_fd;
-	char pin_dir[PATH_MAX];
+	enum probe_hook hook; /* the program set that is loaded */
+	enum sched_wait wait; /* never AUTO once loaded */
+	const char *pin_dir;
 	int ncpus;
+	char path[40]; /* "tp_btf, sched_info": for reports */
 };
-
-static const char *const hook_names[] = {
-	[SCHED_HOOK_AUTO] = "auto",
-	[SCHED_HOOK_TP_BTF] = "tp_btf",
-	[SCHED_HOOK_RAW_TP] = "raw_tp",
-};
-
-static const char *const wait_names[] = {
-	[SCHED_WAIT_AUTO] = "auto",
-	[SCHED_WAIT_SCHED_INFO] = "sched_info",
-	[SCHED_WAIT_STAMP] = "stamp",
-};
-
-const char *sched_hook_name(enum sched_hook hook)
-{
-	return hook_names[hook];
-}
-
-const char *sched_wait_name(enum sched_wait wait)
-{
-	return wait_names[wait];
-}
-
-static int name_index(const char *const *names, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(s, names[i]))
-			return (int)i;
-	return -EINVAL;
-}
-
-int sched_hook_parse(const char *s, enum sched_hook *hook)
-{
-	int i = name_index(hook_names, sizeof(hook_names) / sizeof(hook_names[0]), s);
-
-	if (i < 0)
-		return i;
-	*hook = i;
-	return 0;
-}
-
-int sched_wait_parse(const char *s, enum sched_wait *wait)
-{
-	int i = name_index(wait_names, sizeof(wait_names) / sizeof(wait_names[0]), s);
-
-	if (i < 0)
-		return i;
-	*wait = i;
-	return 0;
-}
 
 static int set_pins(struct sched_bpf *skel, const char *pin_dir)
 {
@@ -93,15 +39,16 @@ static int set_pins(struct sched_bpf *skel, const char *pin_dir)
 }
 
 /* Opens and loads the skeleton with only `hook`'s programs enabled. */
-static int load_with(struct sched_probe *p, enum sched_hook hook, const struct cgroup_fs *fs)
+static int load_with(struct sched_probe *p, enum probe_hook hook, const struct cgroup_fs *fs)
 {
-	bool btf = hook == SCHED_HOOK_TP_BTF, stamp = p->wait == SCHED_WAIT_STAMP;
+	bool btf = hook == PROBE_HOOK_TP_BTF, stamp = p->wait == SCHED_WAIT_STAMP;
 	struct sched_bpf *skel = sched_bpf__open();
 	int err;
 
 	if (!skel)
 		return -errno;
 	skel->rodata->cgroup_mode = fs->mode;
+	skel->rodata->cgroup_hierarchy_id = fs->hierarchy_id;
 	skel->rodata->wait_source = stamp ? QOSLET_WAIT_STAMP : QOSLET_WAIT_SCHED_INFO;
 	/* Wake-up hooks and stamp maps cost only in stamp mode: load them only then. */
 	bpf_program__set_autoload(skel->progs.btf_wakeup, btf && stamp);
@@ -110,6 +57,8 @@ static int load_with(struct sched_probe *p, enum sched_hook hook, const struct c
 	bpf_program__set_autoload(skel->progs.raw_wakeup, !btf && stamp);
 	bpf_program__set_autoload(skel->progs.raw_wakeup_new, !btf && stamp);
 	bpf_program__set_autoload(skel->progs.raw_switch, !btf);
+	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, btf);
+	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, !btf);
 	bpf_map__set_autocreate(skel->maps.rq_stamp, btf && stamp);
 	bpf_map__set_autocreate(skel->maps.rq_stamp_tid, !btf && stamp);
 	err = set_pins(skel, p->pin_dir);
@@ -120,7 +69,7 @@ static int load_with(struct sched_probe *p, enum sched_hook hook, const struct c
 		return err;
 	}
 	p->skel = skel;
-	p->loaded = hook;
+	p->hook = hook;
 	return 0;
 }
 
@@ -137,7 +86,7 @@ static bool kernel_has_sched_info(void)
 	       kernel_struct_has_member("cfs_rq", "rq");
 }
 
-static int load(struct sched_probe *p, enum sched_hook want, const struct cgroup_fs *fs)
+static int load_best(struct sched_probe *p, enum probe_hook want, const struct cgroup_fs *fs)
 {
 	int err;
 
@@ -152,100 +101,70 @@ static int load(struct sched_probe *p, enum sched_hook want, const struct cgroup
 		return -EOPNOTSUPP;
 	}
 
-	if (want != SCHED_HOOK_RAW_TP) {
-		err = load_with(p, SCHED_HOOK_TP_BTF, fs);
-		if (!err || want == SCHED_HOOK_TP_BTF)
+	if (want != PROBE_HOOK_RAW_TP) {
+		err = load_with(p, PROBE_HOOK_TP_BTF, fs);
+		if (!err || want == PROBE_HOOK_TP_BTF)
 			return err;
 		log_warn("sched probe: tp_btf programs did not load (%s); falling back to raw_tp",
 			 strerror(-err));
 	}
-	return load_with(p, SCHED_HOOK_RAW_TP, fs);
+	return load_with(p, PROBE_HOOK_RAW_TP, fs);
 }
 
-int sched_probe_poll(struct sched_probe *p)
-{
-	int locked, err;
-
-	if (p->attached != SCHED_HOOK_AUTO)
-		return 0;
-	locked = bpffs_try_lock(p->pin_dir, &p->lock_fd);
-	if (locked <= 0)
-		return locked;
-	err = sched_bpf__attach(p->skel);
-	if (err) {
-		log_err("sched probe: attaching %s programs failed: %s", hook_names[p->loaded],
-			strerror(-err));
-		/* Let another process try: we could not do the job. */
-		close(p->lock_fd);
-		p->lock_fd = -1;
-		return err;
-	}
-	p->attached = p->loaded;
-	log_info("sched probe: attached via %s, waits from %s", hook_names[p->loaded],
-		 wait_names[p->wait]);
-	return 0;
-}
-
-int sched_probe_open(struct sched_probe **out, const struct sched_probe_opts *opts,
-		     const struct cgroup_fs *fs)
+static int sched_load(void **state, const struct probe_env *env, char *why, size_t whylen)
 {
 	struct sched_probe *p = calloc(1, sizeof(*p));
 	int err;
 
+	(void)why;
+	(void)whylen;
 	if (!p)
 		return -ENOMEM;
-	p->lock_fd = -1;
-	p->attached = SCHED_HOOK_AUTO;
-	p->wait = opts->wait;
-	snprintf(p->pin_dir, sizeof(p->pin_dir), "%s",
-		 opts->pin_dir ? opts->pin_dir : QOSLET_DEFAULT_PIN_DIR);
+	p->pin_dir = env->pin_dir;
+	p->wait = env->opts->wait;
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
 		err = p->ncpus ? p->ncpus : -EINVAL;
-		goto fail;
+		free(p);
+		return err;
 	}
-	err = bpffs_prepare(p->pin_dir);
-	if (err)
-		goto fail;
-	tracefs_prepare();
-	err = load(p, opts->hook, fs);
+	err = load_best(p, env->opts->hook, env->fs);
 	if (err) {
 		log_err("sched probe: loading failed: %s (maps pinned in %s by an incompatible "
 			"qoslet can be removed with rm)",
 			strerror(-err), p->pin_dir);
-		goto fail;
+		free(p);
+		return err;
 	}
-	err = sched_probe_poll(p);
-	if (err)
-		goto fail;
-	if (p->attached == SCHED_HOOK_AUTO)
-		log_info(
-			"sched probe: another qoslet process attached the probes; reading its maps");
-	*out = p;
+	snprintf(p->path, sizeof(p->path), "%s, %s", probe_hook_name(p->hook),
+		 sched_wait_name(p->wait));
+	*state = p;
 	return 0;
-fail:
-	sched_probe_close(p);
+}
+
+static int sched_attach(void *state)
+{
+	struct sched_probe *p = state;
+	int err = sched_bpf__attach(p->skel);
+
+	if (err)
+		log_err("sched probe: attaching %s programs failed: %s", p->path, strerror(-err));
+	else
+		log_info("sched probe: attached (%s)", p->path);
 	return err;
 }
 
-void sched_probe_close(struct sched_probe *p)
+static void sched_destroy(void *state)
 {
-	if (!p)
-		return;
+	struct sched_probe *p = state;
+
 	sched_bpf__destroy(p->skel);
-	if (p->lock_fd >= 0)
-		close(p->lock_fd);
 	free(p);
 }
 
-enum sched_hook sched_probe_attached(const struct sched_probe *p)
+static const char *sched_path(const void *state)
 {
-	return p->attached;
-}
-
-enum sched_wait sched_probe_wait_source(const struct sched_probe *p)
-{
-	return p->wait;
+	return ((const struct sched_probe *)state)->path;
 }
 
 /*
@@ -293,56 +212,29 @@ out:
 	return err;
 }
 
-static int grow(void **arr, size_t n, size_t *cap, size_t size)
-{
-	void *tmp;
-
-	if (n < *cap)
-		return 0;
-	*cap = *cap ? *cap * 2 : 64;
-	tmp = realloc(*arr, *cap * size);
-	if (!tmp)
-		return -ENOMEM;
-	*arr = tmp;
-	return 0;
-}
-
-struct hist_ctx {
-	struct snapshot *s;
-	size_t cap;
-};
-
 static int fold_hist(void *ctx, const void *key, const void *vals, int ncpus)
 {
-	struct hist_ctx *c = ctx;
-	struct cg_sample *cg;
+	struct cg_sample *cg = snapshot_add(ctx, *(const __u64 *)key);
 
-	if (grow((void **)&c->s->cgroups, c->s->n_cgroups, &c->cap, sizeof(*cg)))
+	if (!cg)
 		return -ENOMEM;
-	cg = &c->s->cgroups[c->s->n_cgroups++];
-	memset(cg, 0, sizeof(*cg));
-	cg->id = *(const __u64 *)key;
+	cg->parts |= CG_RQ;
 	for (int cpu = 0; cpu < ncpus; cpu++)
-		hist_add(&cg->rq, (const struct rq_hist *)vals + cpu);
+		hist_add(&cg->rq, (const struct lat_hist *)vals + cpu);
 	return 0;
 }
 
 static int fold_blame(void *ctx, const void *key, const void *vals, int ncpus)
 {
-	struct hist_ctx *c = ctx;
 	const struct blame_key *k = key;
 	const struct blame_val *v = vals;
-	struct blame_sample *b;
+	struct blame_sample b = {.victim = k->victim, .culprit = k->culprit};
 
-	if (grow((void **)&c->s->blame, c->s->n_blame, &c->cap, sizeof(*b)))
-		return -ENOMEM;
-	b = &c->s->blame[c->s->n_blame++];
-	*b = (struct blame_sample){.victim = k->victim, .culprit = k->culprit};
 	for (int cpu = 0; cpu < ncpus; cpu++) {
-		b->wait_ns += v[cpu].wait_ns;
-		b->count += v[cpu].count;
+		b.wait_ns += v[cpu].wait_ns;
+		b.count += v[cpu].count;
 	}
-	return 0;
+	return snapshot_add_blame(ctx, &b);
 }
 
 static int read_drops(struct sched_probe *p, struct snapshot *s)
@@ -352,33 +244,33 @@ static int read_drops(struct sched_probe *p, struct snapshot *s)
 	for (__u32 i = 0; i < SCHED_DROP_NR; i++) {
 		if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.sched_drops), &i, vals))
 			return -errno;
-		s->drops[i] = 0;
+		s->sched_drops[i] = 0;
 		for (int cpu = 0; cpu < p->ncpus; cpu++)
-			s->drops[i] += vals[cpu];
+			s->sched_drops[i] += vals[cpu];
 	}
 	return 0;
 }
 
-int sched_probe_read(struct sched_probe *p, struct snapshot *s)
+static int sched_read(void *state, struct snapshot *s)
 {
-	struct hist_ctx hc = {.s = s}, bc = {.s = s};
-	struct timespec ts;
+	struct sched_probe *p = state;
 	int err;
 
-	memset(s, 0, sizeof(*s));
-	clock_gettime(CLOCK_REALTIME, &ts);
-	s->ts_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	err = read_percpu_map(bpf_map__fd(p->skel->maps.rq_hist), sizeof(__u64),
-			      sizeof(struct rq_hist), p->ncpus, fold_hist, &hc);
+			      sizeof(struct lat_hist), p->ncpus, fold_hist, s);
 	if (!err)
 		err = read_percpu_map(bpf_map__fd(p->skel->maps.rq_blame), sizeof(struct blame_key),
-				      sizeof(struct blame_val), p->ncpus, fold_blame, &bc);
+				      sizeof(struct blame_val), p->ncpus, fold_blame, s);
 	if (!err)
 		err = read_drops(p, s);
-	if (err) {
-		snapshot_free(s);
-		return err;
-	}
-	snapshot_sort(s);
-	return 0;
+	return err;
 }
+
+const struct probe_ops sched_probe_ops = {
+	.name = "sched",
+	.load = sched_load,
+	.attach = sched_attach,
+	.read = sched_read,
+	.path = sched_path,
+	.destroy = sched_destroy,
+};

@@ -1,0 +1,558 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# scripts/bench/ctxsw.sh [-r ROUNDS] [-l LOOPS] [-c CPU] [-q SECS] [-o FILE]
+#
+# What a context switch costs with qoslet's sched probes attached, next to
+# nothing attached and next to bpftrace's classic runqlat script.
+#
+# The load is `taskset -c CPU perf bench sched pipe -l LOOPS`: two processes
+# on one CPU ping-pong a byte through two pipes, so every op is a round trip
+# of two context switches (each one a sched_switch, each wake-up a
+# sched_wakeup) and almost nothing else. usecs/op is the figure.
+#
+# Configurations, each measured in its own block (tracer started, attach
+# awaited, one perf run, tracer stopped and reaped):
+#   baseline       nothing attached
+#   qoslet         qoslet runqlat, defaults (auto: tp_btf + sched_info)
+#   qoslet-stamp   qoslet runqlat --wait-source stamp (task storage, wake-up hooks)
+#   qoslet-rawtp   qoslet runqlat --hook raw_tp
+#   bpftrace       bpftrace's classic runqlat.bt (hash keyed by pid)
+# One round runs every configuration once; rounds are repeated ROUNDS times
+# and each round starts one configuration later than the one before, so slow
+# drift of a shared VM spreads over all configurations. The summary is the
+# median per configuration and its ratio to the baseline median.
+#
+# A configuration whose tool is missing is skipped with the reason printed
+# and written into the report. Exit 0 after a measurement, 77 when nothing
+# can be measured (no perf or taskset), 2 on bad usage.
+#
+#   -r ROUNDS  rounds (default 7)
+#   -l LOOPS   perf bench sched pipe loops per block (default 100000)
+#   -c CPU     the CPU both pipe ends are pinned to (default 0)
+#   -q SECS    first wait up to SECS for a quiet machine: no stress-ng,
+#              dutycycle or cyclictest, no foreign tracing BPF programs and
+#              a 1-minute load average below 0.5 (default 0: check, warn)
+#   -o FILE    also write the markdown report to FILE
+#
+# Environment: QOSLET (default build/qoslet of this tree), PERF, BPFTRACE,
+# BPFTOOL (default: from PATH).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+QOSLET=${QOSLET:-$ROOT/build/qoslet}
+PERF=${PERF:-perf}
+BPFTRACE=${BPFTRACE:-bpftrace}
+BPFTOOL=${BPFTOOL:-bpftool}
+
+ROUNDS=7
+LOOPS=100000
+CPU=0
+QUIET_WAIT=0
+OUT=""
+CMDLINE=$(printf '%q ' "$0" "$@")
+CMDLINE=${CMDLINE% }
+
+TARGET_PCT=8 # "qoslet run-queue + blame probes: at most 8% added"
+ATTACH_TIMEOUT=15
+LOAD_QUIET=0.5
+BUSY_PROCS=(stress-ng dutycycle cyclictest)
+
+usage() {
+	sed -n '4p' "$0" | sed 's/^# /usage: /' >&2
+	exit 2
+}
+
+while getopts "r:l:c:q:o:h" opt; do
+	case $opt in
+	r) ROUNDS=$OPTARG ;;
+	l) LOOPS=$OPTARG ;;
+	c) CPU=$OPTARG ;;
+	q) QUIET_WAIT=$OPTARG ;;
+	o) OUT=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || usage
+for n in "$ROUNDS" "$LOOPS" "$CPU" "$QUIET_WAIT"; do
+	[[ $n =~ ^[0-9]+$ ]] || usage
+done
+if [ "$ROUNDS" -lt 1 ] || [ "$LOOPS" -lt 1 ]; then
+	usage
+fi
+
+say() {
+	echo "ctxsw: $*" >&2
+}
+
+have() {
+	command -v "$1" >/dev/null 2>&1
+}
+
+# ---------------------------------------------------------------- configs
+
+CONFIGS=(baseline qoslet qoslet-stamp qoslet-rawtp bpftrace)
+declare -A LABEL=(
+	[baseline]="baseline (nothing attached)"
+	[qoslet]="qoslet default (auto: tp_btf + sched_info)"
+	[qoslet-stamp]="qoslet --wait-source stamp"
+	[qoslet-rawtp]="qoslet --hook raw_tp"
+	[bpftrace]="bpftrace classic runqlat.bt"
+)
+declare -A ARGS=(
+	[qoslet]=""
+	[qoslet-stamp]="--wait-source stamp"
+	[qoslet-rawtp]="--hook raw_tp"
+)
+declare -A SKIP=()     # config -> why it is not measured
+declare -A PROGS=()    # config -> BPF programs seen attached
+declare -A FAILS=()    # config -> number of blocks that could not measure
+declare -A RESULT=()   # "config,round" -> usecs/op, or "NA"
+declare -A FOREIGN=()  # "config,round" -> foreign tracing programs / busy processes
+ORDER=()               # round -> the order it ran in
+
+# The classic runqlat.bt from bpftrace's tools/, verbatim but for the
+# #define: it includes <linux/sched.h> for TASK_RUNNING, and kernel headers
+# are often not installed.
+# shellcheck disable=SC2016 # bpftrace's $ns, not the shell's
+RUNQLAT_BT='#define TASK_RUNNING 0
+
+BEGIN
+{
+	printf("Tracing CPU scheduler... Hit Ctrl-C to end.\n");
+}
+
+tracepoint:sched:sched_wakeup,
+tracepoint:sched:sched_wakeup_new
+{
+	@qtime[args->pid] = nsecs;
+}
+
+tracepoint:sched:sched_switch
+{
+	if (args->prev_state == TASK_RUNNING) {
+		@qtime[args->prev_pid] = nsecs;
+	}
+
+	$ns = @qtime[args->next_pid];
+	if ($ns) {
+		@usecs = hist((nsecs - $ns) / 1000);
+	}
+	delete(@qtime[args->next_pid]);
+}
+
+END
+{
+	clear(@qtime);
+}'
+
+if ! have "$PERF" || ! have taskset; then
+	echo "SKIP: needs perf and taskset (scripts/deps.sh installs linux-perf, util-linux)"
+	exit 77
+fi
+if [ "$CPU" -ge "$(nproc)" ]; then
+	echo "SKIP: CPU $CPU is not online here (nproc $(nproc))"
+	exit 77
+fi
+for c in qoslet qoslet-stamp qoslet-rawtp; do
+	if [ "$(id -u)" != 0 ]; then
+		SKIP[$c]="needs root (loads BPF programs)"
+	elif [ ! -x "$QOSLET" ]; then
+		SKIP[$c]="$QOSLET is missing (run make)"
+	fi
+done
+if [ "$(id -u)" != 0 ]; then
+	SKIP[bpftrace]="needs root (loads BPF programs)"
+elif ! have "$BPFTRACE"; then
+	SKIP[bpftrace]="bpftrace not found (scripts/deps.sh installs it)"
+fi
+if ! have "$BPFTOOL"; then
+	say "bpftool not found: attach is still awaited, but programs are not named in the report"
+fi
+for c in "${CONFIGS[@]}"; do
+	if [ -n "${SKIP[$c]:-}" ]; then
+		say "skipping $c: ${SKIP[$c]}"
+	fi
+done
+
+# ---------------------------------------------------------------- state
+
+TMP=$(mktemp -d /tmp/qoslet-ctxsw.XXXXXX)
+PIN_DIR=/sys/fs/bpf/qoslet-bench-$$
+TRACER_PID="" # the tracer this script started and has not reaped yet
+
+cleanup() {
+	local rc=$?
+	if [ -n "$TRACER_PID" ]; then
+		kill -KILL "$TRACER_PID" 2>/dev/null || true
+		wait "$TRACER_PID" 2>/dev/null || true
+	fi
+	# Only the maps qoslet pinned for this run, in this run's own directory.
+	if [ -d "$PIN_DIR" ]; then
+		rm -f "$PIN_DIR"/rq_hist "$PIN_DIR"/rq_blame "$PIN_DIR"/sched_drops
+		rmdir "$PIN_DIR" 2>/dev/null || true
+	fi
+	rm -rf "$TMP"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---------------------------------------------------------------- helpers
+
+# Program ids process $1 holds open (one per line).
+held_prog_ids() {
+	grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -un
+}
+
+# Number of BPF links process $1 holds.
+held_links() {
+	awk '/^link_id:/ { n++ } END { print n + 0 }' /proc/"$1"/fdinfo/* 2>/dev/null || true
+}
+
+prog_name() {
+	"$BPFTOOL" prog show id "$1" 2>/dev/null | sed -n '1s/.* name \([^ ]*\) .*/\1/p'
+}
+
+# Tracing programs (any kind that can sit on a scheduler hook) loaded by
+# anyone but process $1 ("" = anyone), as "id:name" words.
+foreign_progs() {
+	local mine=" " id
+	have "$BPFTOOL" || return 0
+	if [ -n "$1" ]; then
+		mine=" $(held_prog_ids "$1" | tr '\n' ' ')"
+	fi
+	"$BPFTOOL" prog show 2>/dev/null |
+		awk '/^[0-9]+: (tracing|raw_tracepoint|tracepoint|kprobe|perf_event) / {
+			sub(":", "", $1); for (i = 2; i < NF; i++) if ($i == "name") print $1 ":" $(i + 1) }' |
+		while IFS=: read -r id name; do
+			case $mine in *" $id "*) ;; *) printf '%s:%s ' "$id" "$name" ;; esac
+		done
+}
+
+busy_procs() {
+	local p
+	for p in "${BUSY_PROCS[@]}"; do
+		if pgrep -x "$p" >/dev/null 2>&1; then
+			printf '%s ' "$p"
+		fi
+	done
+}
+
+# "$1 $2", without the blanks either may end with.
+join2() {
+	local s="$1 $2"
+	s=${s%"${s##*[! ]}"}
+	echo "${s# }"
+}
+
+load1() {
+	cut -d' ' -f1 /proc/loadavg
+}
+
+# Waits up to $1 s for: no busy processes, no foreign tracing programs, and
+# load below LOAD_QUIET. Returns 1 (after warning) if that never happens.
+wait_quiet() {
+	local deadline=$((SECONDS + $1)) busy foreign
+	while :; do
+		busy=$(join2 "$(busy_procs)" "")
+		foreign=$(join2 "$(foreign_progs "")" "")
+		if [ -z "$busy$foreign" ] && awk -v l="$(load1)" -v m="$LOAD_QUIET" 'BEGIN { exit !(l < m) }'; then
+			return 0
+		fi
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			say "warning: machine not quiet (load $(load1)${busy:+, running: $busy}${foreign:+, foreign BPF: $foreign}); measuring anyway"
+			return 1
+		fi
+		say "waiting for a quiet machine (load $(load1)${busy:+, running: $busy}${foreign:+, foreign BPF: $foreign})"
+		sleep $((deadline - SECONDS < 30 ? deadline - SECONDS : 30))
+	done
+}
+
+# True while process $1 exists and is not a zombie.
+alive() {
+	local state
+	state=$(awk '{ print $3 }' /proc/"$1"/stat 2>/dev/null) || return 1
+	[ -n "$state" ] && [ "$state" != Z ]
+}
+
+# Starts config $1's tracer in the background: sets TRACER_PID.
+start_tracer() {
+	local log=$TMP/tracer.log
+	: >"$log"
+	case $1 in
+	qoslet*)
+		# shellcheck disable=SC2086 # ARGS holds separate words
+		"$QOSLET" runqlat ${ARGS[$1]} --pin-dir "$PIN_DIR" 3600 >/dev/null 2>"$log" &
+		;;
+	bpftrace)
+		"$BPFTRACE" -e "$RUNQLAT_BT" >"$log" 2>&1 &
+		;;
+	esac
+	TRACER_PID=$!
+}
+
+# Waits until the tracer started for config $1 is attached: qoslet holds
+# its BPF links (one per hook: 1, or 3 with stamp's wake-up hooks); bpftrace
+# has printed its BEGIN banner, which runs after every probe is attached.
+wait_attached() {
+	local deadline=$((SECONDS + ATTACH_TIMEOUT)) want
+	case $1 in
+	qoslet-stamp) want=3 ;;
+	*) want=1 ;;
+	esac
+	while alive "$TRACER_PID"; do
+		case $1 in
+		qoslet*) [ "$(held_links "$TRACER_PID")" -ge "$want" ] && return 0 ;;
+		bpftrace) grep -q '^Tracing CPU scheduler' "$TMP/tracer.log" && return 0 ;;
+		esac
+		[ "$SECONDS" -lt "$deadline" ] || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# Stops the tracer this script started (by pid) and reaps it.
+stop_tracer() {
+	local pid=$TRACER_PID i
+	[ -n "$pid" ] || return 0
+	kill -INT "$pid" 2>/dev/null || true
+	for ((i = 0; i < 100; i++)); do
+		alive "$pid" || break
+		sleep 0.1
+	done
+	if alive "$pid"; then
+		say "pid $pid ignored SIGINT for 10 s; killing it"
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" 2>/dev/null || true
+	TRACER_PID=""
+}
+
+# One perf run; prints usecs/op.
+pipe_usecs() {
+	taskset -c "$CPU" "$PERF" bench sched pipe -l "$LOOPS" 2>&1 |
+		awk '$2 == "usecs/op" { print $1; found = 1 } END { exit !found }'
+}
+
+# Config $1, round $2: one block.
+run_block() {
+	local c=$1 r=$2 v names="" id
+	if [ "$c" != baseline ]; then
+		start_tracer "$c"
+		if ! wait_attached "$c"; then
+			say "round $r: $c did not attach within ${ATTACH_TIMEOUT}s: $(tail -n 3 "$TMP/tracer.log" | tr '\n' ' ')"
+			stop_tracer
+			RESULT[$c,$r]=NA
+			FAILS[$c]=$((${FAILS[$c]:-0} + 1))
+			return 0
+		fi
+		if [ -z "${PROGS[$c]:-}" ] && have "$BPFTOOL"; then
+			for id in $(held_prog_ids "$TRACER_PID"); do
+				names+="$(prog_name "$id") "
+			done
+			PROGS[$c]=${names% }
+		fi
+		sleep 0.2 # let attach-time work (bpftrace's first poll, page faults) settle
+	fi
+	FOREIGN[$c,$r]=$(join2 "$(busy_procs)" "$(foreign_progs "$TRACER_PID")")
+	if v=$(pipe_usecs); then
+		RESULT[$c,$r]=$v
+	else
+		say "round $r: $c: perf bench printed no usecs/op"
+		RESULT[$c,$r]=NA
+		FAILS[$c]=$((${FAILS[$c]:-0} + 1))
+	fi
+	if [ "$c" != baseline ] && ! alive "$TRACER_PID"; then
+		say "round $r: $c: tracer exited during the block: $(tail -n 3 "$TMP/tracer.log" | tr '\n' ' ')"
+		RESULT[$c,$r]=NA
+		FAILS[$c]=$((${FAILS[$c]:-0} + 1))
+	fi
+	stop_tracer
+	say "round $r: $c ${RESULT[$c,$r]} usecs/op${FOREIGN[$c,$r]:+ (noise: ${FOREIGN[$c,$r]})}"
+}
+
+# Statistics over the numbers on stdin: "median min max n" (NA when empty).
+stats() {
+	sort -g | awk '{ v[n++] = $1 }
+		END {
+			if (!n) { print "NA NA NA 0"; exit }
+			m = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
+			printf "%.3f %.3f %.3f %d\n", m, v[0], v[n - 1], n
+		}'
+}
+
+values() {
+	local r
+	for ((r = 1; r <= ROUNDS; r++)); do
+		[ "${RESULT[$1,$r]:-NA}" = NA ] || echo "${RESULT[$1,$r]}"
+	done
+}
+
+# Per-round ratios config $1 / baseline, over rounds where both measured.
+paired_ratios() {
+	local r
+	for ((r = 1; r <= ROUNDS; r++)); do
+		local a=${RESULT[$1,$r]:-NA} b=${RESULT[baseline,$r]:-NA}
+		[ "$a" = NA ] || [ "$b" = NA ] || awk -v a="$a" -v b="$b" 'BEGIN { printf "%.4f\n", a / b }'
+	done
+}
+
+calc() {
+	awk "BEGIN { $1 }"
+}
+
+# ---------------------------------------------------------------- measure
+
+ACTIVE=()
+for c in "${CONFIGS[@]}"; do
+	[ -n "${SKIP[$c]:-}" ] || ACTIVE+=("$c")
+done
+N=${#ACTIVE[@]}
+
+QUIET=yes
+wait_quiet "$QUIET_WAIT" || QUIET=no
+LOAD_START=$(load1)
+START=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
+say "$ROUNDS rounds of ${ACTIVE[*]}; taskset -c $CPU perf bench sched pipe -l $LOOPS per block"
+
+pipe_usecs >/dev/null || true # warm-up, discarded
+for ((r = 1; r <= ROUNDS; r++)); do
+	order=()
+	for ((i = 0; i < N; i++)); do
+		order+=("${ACTIVE[$(((r - 1 + i) % N))]}")
+	done
+	ORDER[r]="${order[*]}"
+	for c in "${order[@]}"; do
+		run_block "$c" "$r"
+	done
+done
+LOAD_END=$(load1)
+
+# ---------------------------------------------------------------- report
+
+read -r BASE_MED _ _ BASE_N < <(values baseline | stats)
+CPU_MODEL=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+[ -n "$CPU_MODEL" ] || CPU_MODEL=$(uname -m)
+PERF_VERSION=$("$PERF" --version 2>/dev/null || echo unknown)
+BPFTRACE_VERSION=$("$BPFTRACE" --version 2>/dev/null || echo "bpftrace not installed")
+QOSLET_VERSION=$("$QOSLET" --version 2>/dev/null || echo "qoslet not built")
+TREE_VERSION=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
+# Speculation mitigations decide much of what a BPF program call costs.
+MITIGATIONS=$(for f in spectre_v2 retbleed spec_rstack_overflow; do
+	[ -r /sys/devices/system/cpu/vulnerabilities/$f ] &&
+		echo "$f: $(cat /sys/devices/system/cpu/vulnerabilities/$f)"
+done | paste -sd ';' - | sed 's/;/; /g')
+
+report() {
+	local c med min max n pmed pmin pmax ratio added ns verdict line r noisy=0
+	echo "# Context-switch overhead: perf bench sched pipe"
+	echo
+	echo "- Date: $START"
+	echo "- Kernel: $(uname -r)"
+	echo "- CPU: $CPU_MODEL; nproc $(nproc)"
+	echo "- Command: \`$CMDLINE\`"
+	echo "- Block: \`taskset -c $CPU perf bench sched pipe -l $LOOPS\` (both ends on CPU $CPU; one op = a round trip = 2 context switches)"
+	echo "- Rounds: $ROUNDS, each running every configuration once, starting one configuration later each round"
+	echo "- Tools: $PERF_VERSION; $BPFTRACE_VERSION; $QOSLET_VERSION (tree $TREE_VERSION)"
+	echo "- Mitigations: ${MITIGATIONS:-unknown}"
+	echo "- 1-minute load average: $LOAD_START at start, $LOAD_END at end; quiet at start: $QUIET"
+	echo
+	echo "| Configuration | BPF programs | Blocks | Median usecs/op | Min | Max | Ratio (median / baseline median) | Added | Added per switch | Per-round ratio, median (min-max) |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+	for c in "${CONFIGS[@]}"; do
+		if [ -n "${SKIP[$c]:-}" ]; then
+			echo "| ${LABEL[$c]} | skipped: ${SKIP[$c]} | 0 | | | | | | | |"
+			continue
+		fi
+		read -r med min max n < <(values "$c" | stats)
+		if [ "$n" = 0 ] || [ "$BASE_N" = 0 ]; then
+			echo "| ${LABEL[$c]} | ${PROGS[$c]:--} | 0 | failed | | | | | | |"
+			continue
+		fi
+		if [ "$c" = baseline ]; then
+			echo "| ${LABEL[$c]} | - | $n | $med | $min | $max | 1.000 | - | - | - |"
+			continue
+		fi
+		ratio=$(calc "printf \"%.3f\", $med / $BASE_MED")
+		added=$(calc "printf \"%+.1f%%\", ($med / $BASE_MED - 1) * 100")
+		ns=$(calc "printf \"%+.0f ns\", ($med - $BASE_MED) * 1000 / 2")
+		read -r pmed pmin pmax _ < <(paired_ratios "$c" | stats)
+		echo "| ${LABEL[$c]} | ${PROGS[$c]:-?} | $n | $med | $min | $max | $ratio | $added | $ns | $pmed ($pmin-$pmax) |"
+	done
+	echo
+	echo "Target: \"qoslet run-queue + blame probes: at most ${TARGET_PCT}% added\"."
+	echo
+	for c in qoslet qoslet-stamp qoslet-rawtp; do
+		line="- ${LABEL[$c]}: "
+		read -r med _ _ n < <(values "$c" | stats)
+		if [ -n "${SKIP[$c]:-}" ]; then
+			verdict="not measured (${SKIP[$c]})"
+		elif [ "$n" = 0 ] || [ "$BASE_N" = 0 ]; then
+			verdict="not measured (every block failed)"
+		else
+			added=$(calc "printf \"%.1f\", ($med / $BASE_MED - 1) * 100")
+			if calc "exit !($added <= $TARGET_PCT)"; then
+				verdict="**PASS** (${added}% added)"
+			else
+				verdict="**FAIL** (${added}% added)"
+			fi
+		fi
+		if [ "$c" = qoslet ]; then
+			echo "${line}${verdict}: this is what qoslet runs with by default on this kernel."
+		else
+			echo "${line}${verdict}"
+		fi
+	done
+	echo
+	echo "Medians are over blocks; \"Added per switch\" is the difference of medians spread over the two context switches of one op."
+	echo "The per-round ratio divides each block by the baseline block of the same round, a check that drift did not make the medians."
+	for c in "${CONFIGS[@]}"; do
+		if [ "${FAILS[$c]:-0}" -gt 0 ]; then
+			echo
+			echo "Note: ${FAILS[$c]} block(s) of $c could not be measured (see the raw numbers)."
+		fi
+	done
+	for key in "${!FOREIGN[@]}"; do
+		[ -z "${FOREIGN[$key]}" ] || noisy=$((noisy + 1))
+	done
+	if [ "$noisy" -gt 0 ]; then
+		echo
+		echo "Warning: $noisy block(s) ran while other load or other tracing BPF programs were present (marked * below); their numbers are less trustworthy."
+	fi
+	echo
+	echo "<details><summary>Raw usecs/op per block</summary>"
+	echo
+	printf '| Round | Order |'
+	for c in "${ACTIVE[@]}"; do printf ' %s |' "$c"; done
+	echo
+	printf '|---:|---|'
+	for c in "${ACTIVE[@]}"; do printf -- '---:|'; done
+	echo
+	for ((r = 1; r <= ROUNDS; r++)); do
+		printf '| %d | %s |' "$r" "${ORDER[r]// / → }"
+		for c in "${ACTIVE[@]}"; do
+			printf ' %s%s |' "${RESULT[$c,$r]:-NA}" "${FOREIGN[$c,$r]:+*}"
+		done
+		echo
+	done
+	echo
+	for key in "${!FOREIGN[@]}"; do
+		[ -z "${FOREIGN[$key]}" ] || echo "- \\* $key: ${FOREIGN[$key]}"
+	done | sort
+	echo
+	echo "The bpftrace script (bpftrace's tools/runqlat.bt, with TASK_RUNNING defined inline):"
+	echo
+	echo '```'
+	echo "$RUNQLAT_BT"
+	echo '```'
+	echo
+	echo "</details>"
+}
+
+if [ -n "$OUT" ]; then
+	report | tee "$OUT"
+else
+	report
+fi

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# scripts/bench/run.sh: runs every benchmark and writes its report to
+# docs/bench/NAME.md (`make bench` calls this after building build/qoslet).
+#
+#   ctxsw   context-switch cost with qoslet's sched probes attached
+#           (scripts/bench/ctxsw.sh) -> docs/bench/ctxsw.md
+#
+# A benchmark that cannot run here (exit 77: a tool is missing, not root)
+# is reported as skipped with its reason and leaves its report untouched; a
+# report is replaced only after a complete run. Exits 1 if any benchmark
+# failed. Prints one line per benchmark and a summary line.
+#
+# Environment:
+#   BENCH_ROUNDS      rounds of every configuration (default 7)
+#   BENCH_LOOPS       perf bench sched pipe loops per block (default 100000)
+#   BENCH_CPU         CPU the pipe benchmark is pinned to (default 0)
+#   BENCH_QUIET_WAIT  seconds to wait for a quiet machine first (default 120)
+#   BENCHES           space-separated benchmarks to run (default: all)
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+
+ROUNDS=${BENCH_ROUNDS:-7}
+LOOPS=${BENCH_LOOPS:-100000}
+CPU=${BENCH_CPU:-0}
+QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
+BENCHES=${BENCHES:-ctxsw}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "bench: not root: configurations that load BPF programs will be skipped" >&2
+fi
+
+ran=0
+failed=0
+skipped=0
+tmp=""
+trap '[ -z "$tmp" ] || rm -f "$tmp" "$tmp.stdout"' EXIT
+mkdir -p docs/bench
+
+for b in $BENCHES; do
+	out=docs/bench/$b.md
+	tmp=$(mktemp "docs/bench/.$b.md.XXXXXX")
+	rc=0
+	case $b in
+	ctxsw)
+		echo "bench: $b: taskset -c $CPU perf bench sched pipe -l $LOOPS, $ROUNDS rounds"
+		scripts/bench/ctxsw.sh -r "$ROUNDS" -l "$LOOPS" -c "$CPU" -q "$QUIET_WAIT" \
+			-o "$tmp" >"$tmp.stdout" || rc=$?
+		;;
+	*)
+		echo "bench: unknown benchmark '$b'" >&2
+		rc=2
+		;;
+	esac
+	case $rc in
+	0)
+		mv "$tmp" "$out"
+		rm -f "$tmp.stdout"
+		echo "bench: $b: wrote $out"
+		sed -n '/^| Configuration/,/^$/p;/^- qoslet/p' "$out"
+		ran=$((ran + 1))
+		;;
+	77)
+		echo "bench: $b: SKIP: $(sed -n 's/^SKIP: //p' "$tmp.stdout" | head -n 1)"
+		rm -f "$tmp" "$tmp.stdout"
+		skipped=$((skipped + 1))
+		;;
+	*)
+		echo "bench: $b: FAILED (exit $rc)" >&2
+		cat "$tmp.stdout" >&2 || true
+		rm -f "$tmp" "$tmp.stdout"
+		failed=$((failed + 1))
+		;;
+	esac
+done
+
+echo "bench: $ran ran, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

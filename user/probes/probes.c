@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "probes.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../log.h"
+#include "bpffs.h"
+#include "sched.h"
+
+static const struct probe_ops *const registry[PROBE_NR] = {
+	[PROBE_SCHED] = &sched_probe_ops,
+};
+
+struct probe_slot {
+	void *state;
+	bool on;
+	char why[160]; /* reason when off */
+};
+
+struct probe_set {
+	struct probe_slot slots[PROBE_NR];
+	char pin_dir[PATH_MAX];
+	int lock_fd;
+	bool owner;
+};
+
+static const char *const hook_names[] = {
+	[PROBE_HOOK_AUTO] = "auto",
+	[PROBE_HOOK_TP_BTF] = "tp_btf",
+	[PROBE_HOOK_RAW_TP] = "raw_tp",
+};
+
+static const char *const wait_names[] = {
+	[SCHED_WAIT_AUTO] = "auto",
+	[SCHED_WAIT_SCHED_INFO] = "sched_info",
+	[SCHED_WAIT_STAMP] = "stamp",
+};
+
+static const char *const throttle_names[] = {
+	[THROTTLE_AUTO] = "auto",
+	[THROTTLE_FENTRY] = "fentry",
+	[THROTTLE_TP_BTF] = "tp_btf",
+	[THROTTLE_CPUSTAT] = "cpustat",
+};
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+int probe_name_index(const char *const *names, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (names[i] && !strcmp(s, names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
+const char *probe_hook_name(enum probe_hook hook)
+{
+	return hook_names[hook];
+}
+
+int probe_hook_parse(const char *s, enum probe_hook *hook)
+{
+	int i = probe_name_index(hook_names, ARRAY_LEN(hook_names), s);
+
+	if (i < 0)
+		return i;
+	*hook = i;
+	return 0;
+}
+
+const char *sched_wait_name(enum sched_wait wait)
+{
+	return wait_names[wait];
+}
+
+int sched_wait_parse(const char *s, enum sched_wait *wait)
+{
+	int i = probe_name_index(wait_names, ARRAY_LEN(wait_names), s);
+
+	if (i < 0)
+		return i;
+	*wait = i;
+	return 0;
+}
+
+const char *throttle_source_name(enum throttle_source src)
+{
+	return throttle_names[src];
+}
+
+int throttle_source_parse(const char *s, enum throttle_source *src)
+{
+	int i = probe_name_index(throttle_names, ARRAY_LEN(throttle_names), s);
+
+	if (i < 0)
+		return i;
+	*src = i;
+	return 0;
+}
+
+int probe_set_open(struct probe_set **out, unsigned int want, const struct probe_opts *opts,
+		   const struct cgroup_fs *fs)
+{
+	struct probe_set *ps = calloc(1, sizeof(*ps));
+	struct probe_env env = {.fs = fs, .opts = opts};
+	int err = 0, n_on = 0;
+
+	if (!ps)
+		return -ENOMEM;
+	ps->lock_fd = -1;
+	snprintf(ps->pin_dir, sizeof(ps->pin_dir), "%s",
+		 opts->pin_dir ? opts->pin_dir : QOSLET_DEFAULT_PIN_DIR);
+	env.pin_dir = ps->pin_dir;
+	err = bpffs_prepare(ps->pin_dir);
+	if (err)
+		goto fail;
+	tracefs_prepare();
+	for (int id = 0; id < PROBE_NR; id++) {
+		struct probe_slot *slot = &ps->slots[id];
+
+		if (!(want & PROBE_BIT(id))) {
+			snprintf(slot->why, sizeof(slot->why), "not requested");
+			continue;
+		}
+		err = registry[id]->load(&slot->state, &env, slot->why, sizeof(slot->why));
+		if (err == -EOPNOTSUPP) {
+			log_warn("%s probe is off: %s", registry[id]->name, slot->why);
+			continue;
+		}
+		if (err)
+			goto fail;
+		slot->on = true;
+		n_on++;
+	}
+	if (!n_on) {
+		log_err("no probe could be loaded");
+		err = -EOPNOTSUPP;
+		goto fail;
+	}
+	err = probe_set_poll(ps);
+	if (err)
+		goto fail;
+	if (!ps->owner)
+		log_info("another qoslet process attached the probes; reading its maps");
+	*out = ps;
+	return 0;
+fail:
+	probe_set_close(ps);
+	return err;
+}
+
+void probe_set_close(struct probe_set *ps)
+{
+	if (!ps)
+		return;
+	for (int id = 0; id < PROBE_NR; id++)
+		if (ps->slots[id].on)
+			registry[id]->destroy(ps->slots[id].state);
+	if (ps->lock_fd >= 0)
+		close(ps->lock_fd);
+	free(ps);
+}
+
+int probe_set_poll(struct probe_set *ps)
+{
+	int locked;
+
+	if (ps->owner)
+		return 0;
+	locked = bpffs_try_lock(ps->pin_dir, &ps->lock_fd);
+	if (locked <= 0)
+		return locked;
+	for (int id = 0; id < PROBE_NR; id++) {
+		int err;
+
+		if (!ps->slots[id].on)
+			continue;
+		err = registry[id]->attach(ps->slots[id].state);
+		if (err) {
+			/* Give the lock back so that another process can try. */
+			close(ps->lock_fd);
+			ps->lock_fd = -1;
+			return err;
+		}
+	}
+	ps->owner = true;
+	return 0;
+}
+
+bool probe_set_owner(const struct probe_set *ps)
+{
+	return ps->owner;
+}
+
+int probe_set_read(struct probe_set *ps, struct snapshot *s)
+{
+	struct timespec ts;
+
+	memset(s, 0, sizeof(*s));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	s->ts_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	for (int id = 0; id < PROBE_NR; id++) {
+		int err;
+
+		if (!ps->slots[id].on)
+			continue;
+		err = registry[id]->read(ps->slots[id].state, s);
+		if (err) {
+			log_err("reading the %s probe failed: %s", registry[id]->name,
+				strerror(-err));
+			snapshot_free(s);
+			return err;
+		}
+	}
+	snapshot_finish(s);
+	return 0;
+}
+
+struct probe_status probe_set_status(const struct probe_set *ps, enum probe_id id)
+{
+	const struct probe_slot *slot = &ps->slots[id];
+
+	return (struct probe_status){
+		.name = registry[id]->name,
+		.on = slot->on,
+		.detail = slot->on ? registry[id]->path(slot->state) : slot->why,
+	};
+}

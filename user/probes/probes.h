@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The set of probes a command uses: opens each one that is wanted, keeps
+ * going without those the kernel cannot support (saying why), and reads
+ * them all into one snapshot.
+ *
+ * Several qoslet processes may run at once (the agent and an SRE's CLI):
+ * they share the pinned maps, and only the one holding a lock on the pin
+ * directory attaches programs, so no event is counted twice. The others
+ * read the same maps and take over attaching if the holder goes away.
+ */
+#ifndef QOSLET_PROBES_PROBES_H
+#define QOSLET_PROBES_PROBES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../cgroup.h"
+#include "../snapshot.h"
+
+#define QOSLET_DEFAULT_PIN_DIR "/sys/fs/bpf/qoslet"
+
+enum probe_id {
+	PROBE_SCHED = 0, /* run-queue latency and blame: user/probes/sched.c */
+	PROBE_CPI, /* CPU time and CPI per cgroup: user/probes/cpi.c */
+	PROBE_THROTTLE, /* CFS bandwidth throttling: user/probes/throttle.c */
+	PROBE_MEMSTALL, /* reclaim stalls and OOM kills: user/probes/memstall.c */
+	PROBE_PSI, /* pressure stall information: user/probes/psi.c */
+	PROBE_NR,
+};
+
+#define PROBE_BIT(id) (1u << (id))
+
+/* How BPF programs attach, for every probe that has the choice. */
+enum probe_hook {
+	PROBE_HOOK_AUTO = 0, /* the cheapest the kernel accepts */
+	PROBE_HOOK_TP_BTF,
+	PROBE_HOOK_RAW_TP,
+};
+
+/* Where the sched probe takes a wait's start from. */
+enum sched_wait {
+	SCHED_WAIT_AUTO = 0, /* sched_info where the kernel has it, else stamp */
+	SCHED_WAIT_SCHED_INFO,
+	SCHED_WAIT_STAMP,
+};
+
+/* Where the throttle probe takes its numbers from. */
+enum throttle_source {
+	THROTTLE_AUTO = 0, /* the best the kernel allows, in this order: */
+	THROTTLE_FENTRY, /* fentry on throttle_cfs_rq/unthrottle_cfs_rq */
+	THROTTLE_TP_BTF, /* sched_switch, reading cfs_rq throttle state */
+	THROTTLE_CPUSTAT, /* polling cpu.stat */
+};
+
+/* Everything a user can choose about the probes (command-line options). */
+struct probe_opts {
+	const char *pin_dir; /* NULL: QOSLET_DEFAULT_PIN_DIR */
+	enum probe_hook hook;
+	enum sched_wait wait;
+	/*
+	 * CPI events: NULL or "auto" (cycles,instructions where the PMU has
+	 * them, else the software stand-ins), "software" (force the
+	 * stand-ins), or "CYCLES_EVENT,INSTRUCTIONS_EVENT" in libpfm4 names.
+	 */
+	const char *cpi_events;
+	enum throttle_source throttle;
+};
+
+/* What a probe gets when it loads. */
+struct probe_env {
+	const struct cgroup_fs *fs;
+	const struct probe_opts *opts;
+	const char *pin_dir; /* resolved */
+};
+
+/* One probe. Its functions log their own errors. */
+struct probe_ops {
+	const char *name;
+	/*
+	 * Loads (and pins) without attaching. -EOPNOTSUPP means the kernel
+	 * lacks what the probe needs: `why` says what, and the rest runs on.
+	 */
+	int (*load)(void **state, const struct probe_env *env, char *why, size_t whylen);
+	int (*attach)(void *state); /* only in the process holding the lock */
+	int (*read)(void *state, struct snapshot *s);
+	/* The path in use, for reports: e.g. "tp_btf, sched_info". */
+	const char *(*path)(const void *state);
+	void (*destroy)(void *state);
+};
+
+struct probe_status {
+	const char *name;
+	bool on;
+	const char *detail; /* path when on, reason when off */
+};
+
+struct probe_set;
+
+/*
+ * Mounts bpffs/tracefs if needed and loads each probe in `want` (PROBE_BIT
+ * mask). A probe the kernel cannot support is left off with a warning;
+ * other failures are errors (-errno), as is having no probe at all.
+ */
+int probe_set_open(struct probe_set **out, unsigned int want, const struct probe_opts *opts,
+		   const struct cgroup_fs *fs);
+void probe_set_close(struct probe_set *ps);
+
+/* Attaches every loaded probe if no other qoslet process has (retried each call). */
+int probe_set_poll(struct probe_set *ps);
+
+/* True when this process attached the programs; false when another did. */
+bool probe_set_owner(const struct probe_set *ps);
+
+/* Reads every probe that is on into s (cumulative), finished and sorted. */
+int probe_set_read(struct probe_set *ps, struct snapshot *s);
+
+/* Status of probe `id`, whether wanted or not (not wanted: off, "not requested"). */
+struct probe_status probe_set_status(const struct probe_set *ps, enum probe_id id);
+
+/* Names for the option values; the parsers return -EINVAL for unknown words. */
+const char *probe_hook_name(enum probe_hook hook);
+int probe_hook_parse(const char *s, enum probe_hook *hook);
+const char *sched_wait_name(enum sched_wait wait);
+int sched_wait_parse(const char *s, enum sched_wait *wait);
+const char *throttle_source_name(enum throttle_source src);
+int throttle_source_parse(const char *s, enum throttle_source *src);
+
+/* Index of `s` in `names`, or -EINVAL: the option parsers' common step. */
+int probe_name_index(const char *const *names, size_t n, const char *s);
+
+#endif
