@@ -6,7 +6,7 @@ BUILD := build
 CLANG ?= clang
 BPFTOOL ?= bpftool
 CC ?= cc
-PKGS := libbpf libelf zlib jansson
+PKGS := libbpf libelf zlib jansson ncursesw
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 # A fresh machine lacks the toolchain and libraries: install them (as root)
@@ -27,7 +27,8 @@ CFLAGS ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-DQOSLET_VERSION='"$(VERSION)"' -I$(BUILD)/skel -Iuser \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+# libpfm4 (cpi probe event names) ships no pkg-config file.
+LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpfm -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Ivmlinux/$(ARCH) -Ibpf
 

@@ -68,6 +68,7 @@ int cgroup_fs_detect(struct cgroup_fs *fs, const char *mountinfo_path)
 	}
 	fclose(f);
 
+	snprintf(fs->v2_root, sizeof(fs->v2_root), "%s", v2);
 	if (v2[0] && (v2_has_cpu(v2) || !v1cpu[0])) {
 		fs->mode = QOSLET_CGROUP_V2;
 		snprintf(fs->root, sizeof(fs->root), "%s", v2);

@@ -16,6 +16,7 @@ struct cgroup_fs {
 	enum qoslet_cgroup_mode mode;
 	int hierarchy_id; /* as in /proc/PID/cgroup: 0 for v2 */
 	char root[PATH_MAX]; /* mount point of that hierarchy */
+	char v2_root[PATH_MAX]; /* the cgroup2 mount ("" if none): PSI files live there */
 };
 
 /*

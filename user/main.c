@@ -4,9 +4,14 @@
 #include <string.h>
 
 #include "cli/blame.h"
+#include "cli/cpi.h"
+#include "cli/memstall.h"
 #include "cli/runqlat.h"
+#include "cli/throttle.h"
+#include "cli/top.h"
 
-static const struct view_ops *const views[] = {&runqlat_view, &blame_view};
+static const struct view_ops *const views[] = {&top_view, &runqlat_view,  &blame_view,
+					       &cpi_view, &memstall_view, &throttle_view};
 #define N_VIEWS (sizeof(views) / sizeof(views[0]))
 
 static void usage(FILE *out)

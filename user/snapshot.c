@@ -225,6 +225,7 @@ int snapshot_delta(struct snapshot *out, const struct snapshot *now, const struc
 {
 	memset(out, 0, sizeof(*out));
 	out->ts_ns = now->ts_ns;
+	out->cpi_hardware = now->cpi_hardware;
 	out->cap_cgroups = now->n_cgroups ? now->n_cgroups : 1;
 	out->cap_blame = now->n_blame ? now->n_blame : 1;
 	out->cgroups = calloc(out->cap_cgroups, sizeof(*out->cgroups));
@@ -243,5 +244,10 @@ int snapshot_delta(struct snapshot *out, const struct snapshot *now, const struc
 	}
 	for (int i = 0; i < SCHED_DROP_NR; i++)
 		out->sched_drops[i] = dc(now->sched_drops[i], before->sched_drops[i]);
+	out->cpi_mode = now->cpi_mode;
+	for (int i = 0; i < CPI_DROP_NR; i++)
+		out->cpi_drops[i] = dc(now->cpi_drops[i], before->cpi_drops[i]);
+	for (int i = 0; i < MEMSTALL_DROP_NR; i++)
+		out->memstall_drops[i] = dc(now->memstall_drops[i], before->memstall_drops[i]);
 	return 0;
 }

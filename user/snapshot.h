@@ -8,11 +8,14 @@
 #ifndef QOSLET_SNAPSHOT_H
 #define QOSLET_SNAPSHOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "hist.h"
 #include "../bpf/sched.h"
+#include "../bpf/cpi.h"
+#include "../bpf/memstall.h"
 
 /* Which parts of a cg_sample hold data (a probe that is off leaves its part unset). */
 enum cg_part {
@@ -94,6 +97,11 @@ struct snapshot {
 	struct blame_sample *blame; /* sorted by (victim, culprit) */
 	size_t n_blame, cap_blame;
 	uint64_t sched_drops[SCHED_DROP_NR];
+	uint32_t cpi_mode;		    /* enum cpi_mode of the attaching process (a label) */
+	uint64_t cpi_drops[CPI_DROP_NR]; /* cpi probe: slices not published */
+	uint64_t memstall_drops[MEMSTALL_DROP_NR]; /* enum memstall_drop */
+	/* The CPI part counts cycles/instructions (else software stand-ins, not CPI). */
+	bool cpi_hardware;
 	struct oom_event *ooms; /* drained at this reading, oldest first */
 	size_t n_ooms, cap_ooms;
 };

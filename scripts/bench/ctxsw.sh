@@ -31,8 +31,9 @@
 #   -l LOOPS   perf bench sched pipe loops per block (default 100000)
 #   -c CPU     the CPU both pipe ends are pinned to (default 0)
 #   -q SECS    first wait up to SECS for a quiet machine: no stress-ng,
-#              dutycycle or cyclictest, no foreign tracing BPF programs and
-#              a 1-minute load average below 0.5 (default 0: check, warn)
+#              dutycycle or cyclictest, no foreign tracing BPF programs, BPF
+#              run-time stats off and a 1-minute load average below 0.5
+#              (default 0: check, warn). Every block records what it saw.
 #   -o FILE    also write the markdown report to FILE
 #
 # Environment: QOSLET (default build/qoslet of this tree), PERF, BPFTRACE,
@@ -104,6 +105,13 @@ declare -A ARGS=(
 	[qoslet]=""
 	[qoslet-stamp]="--wait-source stamp"
 	[qoslet-rawtp]="--hook raw_tp"
+)
+# The scheduler programs each qoslet configuration must have attached, by
+# name suffix (the default may fall back from tp_btf's btf_* to raw_tp's raw_*).
+declare -A WANT=(
+	[qoslet]="_switch"
+	[qoslet-stamp]="_switch _wakeup _wakeup_new"
+	[qoslet-rawtp]="raw_switch"
 )
 declare -A SKIP=()     # config -> why it is not measured
 declare -A PROGS=()    # config -> BPF programs seen attached
@@ -188,11 +196,8 @@ cleanup() {
 		kill -KILL "$TRACER_PID" 2>/dev/null || true
 		wait "$TRACER_PID" 2>/dev/null || true
 	fi
-	# Only the maps qoslet pinned for this run, in this run's own directory.
-	if [ -d "$PIN_DIR" ]; then
-		rm -f "$PIN_DIR"/rq_hist "$PIN_DIR"/rq_blame "$PIN_DIR"/sched_drops
-		rmdir "$PIN_DIR" 2>/dev/null || true
-	fi
+	# This run's own pin directory (its name holds this script's pid).
+	rm -rf "$PIN_DIR"
 	rm -rf "$TMP"
 	exit "$rc"
 }
@@ -240,11 +245,18 @@ busy_procs() {
 	done
 }
 
-# "$1 $2", without the blanks either may end with.
+# "$1 $2" with runs of blanks squeezed and none at either end.
 join2() {
-	local s="$1 $2"
-	s=${s%"${s##*[! ]}"}
-	echo "${s# }"
+	echo "$1 $2" | tr -s ' ' | sed 's/^ //; s/ $//'
+}
+
+# BPF run-time statistics (kernel.bpf_stats_enabled, turned on by a sysctl or
+# by any process holding a BPF_ENABLE_STATS fd) add two clock reads to every
+# BPF program run, so they inflate exactly what this benchmark measures.
+bpf_stats() {
+	if [ "$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)" != 0 ]; then
+		echo bpf_stats_enabled
+	fi
 }
 
 load1() {
@@ -256,7 +268,7 @@ load1() {
 wait_quiet() {
 	local deadline=$((SECONDS + $1)) busy foreign
 	while :; do
-		busy=$(join2 "$(busy_procs)" "")
+		busy=$(join2 "$(busy_procs)" "$(bpf_stats)")
 		foreign=$(join2 "$(foreign_progs "")" "")
 		if [ -z "$busy$foreign" ] && awk -v l="$(load1)" -v m="$LOAD_QUIET" 'BEGIN { exit !(l < m) }'; then
 			return 0
@@ -284,7 +296,7 @@ start_tracer() {
 	case $1 in
 	qoslet*)
 		# shellcheck disable=SC2086 # ARGS holds separate words
-		"$QOSLET" runqlat ${ARGS[$1]} --pin-dir "$PIN_DIR" 3600 >/dev/null 2>"$log" &
+		"$QOSLET" runqlat -v ${ARGS[$1]} --pin-dir "$PIN_DIR" 3600 >/dev/null 2>"$log" &
 		;;
 	bpftrace)
 		"$BPFTRACE" -e "$RUNQLAT_BT" >"$log" 2>&1 &
@@ -293,18 +305,40 @@ start_tracer() {
 	TRACER_PID=$!
 }
 
-# Waits until the tracer started for config $1 is attached: qoslet holds
-# its BPF links (one per hook: 1, or 3 with stamp's wake-up hooks); bpftrace
-# has printed its BEGIN banner, which runs after every probe is attached.
+# Names of the BPF programs process $1 holds, space-separated.
+held_prog_names() {
+	local id names=""
+	for id in $(held_prog_ids "$1"); do
+		names+="$(prog_name "$id") "
+	done
+	echo "${names% }"
+}
+
+# Waits until the tracer started for config $1 is attached. qoslet: it holds
+# the scheduler programs of the config (WANT) and a link for every program
+# it holds (load comes before attach); without bpftool, a link per program
+# and then a second. bpftrace: its BEGIN banner is out, and BEGIN runs after
+# every probe is attached.
 wait_attached() {
-	local deadline=$((SECONDS + ATTACH_TIMEOUT)) want
-	case $1 in
-	qoslet-stamp) want=3 ;;
-	*) want=1 ;;
-	esac
+	local deadline=$((SECONDS + ATTACH_TIMEOUT)) progs links names w ok
 	while alive "$TRACER_PID"; do
 		case $1 in
-		qoslet*) [ "$(held_links "$TRACER_PID")" -ge "$want" ] && return 0 ;;
+		qoslet*)
+			progs=$(held_prog_ids "$TRACER_PID" | wc -l)
+			links=$(held_links "$TRACER_PID")
+			if [ "$progs" -gt 0 ] && [ "$links" -ge "$progs" ]; then
+				if ! have "$BPFTOOL"; then
+					sleep 1
+					return 0
+				fi
+				names=" $(held_prog_names "$TRACER_PID") "
+				ok=1
+				for w in ${WANT[$1]}; do
+					[[ $names == *"$w "* ]] || ok=0
+				done
+				[ "$ok" = 0 ] || return 0
+			fi
+			;;
 		bpftrace) grep -q '^Tracing CPU scheduler' "$TMP/tracer.log" && return 0 ;;
 		esac
 		[ "$SECONDS" -lt "$deadline" ] || return 1
@@ -338,7 +372,7 @@ pipe_usecs() {
 
 # Config $1, round $2: one block.
 run_block() {
-	local c=$1 r=$2 v names="" id
+	local c=$1 r=$2 v mode
 	if [ "$c" != baseline ]; then
 		start_tracer "$c"
 		if ! wait_attached "$c"; then
@@ -349,14 +383,14 @@ run_block() {
 			return 0
 		fi
 		if [ -z "${PROGS[$c]:-}" ] && have "$BPFTOOL"; then
-			for id in $(held_prog_ids "$TRACER_PID"); do
-				names+="$(prog_name "$id") "
-			done
-			PROGS[$c]=${names% }
+			PROGS[$c]=$(held_prog_names "$TRACER_PID")
+			# qoslet -v says which hook and wait source it chose.
+			mode=$(sed -n 's/.*sched probe: attached \{0,1\}[(]\{0,1\}\([^)]*\).*/\1/p' "$TMP/tracer.log" | head -n 1)
+			[ -z "$mode" ] || PROGS[$c]+=" (qoslet -v: $mode)"
 		fi
 		sleep 0.2 # let attach-time work (bpftrace's first poll, page faults) settle
 	fi
-	FOREIGN[$c,$r]=$(join2 "$(busy_procs)" "$(foreign_progs "$TRACER_PID")")
+	FOREIGN[$c,$r]=$(join2 "$(busy_procs) $(bpf_stats)" "$(foreign_progs "$TRACER_PID")")
 	if v=$(pipe_usecs); then
 		RESULT[$c,$r]=$v
 	else

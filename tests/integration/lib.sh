@@ -100,10 +100,12 @@ test_setup() {
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	trap 'exit 129' HUP
+	# Set only once created: cleanup must never remove what it did not make.
+	mkdir "$CG_ROOT/qoslet-test-$tag" || fail "cannot create $CG_ROOT/qoslet-test-$tag"
 	TEST_PARENT=$CG_ROOT/qoslet-test-$tag
 	TEST_PARENT_REL=/qoslet-test-$tag
+	[ ! -e "/sys/fs/bpf/qoslet-test-$tag" ] || fail "/sys/fs/bpf/qoslet-test-$tag already exists"
 	PIN_DIR=/sys/fs/bpf/qoslet-test-$tag
-	mkdir "$TEST_PARENT" || fail "cannot create $TEST_PARENT"
 	log "parent cgroup $TEST_PARENT, pin dir $PIN_DIR"
 }
 
@@ -318,6 +320,15 @@ json_cgroup() {
 		 | map(select(.path == $p)) | .[0] // null' "$file"
 }
 
+# The attach hook and wait source an interval reports (contract: top-level
+# "hook" and "wait_source"), one per line of JSON-lines FILE.
+json_hook() {
+	jq -r '.hook' "$1"
+}
+json_wait_source() {
+	jq -r '.wait_source' "$1"
+}
+
 # jq FILTER over object JSON (a string); prints the result raw.
 jget() {
 	echo "$1" | jq -r "$2"
@@ -364,12 +375,21 @@ ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "inf"; else printf "%.4f\n", a / b }'
 }
 
+# _place PID CPU [CG]: pins one of our background processes to CPU and, if
+# CG is given (one of the test's cgroups), moves it there.
+_place() {
+	taskset -pc "$2" "$1" >/dev/null
+	if [ -n "${3:-}" ]; then
+		echo "$1" >"$3/cgroup.procs" || fail "cannot move $1 into $3"
+	fi
+}
+
 # Samples /proc/PID/schedstat every ~20 ms into FILE, in the background,
-# pinned to CPU, as lines "<unix seconds> <run_delay ns> <pcount>": run_delay
+# pinned to CPU (and in cgroup CG if given), as lines "<unix seconds> <run_delay ns> <pcount>": run_delay
 # is the time the task spent waiting on a run queue, pcount the number of
 # times it was switched in (each switch-in ends one wait).
 schedstat_sampler() {
-	local pid=$1 file=$2 cpu=$3
+	local pid=$1 file=$2 cpu=$3 cg=${4:-}
 	(
 		exec {fd}<> <(:)
 		while [ -r "/proc/$pid/schedstat" ]; do
@@ -379,7 +399,7 @@ schedstat_sampler() {
 		done
 	) >"$file" 2>/dev/null &
 	BG_PIDS+=("$!")
-	taskset -pc "$cpu" "$!" >/dev/null
+	_place "$!" "$cpu" "$cg"
 }
 
 # schedstat_at FILE T FIELD: field (run_delay or pcount) at unix time T,
@@ -397,6 +417,41 @@ schedstat_at() {
 		END {
 			if (!have0 || !have1) { print "nan"; exit 1 }
 			printf "%.0f\n", d0 + (d1 - d0) * (t - t0) / (t1 - t0)
+		}' "$1"
+}
+
+# Samples CPU's busy and total time (/proc/stat, in USER_HZ ticks) every
+# ~100 ms into FILE as lines "<unix seconds> <busy> <total>", in the
+# background, pinned to PIN_CPU (and in cgroup CG if given).
+cpu_sampler() {
+	local cpu=$1 file=$2 pin_cpu=$3 cg=${4:-}
+	(
+		exec {fd}<> <(:)
+		while :; do
+			t=$EPOCHREALTIME
+			while read -r name user nice system idle iowait irq softirq steal _; do
+				if [ "$name" = "cpu$cpu" ]; then
+					busy=$((user + nice + system + irq + softirq + steal))
+					echo "$t $busy $((busy + idle + iowait))"
+					break
+				fi
+			done </proc/stat
+			read -r -t 0.1 -u "$fd" _ || true
+		done
+	) >"$file" 2>/dev/null &
+	BG_PIDS+=("$!")
+	_place "$!" "$pin_cpu" "$cg"
+}
+
+# Fraction of time the CPU sampled in FILE (cpu_sampler) was busy between
+# unix times T0 and T1, from the samples just outside that window.
+cpu_busy_between() {
+	awk -v t0="$2" -v t1="$3" '
+		$1 <= t0 { b0 = $2; a0 = $3; h0 = 1 }
+		$1 >= t1 && !h1 { b1 = $2; a1 = $3; h1 = 1 }
+		END {
+			if (!h0 || !h1 || a1 == a0) { print "nan"; exit 1 }
+			printf "%.3f\n", (b1 - b0) / (a1 - a0)
 		}' "$1"
 }
 

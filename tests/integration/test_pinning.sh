@@ -36,8 +36,8 @@ schedstat_sampler "$CG_PID" "$TMP/e.schedstat" 1
 # FILE that lies within [MIN_START, MAX_END], one per line.
 rates() {
 	jq -r --arg p "$E_REL" --argjson lo "${2:-0}" --argjson hi "${3:-1e18}" '
-		select(.ts - .interval_s >= $lo and .ts <= $hi)
-		| ((.cgroups // []) | map(select(.path == $p)) | .[0].count // 0) / .interval_s' "$1"
+		select(.ts - (.interval_s // 1) >= $lo and .ts <= $hi)
+		| ((.cgroups // []) | map(select(.path == $p)) | .[0].count // 0) / (.interval_s // 1)' "$1"
 }
 
 # ratios FILE [MIN_START [MAX_END]]: for each interval of FILE within the
@@ -46,8 +46,8 @@ rates() {
 # every wait is counted once, 2 when counted twice, whatever the node's load.
 ratios() {
 	jq -r --arg p "$E_REL" --argjson lo "${2:-0}" --argjson hi "${3:-1e18}" '
-		select(.ts - .interval_s >= $lo and .ts <= $hi)
-		| "\(.ts - .interval_s) \(.ts) \((.cgroups // []) | map(select(.path == $p)) | .[0].count // 0)"' "$1" |
+		select(.ts - (.interval_s // 1) >= $lo and .ts <= $hi)
+		| "\(.ts - (.interval_s // 1)) \(.ts) \((.cgroups // []) | map(select(.path == $p)) | .[0].count // 0)"' "$1" |
 		awk -v sf="$TMP/e.schedstat" '
 		BEGIN { while ((getline line < sf) > 0) { split(line, f, " "); n++; T[n] = f[1]; P[n] = f[3] } }
 		function at(t, i) {
@@ -158,7 +158,7 @@ wait_lines "$TMP/i2.out" $((n + 4)) "$I2" 20
 # The take-over happens at instance 2's next poll (once per interval): skip
 # the interval it falls in, then every wait must be counted again, once.
 log "phase 3 (instance 2 alone): $(rates "$TMP/i2.out" "$T4" | tr '\n' ' ')waits/s;" \
-	"hooks $(jq -r .hook "$TMP/i2.out" | uniq -c | tr -s ' \n' ' ')"
+	"hooks $(json_hook "$TMP/i2.out" | uniq -c | tr -s ' \n' ' ')"
 # shellcheck disable=SC2046
 assert_counted_once "phase 3, instance 2 after instance 1 exited" \
 	$(ratios "$TMP/i2.out" "$(plus "$T4" 1.0)")
@@ -181,10 +181,10 @@ for src in $sources; do
 			-c "$TEST_PARENT_REL" 1 2 >"$out" 2>"${out%.out}.err" || rc=$?
 		[ "$rc" = 0 ] || fail "qoslet runqlat $what exited $rc: $(cat "${out%.out}.err")"
 		assert_json_lines "$out"
-		assert_eq "$(jq -r .hook "$out" | sort -u | tr '\n' ' ')" "$hook " \
+		assert_eq "$(json_hook "$out" | sort -u | tr '\n' ' ')" "$hook " \
 			"$what reports \"hook\":\"$hook\""
 		if [ "$src" != default ]; then
-			assert_eq "$(jq -r .wait_source "$out" | sort -u | tr '\n' ' ')" "$src " \
+			assert_eq "$(json_wait_source "$out" | sort -u | tr '\n' ' ')" "$src " \
 				"$what reports \"wait_source\":\"$src\""
 		fi
 		# shellcheck disable=SC2046

@@ -43,7 +43,7 @@ static void test_defaults(void **state)
 	assert_false(a.help);
 	assert_true(a.interval_s > 0);
 	assert_int_equal(a.count, 0);
-	assert_int_equal(a.probe.hook, SCHED_HOOK_AUTO);
+	assert_int_equal(a.probe.hook, PROBE_HOOK_AUTO);
 	assert_int_equal(a.probe.wait, SCHED_WAIT_AUTO);
 	assert_null(a.probe.pin_dir);
 }
@@ -57,7 +57,7 @@ static const struct ok_case {
 	bool json, help;
 	double interval_s; /* 0: the default */
 	long count;
-	enum sched_hook hook;
+	enum probe_hook hook;
 	enum sched_wait wait;
 	const char *pin_dir;
 } ok_cases[] = {
@@ -70,10 +70,10 @@ static const struct ok_case {
 	{"-j", {"-j", NULL}, .json = true},
 	{"-h", {"-h", NULL}, .help = true},
 	{"--help", {"--help", NULL}, .help = true},
-	{"--hook auto", {"--hook", "auto", NULL}, .hook = SCHED_HOOK_AUTO},
-	{"--hook tp_btf", {"--hook", "tp_btf", NULL}, .hook = SCHED_HOOK_TP_BTF},
-	{"--hook raw_tp", {"--hook", "raw_tp", NULL}, .hook = SCHED_HOOK_RAW_TP},
-	{"--hook=raw_tp", {"--hook=raw_tp", NULL}, .hook = SCHED_HOOK_RAW_TP},
+	{"--hook auto", {"--hook", "auto", NULL}, .hook = PROBE_HOOK_AUTO},
+	{"--hook tp_btf", {"--hook", "tp_btf", NULL}, .hook = PROBE_HOOK_TP_BTF},
+	{"--hook raw_tp", {"--hook", "raw_tp", NULL}, .hook = PROBE_HOOK_RAW_TP},
+	{"--hook=raw_tp", {"--hook=raw_tp", NULL}, .hook = PROBE_HOOK_RAW_TP},
 	{"--wait-source auto", {"--wait-source", "auto", NULL}, .wait = SCHED_WAIT_AUTO},
 	{"--wait-source sched_info",
 	 {"--wait-source", "sched_info", NULL},
@@ -92,7 +92,7 @@ static const struct ok_case {
 	 .json = true,
 	 .interval_s = 0.25,
 	 .count = 4,
-	 .hook = SCHED_HOOK_TP_BTF,
+	 .hook = PROBE_HOOK_TP_BTF,
 	 .pin_dir = "/p"},
 };
 

@@ -24,13 +24,14 @@ struct snap_spec {
 	size_t n_cg;
 	struct blame_sample blame[MAX_ENTRIES];
 	size_t n_blame;
-	uint64_t drops[SCHED_DROP_NR];
+	uint64_t sched_drops[SCHED_DROP_NR];
 };
 
 static void cg_from_spec(struct cg_sample *cg, const struct cg_spec *spec)
 {
 	memset(cg, 0, sizeof(*cg));
 	cg->id = spec->id;
+	cg->parts = CG_RQ;
 	cg->rq.slots[0] = spec->slot0;
 	cg->rq.slots[5] = spec->slot5;
 	cg->rq.count = spec->slot0 + spec->slot5;
@@ -51,7 +52,7 @@ static void snap_build(struct snapshot *s, const struct snap_spec *spec)
 	memcpy(s->blame, spec->blame, spec->n_blame * sizeof(*s->blame));
 	s->n_cgroups = spec->n_cg;
 	s->n_blame = spec->n_blame;
-	memcpy(s->drops, spec->drops, sizeof(s->drops));
+	memcpy(s->sched_drops, spec->sched_drops, sizeof(s->sched_drops));
 }
 
 static void snap_assert_equal(const char *name, const struct snapshot *got,
@@ -84,10 +85,10 @@ static void snap_assert_equal(const char *name, const struct snapshot *got,
 				(unsigned long long)w->count);
 	}
 	for (int i = 0; i < SCHED_DROP_NR; i++)
-		if (got->drops[i] != want->drops[i])
+		if (got->sched_drops[i] != want->sched_drops[i])
 			fail_msg("%s: drops[%d] %llu, want %llu", name, i,
-				 (unsigned long long)got->drops[i],
-				 (unsigned long long)want->drops[i]);
+				 (unsigned long long)got->sched_drops[i],
+				 (unsigned long long)want->sched_drops[i]);
 }
 
 static void test_sort(void **state)
@@ -108,7 +109,7 @@ static void test_sort(void **state)
 						      pairs[i][0] * 100 + pairs[i][1], i + 1};
 	snap_build(&s, &spec);
 
-	snapshot_sort(&s);
+	snapshot_finish(&s);
 
 	assert_int_equal(s.n_cgroups, ARRAY_LEN(ids));
 	for (size_t i = 0; i < ARRAY_LEN(sorted_ids); i++) {
@@ -133,7 +134,7 @@ static void test_sort_empty(void **state)
 
 	(void)state;
 	memset(&s, 0, sizeof(s));
-	snapshot_sort(&s);
+	snapshot_finish(&s);
 	assert_int_equal(s.n_cgroups, 0);
 	assert_int_equal(s.n_blame, 0);
 	snapshot_free(&s);
@@ -183,9 +184,9 @@ static const struct delta_case {
 	},
 	{
 		"drops",
-		{.drops = {1, 0, 5}},
-		{.drops = {4, 0, 5}},
-		{.drops = {3, 0, 0}},
+		{.sched_drops = {1, 0, 5}},
+		{.sched_drops = {4, 0, 5}},
+		{.sched_drops = {3, 0, 0}},
 	},
 	{
 		"everything at once",
@@ -193,17 +194,17 @@ static const struct delta_case {
 		 .n_cg = 2,
 		 .blame = {{5, 1, 10, 1}},
 		 .n_blame = 1,
-		 .drops = {0, 2, 0}},
+		 .sched_drops = {0, 2, 0}},
 		{.cg = {{1, 1, 1, 10}, {5, 6, 0, 12}, {6, 0, 3, 60}},
 		 .n_cg = 3,
 		 .blame = {{5, 1, 25, 3}, {6, 0, 4, 1}},
 		 .n_blame = 2,
-		 .drops = {0, 3, 1}},
+		 .sched_drops = {0, 3, 1}},
 		{.cg = {{5, 2, 0, 4}, {6, 0, 3, 60}},
 		 .n_cg = 2,
 		 .blame = {{5, 1, 15, 2}, {6, 0, 4, 1}},
 		 .n_blame = 2,
-		 .drops = {0, 1, 1}},
+		 .sched_drops = {0, 1, 1}},
 	},
 };
 
@@ -239,7 +240,7 @@ static void test_delta_self(void **state)
 		.n_cg = 2,
 		.blame = {{1, 2, 30, 3}},
 		.n_blame = 1,
-		.drops = {7, 8, 9},
+		.sched_drops = {7, 8, 9},
 	};
 	const struct snap_spec empty = {.n_cg = 0};
 	struct snapshot s, out;
@@ -283,12 +284,74 @@ static void test_free_arrays(void **state)
 	snapshot_free(&s);
 }
 
+/* Two probes report one cgroup: finish() keeps one record holding both parts. */
+static void test_finish_merges_parts(void **state)
+{
+	struct snapshot s = {0};
+	struct cg_sample *a, *b, *c;
+
+	(void)state;
+	a = snapshot_add(&s, 7);
+	assert_non_null(a);
+	a->parts = CG_RQ;
+	a->rq.count = 3;
+	b = snapshot_add(&s, 5);
+	assert_non_null(b);
+	b->parts = CG_RQ;
+	c = snapshot_add(&s, 7);
+	assert_non_null(c);
+	c->parts = CG_CPU;
+	c->cpu.cpu_ns = 42;
+	snapshot_finish(&s);
+	assert_int_equal(s.n_cgroups, 2);
+	assert_int_equal(s.cgroups[0].id, 5);
+	assert_int_equal(s.cgroups[1].id, 7);
+	assert_int_equal(s.cgroups[1].parts, CG_RQ | CG_CPU);
+	assert_int_equal(s.cgroups[1].rq.count, 3);
+	assert_int_equal(s.cgroups[1].cpu.cpu_ns, 42);
+	assert_ptr_equal(snapshot_find(&s, 7), &s.cgroups[1]);
+	assert_null(snapshot_find(&s, 6));
+	snapshot_free(&s);
+}
+
+/* Counters subtract, gauges carry, and a cgroup active in one part only is kept. */
+static void test_delta_parts(void **state)
+{
+	struct snapshot before = {0}, now = {0}, out;
+	struct cg_sample *cg;
+
+	(void)state;
+	cg = snapshot_add(&before, 9);
+	cg->parts = CG_THROTTLE | CG_PSI;
+	cg->throttle.nr_periods = 10;
+	cg->throttle.nr_throttled = 4;
+	cg->psi.some[PSI_CPU].total_us = 100;
+	cg = snapshot_add(&now, 9);
+	cg->parts = CG_THROTTLE | CG_PSI;
+	cg->throttle.nr_periods = 25;
+	cg->throttle.nr_throttled = 9;
+	cg->psi.some[PSI_CPU].total_us = 160;
+	cg->psi.some[PSI_CPU].avg10 = 1.5;
+	snapshot_finish(&before);
+	snapshot_finish(&now);
+	assert_int_equal(snapshot_delta(&out, &now, &before), 0);
+	assert_int_equal(out.n_cgroups, 1);
+	assert_int_equal(out.cgroups[0].throttle.nr_periods, 15);
+	assert_int_equal(out.cgroups[0].throttle.nr_throttled, 5);
+	assert_int_equal(out.cgroups[0].psi.some[PSI_CPU].total_us, 60);
+	assert_true(out.cgroups[0].psi.some[PSI_CPU].avg10 == 1.5);
+	snapshot_free(&out);
+	snapshot_free(&before);
+	snapshot_free(&now);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sort),	    cmocka_unit_test(test_sort_empty),
 		cmocka_unit_test(test_delta_table), cmocka_unit_test(test_delta_self),
-		cmocka_unit_test(test_free_arrays),
+		cmocka_unit_test(test_free_arrays), cmocka_unit_test(test_finish_merges_parts),
+		cmocka_unit_test(test_delta_parts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,6 +2,7 @@
 #include "view.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,9 +124,21 @@ static int resolve_filters(struct view *v)
 	return 0;
 }
 
+bool view_stopping(void)
+{
+	return stop;
+}
+
+bool view_sleep_until(const struct timespec *deadline)
+{
+	while (!stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, deadline, NULL) == EINTR)
+		;
+	return stop;
+}
+
 static int run_loop(const struct view_ops *ops, struct view *v)
 {
-	struct snapshot before, now, delta;
+	struct snapshot before, now, delta = {0};
 	uint64_t step = (uint64_t)(v->args.interval_s * 1e9);
 	struct timespec next;
 	long printed = 0;
@@ -140,23 +153,19 @@ static int run_loop(const struct view_ops *ops, struct view *v)
 		next.tv_sec = t / 1000000000ULL;
 		next.tv_nsec = t % 1000000000ULL;
 		/* Absolute deadlines: intervals do not drift by the time we spend. */
-		while (!stop &&
-		       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
-			;
-		if (stop)
+		if (ops->wait ? ops->wait(v, &next, delta.ts_ns ? &delta : NULL)
+			      : view_sleep_until(&next))
 			break;
 		probe_set_poll(v->probes);
 		err = probe_set_read(v->probes, &now);
-		if (err) {
-			snapshot_free(&before);
-			return 1;
-		}
+		if (err)
+			break;
+		snapshot_free(&delta);
 		err = snapshot_delta(&delta, &now, &before);
 		if (err) {
 			log_err("out of memory");
-			snapshot_free(&before);
 			snapshot_free(&now);
-			return 1;
+			break;
 		}
 		v->interval_ns = now.ts_ns - before.ts_ns;
 		for (int i = 0; i < SCHED_DROP_NR; i++)
@@ -166,14 +175,14 @@ static int run_loop(const struct view_ops *ops, struct view *v)
 					"memory); raise the map size",
 					(unsigned long long)delta.sched_drops[i], i);
 		ops->render(v, &delta, stdout);
-		snapshot_free(&delta);
 		snapshot_free(&before);
 		before = now;
 		if (v->args.count && ++printed >= v->args.count)
 			break;
 	}
+	snapshot_free(&delta);
 	snapshot_free(&before);
-	return 0;
+	return err ? 1 : 0;
 }
 
 int view_main(const struct view_ops *ops, int argc, char **argv)

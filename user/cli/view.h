@@ -8,6 +8,8 @@
 #define QOSLET_CLI_VIEW_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <time.h>
 #include <stdio.h>
 
 #include "../cgroup.h"
@@ -32,6 +34,12 @@ struct view_ops {
 	const char *usage;   /* text before the shared options in --help */
 	unsigned int probes; /* PROBE_BIT mask of the probes the view reads */
 	void (*render)(struct view *v, const struct snapshot *delta, FILE *out);
+	/*
+	 * Optional: waits until the absolute CLOCK_MONOTONIC deadline instead
+	 * of sleeping, e.g. to handle keys and re-render `last` (the previous
+	 * interval, NULL before the first). Returns true to stop.
+	 */
+	bool (*wait)(struct view *v, const struct timespec *deadline, const struct snapshot *last);
 };
 
 /* Runs a view to completion; returns the process exit status. */
@@ -55,6 +63,12 @@ json_t *view_json_header(struct view *v, const struct snapshot *delta);
 
 /* Prints a JSON object as one line and releases it. */
 void view_json_emit(json_t *obj, FILE *out);
+
+/* Sleeps until an absolute CLOCK_MONOTONIC deadline; true when SIGINT/SIGTERM asked to stop. */
+bool view_sleep_until(const struct timespec *deadline);
+
+/* True once SIGINT or SIGTERM asked the view to stop. */
+bool view_stopping(void);
 
 /* Formats nanoseconds for people: "850 ns", "12.3 us", "4.56 ms", "1.20 s". */
 const char *view_fmt_ns(double ns, char *buf, size_t size);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "bpffs.h"
 
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -91,4 +92,18 @@ int bpffs_try_lock(const char *pin_dir, int *fd)
 	if (!flock(*fd, LOCK_EX | LOCK_NB))
 		return 1;
 	return errno == EWOULDBLOCK ? 0 : -errno;
+}
+
+int bpffs_set_pins(struct bpf_map *const *maps, size_t n, const char *pin_dir)
+{
+	for (size_t i = 0; i < n; i++) {
+		char path[PATH_MAX];
+		int err;
+
+		snprintf(path, sizeof(path), "%s/%s", pin_dir, bpf_map__name(maps[i]));
+		err = bpf_map__set_pin_path(maps[i], path);
+		if (err)
+			return err;
+	}
+	return 0;
 }

@@ -3,6 +3,8 @@
 #ifndef QOSLET_PROBES_BPFFS_H
 #define QOSLET_PROBES_BPFFS_H
 
+#include <stddef.h>
+
 /*
  * Makes `pin_dir` exist on a bpf filesystem, mounting bpffs on
  * /sys/fs/bpf first when nothing is mounted there (fresh machines).
@@ -20,5 +22,13 @@ void tracefs_prepare(void);
  * first use and kept.
  */
 int bpffs_try_lock(const char *pin_dir, int *fd);
+
+struct bpf_map;
+
+/*
+ * Sets each map's pin path to pin_dir/<map name>, before load: libbpf then
+ * reuses a compatible pinned map or pins the new one. 0 or -errno.
+ */
+int bpffs_set_pins(struct bpf_map *const *maps, size_t n, const char *pin_dir);
 
 #endif

@@ -11,4 +11,11 @@
  */
 bool kernel_struct_has_member(const char *s, const char *m);
 
+/*
+ * Does tracepoint `tp` pass a `struct s *` as its argument `arg` (0-based,
+ * as BPF_PROG sees them)? Read from the btf_trace_<tp> typedef; false when
+ * it does not, or when kernel BTF cannot be read.
+ */
+bool kernel_tp_arg_is_struct_ptr(const char *tp, int arg, const char *s);
+
 #endif

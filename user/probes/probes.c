@@ -11,10 +11,18 @@
 
 #include "../log.h"
 #include "bpffs.h"
+#include "cpi.h"
+#include "memstall.h"
+#include "psi.h"
 #include "sched.h"
+#include "throttle.h"
 
 static const struct probe_ops *const registry[PROBE_NR] = {
 	[PROBE_SCHED] = &sched_probe_ops,
+	[PROBE_CPI] = &cpi_probe_ops,
+	[PROBE_MEMSTALL] = &memstall_probe_ops,
+	[PROBE_PSI] = &psi_probe_ops,
+	[PROBE_THROTTLE] = &throttle_probe_ops,
 };
 
 struct probe_slot {

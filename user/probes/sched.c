@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "../log.h"
+#include "bpffs.h"
 #include "kernel_btf.h"
+#include "percpu_map.h"
 #include "sched.skel.h"
 
 struct sched_probe {
@@ -26,16 +28,7 @@ static int set_pins(struct sched_bpf *skel, const char *pin_dir)
 {
 	struct bpf_map *maps[] = {skel->maps.rq_hist, skel->maps.rq_blame, skel->maps.sched_drops};
 
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		char path[PATH_MAX];
-		int err;
-
-		snprintf(path, sizeof(path), "%s/%s", pin_dir, bpf_map__name(maps[i]));
-		err = bpf_map__set_pin_path(maps[i], path);
-		if (err)
-			return err;
-	}
-	return 0;
+	return bpffs_set_pins(maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
 }
 
 /* Opens and loads the skeleton with only `hook`'s programs enabled. */
@@ -167,51 +160,6 @@ static const char *sched_path(const void *state)
 	return ((const struct sched_probe *)state)->path;
 }
 
-/*
- * Reads a per-CPU hash in batches of BATCH entries, folding each entry's
- * per-CPU values with `fold`. Chunked so the buffer stays small however
- * many CPUs and entries there are.
- */
-#define BATCH 128
-
-typedef int (*fold_fn)(void *ctx, const void *key, const void *percpu_vals, int ncpus);
-
-static int read_percpu_map(int fd, size_t key_size, size_t val_size, int ncpus, fold_fn fold,
-			   void *ctx)
-{
-	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	char in_batch[16], out_batch[16]; /* holds one key of the map: u64 or blame_key */
-	void *keys = malloc(BATCH * key_size), *vals = malloc((size_t)BATCH * val_size * ncpus);
-	bool first = true;
-	int err = 0;
-
-	if (!keys || !vals) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		__u32 n = BATCH;
-		int ret = bpf_map_lookup_batch(fd, first ? NULL : in_batch, out_batch, keys, vals,
-					       &n, &opts);
-
-		if (ret && errno != ENOENT) {
-			err = -errno;
-			break;
-		}
-		for (__u32 i = 0; i < n && !err; i++)
-			err = fold(ctx, (char *)keys + i * key_size,
-				   (char *)vals + (size_t)i * val_size * ncpus, ncpus);
-		if (ret || err) /* ENOENT: that was the last batch */
-			break;
-		memcpy(in_batch, out_batch, sizeof(in_batch));
-		first = false;
-	}
-out:
-	free(keys);
-	free(vals);
-	return err;
-}
-
 static int fold_hist(void *ctx, const void *key, const void *vals, int ncpus)
 {
 	struct cg_sample *cg = snapshot_add(ctx, *(const __u64 *)key);
@@ -237,32 +185,19 @@ static int fold_blame(void *ctx, const void *key, const void *vals, int ncpus)
 	return snapshot_add_blame(ctx, &b);
 }
 
-static int read_drops(struct sched_probe *p, struct snapshot *s)
-{
-	__u64 vals[p->ncpus];
-
-	for (__u32 i = 0; i < SCHED_DROP_NR; i++) {
-		if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.sched_drops), &i, vals))
-			return -errno;
-		s->sched_drops[i] = 0;
-		for (int cpu = 0; cpu < p->ncpus; cpu++)
-			s->sched_drops[i] += vals[cpu];
-	}
-	return 0;
-}
-
 static int sched_read(void *state, struct snapshot *s)
 {
 	struct sched_probe *p = state;
 	int err;
 
-	err = read_percpu_map(bpf_map__fd(p->skel->maps.rq_hist), sizeof(__u64),
+	err = percpu_map_read(bpf_map__fd(p->skel->maps.rq_hist), sizeof(__u64),
 			      sizeof(struct lat_hist), p->ncpus, fold_hist, s);
 	if (!err)
-		err = read_percpu_map(bpf_map__fd(p->skel->maps.rq_blame), sizeof(struct blame_key),
+		err = percpu_map_read(bpf_map__fd(p->skel->maps.rq_blame), sizeof(struct blame_key),
 				      sizeof(struct blame_val), p->ncpus, fold_blame, s);
 	if (!err)
-		err = read_drops(p, s);
+		err = percpu_counters_read(bpf_map__fd(p->skel->maps.sched_drops), SCHED_DROP_NR,
+					   p->ncpus, s->sched_drops);
 	return err;
 }
 

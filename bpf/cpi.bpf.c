@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * CPU time and CPI per cgroup, from one pair of counting perf events per
+ * CPU (not per CPU and container, as koordlet does).
+ *
+ * At every context switch the CPU's two events are read: what they grew by
+ * since the previous switch on this CPU happened while `prev` ran, so it is
+ * charged to prev's cgroup, with the time since that switch (cpu_ns). The
+ * idle task is charged nothing. Both counter deltas are published together
+ * or not at all: a slice whose reading failed at either end, or whose event
+ * never reached the PMU, is counted in cpi_drops instead of half-published.
+ *
+ * User space opens the events (hardware cycles/instructions, or software
+ * stand-ins) and fills the two perf event arrays, index = CPU.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "cpi.h"
+#include "cgroup_id.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+_Static_assert(sizeof(struct cpi_reading) == sizeof(struct bpf_perf_event_value),
+	       "cpi_reading mirrors bpf_perf_event_value");
+
+/* Set by user space before load: false when no counter event could be opened. */
+const volatile bool counters_on = true;
+
+/* max_entries 0: libbpf sizes perf event arrays to the possible CPUs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(int));
+	__uint(value_size, sizeof(int));
+} cpi_num_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(int));
+	__uint(value_size, sizeof(int));
+} cpi_den_events SEC(".maps");
+
+/* This CPU's state at its previous switch. */
+struct cpi_last {
+	__u64 ts; /* 0: no switch seen yet on this CPU */
+	struct cpi_reading num, den;
+	bool have_counts; /* num and den hold a successful reading */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpi_last);
+} cpi_last SEC(".maps");
+
+/* Per-CPU for the reasons rq_hist is (bpf/sched.bpf.c): no atomics, no bouncing. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, struct cpi_val);
+} cpi_usage SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CPI_DROP_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} cpi_drops SEC(".maps");
+
+/*
+ * The mode of the attaching process (enum cpi_mode), written by it before
+ * it attaches: a process that only reads labels the numbers by this, not
+ * by what it would have chosen itself.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cpi_info SEC(".maps");
+
+static __always_inline void count_drop(__u32 why)
+{
+	__u64 *n = bpf_map_lookup_elem(&cpi_drops, &why);
+
+	if (n)
+		(*n)++;
+}
+
+static __always_inline void charge(__u64 cgid, const struct cpi_val *d)
+{
+	struct cpi_val *v = bpf_map_lookup_elem(&cpi_usage, &cgid);
+
+	if (!v) {
+		/* The first slice initialises the entry: nothing to add to. */
+		if (bpf_map_update_elem(&cpi_usage, &cgid, d, BPF_NOEXIST) &&
+		    !(v = bpf_map_lookup_elem(&cpi_usage, &cgid)))
+			count_drop(CPI_DROP_MAP_FULL);
+		if (!v)
+			return;
+	}
+	v->cpu_ns += d->cpu_ns;
+	v->numerator += d->numerator;
+	v->denominator += d->denominator;
+}
+
+/* Both events of this CPU, or false when either read fails. */
+static __always_inline bool read_counts(struct cpi_reading *num, struct cpi_reading *den)
+{
+	return !bpf_perf_event_read_value(&cpi_num_events, BPF_F_CURRENT_CPU, (void *)num,
+					  sizeof(*num)) &&
+	       !bpf_perf_event_read_value(&cpi_den_events, BPF_F_CURRENT_CPU, (void *)den,
+					  sizeof(*den));
+}
+
+/* The counter deltas of the slice, or false (and counted) when there are none. */
+static __always_inline bool slice_counts(const struct cpi_last *last, bool have,
+					 const struct cpi_reading *num,
+					 const struct cpi_reading *den, struct cpi_val *d)
+{
+	if (!have || !last->have_counts) {
+		count_drop(CPI_DROP_READ);
+		return false;
+	}
+	if (!cpi_event_delta(&last->num, num, &d->numerator) ||
+	    !cpi_event_delta(&last->den, den, &d->denominator)) {
+		count_drop(CPI_DROP_NOT_COUNTED);
+		d->numerator = d->denominator = 0;
+		return false;
+	}
+	return true;
+}
+
+static __always_inline void on_switch(struct task_struct *prev, bool btf)
+{
+	struct cpi_reading num = {}, den = {};
+	__u32 zero = 0;
+	struct cpi_last *last = bpf_map_lookup_elem(&cpi_last, &zero);
+	__u64 now = bpf_ktime_get_ns();
+	bool have = counters_on && read_counts(&num, &den);
+	__u32 tid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
+
+	if (!last)
+		return;
+	if (tid && last->ts) {
+		struct cpi_val d = {.cpu_ns = now - last->ts};
+
+		if (counters_on)
+			slice_counts(last, have, &num, &den, &d);
+		charge(btf ? task_cgroup_id_btf(prev) : task_cgroup_id_raw(prev), &d);
+	}
+	/* A failed read leaves no baseline: the next slice is dropped, not mischarged. */
+	last->ts = now;
+	last->num = num;
+	last->den = den;
+	last->have_counts = have;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(btf_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(prev, true);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(prev, false);
+	return 0;
+}
+
+/* A removed cgroup's entry leaves the map with it, so churn cannot fill the map. */
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(btf_cgroup_rmdir, struct cgroup *cgrp, const char *path)
+{
+	__u64 id = cgrp->kn->id;
+
+	if (cgroup_is_ours_btf(cgrp))
+		bpf_map_delete_elem(&cpi_usage, &id);
+	return 0;
+}
+
+SEC("raw_tp/cgroup_rmdir")
+int BPF_PROG(raw_cgroup_rmdir, struct cgroup *cgrp, const char *path)
+{
+	__u64 id = BPF_CORE_READ(cgrp, kn, id);
+
+	if (cgroup_is_ours_raw(cgrp))
+		bpf_map_delete_elem(&cpi_usage, &id);
+	return 0;
+}

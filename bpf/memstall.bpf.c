@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Memory stalls per cgroup: how long tasks were stuck reclaiming memory,
+ * and which cgroups lost tasks to the OOM killer.
+ *
+ * Both reclaim paths run in the context of the task that needs the memory,
+ * so the stall is charged to current's cgroup:
+ *   - direct reclaim (the page allocator found the node short of free
+ *     pages): mm_vmscan_direct_reclaim_begin/end;
+ *   - memcg reclaim (a charge hit the memory cgroup's limit, or memory.high
+ *     on the way back to user space): mm_vmscan_memcg_reclaim_begin/end.
+ * Neither nests in the other (reclaim runs with PF_MEMALLOC), but each kind
+ * gets its own stamp so a lost end cannot corrupt the other kind.
+ *
+ * OOM kills come from oom:mark_victim, which names the victim task (6.8+:
+ * the task itself; older kernels pass only a pid, and user space leaves the
+ * OOM part off there). Each kill is counted in the victim's cgroup (the
+ * shared truth every reader sees) and sent as an event through a ring
+ * buffer (consumed by whichever process reads it first).
+ *
+ * Every hook exists twice, tp_btf and raw_tp, as in bpf/sched.bpf.c.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "memstall.h"
+#include "cgroup_id.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+enum stall_kind { STALL_DIRECT = 0, STALL_MEMCG, STALL_NR };
+
+struct stall_stamps {
+	__u64 begin[STALL_NR]; /* 0: not in a stall of that kind */
+};
+
+/* tp_btf: the begin stamps live with the task (no pid hash, no delete). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct stall_stamps);
+} stall_stamp SEC(".maps");
+
+/*
+ * raw_tp: keyed by thread id. A stamp lives only for one reclaim pass
+ * (microseconds to seconds); the LRU retires threads that exited mid-stall,
+ * and this many tasks reclaiming at the same instant is far beyond any node.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct stall_stamps);
+} stall_stamp_tid SEC(".maps");
+
+/* Per-CPU like sched's rq_hist: no atomics, no shared cache lines. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, struct memstall_cg);
+} memstall_cg SEC(".maps");
+
+/* OOM kills are rare; this holds thousands of events between two reads. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} memstall_oom SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MEMSTALL_DROP_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} memstall_drops SEC(".maps");
+
+static __always_inline void count_drop(__u32 why)
+{
+	__u64 *n = bpf_map_lookup_elem(&memstall_drops, &why);
+
+	if (n)
+		(*n)++;
+}
+
+/*
+ * `btf` is a constant after inlining, as in bpf/sched.bpf.c: true on tp_btf
+ * (BTF-typed current task, plain loads), false on raw_tp (CO-RE reads).
+ */
+static __always_inline struct stall_stamps *stamps_of_current(bool btf, bool create)
+{
+	struct stall_stamps *st;
+	__u32 tid;
+
+	if (btf)
+		return bpf_task_storage_get(&stall_stamp, bpf_get_current_task_btf(), 0,
+					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	tid = (__u32)bpf_get_current_pid_tgid();
+	st = bpf_map_lookup_elem(&stall_stamp_tid, &tid);
+	if (!st && create) {
+		static const struct stall_stamps zero;
+
+		bpf_map_update_elem(&stall_stamp_tid, &tid, &zero, BPF_ANY);
+		st = bpf_map_lookup_elem(&stall_stamp_tid, &tid);
+	}
+	return st;
+}
+
+static __always_inline __u64 current_cgroup_id(bool btf)
+{
+	if (btf)
+		return task_cgroup_id_btf(bpf_get_current_task_btf());
+	return task_cgroup_id_raw((struct task_struct *)bpf_get_current_task());
+}
+
+/* The cgroup's per-CPU record, created on first use; NULL (counted) when full. */
+static __always_inline struct memstall_cg *cg_record(__u64 cgid)
+{
+	struct memstall_cg *v = bpf_map_lookup_elem(&memstall_cg, &cgid);
+
+	if (!v) {
+		static const struct memstall_cg zero;
+
+		bpf_map_update_elem(&memstall_cg, &cgid, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&memstall_cg, &cgid);
+		if (!v)
+			count_drop(MEMSTALL_DROP_MAP_FULL);
+	}
+	return v;
+}
+
+static __always_inline void stall_begin(enum stall_kind kind, bool btf)
+{
+	struct stall_stamps *st = stamps_of_current(btf, true);
+
+	if (!st) {
+		count_drop(MEMSTALL_DROP_NO_STORAGE);
+		return;
+	}
+	st->begin[kind] = bpf_ktime_get_ns();
+}
+
+static __always_inline void stall_end(enum stall_kind kind, bool btf)
+{
+	struct stall_stamps *st = stamps_of_current(btf, false);
+	struct memstall_cg *v;
+	__u64 delta;
+
+	/* No stamp: the stall began before the probe was attached. */
+	if (!st || !st->begin[kind])
+		return;
+	delta = bpf_ktime_get_ns() - st->begin[kind];
+	st->begin[kind] = 0;
+	v = cg_record(current_cgroup_id(btf));
+	if (v)
+		lat_hist_add(kind == STALL_DIRECT ? &v->direct : &v->memcg, delta);
+}
+
+static __always_inline void on_oom_victim(struct task_struct *task, bool btf)
+{
+	__u64 cgid = btf ? task_cgroup_id_btf(task) : task_cgroup_id_raw(task);
+	struct memstall_cg *v = cg_record(cgid);
+	struct memstall_oom *e;
+
+	if (v)
+		v->oom_kills++;
+	e = bpf_ringbuf_reserve(&memstall_oom, sizeof(*e), 0);
+	if (!e) {
+		count_drop(MEMSTALL_DROP_RINGBUF_FULL);
+		return;
+	}
+	e->ts_ns = bpf_ktime_get_ns();
+	e->cgroup_id = cgid;
+	e->pid = btf ? task->tgid : BPF_CORE_READ(task, tgid);
+	e->tid = btf ? task->pid : BPF_CORE_READ(task, pid);
+	/* OOM kills are rare: one helper call is fine on either path. */
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), &task->comm);
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/mm_vmscan_direct_reclaim_begin")
+int BPF_PROG(btf_direct_begin)
+{
+	stall_begin(STALL_DIRECT, true);
+	return 0;
+}
+
+SEC("tp_btf/mm_vmscan_direct_reclaim_end")
+int BPF_PROG(btf_direct_end)
+{
+	stall_end(STALL_DIRECT, true);
+	return 0;
+}
+
+SEC("tp_btf/mm_vmscan_memcg_reclaim_begin")
+int BPF_PROG(btf_memcg_begin)
+{
+	stall_begin(STALL_MEMCG, true);
+	return 0;
+}
+
+SEC("tp_btf/mm_vmscan_memcg_reclaim_end")
+int BPF_PROG(btf_memcg_end)
+{
+	stall_end(STALL_MEMCG, true);
+	return 0;
+}
+
+SEC("tp_btf/mark_victim")
+int BPF_PROG(btf_mark_victim, struct task_struct *task)
+{
+	on_oom_victim(task, true);
+	return 0;
+}
+
+SEC("raw_tp/mm_vmscan_direct_reclaim_begin")
+int BPF_PROG(raw_direct_begin)
+{
+	stall_begin(STALL_DIRECT, false);
+	return 0;
+}
+
+SEC("raw_tp/mm_vmscan_direct_reclaim_end")
+int BPF_PROG(raw_direct_end)
+{
+	stall_end(STALL_DIRECT, false);
+	return 0;
+}
+
+SEC("raw_tp/mm_vmscan_memcg_reclaim_begin")
+int BPF_PROG(raw_memcg_begin)
+{
+	stall_begin(STALL_MEMCG, false);
+	return 0;
+}
+
+SEC("raw_tp/mm_vmscan_memcg_reclaim_end")
+int BPF_PROG(raw_memcg_end)
+{
+	stall_end(STALL_MEMCG, false);
+	return 0;
+}
+
+SEC("raw_tp/mark_victim")
+int BPF_PROG(raw_mark_victim, struct task_struct *task)
+{
+	on_oom_victim(task, false);
+	return 0;
+}
+
+/* A removed cgroup's record leaves the map with it (see bpf/sched.bpf.c). */
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(btf_cgroup_rmdir, struct cgroup *cgrp, const char *path)
+{
+	__u64 id = cgrp->kn->id;
+
+	if (cgroup_is_ours_btf(cgrp))
+		bpf_map_delete_elem(&memstall_cg, &id);
+	return 0;
+}
+
+SEC("raw_tp/cgroup_rmdir")
+int BPF_PROG(raw_cgroup_rmdir, struct cgroup *cgrp, const char *path)
+{
+	__u64 id = BPF_CORE_READ(cgrp, kn, id);
+
+	if (cgroup_is_ours_raw(cgrp))
+		bpf_map_delete_elem(&memstall_cg, &id);
+	return 0;
+}

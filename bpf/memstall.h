@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Layouts shared by bpf/memstall.bpf.c and user space: reclaim stalls and
+ * OOM kills per cgroup, and the OOM events streamed through a ring buffer.
+ */
+#ifndef QOSLET_BPF_MEMSTALL_H
+#define QOSLET_BPF_MEMSTALL_H
+
+#include "lat_hist.h"
+
+/* The value of memstall_cg[cgroup id], one per CPU. */
+struct memstall_cg {
+	struct lat_hist direct; /* mm_vmscan_direct_reclaim_begin .. _end */
+	struct lat_hist memcg;	/* mm_vmscan_memcg_reclaim_begin .. _end */
+	__u64 oom_kills;	/* oom:mark_victim with a victim in this cgroup */
+};
+
+/* One OOM kill, as the ring buffer carries it. */
+struct memstall_oom {
+	__u64 ts_ns;	 /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 cgroup_id; /* the victim's cgroup (qoslet's identity) */
+	__u32 pid;	 /* the victim's thread-group id */
+	__u32 tid;	 /* the victim thread the kernel marked */
+	char comm[16];
+};
+
+/* Per-CPU counters of events the probe could not record (never silent). */
+enum memstall_drop {
+	MEMSTALL_DROP_MAP_FULL = 0, /* memstall_cg had no room for a new cgroup */
+	MEMSTALL_DROP_NO_STORAGE,   /* no slot for a task's begin stamp */
+	MEMSTALL_DROP_RINGBUF_FULL, /* an OOM event found the ring buffer full */
+	MEMSTALL_DROP_NR,
+};
+
+#endif

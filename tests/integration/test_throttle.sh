@@ -1,0 +1,139 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# CFS throttling against the kernel's own counters. A cgroup held to 10% of a
+# CPU by its quota (10 ms per 100 ms period) spins without pause, so it is
+# throttled in nearly every period. For each event source that loads here
+# (tp_btf: the sched_switch programs, also their raw_tp twins with --hook
+# raw_tp; cpustat: polling alone), one 5 s
+# interval of `qoslet throttle -j`:
+#   - lists exactly the limited cgroup (its parent has no quota);
+#   - nr_periods/nr_throttled/throttled_ns lie within the cgroup's cpu.stat
+#     deltas read around the run, and throttled time is plausible: most of the
+#     interval, 50-100 ms per throttled period;
+#   - events (the probe's own count) agree with nr_throttled within 10%
+#     (tp_btf), or are 0 (cpustat).
+# Forcing fentry either passes the same checks (where fentry loads) or fails
+# with a clear reason; auto reports the path it chose.
+# shellcheck disable=SC2016 # jq filters are single-quoted
+set -euo pipefail
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmds jq taskset
+require_binaries
+test_setup
+
+INTERVAL=5
+LOAD_S=60 # the spinner exits by itself even if cleanup never runs
+
+# The test's subtree outweighs the rest of the node, so other work cannot keep
+# the spinner from using its quota (then it would not be throttled).
+cg_weight "$TEST_PARENT" 10240
+LIM=$TEST_PARENT/limited
+mkdir "$LIM" || fail "cannot create $LIM"
+if [ -e "$LIM/cpu.cfs_quota_us" ]; then
+	echo 100000 >"$LIM/cpu.cfs_period_us"
+	echo 10000 >"$LIM/cpu.cfs_quota_us"
+	TIME_KEY=throttled_time TIME_SCALE=1
+elif [ -e "$LIM/cpu.max" ]; then
+	echo "10000 100000" >"$LIM/cpu.max"
+	TIME_KEY=throttled_usec TIME_SCALE=1000
+else
+	skip "kernel without CONFIG_CFS_BANDWIDTH (no cpu.cfs_quota_us nor cpu.max)"
+fi
+LIM_REL=$(cg_rel "$LIM")
+LIM_ID=$(cg_id "$LIM")
+log "limited cgroup $LIM_REL ($LIM_ID): 10 ms per 100 ms"
+
+cg_run "$LIM" 0 "$DUTYCYCLE" 1000 0 "$LOAD_S"
+sleep 1 # steady state: throttled every period
+
+# stat KEY: the limited cgroup's cpu.stat field, times in ns.
+stat() {
+	local v
+	v=$(awk -v k="$1" '$1 == k { print $2 }' "$LIM/cpu.stat")
+	[ "$1" = "$TIME_KEY" ] && v=$((v * TIME_SCALE))
+	echo "$v"
+}
+
+# run_source SRC [OPTION...]: one interval with --throttle-source SRC (named
+# SRC-raw_tp with --hook raw_tp); sets RC and OBJ (the limited cgroup's
+# object), and B_*/A_* (cpu.stat before/after).
+run_source() {
+	local src=$1 name=$1
+	shift
+	[ "$*" != "--hook raw_tp" ] || name=$src-raw_tp
+	B_P=$(stat nr_periods) B_T=$(stat nr_throttled) B_NS=$(stat "$TIME_KEY")
+	RC=0
+	timeout -k 5 40 "$QOSLET" throttle -j --pin-dir "$PIN_DIR" --throttle-source "$src" "$@" \
+		-c "$TEST_PARENT_REL" "$INTERVAL" 1 >"$TMP/$name.out" 2>"$TMP/$name.err" || RC=$?
+	A_P=$(stat nr_periods) A_T=$(stat nr_throttled) A_NS=$(stat "$TIME_KEY")
+	[ "$RC" = 0 ] || return 0
+	assert_json_lines "$TMP/$name.out"
+	OBJ=$(json_cgroup "$TMP/$name.out" "$LIM_REL")
+}
+
+# check_source SRC: the checks every source must pass.
+check_source() {
+	local src=$1 report p t ns ev iv
+	report=$(tail -n 1 "$TMP/$src.out")
+	[ "$OBJ" != null ] || fail "$src: $LIM_REL missing: $report"
+	echo "$report" | jq -e --arg p "$LIM_REL" 'all(.cgroups[]; .path == $p)' >/dev/null ||
+		fail "$src: cgroups without a quota listed: $(echo "$report" | jq -c '[.cgroups[].path]')"
+	log "ok: $src: only the limited cgroup is listed"
+	assert_json "$report" '.probes.throttle.on and .source == .probes.throttle.detail' \
+		"$src: the path is reported"
+	assert_eq "$(jget "$OBJ" .id)" "$LIM_ID" "$src: id is the directory's inode"
+	p=$(jget "$OBJ" .nr_periods) t=$(jget "$OBJ" .nr_throttled)
+	ns=$(jget "$OBJ" .throttled_ns) ev=$(jget "$OBJ" .events)
+	iv=$(jget "$report" .interval_s)
+	log "$src: periods $p throttled $t throttled_ns $ns events $ev over ${iv}s;" \
+		"cpu.stat around the run: periods $((A_P - B_P)) throttled $((A_T - B_T))" \
+		"time $((A_NS - B_NS))"
+	assert_cmp "$t" ">=" 30 "$src: throttled in most of ~50 periods"
+	assert_cmp "$t" "<=" "$((A_T - B_T))" "$src: nr_throttled within cpu.stat's around the run"
+	assert_cmp "$p" "<=" "$((A_P - B_P))" "$src: nr_periods within cpu.stat's around the run"
+	assert_cmp "$ns" "<=" "$((A_NS - B_NS))" "$src: throttled_ns within cpu.stat's around the run"
+	assert_cmp "$(ratio "$ns" "$(awk -v i="$iv" 'BEGIN { printf "%.0f", i * 1e9 }')")" ">=" 0.5 \
+		"$src: throttled for most of the interval (quota 10%)"
+	assert_cmp "$(ratio "$ns" "$t")" ">=" 50000000 "$src: >= 50 ms per throttled period"
+	assert_cmp "$(ratio "$ns" "$t")" "<=" 100000000 "$src: <= 100 ms per throttled period"
+	if [ "$src" = cpustat ]; then
+		assert_eq "$ev" 0 "cpustat: no events of its own"
+	else
+		assert_cmp "$(ratio "$ev" "$t")" ">=" 0.9 "$src: events within 10% of nr_throttled"
+		assert_cmp "$(ratio "$ev" "$t")" "<=" 1.1 "$src: events within 10% of nr_throttled"
+	fi
+}
+
+for src in tp_btf cpustat; do
+	run_source "$src"
+	[ "$RC" = 0 ] || fail "--throttle-source $src exited $RC: $(cat "$TMP/$src.err")"
+	check_source "$src"
+done
+# The sched_switch programs' raw_tp twins (kernels where tp_btf does not load).
+run_source tp_btf --hook raw_tp
+[ "$RC" = 0 ] || fail "--hook raw_tp exited $RC: $(cat "$TMP/tp_btf-raw_tp.err")"
+check_source tp_btf-raw_tp
+assert_json "$(tail -n 1 "$TMP/tp_btf-raw_tp.out")" '.source | startswith("raw_tp")' \
+	"--hook raw_tp: the raw_tp programs counted"
+
+# fentry: the best path where it loads; here (EPERM) a clear refusal.
+run_source fentry
+if [ "$RC" = 0 ]; then
+	check_source fentry
+else
+	grep -q -- "--throttle-source fentry: fentry programs did not load" "$TMP/fentry.err" ||
+		fail "forced fentry failed (exit $RC) without saying why: $(cat "$TMP/fentry.err")"
+	log "ok: forced fentry refused here: $(grep -- '--throttle-source' "$TMP/fentry.err")"
+fi
+
+# auto: whichever loads best, and it says which.
+run_source auto
+[ "$RC" = 0 ] || fail "--throttle-source auto exited $RC: $(cat "$TMP/auto.err")"
+assert_json "$(tail -n 1 "$TMP/auto.out")" '.source | test("^(fentry|tp_btf|raw_tp)")' \
+	"auto chose an event-counting path"
+log "auto chose: $(jq -r .source "$TMP/auto.out")"
+log "all throttle checks passed"

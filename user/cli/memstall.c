@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* qoslet memstall: reclaim stalls and OOM kills per cgroup, and the kills themselves. */
+#include "memstall.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../log.h"
+
+static uint64_t stall_ns(const struct cg_sample *cg)
+{
+	return cg->mem.direct.sum_ns + cg->mem.memcg.sum_ns;
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct cg_sample *x = *(const struct cg_sample *const *)a;
+	const struct cg_sample *y = *(const struct cg_sample *const *)b;
+
+	if (stall_ns(x) != stall_ns(y))
+		return stall_ns(x) > stall_ns(y) ? -1 : 1;
+	if (x->mem.oom_kills != y->mem.oom_kills)
+		return x->mem.oom_kills > y->mem.oom_kills ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+size_t memstall_rank(const struct snapshot *delta, const struct cg_sample **out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < delta->n_cgroups; i++) {
+		const struct cg_sample *cg = &delta->cgroups[i];
+
+		if ((cg->parts & CG_MEMSTALL) &&
+		    (cg->mem.direct.count || cg->mem.memcg.count || cg->mem.oom_kills))
+			out[n++] = cg;
+	}
+	if (n)
+		qsort(out, n, sizeof(*out), cmp_rank);
+	return n;
+}
+
+static const char *const drop_names[MEMSTALL_DROP_NR] = {
+	[MEMSTALL_DROP_MAP_FULL] = "map_full",
+	[MEMSTALL_DROP_NO_STORAGE] = "no_storage",
+	[MEMSTALL_DROP_RINGBUF_FULL] = "ringbuf_full",
+};
+
+static json_t *hist_json(const struct lat_hist *h)
+{
+	return json_pack("{s:I, s:I, s:I, s:I}", "count", (json_int_t)h->count, "sum_ns",
+			 (json_int_t)h->sum_ns, "p50_ns", (json_int_t)hist_quantile_ns(h, 0.50),
+			 "p99_ns", (json_int_t)hist_quantile_ns(h, 0.99));
+}
+
+static json_t *cgroup_json(const char *path, const struct cg_sample *cg)
+{
+	return json_pack("{s:s?, s:I, s:o, s:o, s:I}", "path", path, "id", (json_int_t)cg->id,
+			 "direct", hist_json(&cg->mem.direct), "memcg", hist_json(&cg->mem.memcg),
+			 "oom_kills", (json_int_t)cg->mem.oom_kills);
+}
+
+static json_t *oom_json(const char *path, const struct oom_event *e)
+{
+	return json_pack("{s:f, s:s?, s:I, s:i, s:s}", "ts", e->ts_ns / 1e9, "path", path, "id",
+			 (json_int_t)e->cgroup_id, "pid", (int)e->pid, "comm", e->comm);
+}
+
+/* "count p50 p99 total" of one histogram, fixed width. */
+static void print_hist(FILE *out, const struct lat_hist *h)
+{
+	char a[32], b[32], c[32];
+
+	if (!h->count) {
+		fprintf(out, " %8s %9s %9s %9s", "0", "-", "-", "-");
+		return;
+	}
+	fprintf(out, " %8llu %9s %9s %9s", (unsigned long long)h->count,
+		view_fmt_ns(hist_quantile_ns(h, 0.50), a, sizeof(a)),
+		view_fmt_ns(hist_quantile_ns(h, 0.99), b, sizeof(b)),
+		view_fmt_ns((double)h->sum_ns, c, sizeof(c)));
+}
+
+static void print_header(struct view *v, const struct snapshot *delta, FILE *out)
+{
+	char a[32], when[32];
+	time_t t = delta->ts_ns / 1000000000ULL;
+	struct tm tm;
+
+	strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&t, &tm));
+	fprintf(out, "%s  memory stalls per cgroup over %s (%s%s)\n", when,
+		view_fmt_ns((double)v->interval_ns, a, sizeof(a)),
+		probe_set_status(v->probes, PROBE_MEMSTALL).detail,
+		probe_set_owner(v->probes) ? "" : ", shared");
+	fprintf(out, " %8s %9s %9s %9s %8s %9s %9s %9s %5s  %s\n", "DIRECT", "p50", "p99", "total",
+		"MEMCG", "p50", "p99", "total", "OOM", "CGROUP");
+}
+
+static void print_oom(FILE *out, const char *path, const struct oom_event *e)
+{
+	time_t t = e->ts_ns / 1000000000ULL;
+	char when[32];
+	struct tm tm;
+
+	strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&t, &tm));
+	fprintf(out, "  %s.%03u  pid %-8u %-16s %s\n", when, (unsigned)(e->ts_ns / 1000000 % 1000),
+		e->pid, e->comm, path ? path : "(removed)");
+}
+
+/* Drops are never silent: a warning on stderr, and a field in JSON. */
+static json_t *report_drops(const struct snapshot *delta)
+{
+	json_t *drops = json_object();
+
+	for (int i = 0; i < MEMSTALL_DROP_NR; i++) {
+		json_object_set_new(drops, drop_names[i],
+				    json_integer((json_int_t)delta->memstall_drops[i]));
+		if (delta->memstall_drops[i])
+			log_warn("memstall probe dropped %llu events (%s)",
+				 (unsigned long long)delta->memstall_drops[i], drop_names[i]);
+	}
+	return drops;
+}
+
+static void render(struct view *v, const struct snapshot *delta, FILE *out)
+{
+	const struct cg_sample **ranked = calloc(delta->n_cgroups + 1, sizeof(*ranked));
+	json_t *doc = v->args.json ? view_json_header(v, delta) : NULL;
+	json_t *list = json_array(), *ooms = json_array(), *drops = report_drops(delta);
+	size_t n = ranked ? memstall_rank(delta, ranked) : 0;
+	char buf[PATH_MAX + 2];
+	bool titled = false; /* the text output's "OOM kills:" line */
+
+	if (!ranked)
+		log_err("out of memory: cgroups left out of this report");
+	if (!v->args.json)
+		print_header(v, delta, out);
+	for (size_t i = 0; i < n; i++) {
+		const struct cg_sample *cg = ranked[i];
+		const char *path;
+
+		if (!view_selected(v, cg->id))
+			continue;
+		path = view_cgroup_path(v, cg->id, buf, sizeof(buf));
+		if (v->args.json) {
+			json_array_append_new(list, cgroup_json(path, cg));
+			continue;
+		}
+		print_hist(out, &cg->mem.direct);
+		print_hist(out, &cg->mem.memcg);
+		fprintf(out, " %5llu  %s\n", (unsigned long long)cg->mem.oom_kills,
+			path ? path : "(removed)");
+	}
+	for (size_t i = 0; i < delta->n_ooms; i++) {
+		const struct oom_event *e = &delta->ooms[i];
+		const char *path;
+
+		if (!view_selected(v, e->cgroup_id))
+			continue;
+		path = view_cgroup_path(v, e->cgroup_id, buf, sizeof(buf));
+		if (v->args.json) {
+			json_array_append_new(ooms, oom_json(path, e));
+			continue;
+		}
+		if (!titled)
+			fprintf(out, "OOM kills:\n");
+		titled = true;
+		print_oom(out, path, e);
+	}
+	if (v->args.json) {
+		json_object_set_new(doc, "cgroups", list);
+		json_object_set_new(doc, "oom_events", ooms);
+		json_object_set_new(doc, "drops", drops);
+		view_json_emit(doc, out);
+	} else {
+		json_decref(list);
+		json_decref(ooms);
+		json_decref(drops);
+		fflush(out);
+	}
+	free(ranked);
+}
+
+const struct view_ops memstall_view = {
+	.name = "memstall",
+	.summary = "reclaim stalls and OOM kills per cgroup",
+	.usage = "Usage: qoslet memstall [-c CGROUP]... [-j] [INTERVAL [COUNT]]\n"
+		 "\n"
+		 "Per cgroup, how often and how long its tasks were stuck reclaiming memory\n"
+		 "in each interval: direct reclaim (the node was short of free memory) and\n"
+		 "memcg reclaim (the cgroup hit its memory limit or memory.high), as count,\n"
+		 "p50, p99 and total time; and how many of its tasks the OOM killer chose.\n"
+		 "Then every OOM kill of the interval: time, pid, command and cgroup. A stall\n"
+		 "is charged to the cgroup of the task that stalled, a kill to the victim's.\n"
+		 "Only cgroups with a stall or a kill in the interval are shown, most\n"
+		 "stalled first.\n"
+		 "\n"
+		 "OOM kill events are delivered once: when several qoslet processes read the\n"
+		 "same pinned maps, each event goes to one of them. The per-cgroup OOM count\n"
+		 "is shared and seen by all.\n",
+	.probes = PROBE_BIT(PROBE_MEMSTALL),
+	.render = render,
+};

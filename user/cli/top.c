@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * qoslet top: every probe's headline number per cgroup, in one table.
+ * On a terminal it is interactive (ncurses: keys sort, filter and quit);
+ * piped it prints plain tables; -j prints JSON lines.
+ */
+#include "top.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "top_rows.h"
+#include "view.h"
+
+static struct {
+	enum top_col sort;
+	char filter[64];
+	bool screen; /* ncurses is up */
+	struct top_row *rows;
+	size_t cap;
+} top = {.sort = TOP_COL_CPU};
+
+static const char *path_of(void *ctx, uint64_t id, char *buf, size_t size)
+{
+	return view_cgroup_path(ctx, id, buf, size);
+}
+
+/* What a person recognises: "burstable pod 1a2b3c4d/ c0ffee12" for pods, else the path. */
+static const char *display_name(const struct top_row *row, char *buf, size_t size)
+{
+	const char *qos;
+
+	if (!row->is_kube) {
+		snprintf(buf, size, "%s", row->path);
+		return buf;
+	}
+	qos = kube_qos_name(row->kube.qos);
+	if (row->kube.container_id[0])
+		snprintf(buf, size, "%s pod %.8s/%.12s", qos, row->kube.pod_uid,
+			 row->kube.container_id);
+	else
+		snprintf(buf, size, "%s pod %.8s", qos, row->kube.pod_uid);
+	return buf;
+}
+
+static const char *culprit_name(struct view *v, const struct top_row *row, char *buf, size_t size)
+{
+	struct top_row tmp = {0};
+
+	if (!row->culprit)
+		return "-";
+	if (!view_cgroup_path(v, row->culprit, tmp.path, sizeof(tmp.path)))
+		return "(removed)";
+	tmp.is_kube = kube_path_parse(tmp.path, &tmp.kube);
+	display_name(&tmp, buf, size);
+	return buf;
+}
+
+/* One cell: numbers right-aligned in `w` columns, "-" when unknown. */
+static const char *cell(enum top_col col, double val, char *buf, size_t size)
+{
+	if (val == TOP_NA)
+		return "-";
+	switch (col) {
+	case TOP_COL_RQ_P99:
+	case TOP_COL_RECLAIM_P99:
+		return view_fmt_ns(val, buf, size);
+	case TOP_COL_CPI:
+		snprintf(buf, size, "%.2f", val);
+		return buf;
+	default:
+		snprintf(buf, size, "%.1f", val);
+		return buf;
+	}
+}
+
+/* Builds, filters and sorts the rows of `delta`; returns their number. */
+static size_t make_rows(struct view *v, const struct snapshot *delta)
+{
+	size_t n, kept = 0;
+
+	if (delta->n_cgroups > top.cap) {
+		struct top_row *tmp = realloc(top.rows, delta->n_cgroups * sizeof(*tmp));
+
+		if (!tmp)
+			return 0;
+		top.rows = tmp;
+		top.cap = delta->n_cgroups;
+	}
+	n = top_rows_build(top.rows, delta, v->interval_ns, path_of, v);
+	/* -c filters, then the interactive substring filter. */
+	for (size_t i = 0; i < n; i++)
+		if (view_selected(v, top.rows[i].id))
+			top.rows[kept++] = top.rows[i];
+	n = top_rows_filter(top.rows, kept, top.filter);
+	top_rows_sort(top.rows, n, top.sort);
+	return n;
+}
+
+#define COLS_FMT "%7s %10s %6s %6s %12s %6s  %-28s  %s"
+
+/* The end of a long name, which is the part that differs: "...pod1234/c0ffee". */
+static const char *tail(const char *s, size_t width, char *buf, size_t size)
+{
+	size_t len = strlen(s);
+
+	if (len <= width)
+		return s;
+	snprintf(buf, size, "...%s", s + len - (width - 3));
+	return buf;
+}
+
+#define CULPRIT_WIDTH 28
+
+static void format_row(struct view *v, const struct top_row *row, char *line, size_t size)
+{
+	char b[TOP_COL_NR][32], name[sizeof(row->path)], culprit[sizeof(row->path)], t[64];
+
+	snprintf(line, size, COLS_FMT, cell(TOP_COL_CPU, row->val[TOP_COL_CPU], b[1], 32),
+		 cell(TOP_COL_RQ_P99, row->val[TOP_COL_RQ_P99], b[2], 32),
+		 cell(TOP_COL_THROTTLED, row->val[TOP_COL_THROTTLED], b[3], 32),
+		 cell(TOP_COL_CPI, row->val[TOP_COL_CPI], b[4], 32),
+		 cell(TOP_COL_RECLAIM_P99, row->val[TOP_COL_RECLAIM_P99], b[5], 32),
+		 cell(TOP_COL_PSI, row->val[TOP_COL_PSI], b[6], 32),
+		 tail(culprit_name(v, row, culprit, sizeof(culprit)), CULPRIT_WIDTH, t, sizeof(t)),
+		 display_name(row, name, sizeof(name)));
+}
+
+static void header(char *line, size_t size)
+{
+	snprintf(line, size, COLS_FMT, "CPU%", "RQ-P99", "THR%", "CPI", "RECLAIM-P99", "PSI10",
+		 "TOP CULPRIT", "CGROUP");
+}
+
+/* The probes line: what is on, through which path, and what is off and why. */
+static void probes_line(struct view *v, char *line, size_t size)
+{
+	size_t len = 0;
+
+	line[0] = '\0';
+	for (int id = 0; id < PROBE_NR && len < size; id++) {
+		struct probe_status st = probe_set_status(v->probes, id);
+
+		len += snprintf(line + len, size - len, "%s%s: %s%s", id ? "; " : "", st.name,
+				st.on ? "" : "off, ", st.detail);
+	}
+}
+
+static void render_text(struct view *v, size_t n, FILE *out)
+{
+	char line[1024], t[32];
+
+	probes_line(v, line, sizeof(line));
+	fprintf(out, "qoslet top: %zu cgroups over %s, sorted by %s\nprobes: %s\n", n,
+		view_fmt_ns((double)v->interval_ns, t, sizeof(t)), top_col_title(top.sort), line);
+	header(line, sizeof(line));
+	fprintf(out, "%s\n", line);
+	for (size_t i = 0; i < n; i++) {
+		format_row(v, &top.rows[i], line, sizeof(line));
+		fprintf(out, "%s\n", line);
+	}
+	fputc('\n', out);
+	fflush(out);
+}
+
+static json_t *num_or_null(double val)
+{
+	return val == TOP_NA ? json_null() : json_real(val);
+}
+
+static json_t *row_json(struct view *v, const struct top_row *row, const struct snapshot *delta)
+{
+	const struct cg_sample *cg = snapshot_find(delta, row->id);
+	json_t *culprit = json_null(), *psi = json_null();
+	char buf[PATH_MAX + 2];
+
+	if (row->culprit)
+		culprit = json_pack("{s:s?, s:I, s:I}", "path",
+				    view_cgroup_path(v, row->culprit, buf, sizeof(buf)), "id",
+				    (json_int_t)row->culprit, "wait_ns",
+				    (json_int_t)row->culprit_wait_ns);
+	if (cg && (cg->parts & CG_PSI))
+		psi = json_pack("{s:f, s:f, s:f}", "cpu", cg->psi.some[PSI_CPU].avg10, "memory",
+				cg->psi.some[PSI_MEMORY].avg10, "io", cg->psi.some[PSI_IO].avg10);
+	return json_pack("{s:s, s:I, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "path",
+			 row->path, "id", (json_int_t)row->id, "qos",
+			 row->is_kube ? kube_qos_name(row->kube.qos) : NULL, "pod",
+			 row->is_kube ? row->kube.pod_uid : NULL, "container",
+			 row->is_kube && row->kube.container_id[0] ? row->kube.container_id : NULL,
+			 "cpu_pct", num_or_null(row->val[TOP_COL_CPU]), "rq_p99_ns",
+			 num_or_null(row->val[TOP_COL_RQ_P99]), "top_culprit", culprit,
+			 "throttled_pct", num_or_null(row->val[TOP_COL_THROTTLED]), "cpi",
+			 num_or_null(row->val[TOP_COL_CPI]), "reclaim_p99_ns",
+			 num_or_null(row->val[TOP_COL_RECLAIM_P99]), "psi_some_avg10", psi);
+}
+
+static void render_json(struct view *v, size_t n, const struct snapshot *delta, FILE *out)
+{
+	json_t *doc = view_json_header(v, delta), *list = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(list, row_json(v, &top.rows[i], delta));
+	json_object_set_new(doc, "cpi_hardware", json_boolean(delta->cpi_hardware));
+	json_object_set_new(doc, "sort", json_string(top_col_title(top.sort)));
+	json_object_set_new(doc, "cgroups", list);
+	view_json_emit(doc, out);
+}
+
+static void restore_terminal(void)
+{
+	if (top.screen)
+		endwin();
+	top.screen = false;
+}
+
+static void screen_start(void)
+{
+	if (top.screen)
+		return;
+	initscr();
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	top.screen = true;
+	atexit(restore_terminal);
+}
+
+static void render_screen(struct view *v, size_t n)
+{
+	char line[1024], t[32];
+	int rows = LINES, width = COLS;
+
+	erase();
+	mvprintw(0, 0, "qoslet top - %zu cgroups over %s - sort %s%s%s", n,
+		 view_fmt_ns((double)v->interval_ns, t, sizeof(t)), top_col_title(top.sort),
+		 top.filter[0] ? " - filter " : "", top.filter);
+	probes_line(v, line, sizeof(line));
+	mvaddnstr(1, 0, line, width);
+	header(line, sizeof(line));
+	attron(A_REVERSE);
+	mvaddnstr(2, 0, line, width);
+	attroff(A_REVERSE);
+	for (size_t i = 0; i < n && (int)i + 3 < rows - 1; i++) {
+		format_row(v, &top.rows[i], line, sizeof(line));
+		mvaddnstr(3 + (int)i, 0, line, width);
+	}
+	mvaddnstr(rows - 1, 0,
+		  "sort: c cpu  r rq-p99  t throttled  i cpi  m reclaim  p psi  n name   "
+		  "/ filter   q quit",
+		  width);
+	refresh();
+}
+
+static void render(struct view *v, const struct snapshot *delta, FILE *out)
+{
+	size_t n = make_rows(v, delta);
+
+	if (v->args.json)
+		render_json(v, n, delta, out);
+	else if (top.screen)
+		render_screen(v, n);
+	else
+		render_text(v, n, out);
+}
+
+/* Reads a filter string on the last line; Enter applies, an empty one clears. */
+static void prompt_filter(void)
+{
+	echo();
+	curs_set(1);
+	move(LINES - 1, 0);
+	clrtoeol();
+	addstr("filter (substring of the cgroup path): ");
+	getnstr(top.filter, sizeof(top.filter) - 1);
+	noecho();
+	curs_set(0);
+}
+
+/* Applies one key; true to quit. */
+static bool handle_key(int key)
+{
+	if (key == 'q' || key == 'Q')
+		return true;
+	if (key == '/') {
+		prompt_filter();
+		return false;
+	}
+	for (int c = 0; c < TOP_COL_NR; c++)
+		if (key == top_col_key(c))
+			top.sort = c;
+	return false;
+}
+
+static int ms_until(const struct timespec *deadline)
+{
+	struct timespec now;
+	long long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (deadline->tv_sec - now.tv_sec) * 1000LL + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms > 0 ? (int)ms : 0;
+}
+
+/* Interactive wait: keys until the deadline; plain sleep when not on a terminal. */
+static bool wait_keys(struct view *v, const struct timespec *deadline, const struct snapshot *last)
+{
+	struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
+
+	if (v->args.json || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		return view_sleep_until(deadline);
+	screen_start();
+	if (!last) {
+		mvprintw(0, 0, "qoslet top: collecting the first %.3g s...", v->args.interval_s);
+		refresh();
+	}
+	for (;;) {
+		int ms = ms_until(deadline), ret;
+
+		if (view_stopping())
+			return true;
+		if (!ms)
+			return false;
+		ret = poll(&pfd, 1, ms);
+		if (ret < 0 && errno != EINTR)
+			return true;
+		if (ret <= 0)
+			continue;
+		if (handle_key(getch()))
+			return true;
+		if (last)
+			render(v, last, stdout);
+	}
+}
+
+const struct view_ops top_view = {
+	.name = "top",
+	.summary = "every probe's headline number per cgroup, live",
+	.usage = "Usage: qoslet top [-c CGROUP]... [-j] [INTERVAL [COUNT]]\n"
+		 "\n"
+		 "One row per cgroup active in the interval: CPU % (of one CPU), run-queue\n"
+		 "wait p99, the cgroup that delayed it most (from blame), throttled periods\n"
+		 "%, CPI (hardware PMU only; '-' otherwise), reclaim stall p99, and the\n"
+		 "highest PSI 'some' avg10 of cpu/memory/io. '-' means not measured: the\n"
+		 "probes line says which probe is off and why. Kubernetes cgroups show\n"
+		 "as '<qos> pod <uid>/<container>'.\n"
+		 "\n"
+		 "On a terminal the table is interactive: c, r, t, i, m, p, n sort by a\n"
+		 "column, / filters by path substring, q quits. Piped, it prints one table\n"
+		 "per interval sorted by CPU; -j prints JSON lines.\n",
+	.probes = PROBE_BIT(PROBE_SCHED) | PROBE_BIT(PROBE_CPI) | PROBE_BIT(PROBE_THROTTLE) |
+		  PROBE_BIT(PROBE_MEMSTALL) | PROBE_BIT(PROBE_PSI),
+	.render = render,
+	.wait = wait_keys,
+};

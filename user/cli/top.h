@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+#ifndef QOSLET_CLI_TOP_H
+#define QOSLET_CLI_TOP_H
+
+#include "view.h"
+
+extern const struct view_ops top_view;
+
+#endif

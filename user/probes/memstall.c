@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "memstall.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../log.h"
+#include "bpffs.h"
+#include "kernel_btf.h"
+#include "memstall.skel.h"
+#include "memstall_fold.h"
+#include "percpu_map.h"
+
+struct memstall_probe {
+	struct memstall_bpf *skel;
+	struct ring_buffer *rb; /* NULL when OOM kills are not traced */
+	struct snapshot *cur;	/* the snapshot being read, for the ring-buffer callback */
+	int64_t mono_to_real_ns;
+	int err; /* the callback's first error during one read */
+	enum probe_hook hook;
+	bool oom;
+	const char *pin_dir;
+	int ncpus;
+	char path[64]; /* "tp_btf" or "tp_btf, no OOM events": for reports */
+};
+
+static int set_pins(struct memstall_bpf *skel, const char *pin_dir)
+{
+	struct bpf_map *maps[] = {skel->maps.memstall_cg, skel->maps.memstall_oom,
+				  skel->maps.memstall_drops};
+
+	return bpffs_set_pins(maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
+}
+
+/* Opens and loads the skeleton with only `hook`'s programs enabled. */
+static int load_with(struct memstall_probe *p, enum probe_hook hook, const struct cgroup_fs *fs)
+{
+	bool btf = hook == PROBE_HOOK_TP_BTF;
+	struct memstall_bpf *skel = memstall_bpf__open();
+	int err;
+
+	if (!skel)
+		return -errno;
+	skel->rodata->cgroup_mode = fs->mode;
+	skel->rodata->cgroup_hierarchy_id = fs->hierarchy_id;
+	bpf_program__set_autoload(skel->progs.btf_direct_begin, btf);
+	bpf_program__set_autoload(skel->progs.btf_direct_end, btf);
+	bpf_program__set_autoload(skel->progs.btf_memcg_begin, btf);
+	bpf_program__set_autoload(skel->progs.btf_memcg_end, btf);
+	bpf_program__set_autoload(skel->progs.btf_mark_victim, btf && p->oom);
+	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, btf);
+	bpf_program__set_autoload(skel->progs.raw_direct_begin, !btf);
+	bpf_program__set_autoload(skel->progs.raw_direct_end, !btf);
+	bpf_program__set_autoload(skel->progs.raw_memcg_begin, !btf);
+	bpf_program__set_autoload(skel->progs.raw_memcg_end, !btf);
+	bpf_program__set_autoload(skel->progs.raw_mark_victim, !btf && p->oom);
+	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, !btf);
+	bpf_map__set_autocreate(skel->maps.stall_stamp, btf);
+	bpf_map__set_autocreate(skel->maps.stall_stamp_tid, !btf);
+	err = set_pins(skel, p->pin_dir);
+	if (!err)
+		err = memstall_bpf__load(skel);
+	if (err) {
+		memstall_bpf__destroy(skel);
+		return err;
+	}
+	p->skel = skel;
+	p->hook = hook;
+	return 0;
+}
+
+/* The load is the feature probe, as for the sched probe (user/probes/sched.c). */
+static int load_best(struct memstall_probe *p, enum probe_hook want, const struct cgroup_fs *fs)
+{
+	int err;
+
+	if (want != PROBE_HOOK_RAW_TP) {
+		err = load_with(p, PROBE_HOOK_TP_BTF, fs);
+		if (!err || want == PROBE_HOOK_TP_BTF)
+			return err;
+		log_warn("memstall probe: tp_btf programs did not load (%s); falling back to "
+			 "raw_tp",
+			 strerror(-err));
+	}
+	return load_with(p, PROBE_HOOK_RAW_TP, fs);
+}
+
+static int on_oom_record(void *ctx, void *data, size_t size)
+{
+	struct memstall_probe *p = ctx;
+	struct oom_event e;
+	int err;
+
+	if (size < sizeof(struct memstall_oom))
+		return 0; /* cannot happen: the kernel side reserves exactly that */
+	memstall_oom_event(&e, data, p->mono_to_real_ns);
+	err = snapshot_add_oom(p->cur, &e);
+	if (err && !p->err)
+		p->err = err;
+	return err; /* stops the drain: the rest stays for the next read */
+}
+
+static int memstall_load(void **state, const struct probe_env *env, char *why, size_t whylen)
+{
+	struct memstall_probe *p = calloc(1, sizeof(*p));
+	int err;
+
+	(void)why;
+	(void)whylen;
+	if (!p)
+		return -ENOMEM;
+	p->pin_dir = env->pin_dir;
+	p->ncpus = libbpf_num_possible_cpus();
+	/*
+	 * Before 6.8 mark_victim passes only the victim's pid, which names no
+	 * cgroup from BPF: stalls are still measured, OOM kills are not.
+	 */
+	p->oom = kernel_tp_arg_is_struct_ptr("mark_victim", 0, "task_struct");
+	if (p->ncpus <= 0) {
+		err = p->ncpus ? p->ncpus : -EINVAL;
+		free(p);
+		return err;
+	}
+	err = load_best(p, env->opts->hook, env->fs);
+	if (err) {
+		log_err("memstall probe: loading failed: %s (maps pinned in %s by an incompatible "
+			"qoslet can be removed with rm)",
+			strerror(-err), p->pin_dir);
+		free(p);
+		return err;
+	}
+	if (p->oom) {
+		p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.memstall_oom), on_oom_record, p,
+					 NULL);
+		if (!p->rb) {
+			err = -errno;
+			log_err("memstall probe: opening the OOM ring buffer failed: %s",
+				strerror(-err));
+			memstall_bpf__destroy(p->skel);
+			free(p);
+			return err;
+		}
+	}
+	snprintf(p->path, sizeof(p->path), "%s%s", probe_hook_name(p->hook),
+		 p->oom ? "" : ", no OOM kills (mark_victim passes no task before 6.8)");
+	*state = p;
+	return 0;
+}
+
+static int memstall_attach(void *state)
+{
+	struct memstall_probe *p = state;
+	int err = memstall_bpf__attach(p->skel);
+
+	if (err)
+		log_err("memstall probe: attaching %s programs failed: %s", p->path,
+			strerror(-err));
+	else
+		log_info("memstall probe: attached (%s)", p->path);
+	return err;
+}
+
+static void memstall_destroy(void *state)
+{
+	struct memstall_probe *p = state;
+
+	ring_buffer__free(p->rb);
+	memstall_bpf__destroy(p->skel);
+	free(p);
+}
+
+static const char *memstall_path(const void *state)
+{
+	return ((const struct memstall_probe *)state)->path;
+}
+
+static int fold_cg(void *ctx, const void *key, const void *vals, int ncpus)
+{
+	struct cg_sample *cg = snapshot_add(ctx, *(const __u64 *)key);
+
+	if (!cg)
+		return -ENOMEM;
+	cg->parts |= CG_MEMSTALL;
+	memstall_fold(&cg->mem, vals, ncpus);
+	return 0;
+}
+
+static int64_t ns_of(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Moves the OOM events queued since the last read into s. */
+static int drain_ooms(struct memstall_probe *p, struct snapshot *s)
+{
+	int n;
+
+	if (!p->rb)
+		return 0;
+	p->cur = s;
+	p->err = 0;
+	p->mono_to_real_ns = ns_of(CLOCK_REALTIME) - ns_of(CLOCK_MONOTONIC);
+	n = ring_buffer__consume(p->rb);
+	p->cur = NULL;
+	if (p->err)
+		return p->err;
+	return n < 0 ? n : 0;
+}
+
+static int memstall_read(void *state, struct snapshot *s)
+{
+	struct memstall_probe *p = state;
+	int err;
+
+	err = percpu_map_read(bpf_map__fd(p->skel->maps.memstall_cg), sizeof(__u64),
+			      sizeof(struct memstall_cg), p->ncpus, fold_cg, s);
+	if (!err)
+		err = drain_ooms(p, s);
+	if (!err)
+		err = percpu_counters_read(bpf_map__fd(p->skel->maps.memstall_drops),
+					   MEMSTALL_DROP_NR, p->ncpus, s->memstall_drops);
+	return err;
+}
+
+const struct probe_ops memstall_probe_ops = {
+	.name = "memstall",
+	.load = memstall_load,
+	.attach = memstall_attach,
+	.read = memstall_read,
+	.path = memstall_path,
+	.destroy = memstall_destroy,
+};

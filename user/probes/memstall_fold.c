@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "memstall_fold.h"
+
+#include <string.h>
+
+void memstall_fold(struct memstall_sample *out, const struct memstall_cg *percpu, int ncpus)
+{
+	memset(out, 0, sizeof(*out));
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		hist_add(&out->direct, &percpu[cpu].direct);
+		hist_add(&out->memcg, &percpu[cpu].memcg);
+		out->oom_kills += percpu[cpu].oom_kills;
+	}
+}
+
+void memstall_oom_event(struct oom_event *out, const struct memstall_oom *in,
+			int64_t mono_to_real_ns)
+{
+	memset(out, 0, sizeof(*out));
+	out->ts_ns = (uint64_t)((int64_t)in->ts_ns + mono_to_real_ns);
+	out->cgroup_id = in->cgroup_id;
+	out->pid = in->pid;
+	/* The kernel's comm is NUL-terminated, but a record is only bytes. */
+	memcpy(out->comm, in->comm, sizeof(out->comm) - 1);
+}

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "percpu_map.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Entries per batch: bounds the buffer however many CPUs and entries there are. */
+#define BATCH 128
+
+int percpu_map_read(int fd, size_t key_size, size_t val_size, int ncpus, percpu_fold_fn fold,
+		    void *ctx)
+{
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	char in_batch[16], out_batch[16]; /* one key of the map */
+	void *keys = malloc(BATCH * key_size), *vals = malloc((size_t)BATCH * val_size * ncpus);
+	bool first = true;
+	int err = 0;
+
+	if (key_size > sizeof(in_batch))
+		err = -EINVAL;
+	else if (!keys || !vals)
+		err = -ENOMEM;
+	while (!err) {
+		__u32 n = BATCH;
+		int ret = bpf_map_lookup_batch(fd, first ? NULL : in_batch, out_batch, keys, vals,
+					       &n, &opts);
+
+		if (ret && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+		for (__u32 i = 0; i < n && !err; i++)
+			err = fold(ctx, (char *)keys + i * key_size,
+				   (char *)vals + (size_t)i * val_size * ncpus, ncpus);
+		if (ret) /* ENOENT: that was the last batch */
+			break;
+		memcpy(in_batch, out_batch, sizeof(in_batch));
+		first = false;
+	}
+	free(keys);
+	free(vals);
+	return err;
+}
+
+int percpu_counters_read(int fd, __u32 n, int ncpus, uint64_t *out)
+{
+	__u64 vals[ncpus];
+
+	for (__u32 i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(fd, &i, vals))
+			return -errno;
+		out[i] = 0;
+		for (int cpu = 0; cpu < ncpus; cpu++)
+			out[i] += vals[cpu];
+	}
+	return 0;
+}

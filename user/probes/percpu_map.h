@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Reading a per-CPU hash map from user space: every entry with its values
+ * of all possible CPUs, handed to a fold callback. Shared by the probes.
+ */
+#ifndef QOSLET_PROBES_PERCPU_MAP_H
+#define QOSLET_PROBES_PERCPU_MAP_H
+
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Called once per entry; percpu_vals holds ncpus values of val_size bytes. */
+typedef int (*percpu_fold_fn)(void *ctx, const void *key, const void *percpu_vals, int ncpus);
+
+/*
+ * Folds every entry of the per-CPU hash `fd` (keys of at most 16 bytes).
+ * Returns 0, fold's first non-zero value, or -errno.
+ */
+int percpu_map_read(int fd, size_t key_size, size_t val_size, int ncpus, percpu_fold_fn fold,
+		    void *ctx);
+
+/* out[i] = entry i of a per-CPU array of u64 (n entries), summed over CPUs. */
+int percpu_counters_read(int fd, __u32 n, int ncpus, uint64_t *out);
+
+#endif

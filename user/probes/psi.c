@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "psi.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../log.h"
+
+static const char *const resource_files[PSI_NR] = {
+	[PSI_CPU] = "cpu.pressure",
+	[PSI_MEMORY] = "memory.pressure",
+	[PSI_IO] = "io.pressure",
+};
+
+struct psi_probe {
+	const struct cgroup_fs *fs;
+	struct cgroup_names *names;
+};
+
+static int parse_line(const char *line, const char *kind, struct psi_line *out)
+{
+	unsigned long long total;
+	char fmt[96];
+
+	snprintf(fmt, sizeof(fmt), "%s avg10=%%lf avg60=%%lf avg300=%%lf total=%%llu", kind);
+	if (sscanf(line, fmt, &out->avg10, &out->avg60, &out->avg300, &total) != 4)
+		return -EINVAL;
+	out->total_us = total;
+	return 0;
+}
+
+int psi_parse(const char *text, struct psi_line *some, struct psi_line *full)
+{
+	const char *full_line = strstr(text, "\nfull ");
+
+	memset(full, 0, sizeof(*full));
+	if (parse_line(text, "some", some))
+		return -EINVAL;
+	if (full_line && parse_line(full_line + 1, "full", full))
+		return -EINVAL;
+	return 0;
+}
+
+/* Reads a whole small file; -errno when it cannot be opened or read. */
+static int read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int psi_load(void **state, const struct probe_env *env, char *why, size_t whylen)
+{
+	struct psi_probe *p;
+	char buf[256];
+	int err;
+
+	if (!env->fs->v2_root[0]) {
+		snprintf(why, whylen, "no cgroup2 mount: per-cgroup PSI lives in cgroup v2 files");
+		return -EOPNOTSUPP;
+	}
+	/* Tells "kernel without PSI" from "PSI disabled at boot" from "works". */
+	err = read_small("/proc/pressure/cpu", buf, sizeof(buf));
+	if (err == -ENOENT) {
+		snprintf(why, whylen, "the kernel has no PSI (CONFIG_PSI)");
+		return -EOPNOTSUPP;
+	}
+	if (err) {
+		snprintf(why, whylen, "PSI is disabled (%s): boot with psi=1", strerror(-err));
+		return -EOPNOTSUPP;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->fs = env->fs;
+	p->names = cgroup_names_new(env->fs);
+	if (!p->names) {
+		free(p);
+		return -ENOMEM;
+	}
+	*state = p;
+	return 0;
+}
+
+static int psi_attach(void *state)
+{
+	(void)state; /* nothing to attach: the kernel keeps PSI itself */
+	return 0;
+}
+
+/* Reads the three files of one cgroup; false when it has none (not in cgroup2). */
+static bool read_cgroup(const struct psi_probe *p, const char *rel, struct psi_sample *out)
+{
+	bool any = false;
+
+	for (int r = 0; r < PSI_NR; r++) {
+		char path[PATH_MAX * 2], buf[256];
+
+		if (*rel)
+			snprintf(path, sizeof(path), "%s/%s/%s", p->fs->v2_root, rel,
+				 resource_files[r]);
+		else /* the root cgroup has no files: the system-wide ones stand in */
+			snprintf(path, sizeof(path), "/proc/pressure/%.*s",
+				 (int)strcspn(resource_files[r], "."), resource_files[r]);
+		if (read_small(path, buf, sizeof(buf)) ||
+		    psi_parse(buf, &out->some[r], &out->full[r]))
+			continue;
+		any = true;
+	}
+	return any;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int psi_read(void *state, struct snapshot *s)
+{
+	struct psi_probe *p = state;
+	size_t n = s->n_cgroups;
+	uint64_t *ids;
+
+	if (!n)
+		return 0;
+	ids = malloc(n * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	/* Records may repeat an id until snapshot_finish(): read each cgroup once. */
+	for (size_t i = 0; i < n; i++)
+		ids[i] = s->cgroups[i].id;
+	qsort(ids, n, sizeof(*ids), cmp_id);
+	for (size_t i = 0; i < n; i++) {
+		struct psi_sample psi = {0};
+		struct cg_sample *cg;
+		const char *rel;
+
+		if (i && ids[i] == ids[i - 1])
+			continue;
+		rel = cgroup_names_lookup(p->names, ids[i], s->ts_ns);
+		if (!rel || !read_cgroup(p, rel, &psi))
+			continue;
+		cg = snapshot_add(s, ids[i]);
+		if (!cg) {
+			free(ids);
+			return -ENOMEM;
+		}
+		cg->parts |= CG_PSI;
+		cg->psi = psi;
+	}
+	free(ids);
+	return 0;
+}
+
+static const char *psi_path(const void *state)
+{
+	(void)state;
+	return "cgroup2 pressure files";
+}
+
+static void psi_destroy(void *state)
+{
+	struct psi_probe *p = state;
+
+	cgroup_names_free(p->names);
+	free(p);
+}
+
+const struct probe_ops psi_probe_ops = {
+	.name = "psi",
+	.load = psi_load,
+	.attach = psi_attach,
+	.read = psi_read,
+	.path = psi_path,
+	.destroy = psi_destroy,
+};

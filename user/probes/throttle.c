@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "throttle.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../bpf/throttle.h"
+#include "../log.h"
+#include "cpustat.h"
+#include "kernel_btf.h"
+#include "throttle.skel.h"
+
+/* The program set that counts events (none in cpustat mode). */
+enum throttle_mode { MODE_FENTRY, MODE_TP_BTF, MODE_RAW_TP };
+
+static const char *const mode_paths[] = {
+	[MODE_FENTRY] = "fentry",
+	[MODE_TP_BTF] = "tp_btf sched_switch",
+	[MODE_RAW_TP] = "raw_tp sched_switch",
+};
+
+/* One cgroup's event count from the map, matched to cpu.stat at each read. */
+struct tg_events {
+	uint64_t id;
+	uint64_t events;
+	bool matched;
+};
+
+struct throttle_probe {
+	struct throttle_bpf *skel; /* NULL when polling cpu.stat only */
+	const struct cgroup_fs *fs;
+	const char *pin_dir;
+	enum probe_hook hook; /* --hook, for the sched_switch source */
+	bool quiet;	      /* trying sources in turn: a refusal is expected */
+	struct cpustat_reader *cpustat;
+	struct tg_events *ev;
+	size_t n_ev, cap_ev;
+	int ncpus;
+	uint64_t drops_seen[THROTTLE_DROP_NR];
+	char path[48]; /* "tp_btf sched_switch + cpu.stat": for reports */
+	char why[96];  /* why the last source tried did not load */
+};
+
+static int set_pins(struct throttle_bpf *skel, const char *pin_dir, bool fentry)
+{
+	struct bpf_map *maps[] = {skel->maps.throttle_tg, skel->maps.throttle_drops,
+				  fentry ? skel->maps.throttle_since : NULL};
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]) && maps[i]; i++) {
+		char path[PATH_MAX];
+		int err;
+
+		snprintf(path, sizeof(path), "%s/%s", pin_dir, bpf_map__name(maps[i]));
+		err = bpf_map__set_pin_path(maps[i], path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Opens and loads the skeleton with only `mode`'s programs and maps. */
+static int load_mode(struct throttle_probe *p, enum throttle_mode mode)
+{
+	bool fentry = mode == MODE_FENTRY, btf = mode == MODE_TP_BTF, raw = mode == MODE_RAW_TP;
+	struct throttle_bpf *skel;
+	int err;
+
+	/* Every path reads cfs_rq bandwidth fields (CONFIG_CFS_BANDWIDTH). */
+	if (!kernel_struct_has_member("cfs_rq", "throttle_count")) {
+		snprintf(p->why, sizeof(p->why), "kernel lacks CONFIG_CFS_BANDWIDTH");
+		return -EOPNOTSUPP;
+	}
+	skel = throttle_bpf__open();
+	if (!skel)
+		return -errno;
+	skel->rodata->cgroup_mode = p->fs->mode;
+	skel->rodata->cgroup_hierarchy_id = p->fs->hierarchy_id;
+	bpf_program__set_autoload(skel->progs.fexit_throttle, fentry);
+	bpf_program__set_autoload(skel->progs.fentry_unthrottle, fentry);
+	bpf_program__set_autoload(skel->progs.btf_switch, btf);
+	bpf_program__set_autoload(skel->progs.raw_switch, raw);
+	/* fentry needs BTF-typed tracing anyway: its rmdir hook is the tp_btf one. */
+	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, !raw);
+	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, raw);
+	bpf_map__set_autocreate(skel->maps.throttle_since, fentry);
+	err = set_pins(skel, p->pin_dir, fentry);
+	if (!err)
+		err = throttle_bpf__load(skel);
+	if (err) {
+		snprintf(p->why, sizeof(p->why), "%s programs did not load (%s)", mode_paths[mode],
+			 strerror(-err));
+		throttle_bpf__destroy(skel);
+		return err;
+	}
+	p->skel = skel;
+	snprintf(p->path, sizeof(p->path), "%s + cpu.stat", mode_paths[mode]);
+	return 0;
+}
+
+/* The sched_switch source: tp_btf, else raw_tp, as --hook allows. */
+static int load_switch(struct throttle_probe *p)
+{
+	int err;
+
+	if (p->hook != PROBE_HOOK_RAW_TP) {
+		err = load_mode(p, MODE_TP_BTF);
+		if (!err || p->hook == PROBE_HOOK_TP_BTF || err == -EOPNOTSUPP)
+			return err;
+		log_warn("throttle probe: %s; falling back to raw_tp", p->why);
+	}
+	return load_mode(p, MODE_RAW_TP);
+}
+
+static int try_source(void *ctx, enum throttle_source src)
+{
+	struct throttle_probe *p = ctx;
+	libbpf_print_fn_t saved = NULL;
+	int err = 0;
+
+	/*
+	 * In auto mode a refused fentry load is the expected outcome on many
+	 * hosts: keep libbpf's verifier dump out of the log, say it in one line.
+	 */
+	if (p->quiet)
+		saved = libbpf_set_print(NULL);
+	switch (src) {
+	case THROTTLE_FENTRY:
+		err = load_mode(p, MODE_FENTRY);
+		break;
+	case THROTTLE_TP_BTF:
+		err = load_switch(p);
+		break;
+	case THROTTLE_CPUSTAT:
+		snprintf(p->path, sizeof(p->path), "cpustat");
+		break;
+	case THROTTLE_AUTO:
+		err = -EINVAL;
+		break;
+	}
+	if (p->quiet) {
+		libbpf_set_print(saved);
+		if (err)
+			log_info("throttle probe: %s; trying the next source", p->why);
+	}
+	return err;
+}
+
+static void throttle_destroy(void *state)
+{
+	struct throttle_probe *p = state;
+
+	throttle_bpf__destroy(p->skel);
+	cpustat_reader_free(p->cpustat);
+	free(p->ev);
+	free(p);
+}
+
+static int throttle_load(void **state, const struct probe_env *env, char *why, size_t whylen)
+{
+	struct throttle_probe *p = calloc(1, sizeof(*p));
+	enum throttle_source want = env->opts->throttle, chosen;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	p->fs = env->fs;
+	p->pin_dir = env->pin_dir;
+	p->hook = env->opts->hook;
+	p->quiet = want == THROTTLE_AUTO;
+	p->ncpus = libbpf_num_possible_cpus();
+	p->cpustat = cpustat_reader_new(env->fs);
+	if (p->ncpus <= 0 || !p->cpustat) {
+		err = p->ncpus <= 0 ? (p->ncpus ? p->ncpus : -EINVAL) : -errno;
+		throttle_destroy(p);
+		return err;
+	}
+	err = throttle_select(want, try_source, p, &chosen);
+	if (err) {
+		/* Only a forced source can fail (cpustat always loads): say which and why. */
+		snprintf(why, whylen, "--throttle-source %s: %s", throttle_source_name(want),
+			 p->why);
+		throttle_destroy(p);
+		return -EOPNOTSUPP;
+	}
+	*state = p;
+	return 0;
+}
+
+static int throttle_attach(void *state)
+{
+	struct throttle_probe *p = state;
+	int err = p->skel ? throttle_bpf__attach(p->skel) : 0;
+
+	if (err)
+		log_err("throttle probe: attaching %s programs failed: %s", p->path,
+			strerror(-err));
+	else
+		log_info("throttle probe: attached (%s)", p->path);
+	return err;
+}
+
+static const char *throttle_path(const void *state)
+{
+	return ((const struct throttle_probe *)state)->path;
+}
+
+static int cmp_events(const void *a, const void *b)
+{
+	const struct tg_events *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Copies the map into p->ev, sorted by id (the map holds only cgroups ever throttled). */
+static int read_events(struct throttle_probe *p)
+{
+	int fd = bpf_map__fd(p->skel->maps.throttle_tg);
+	uint64_t key, next;
+	bool first = true;
+
+	p->n_ev = 0;
+	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		struct throttle_val v;
+
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue; /* deleted with its cgroup meanwhile */
+		if (p->n_ev == p->cap_ev) {
+			size_t cap = p->cap_ev ? 2 * p->cap_ev : 64;
+			struct tg_events *ev = realloc(p->ev, cap * sizeof(*ev));
+
+			if (!ev)
+				return -ENOMEM;
+			p->ev = ev;
+			p->cap_ev = cap;
+		}
+		p->ev[p->n_ev++] = (struct tg_events){.id = key, .events = v.events};
+	}
+	if (errno != ENOENT)
+		return -errno;
+	qsort(p->ev, p->n_ev, sizeof(*p->ev), cmp_events);
+	return 0;
+}
+
+/* Drops are never silent: each new one is logged once. */
+static int check_drops(struct throttle_probe *p)
+{
+	static const char *const what[] = {
+		[THROTTLE_DROP_MAP_FULL] = "throttle_tg map full",
+		[THROTTLE_DROP_DEPTH] = "throttled group nested deeper than the walk",
+	};
+	__u64 vals[p->ncpus];
+
+	for (__u32 i = 0; i < THROTTLE_DROP_NR; i++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.throttle_drops), &i, vals))
+			return -errno;
+		for (int cpu = 0; cpu < p->ncpus; cpu++)
+			sum += vals[cpu];
+		if (sum > p->drops_seen[i])
+			log_warn("throttle probe dropped %llu observations (%s)",
+				 (unsigned long long)(sum - p->drops_seen[i]), what[i]);
+		p->drops_seen[i] = sum;
+	}
+	return 0;
+}
+
+struct read_ctx {
+	struct throttle_probe *p;
+	struct snapshot *s;
+};
+
+static int add_sample(struct snapshot *s, uint64_t id, const struct throttle_sample *t)
+{
+	struct cg_sample *cg = snapshot_add(s, id);
+
+	if (!cg)
+		return -ENOMEM;
+	cg->parts |= CG_THROTTLE;
+	cg->throttle = *t;
+	return 0;
+}
+
+/* One record per cgroup: its cpu.stat counters with the probe's events. */
+static int add_cpustat(void *ctx, uint64_t id, const struct throttle_sample *stat)
+{
+	struct read_ctx *c = ctx;
+	struct tg_events key = {.id = id}, *ev;
+	struct throttle_sample t = *stat;
+
+	ev = bsearch(&key, c->p->ev, c->p->n_ev, sizeof(key), cmp_events);
+	if (ev) {
+		t.events = ev->events;
+		ev->matched = true;
+	}
+	return add_sample(c->s, id, &t);
+}
+
+static int throttle_read(void *state, struct snapshot *s)
+{
+	struct throttle_probe *p = state;
+	struct read_ctx c = {.p = p, .s = s};
+	struct timespec ts;
+	int err;
+
+	p->n_ev = 0;
+	if (p->skel) {
+		err = read_events(p);
+		if (!err)
+			err = check_drops(p);
+		if (err)
+			return err;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	err = cpustat_reader_read(p->cpustat, (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec,
+				  add_cpustat, &c);
+	if (err)
+		return err;
+	/* Throttled, but no quota any more (or not listed yet): the events alone. */
+	for (size_t i = 0; i < p->n_ev && !err; i++)
+		if (!p->ev[i].matched)
+			err = add_sample(s, p->ev[i].id,
+					 &(struct throttle_sample){.events = p->ev[i].events});
+	return err;
+}
+
+const struct probe_ops throttle_probe_ops = {
+	.name = "throttle",
+	.load = throttle_load,
+	.attach = throttle_attach,
+	.read = throttle_read,
+	.path = throttle_path,
+	.destroy = throttle_destroy,
+};
