@@ -121,7 +121,8 @@ assert_counted_once "phase 1, instance 1 alone" $(ratios "$TMP/i1.out")
 
 # ---- phase 2: a second instance joins ----
 T2=$EPOCHREALTIME
-qoslet_bg "$TMP/i2.out" "$TMP/i2.err" runqlat -j --pin-dir "$PIN_DIR" -c "$TEST_PARENT_REL" 1
+# (-c as an absolute path this time: it must select the same cgroups.)
+qoslet_bg "$TMP/i2.out" "$TMP/i2.err" runqlat -j --pin-dir "$PIN_DIR" -c "$TEST_PARENT" 1
 I2=$QOSLET_PID
 wait_lines "$TMP/i2.out" 3 "$I2" 20
 kill -0 "$I1" 2>/dev/null || fail "instance 1 died when instance 2 started: $(cat "$TMP/i1.err")"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../log.h"
+#include "bpffs.h"
 #include "cpi.skel.h"
 #include "cpi_events.h"
 #include "cpi_mode.h"
@@ -101,20 +102,12 @@ static int set_pins(struct cpi_bpf *skel, const char *pin_dir)
 {
 	struct bpf_map *maps[] = {skel->maps.cpi_usage, skel->maps.cpi_drops, skel->maps.cpi_info};
 
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		char path[PATH_MAX];
-		int err;
-
-		snprintf(path, sizeof(path), "%s/%s", pin_dir, bpf_map__name(maps[i]));
-		err = bpf_map__set_pin_path(maps[i], path);
-		if (err)
-			return err;
-	}
-	return 0;
+	return bpffs_set_pins(maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
 }
 
-static int load_with(struct cpi_probe *p, enum probe_hook hook, const struct cgroup_fs *fs)
+static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *fs)
 {
+	struct cpi_probe *p = probe;
 	bool btf = hook == PROBE_HOOK_TP_BTF;
 	struct cpi_bpf *skel = cpi_bpf__open();
 	int err;
@@ -138,21 +131,6 @@ static int load_with(struct cpi_probe *p, enum probe_hook hook, const struct cgr
 	p->skel = skel;
 	p->hook = hook;
 	return 0;
-}
-
-/* The verifier is the authority on tp_btf: try it, fall back to raw_tp on refusal. */
-static int load_best(struct cpi_probe *p, enum probe_hook want, const struct cgroup_fs *fs)
-{
-	int err;
-
-	if (want != PROBE_HOOK_RAW_TP) {
-		err = load_with(p, PROBE_HOOK_TP_BTF, fs);
-		if (!err || want == PROBE_HOOK_TP_BTF)
-			return err;
-		log_warn("cpi probe: tp_btf programs did not load (%s); falling back to raw_tp",
-			 strerror(-err));
-	}
-	return load_with(p, PROBE_HOOK_RAW_TP, fs);
 }
 
 static void close_events(struct cpi_probe *p)
@@ -203,7 +181,7 @@ static int cpi_load(void **state, const struct probe_env *env, char *why, size_t
 			 p->mode == CPI_MODE_SOFTWARE
 				 ? "; counting software stand-ins (ns per switch, not CPI)"
 				 : "; reporting CPU time only");
-	err = load_best(p, env->opts->hook, env->fs);
+	err = probe_load_best("cpi", env->opts->hook, load_with, p, env->fs);
 	if (err) {
 		log_err("cpi probe: loading failed: %s (maps pinned in %s by an incompatible "
 			"qoslet can be removed with rm)",

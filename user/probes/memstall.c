@@ -38,8 +38,9 @@ static int set_pins(struct memstall_bpf *skel, const char *pin_dir)
 }
 
 /* Opens and loads the skeleton with only `hook`'s programs enabled. */
-static int load_with(struct memstall_probe *p, enum probe_hook hook, const struct cgroup_fs *fs)
+static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *fs)
 {
+	struct memstall_probe *p = probe;
 	bool btf = hook == PROBE_HOOK_TP_BTF;
 	struct memstall_bpf *skel = memstall_bpf__open();
 	int err;
@@ -72,22 +73,6 @@ static int load_with(struct memstall_probe *p, enum probe_hook hook, const struc
 	p->skel = skel;
 	p->hook = hook;
 	return 0;
-}
-
-/* The load is the feature probe, as for the sched probe (user/probes/sched.c). */
-static int load_best(struct memstall_probe *p, enum probe_hook want, const struct cgroup_fs *fs)
-{
-	int err;
-
-	if (want != PROBE_HOOK_RAW_TP) {
-		err = load_with(p, PROBE_HOOK_TP_BTF, fs);
-		if (!err || want == PROBE_HOOK_TP_BTF)
-			return err;
-		log_warn("memstall probe: tp_btf programs did not load (%s); falling back to "
-			 "raw_tp",
-			 strerror(-err));
-	}
-	return load_with(p, PROBE_HOOK_RAW_TP, fs);
 }
 
 static int on_oom_record(void *ctx, void *data, size_t size)
@@ -126,7 +111,7 @@ static int memstall_load(void **state, const struct probe_env *env, char *why, s
 		free(p);
 		return err;
 	}
-	err = load_best(p, env->opts->hook, env->fs);
+	err = probe_load_best("memstall", env->opts->hook, load_with, p, env->fs);
 	if (err) {
 		log_err("memstall probe: loading failed: %s (maps pinned in %s by an incompatible "
 			"qoslet can be removed with rm)",

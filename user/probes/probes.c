@@ -18,10 +18,8 @@
 #include "throttle.h"
 
 static const struct probe_ops *const registry[PROBE_NR] = {
-	[PROBE_SCHED] = &sched_probe_ops,
-	[PROBE_CPI] = &cpi_probe_ops,
-	[PROBE_MEMSTALL] = &memstall_probe_ops,
-	[PROBE_PSI] = &psi_probe_ops,
+	[PROBE_SCHED] = &sched_probe_ops,	[PROBE_CPI] = &cpi_probe_ops,
+	[PROBE_MEMSTALL] = &memstall_probe_ops, [PROBE_PSI] = &psi_probe_ops,
 	[PROBE_THROTTLE] = &throttle_probe_ops,
 };
 
@@ -110,6 +108,21 @@ int throttle_source_parse(const char *s, enum throttle_source *src)
 		return i;
 	*src = i;
 	return 0;
+}
+
+int probe_load_best(const char *name, enum probe_hook want, probe_load_fn load, void *probe,
+		    const struct cgroup_fs *fs)
+{
+	int err;
+
+	if (want != PROBE_HOOK_RAW_TP) {
+		err = load(probe, PROBE_HOOK_TP_BTF, fs);
+		if (!err || want == PROBE_HOOK_TP_BTF)
+			return err;
+		log_warn("%s probe: tp_btf programs did not load (%s); falling back to raw_tp",
+			 name, strerror(-err));
+	}
+	return load(probe, PROBE_HOOK_RAW_TP, fs);
 }
 
 int probe_set_open(struct probe_set **out, unsigned int want, const struct probe_opts *opts,

@@ -22,10 +22,10 @@
 
 enum probe_id {
 	PROBE_SCHED = 0, /* run-queue latency and blame: user/probes/sched.c */
-	PROBE_CPI, /* CPU time and CPI per cgroup: user/probes/cpi.c */
-	PROBE_THROTTLE, /* CFS bandwidth throttling: user/probes/throttle.c */
-	PROBE_MEMSTALL, /* reclaim stalls and OOM kills: user/probes/memstall.c */
-	PROBE_PSI, /* pressure stall information: user/probes/psi.c */
+	PROBE_CPI,	 /* CPU time and CPI per cgroup: user/probes/cpi.c */
+	PROBE_THROTTLE,	 /* CFS bandwidth throttling: user/probes/throttle.c */
+	PROBE_MEMSTALL,	 /* reclaim stalls and OOM kills: user/probes/memstall.c */
+	PROBE_PSI,	 /* pressure stall information: user/probes/psi.c */
 	PROBE_NR,
 };
 
@@ -48,9 +48,9 @@ enum sched_wait {
 /* Where the throttle probe takes its numbers from. */
 enum throttle_source {
 	THROTTLE_AUTO = 0, /* the best the kernel allows, in this order: */
-	THROTTLE_FENTRY, /* fentry on throttle_cfs_rq/unthrottle_cfs_rq */
-	THROTTLE_TP_BTF, /* sched_switch, reading cfs_rq throttle state */
-	THROTTLE_CPUSTAT, /* polling cpu.stat */
+	THROTTLE_FENTRY,   /* fentry on throttle_cfs_rq/unthrottle_cfs_rq */
+	THROTTLE_TP_BTF,   /* sched_switch, reading cfs_rq throttle state */
+	THROTTLE_CPUSTAT,  /* polling cpu.stat */
 };
 
 /* Everything a user can choose about the probes (command-line options). */
@@ -125,6 +125,17 @@ const char *sched_wait_name(enum sched_wait wait);
 int sched_wait_parse(const char *s, enum sched_wait *wait);
 const char *throttle_source_name(enum throttle_source src);
 int throttle_source_parse(const char *s, enum throttle_source *src);
+
+/* Loads one program set of a probe (opens, configures and loads its skeleton). */
+typedef int (*probe_load_fn)(void *probe, enum probe_hook hook, const struct cgroup_fs *fs);
+
+/*
+ * Loads a probe's tp_btf set, or its raw_tp set when the verifier refuses
+ * tp_btf (the load is the feature probe: the verifier is the authority) or
+ * when `want` asks for raw_tp. A forced tp_btf does not fall back.
+ */
+int probe_load_best(const char *name, enum probe_hook want, probe_load_fn load, void *probe,
+		    const struct cgroup_fs *fs);
 
 /* Index of `s` in `names`, or -EINVAL: the option parsers' common step. */
 int probe_name_index(const char *const *names, size_t n, const char *s);

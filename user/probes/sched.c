@@ -32,8 +32,9 @@ static int set_pins(struct sched_bpf *skel, const char *pin_dir)
 }
 
 /* Opens and loads the skeleton with only `hook`'s programs enabled. */
-static int load_with(struct sched_probe *p, enum probe_hook hook, const struct cgroup_fs *fs)
+static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *fs)
 {
+	struct sched_probe *p = probe;
 	bool btf = hook == PROBE_HOOK_TP_BTF, stamp = p->wait == SCHED_WAIT_STAMP;
 	struct sched_bpf *skel = sched_bpf__open();
 	int err;
@@ -81,8 +82,6 @@ static bool kernel_has_sched_info(void)
 
 static int load_best(struct sched_probe *p, enum probe_hook want, const struct cgroup_fs *fs)
 {
-	int err;
-
 	if (p->wait == SCHED_WAIT_AUTO) {
 		p->wait = kernel_has_sched_info() ? SCHED_WAIT_SCHED_INFO : SCHED_WAIT_STAMP;
 		if (p->wait == SCHED_WAIT_STAMP)
@@ -94,14 +93,7 @@ static int load_best(struct sched_probe *p, enum probe_hook want, const struct c
 		return -EOPNOTSUPP;
 	}
 
-	if (want != PROBE_HOOK_RAW_TP) {
-		err = load_with(p, PROBE_HOOK_TP_BTF, fs);
-		if (!err || want == PROBE_HOOK_TP_BTF)
-			return err;
-		log_warn("sched probe: tp_btf programs did not load (%s); falling back to raw_tp",
-			 strerror(-err));
-	}
-	return load_with(p, PROBE_HOOK_RAW_TP, fs);
+	return probe_load_best("sched", want, load_with, p, fs);
 }
 
 static int sched_load(void **state, const struct probe_env *env, char *why, size_t whylen)

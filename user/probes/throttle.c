@@ -12,8 +12,10 @@
 
 #include "../../bpf/throttle.h"
 #include "../log.h"
+#include "bpffs.h"
 #include "cpustat.h"
 #include "kernel_btf.h"
+#include "percpu_map.h"
 #include "throttle.skel.h"
 
 /* The program set that counts events (none in cpustat mode). */
@@ -49,19 +51,11 @@ struct throttle_probe {
 
 static int set_pins(struct throttle_bpf *skel, const char *pin_dir, bool fentry)
 {
+	/* throttle_since exists only in fentry mode: pin it only then. */
 	struct bpf_map *maps[] = {skel->maps.throttle_tg, skel->maps.throttle_drops,
-				  fentry ? skel->maps.throttle_since : NULL};
+				  skel->maps.throttle_since};
 
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]) && maps[i]; i++) {
-		char path[PATH_MAX];
-		int err;
-
-		snprintf(path, sizeof(path), "%s/%s", pin_dir, bpf_map__name(maps[i]));
-		err = bpf_map__set_pin_path(maps[i], path);
-		if (err)
-			return err;
-	}
-	return 0;
+	return bpffs_set_pins(maps, fentry ? 3 : 2, pin_dir);
 }
 
 /* Opens and loads the skeleton with only `mode`'s programs and maps. */
@@ -217,36 +211,39 @@ static int cmp_events(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Copies the map into p->ev, sorted by id (the map holds only cgroups ever throttled). */
+static int add_events(void *ctx, const void *key, const void *val, int ncpus)
+{
+	struct throttle_probe *p = ctx;
+
+	(void)ncpus;
+	if (p->n_ev == p->cap_ev) {
+		size_t cap = p->cap_ev ? 2 * p->cap_ev : 64;
+		struct tg_events *ev = realloc(p->ev, cap * sizeof(*ev));
+
+		if (!ev)
+			return -ENOMEM;
+		p->ev = ev;
+		p->cap_ev = cap;
+	}
+	p->ev[p->n_ev++] = (struct tg_events){
+		.id = *(const uint64_t *)key,
+		.events = ((const struct throttle_val *)val)->events,
+	};
+	return 0;
+}
+
+/*
+ * Copies the map into p->ev, sorted by id (the map holds only cgroups ever
+ * throttled). A plain hash reads like a per-CPU one with a single CPU.
+ */
 static int read_events(struct throttle_probe *p)
 {
-	int fd = bpf_map__fd(p->skel->maps.throttle_tg);
-	uint64_t key, next;
-	bool first = true;
+	int err = percpu_map_read(bpf_map__fd(p->skel->maps.throttle_tg), sizeof(uint64_t),
+				  sizeof(struct throttle_val), 1, add_events, p);
 
-	p->n_ev = 0;
-	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
-		struct throttle_val v;
-
-		first = false;
-		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &v))
-			continue; /* deleted with its cgroup meanwhile */
-		if (p->n_ev == p->cap_ev) {
-			size_t cap = p->cap_ev ? 2 * p->cap_ev : 64;
-			struct tg_events *ev = realloc(p->ev, cap * sizeof(*ev));
-
-			if (!ev)
-				return -ENOMEM;
-			p->ev = ev;
-			p->cap_ev = cap;
-		}
-		p->ev[p->n_ev++] = (struct tg_events){.id = key, .events = v.events};
-	}
-	if (errno != ENOENT)
-		return -errno;
-	qsort(p->ev, p->n_ev, sizeof(*p->ev), cmp_events);
-	return 0;
+	if (!err)
+		qsort(p->ev, p->n_ev, sizeof(*p->ev), cmp_events);
+	return err;
 }
 
 /* Drops are never silent: each new one is logged once. */
@@ -256,19 +253,17 @@ static int check_drops(struct throttle_probe *p)
 		[THROTTLE_DROP_MAP_FULL] = "throttle_tg map full",
 		[THROTTLE_DROP_DEPTH] = "throttled group nested deeper than the walk",
 	};
-	__u64 vals[p->ncpus];
+	uint64_t sums[THROTTLE_DROP_NR];
+	int err = percpu_counters_read(bpf_map__fd(p->skel->maps.throttle_drops), THROTTLE_DROP_NR,
+				       p->ncpus, sums);
 
-	for (__u32 i = 0; i < THROTTLE_DROP_NR; i++) {
-		uint64_t sum = 0;
-
-		if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.throttle_drops), &i, vals))
-			return -errno;
-		for (int cpu = 0; cpu < p->ncpus; cpu++)
-			sum += vals[cpu];
-		if (sum > p->drops_seen[i])
+	if (err)
+		return err;
+	for (int i = 0; i < THROTTLE_DROP_NR; i++) {
+		if (sums[i] > p->drops_seen[i])
 			log_warn("throttle probe dropped %llu observations (%s)",
-				 (unsigned long long)(sum - p->drops_seen[i]), what[i]);
-		p->drops_seen[i] = sum;
+				 (unsigned long long)(sums[i] - p->drops_seen[i]), what[i]);
+		p->drops_seen[i] = sums[i];
 	}
 	return 0;
 }
