@@ -59,7 +59,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 8192);
+	__uint(max_entries, 4096);
 	__type(key, __u64);
 	__type(value, struct memstall_cg);
 } memstall_cg SEC(".maps");

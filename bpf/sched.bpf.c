@@ -63,7 +63,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 8192);
+	__uint(max_entries, 4096);
 	__type(key, __u64);
 	__type(value, struct lat_hist);
 } rq_hist SEC(".maps");
@@ -76,7 +76,7 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 8192);
 	__type(key, struct blame_key);
 	__type(value, struct blame_val);
 } rq_blame SEC(".maps");

@@ -42,7 +42,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 8192);
+	__uint(max_entries, 4096);
 	__type(key, __u64);
 	__type(value, struct throttle_val);
 } throttle_tg SEC(".maps");

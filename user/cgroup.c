@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
+
 /* Does a comma-separated option list hold exactly `opt`? */
 static bool has_option(const char *list, const char *opt)
 {
@@ -179,8 +181,16 @@ struct cgroup_names {
 	void *tree; /* tsearch() tree of struct name_entry, keyed by id */
 	size_t count;
 	uint64_t last_walk_ns;
+	uint64_t generation;
+	uint64_t max_id;   /* the highest id the last walk saw */
+	uint64_t safe_max; /* the highest id the walk before it saw */
+	void *gone;	   /* tsearch() tree of ids confirmed removed (uint64_t *) */
+	size_t n_gone;
 	bool walked;
 };
+
+/* Bounds the memory of the gone set on nodes with endless cgroup churn. */
+#define GONE_MAX 65536
 
 /* A miss triggers a rewalk at most this often, so churn cannot spin us. */
 #define REWALK_MIN_NS 1000000000ULL
@@ -212,6 +222,7 @@ void cgroup_names_free(struct cgroup_names *names)
 	if (!names)
 		return;
 	tdestroy(names->tree, free_entry);
+	tdestroy(names->gone, free);
 	free(names);
 }
 
@@ -248,6 +259,8 @@ static int walk(struct cgroup_names *names, int fd, const char *rel, uint64_t id
 
 	if (err)
 		return err;
+	if (id > names->max_id)
+		names->max_id = id;
 	dir = fdopendir(fd);
 	if (!dir) {
 		close(fd);
@@ -287,6 +300,9 @@ int cgroup_names_rewalk(struct cgroup_names *names)
 	names->tree = NULL;
 	names->count = 0;
 	names->walked = true;
+	names->generation++;
+	names->safe_max = names->max_id;
+	names->max_id = 0;
 	fd = open(names->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -299,6 +315,48 @@ int cgroup_names_rewalk(struct cgroup_names *names)
 	return err ? err : (int)names->count;
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+bool cgroup_names_is_gone(struct cgroup_names *names, uint64_t id)
+{
+	return tfind(&id, &names->gone, cmp_id) != NULL;
+}
+
+/*
+ * Remembers an id the last walk did not find, if that proves the cgroup
+ * gone. The kernel hands out cgroup ids in increasing order (kernfs
+ * allocates them cyclically, with a generation in the high bits on 64-bit,
+ * and never reuses one), so an id below the highest one that the walk
+ * before the last saw belongs to a cgroup created before the last walk
+ * started: that walk would have found it. A higher id may be a cgroup
+ * created since, and must not be declared gone.
+ */
+static void mark_gone(struct cgroup_names *names, uint64_t id)
+{
+	uint64_t *key;
+
+	if (id >= names->safe_max)
+		return;
+	if (names->n_gone >= GONE_MAX) {
+		tdestroy(names->gone, free);
+		names->gone = NULL;
+		names->n_gone = 0;
+	}
+	key = malloc(sizeof(*key));
+	if (!key)
+		return;
+	*key = id;
+	if (*(uint64_t **)tsearch(key, &names->gone, cmp_id) != key)
+		free(key);
+	else
+		names->n_gone++;
+}
+
 const char *cgroup_names_lookup(struct cgroup_names *names, uint64_t id, uint64_t now_ns)
 {
 	struct name_entry key = {.id = id}, **found;
@@ -306,13 +364,24 @@ const char *cgroup_names_lookup(struct cgroup_names *names, uint64_t id, uint64_
 	found = tfind(&key, &names->tree, cmp_entry);
 	if (found)
 		return (*found)->path;
+	if (cgroup_names_is_gone(names, id))
+		return NULL;
+	if (names->walked && id < names->safe_max) {
+		mark_gone(names, id); /* no walk needed to know */
+		return NULL;
+	}
 	if (names->walked && now_ns - names->last_walk_ns < REWALK_MIN_NS)
 		return NULL;
 	names->last_walk_ns = now_ns;
+	log_debug("cgroup id %llu is not known: walking %s again", (unsigned long long)id,
+		  names->root);
 	if (cgroup_names_rewalk(names) < 0)
 		return NULL;
 	found = tfind(&key, &names->tree, cmp_entry);
-	return found ? (*found)->path : NULL;
+	if (found)
+		return (*found)->path;
+	mark_gone(names, id);
+	return NULL;
 }
 
 /* twalk() takes no context pointer: the walk in progress keeps it here. */
@@ -329,6 +398,11 @@ static void foreach_visit(const void *node, VISIT which, int depth)
 	(void)depth;
 	if ((which == postorder || which == leaf) && !foreach_state.ret)
 		foreach_state.ret = foreach_state.fn(foreach_state.ctx, e->id, e->path);
+}
+
+uint64_t cgroup_names_generation(const struct cgroup_names *names)
+{
+	return names->generation;
 }
 
 int cgroup_names_foreach(struct cgroup_names *names,

@@ -7,6 +7,7 @@
 #define QOSLET_CGROUP_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,8 +15,8 @@
 
 struct cgroup_fs {
 	enum qoslet_cgroup_mode mode;
-	int hierarchy_id; /* as in /proc/PID/cgroup: 0 for v2 */
-	char root[PATH_MAX]; /* mount point of that hierarchy */
+	int hierarchy_id;	/* as in /proc/PID/cgroup: 0 for v2 */
+	char root[PATH_MAX];	/* mount point of that hierarchy */
 	char v2_root[PATH_MAX]; /* the cgroup2 mount ("" if none): PSI files live there */
 };
 
@@ -59,8 +60,18 @@ struct cgroup_names;
 struct cgroup_names *cgroup_names_new(const struct cgroup_fs *fs);
 void cgroup_names_free(struct cgroup_names *names);
 
-/* Path relative to the root ("" for the root), or NULL if no such cgroup. */
+/*
+ * Path relative to the root ("" for the root), or NULL if no such cgroup.
+ * now_ns is CLOCK_MONOTONIC for every user of one instance (it is shared).
+ */
 const char *cgroup_names_lookup(struct cgroup_names *names, uint64_t id, uint64_t now_ns);
+
+/*
+ * True when a lookup of `id` found it missing from a walk that must have
+ * seen it (it is older than the newest cgroup that walk found): the cgroup
+ * was removed. Such ids never trigger another walk.
+ */
+bool cgroup_names_is_gone(struct cgroup_names *names, uint64_t id);
 
 /*
  * Calls fn for every cgroup of the last walk (root included), in id order,
@@ -69,6 +80,12 @@ const char *cgroup_names_lookup(struct cgroup_names *names, uint64_t id, uint64_
  */
 int cgroup_names_foreach(struct cgroup_names *names,
 			 int (*fn)(void *ctx, uint64_t id, const char *rel), void *ctx);
+
+/*
+ * Counts the walks so far: a user that derives data from the tree (e.g. the
+ * cgroups with a CPU quota) redoes it when this changes.
+ */
+uint64_t cgroup_names_generation(const struct cgroup_names *names);
 
 /* Forces a rewalk; returns the number of cgroups found (root included) or -errno. */
 int cgroup_names_rewalk(struct cgroup_names *names);

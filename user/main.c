@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* qoslet: the node agent and the SRE tracing CLI, one binary. */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,6 +31,13 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	/*
+	 * A fixed threshold: start-up parses kernel BTF (megabytes, freed once
+	 * the probes are loaded). glibc would otherwise raise the threshold
+	 * after the first large free and serve the next ones from the heap,
+	 * which does not shrink: the process would keep that memory for good.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

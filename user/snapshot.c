@@ -92,19 +92,60 @@ static void merge_parts(struct cg_sample *dst, const struct cg_sample *src)
 	dst->parts |= src->parts;
 }
 
+/* Where each record sits, sorted by id: records are ~1 KB, so sort these. */
+struct cg_order {
+	uint64_t id;
+	size_t idx;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct cg_order *x = a, *y = b;
+
+	return x->id != y->id ? cmp_u64(x->id, y->id) : cmp_u64(x->idx, y->idx);
+}
+
+/*
+ * Copies the records in the order `ord` gives (identity when NULL) into
+ * out, merging runs of one id. out may be in itself when ord is NULL.
+ */
+static size_t merge_runs(struct cg_sample *out, const struct cg_sample *in,
+			 const struct cg_order *ord, size_t n)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct cg_sample *rec = &in[ord ? ord[i].idx : i];
+
+		if (m && out[m - 1].id == rec->id)
+			merge_parts(&out[m - 1], rec);
+		else if (&out[m++] != rec)
+			out[m - 1] = *rec;
+	}
+	return m;
+}
+
 void snapshot_finish(struct snapshot *s)
 {
-	size_t n = 0;
+	size_t n = s->n_cgroups;
+	struct cg_order *ord = malloc((n + 1) * sizeof(*ord));
+	struct cg_sample *out = malloc((n + 1) * sizeof(*out));
 
-	if (s->n_cgroups)
-		qsort(s->cgroups, s->n_cgroups, sizeof(*s->cgroups), cmp_cg);
-	for (size_t i = 0; i < s->n_cgroups; i++) {
-		if (n && s->cgroups[n - 1].id == s->cgroups[i].id)
-			merge_parts(&s->cgroups[n - 1], &s->cgroups[i]);
-		else if (n++ != i)
-			s->cgroups[n - 1] = s->cgroups[i];
+	if (ord && out) {
+		for (size_t i = 0; i < n; i++)
+			ord[i] = (struct cg_order){s->cgroups[i].id, i};
+		qsort(ord, n, sizeof(*ord), cmp_order);
+		s->n_cgroups = merge_runs(out, s->cgroups, ord, n);
+		free(s->cgroups);
+		s->cgroups = out;
+		s->cap_cgroups = n + 1;
+	} else { /* out of memory: the slow way, in place */
+		free(out);
+		if (n)
+			qsort(s->cgroups, n, sizeof(*s->cgroups), cmp_cg);
+		s->n_cgroups = merge_runs(s->cgroups, s->cgroups, NULL, n);
 	}
-	s->n_cgroups = n;
+	free(ord);
 	if (s->n_blame)
 		qsort(s->blame, s->n_blame, sizeof(*s->blame), cmp_blame);
 }

@@ -32,8 +32,9 @@
 #   -c CPU     the CPU both pipe ends are pinned to (default 0)
 #   -q SECS    first wait up to SECS for a quiet machine: no stress-ng,
 #              dutycycle or cyclictest, no foreign tracing BPF programs, BPF
-#              run-time stats off and a 1-minute load average below 0.5
-#              (default 0: check, warn). Every block records what it saw.
+#              run-time stats off, and a 1-minute load average below 0.5 or
+#              CPUs 95% idle over 2 s (default 0: check once, warn). Every
+#              block records what it saw running.
 #   -o FILE    also write the markdown report to FILE
 #
 # Environment: QOSLET (default build/qoslet of this tree), PERF, BPFTRACE,
@@ -57,6 +58,8 @@ CMDLINE=${CMDLINE% }
 TARGET_PCT=8 # "qoslet run-queue + blame probes: at most 8% added"
 ATTACH_TIMEOUT=15
 LOAD_QUIET=0.5
+IDLE_QUIET=95
+IDLE=""
 BUSY_PROCS=(stress-ng dutycycle cyclictest)
 
 usage() {
@@ -263,21 +266,34 @@ load1() {
 	cut -d' ' -f1 /proc/loadavg
 }
 
+# Percent of all CPUs' time idle over the next 2 s. The load average lags a
+# burst by minutes; this says whether the machine is idle now.
+idle_pct() {
+	local a b
+	a=$(awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)
+	sleep 2
+	b=$(awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)
+	echo "$a $b" | awk '{ t = $4 - $2; printf "%.0f\n", t > 0 ? 100 * ($3 - $1) / t : 0 }'
+}
+
 # Waits up to $1 s for: no busy processes, no foreign tracing programs, and
-# load below LOAD_QUIET. Returns 1 (after warning) if that never happens.
+# a load average below LOAD_QUIET or CPUs at least IDLE_QUIET % idle. Sets
+# IDLE; returns 1 (after warning) if that never happens.
 wait_quiet() {
 	local deadline=$((SECONDS + $1)) busy foreign
 	while :; do
 		busy=$(join2 "$(busy_procs)" "$(bpf_stats)")
 		foreign=$(join2 "$(foreign_progs "")" "")
-		if [ -z "$busy$foreign" ] && awk -v l="$(load1)" -v m="$LOAD_QUIET" 'BEGIN { exit !(l < m) }'; then
+		IDLE=$(idle_pct)
+		if [ -z "$busy$foreign" ] && awk -v l="$(load1)" -v m="$LOAD_QUIET" -v i="$IDLE" -v q="$IDLE_QUIET" \
+			'BEGIN { exit !(l < m || i >= q) }'; then
 			return 0
 		fi
 		if [ "$SECONDS" -ge "$deadline" ]; then
-			say "warning: machine not quiet (load $(load1)${busy:+, running: $busy}${foreign:+, foreign BPF: $foreign}); measuring anyway"
+			say "warning: machine not quiet (load $(load1), ${IDLE}% idle${busy:+, running: $busy}${foreign:+, foreign BPF: $foreign}); measuring anyway"
 			return 1
 		fi
-		say "waiting for a quiet machine (load $(load1)${busy:+, running: $busy}${foreign:+, foreign BPF: $foreign})"
+		say "waiting for a quiet machine (load $(load1), ${IDLE}% idle${busy:+, running: $busy}${foreign:+, foreign BPF: $foreign})"
 		sleep $((deadline - SECONDS < 30 ? deadline - SECONDS : 30))
 	done
 }
@@ -491,7 +507,7 @@ report() {
 	echo "- Rounds: $ROUNDS, each running every configuration once, starting one configuration later each round"
 	echo "- Tools: $PERF_VERSION; $BPFTRACE_VERSION; $QOSLET_VERSION (tree $TREE_VERSION)"
 	echo "- Mitigations: ${MITIGATIONS:-unknown}"
-	echo "- 1-minute load average: $LOAD_START at start, $LOAD_END at end; quiet at start: $QUIET"
+	echo "- 1-minute load average: $LOAD_START at start, $LOAD_END at end; CPUs ${IDLE}% idle just before; quiet at start: $QUIET"
 	echo
 	echo "| Configuration | BPF programs | Blocks | Median usecs/op | Min | Max | Ratio (median / baseline median) | Added | Added per switch | Per-round ratio, median (min-max) |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"

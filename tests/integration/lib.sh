@@ -320,13 +320,19 @@ json_cgroup() {
 		 | map(select(.path == $p)) | .[0] // null' "$file"
 }
 
-# The attach hook and wait source an interval reports (contract: top-level
-# "hook" and "wait_source"), one per line of JSON-lines FILE.
+# The attach hook and wait source each interval of JSON-lines FILE reports,
+# one per line. docs/qoslet-runqlat.md: "probes":{"sched":{"detail":
+# "<hook>, <wait source>"}}, and "shared":true when another process attached
+# (then the hook is "shared"). A top-level "hook"/"wait_source" (the first
+# draft of the format) is taken as is.
 json_hook() {
-	jq -r '.hook' "$1"
+	jq -r 'if has("hook") then .hook
+		elif .shared then "shared"
+		else (.probes.sched.detail // "" | split(", ")[0] // "null") end' "$1"
 }
 json_wait_source() {
-	jq -r '.wait_source' "$1"
+	jq -r 'if has("wait_source") then .wait_source
+		else (.probes.sched.detail // "" | split(", ")[1] // "null") end' "$1"
 }
 
 # jq FILTER over object JSON (a string); prints the result raw.

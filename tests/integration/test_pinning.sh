@@ -163,6 +163,16 @@ log "phase 3 (instance 2 alone): $(rates "$TMP/i2.out" "$T4" | tr '\n' ' ')waits
 # shellcheck disable=SC2046
 assert_counted_once "phase 3, instance 2 after instance 1 exited" \
 	$(ratios "$TMP/i2.out" "$(plus "$T4" 1.0)")
+# Who attached, as each instance reports it: instance 1 from the start,
+# instance 2 only once instance 1 had gone ("shared" before).
+assert_eq "$(json_hook "$TMP/i1.out" | sort -u | tr '\n' ' ')" "tp_btf " \
+	"instance 1 reports hook tp_btf throughout"
+assert_eq "$(jq -c --argjson t "$T4" 'select(.ts < $t)' "$TMP/i2.out" >"$TMP/i2.before" &&
+	json_hook "$TMP/i2.before" | sort -u | tr '\n' ' ')" "shared " \
+	"instance 2 reports hook shared while instance 1 attaches"
+assert_eq "$(jq -c --argjson t "$(plus "$T4" 1.0)" 'select(.ts - (.interval_s // 1) >= $t)' \
+	"$TMP/i2.out" >"$TMP/i2.after" && json_hook "$TMP/i2.after" | sort -u | tr '\n' ' ')" "tp_btf " \
+	"instance 2 reports hook tp_btf after taking over"
 assert_eq "$(pinned_id rq_hist)" "$HIST_ID" "rq_hist outlives instance 1, same id"
 stop_instance "$I2" "instance 2" i2
 
@@ -183,10 +193,10 @@ for src in $sources; do
 		[ "$rc" = 0 ] || fail "qoslet runqlat $what exited $rc: $(cat "${out%.out}.err")"
 		assert_json_lines "$out"
 		assert_eq "$(json_hook "$out" | sort -u | tr '\n' ' ')" "$hook " \
-			"$what reports \"hook\":\"$hook\""
+			"$what reports hook $hook"
 		if [ "$src" != default ]; then
 			assert_eq "$(json_wait_source "$out" | sort -u | tr '\n' ' ')" "$src " \
-				"$what reports \"wait_source\":\"$src\""
+				"$what reports wait source $src"
 		fi
 		# shellcheck disable=SC2046
 		assert_counted_once "$what" $(ratios "$out")

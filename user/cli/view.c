@@ -211,20 +211,17 @@ int view_main(const struct view_ops *ops, int argc, char **argv)
 	if (resolve_filters(&v))
 		goto out;
 	rc = 1;
-	v.names = cgroup_names_new(&v.fs);
-	if (!v.names)
-		goto out;
 	log_hook_libbpf();
 	log_info("cgroups: %s hierarchy at %s", v.fs.mode == QOSLET_CGROUP_V2 ? "v2" : "v1 cpu",
 		 v.fs.root);
 	if (probe_set_open(&v.probes, ops->probes, &v.args.probe, &v.fs))
 		goto out;
+	v.names = probe_set_names(v.probes);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	rc = run_loop(ops, &v);
 out:
 	probe_set_close(v.probes);
-	cgroup_names_free(v.names);
 	for (size_t i = 0; i < v.args.n_cgroups; i++)
 		free(v.filters[i]);
 	return rc;

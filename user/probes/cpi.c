@@ -332,11 +332,19 @@ static int cpi_read(void *state, struct snapshot *s)
 	return err;
 }
 
+static void cpi_forget(void *state, const uint64_t *ids, size_t n)
+{
+	struct cpi_probe *p = state;
+
+	cgroup_map_forget(bpf_map__fd(p->skel->maps.cpi_usage), ids, n);
+}
+
 const struct probe_ops cpi_probe_ops = {
 	.name = "cpi",
 	.load = cpi_load,
 	.attach = cpi_attach,
 	.read = cpi_read,
+	.forget = cpi_forget,
 	.path = cpi_path,
 	.destroy = cpi_destroy,
 };

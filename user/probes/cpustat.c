@@ -9,7 +9,13 @@
 #include <unistd.h>
 
 /* How stale the list of quota cgroups may get: a new limit shows up this late. */
-#define QUOTA_REFRESH_NS (5 * 1000000000ULL)
+/*
+ * The list of cgroups with a quota is rebuilt when the shared name map has
+ * walked the tree again (cgroups came or went), and at least this often to
+ * see quotas set or lifted on existing cgroups: each rebuild reads one
+ * quota file per cgroup.
+ */
+#define QUOTA_REFRESH_NS (30 * 1000000000ULL)
 
 /* cpu.stat is a few hundred bytes; v2 with PSI-less kernels is the longest. */
 #define STAT_BUF 1024
@@ -72,10 +78,11 @@ struct cpustat_reader {
 	struct quota_cg *cgs;
 	size_t n, cap;
 	uint64_t listed_ns;
+	uint64_t listed_generation;
 	bool listed;
 };
 
-struct cpustat_reader *cpustat_reader_new(const struct cgroup_fs *fs)
+struct cpustat_reader *cpustat_reader_new(const struct cgroup_fs *fs, struct cgroup_names *names)
 {
 	struct cpustat_reader *r = calloc(1, sizeof(*r));
 
@@ -83,9 +90,9 @@ struct cpustat_reader *cpustat_reader_new(const struct cgroup_fs *fs)
 		return NULL;
 	r->mode = fs->mode;
 	r->root_fd = open(fs->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	r->names = cgroup_names_new(fs);
-	if (r->root_fd < 0 || !r->names) {
-		int err = r->root_fd < 0 ? errno : ENOMEM;
+	r->names = names;
+	if (r->root_fd < 0) {
+		int err = errno;
 
 		cpustat_reader_free(r);
 		errno = err;
@@ -107,7 +114,6 @@ void cpustat_reader_free(struct cpustat_reader *r)
 		return;
 	clear_list(r);
 	free(r->cgs);
-	cgroup_names_free(r->names);
 	if (r->root_fd >= 0)
 		close(r->root_fd);
 	free(r);
@@ -162,15 +168,14 @@ static int add_if_quota(void *ctx, uint64_t id, const char *rel)
 
 static int relist(struct cpustat_reader *r, uint64_t now_ns)
 {
-	int err = cgroup_names_rewalk(r->names);
+	int err;
 
-	if (err < 0)
-		return err;
 	clear_list(r);
 	err = cgroup_names_foreach(r->names, add_if_quota, r);
 	if (err)
 		return err;
 	r->listed_ns = now_ns;
+	r->listed_generation = cgroup_names_generation(r->names);
 	r->listed = true;
 	return 0;
 }
@@ -179,7 +184,8 @@ int cpustat_reader_read(struct cpustat_reader *r, uint64_t now_ns,
 			int (*fn)(void *ctx, uint64_t id, const struct throttle_sample *s),
 			void *ctx)
 {
-	if (!r->listed || now_ns - r->listed_ns >= QUOTA_REFRESH_NS) {
+	if (!r->listed || r->listed_generation != cgroup_names_generation(r->names) ||
+	    now_ns - r->listed_ns >= QUOTA_REFRESH_NS) {
 		int err = relist(r, now_ns);
 
 		if (err)

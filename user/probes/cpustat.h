@@ -32,15 +32,16 @@ bool cpustat_has_quota(enum qoslet_cgroup_mode mode, const char *text);
 struct cpustat_reader;
 
 /* NULL on failure (errno set). */
-struct cpustat_reader *cpustat_reader_new(const struct cgroup_fs *fs);
+struct cpustat_reader *cpustat_reader_new(const struct cgroup_fs *fs, struct cgroup_names *names);
 void cpustat_reader_free(struct cpustat_reader *r);
 
 /*
  * Calls fn with the cpu.stat counters of every cgroup that has a quota.
- * The quota cgroups are re-listed when the last listing is older than a few
- * seconds of now_ns (CLOCK_MONOTONIC), so a new limit shows up within that
- * time. A cgroup removed since is skipped. Returns 0, fn's non-zero value,
- * or -errno.
+ * The quota cgroups are re-listed when the shared name map walked the tree
+ * again (cgroups came or went) or the last listing is 30 s older than
+ * now_ns (CLOCK_MONOTONIC), so a limit set on an existing cgroup shows up
+ * within 30 s. A cgroup removed since is skipped. Returns 0, fn's non-zero
+ * value, or -errno. `names` is borrowed, not freed.
  */
 int cpustat_reader_read(struct cpustat_reader *r, uint64_t now_ns,
 			int (*fn)(void *ctx, uint64_t id, const struct throttle_sample *s),

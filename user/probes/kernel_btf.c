@@ -6,19 +6,29 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Loaded once: parsing vmlinux BTF takes milliseconds and megabytes. */
+/*
+ * Loaded on first use and kept until kernel_btf_release(): parsing vmlinux
+ * BTF takes tens of milliseconds and several megabytes.
+ */
+static struct btf *cached;
+static bool tried;
+
 static struct btf *vmlinux_btf(void)
 {
-	static struct btf *btf;
-	static bool tried;
-
 	if (!tried) {
 		tried = true;
-		btf = btf__load_vmlinux_btf();
-		if (libbpf_get_error(btf))
-			btf = NULL;
+		cached = btf__load_vmlinux_btf();
+		if (libbpf_get_error(cached))
+			cached = NULL;
 	}
-	return btf;
+	return cached;
+}
+
+void kernel_btf_release(void)
+{
+	btf__free(cached);
+	cached = NULL;
+	tried = false;
 }
 
 bool kernel_struct_has_member(const char *s, const char *m)

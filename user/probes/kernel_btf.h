@@ -18,4 +18,11 @@ bool kernel_struct_has_member(const char *s, const char *m);
  */
 bool kernel_tp_arg_is_struct_ptr(const char *tp, int arg, const char *s);
 
+/*
+ * Frees the parsed kernel BTF. libbpf parses its own copy while it loads a
+ * BPF object: release ours before that, or the agent's peak memory holds
+ * both. The next question parses it again.
+ */
+void kernel_btf_release(void);
+
 #endif

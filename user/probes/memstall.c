@@ -215,11 +215,19 @@ static int memstall_read(void *state, struct snapshot *s)
 	return err;
 }
 
+static void memstall_forget(void *state, const uint64_t *ids, size_t n)
+{
+	struct memstall_probe *p = state;
+
+	cgroup_map_forget(bpf_map__fd(p->skel->maps.memstall_cg), ids, n);
+}
+
 const struct probe_ops memstall_probe_ops = {
 	.name = "memstall",
 	.load = memstall_load,
 	.attach = memstall_attach,
 	.read = memstall_read,
+	.forget = memstall_forget,
 	.path = memstall_path,
 	.destroy = memstall_destroy,
 };

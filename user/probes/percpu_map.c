@@ -58,3 +58,15 @@ int percpu_counters_read(int fd, __u32 n, int ncpus, uint64_t *out)
 	}
 	return 0;
 }
+
+size_t cgroup_map_forget(int fd, const uint64_t *ids, size_t n)
+{
+	size_t deleted = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		__u64 key = ids[i];
+
+		deleted += !bpf_map_delete_elem(fd, &key);
+	}
+	return deleted;
+}

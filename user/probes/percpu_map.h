@@ -20,6 +20,12 @@ typedef int (*percpu_fold_fn)(void *ctx, const void *key, const void *percpu_val
 int percpu_map_read(int fd, size_t key_size, size_t val_size, int ncpus, percpu_fold_fn fold,
 		    void *ctx);
 
+/*
+ * Deletes the entries keyed by these cgroup ids from a map keyed by u64
+ * cgroup id; ids it does not hold are skipped. Returns how many it deleted.
+ */
+size_t cgroup_map_forget(int fd, const uint64_t *ids, size_t n);
+
 /* out[i] = entry i of a per-CPU array of u64 (n entries), summed over CPUs. */
 int percpu_counters_read(int fd, __u32 n, int ncpus, uint64_t *out);
 

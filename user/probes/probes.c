@@ -11,6 +11,7 @@
 
 #include "../log.h"
 #include "bpffs.h"
+#include "kernel_btf.h"
 #include "cpi.h"
 #include "memstall.h"
 #include "psi.h"
@@ -32,6 +33,8 @@ struct probe_slot {
 struct probe_set {
 	struct probe_slot slots[PROBE_NR];
 	char pin_dir[PATH_MAX];
+	struct cgroup_names *names;
+	uint64_t forgot_ns; /* CLOCK_MONOTONIC of the last sweep for removed cgroups */
 	int lock_fd;
 	bool owner;
 };
@@ -115,6 +118,7 @@ int probe_load_best(const char *name, enum probe_hook want, probe_load_fn load, 
 {
 	int err;
 
+	kernel_btf_release(); /* libbpf is about to parse its own copy */
 	if (want != PROBE_HOOK_RAW_TP) {
 		err = load(probe, PROBE_HOOK_TP_BTF, fs);
 		if (!err || want == PROBE_HOOK_TP_BTF)
@@ -138,6 +142,11 @@ int probe_set_open(struct probe_set **out, unsigned int want, const struct probe
 	snprintf(ps->pin_dir, sizeof(ps->pin_dir), "%s",
 		 opts->pin_dir ? opts->pin_dir : QOSLET_DEFAULT_PIN_DIR);
 	env.pin_dir = ps->pin_dir;
+	ps->names = env.names = cgroup_names_new(fs);
+	if (!ps->names) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	err = bpffs_prepare(ps->pin_dir);
 	if (err)
 		goto fail;
@@ -185,6 +194,7 @@ void probe_set_close(struct probe_set *ps)
 			registry[id]->destroy(ps->slots[id].state);
 	if (ps->lock_fd >= 0)
 		close(ps->lock_fd);
+	cgroup_names_free(ps->names);
 	free(ps);
 }
 
@@ -214,9 +224,74 @@ int probe_set_poll(struct probe_set *ps)
 	return 0;
 }
 
+struct cgroup_names *probe_set_names(const struct probe_set *ps)
+{
+	return ps->names;
+}
+
 bool probe_set_owner(const struct probe_set *ps)
 {
 	return ps->owner;
+}
+
+/* Ids in the snapshot (cgroups and blame pairs) of cgroups known to be removed. */
+static size_t gone_ids(struct probe_set *ps, const struct snapshot *s, uint64_t now_ns,
+		       uint64_t **out)
+{
+	size_t n = 0, cap = 0;
+	uint64_t *ids = NULL;
+
+	for (size_t i = 0; i < s->n_cgroups + 2 * s->n_blame; i++) {
+		uint64_t id = i < s->n_cgroups ? s->cgroups[i].id
+			      : (i - s->n_cgroups) % 2 == 0
+				      ? s->blame[(i - s->n_cgroups) / 2].victim
+				      : s->blame[(i - s->n_cgroups) / 2].culprit;
+
+		/* Resolving is what finds a gone id out; known ones cost a tfind(). */
+		if (id == QOSLET_CULPRIT_IDLE || cgroup_names_lookup(ps->names, id, now_ns) ||
+		    !cgroup_names_is_gone(ps->names, id))
+			continue;
+		if (n == cap) {
+			uint64_t *tmp = realloc(ids, (cap = cap ? 2 * cap : 16) * sizeof(*ids));
+
+			if (!tmp)
+				break;
+			ids = tmp;
+		}
+		ids[n++] = id;
+	}
+	*out = ids;
+	return n;
+}
+
+/*
+ * The owner deletes map entries of removed cgroups that the kernel-side
+ * rmdir hooks missed (removed while no qoslet ran): they would otherwise
+ * stay in the maps for good. That happens before start-up, so the sweep
+ * runs at the first reading and then once a minute: resolving every id of
+ * every reading would cost more than the leftovers it finds.
+ */
+#define FORGET_EVERY_NS 60000000000ULL
+
+static void forget_gone(struct probe_set *ps, const struct snapshot *s)
+{
+	struct timespec now;
+	uint64_t *ids, now_ns;
+	size_t n;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	now_ns = (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec;
+	if (ps->forgot_ns && now_ns - ps->forgot_ns < FORGET_EVERY_NS)
+		return;
+	ps->forgot_ns = now_ns;
+	n = gone_ids(ps, s, now_ns, &ids);
+
+	for (int id = 0; id < PROBE_NR && n; id++)
+		if (ps->slots[id].on && registry[id]->forget)
+			registry[id]->forget(ps->slots[id].state, ids, n);
+	if (n)
+		log_debug("forgot %zu removed cgroups' map entries", n);
+	free(ids);
 }
 
 int probe_set_read(struct probe_set *ps, struct snapshot *s)
@@ -240,6 +315,8 @@ int probe_set_read(struct probe_set *ps, struct snapshot *s)
 		}
 	}
 	snapshot_finish(s);
+	if (ps->owner)
+		forget_gone(ps, s);
 	return 0;
 }
 

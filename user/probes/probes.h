@@ -72,6 +72,8 @@ struct probe_env {
 	const struct cgroup_fs *fs;
 	const struct probe_opts *opts;
 	const char *pin_dir; /* resolved */
+	/* id <-> path, shared by every probe and the view: one walk serves all */
+	struct cgroup_names *names;
 };
 
 /* One probe. Its functions log their own errors. */
@@ -84,6 +86,11 @@ struct probe_ops {
 	int (*load)(void **state, const struct probe_env *env, char *why, size_t whylen);
 	int (*attach)(void *state); /* only in the process holding the lock */
 	int (*read)(void *state, struct snapshot *s);
+	/*
+	 * Optional: deletes whatever the probe's maps hold about these removed
+	 * cgroups (the rmdir programs miss removals while no qoslet runs).
+	 */
+	void (*forget)(void *state, const uint64_t *ids, size_t n);
 	/* The path in use, for reports: e.g. "tp_btf, sched_info". */
 	const char *(*path)(const void *state);
 	void (*destroy)(void *state);
@@ -108,6 +115,9 @@ void probe_set_close(struct probe_set *ps);
 
 /* Attaches every loaded probe if no other qoslet process has (retried each call). */
 int probe_set_poll(struct probe_set *ps);
+
+/* The id <-> path map every probe uses; views name cgroups with it too. */
+struct cgroup_names *probe_set_names(const struct probe_set *ps);
 
 /* True when this process attached the programs; false when another did. */
 bool probe_set_owner(const struct probe_set *ps);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../log.h"
@@ -16,9 +17,27 @@ static const char *const resource_files[PSI_NR] = {
 	[PSI_IO] = "io.pressure",
 };
 
+/*
+ * The kernel recomputes the averages every 2 s (PSI_FREQ): reading a
+ * cgroup's files more often returns the same numbers at the cost of three
+ * opens. A reading younger than this is served from the cache.
+ */
+#define PSI_REFRESH_NS 2000000000ULL
+/* Whether a cgroup has pressure files (hybrid nodes: v1-only cgroups do not) rarely changes. */
+#define PSI_ABSENT_REFRESH_NS 60000000000ULL
+
+struct psi_cached {
+	uint64_t id;
+	uint64_t read_ns;
+	bool present; /* false: the cgroup has no pressure files (v1 only) */
+	struct psi_sample psi;
+};
+
 struct psi_probe {
 	const struct cgroup_fs *fs;
-	struct cgroup_names *names;
+	struct cgroup_names *names; /* shared: the probe set owns it */
+	struct psi_cached *cache;   /* sorted by id: this reading's cgroups */
+	size_t n_cache;
 };
 
 static int parse_line(const char *line, const char *kind, struct psi_line *out)
@@ -87,11 +106,7 @@ static int psi_load(void **state, const struct probe_env *env, char *why, size_t
 	if (!p)
 		return -ENOMEM;
 	p->fs = env->fs;
-	p->names = cgroup_names_new(env->fs);
-	if (!p->names) {
-		free(p);
-		return -ENOMEM;
-	}
+	p->names = env->names;
 	*state = p;
 	return 0;
 }
@@ -131,40 +146,89 @@ static int cmp_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int psi_read(void *state, struct snapshot *s)
+static const struct psi_cached *cache_find(const struct psi_probe *p, uint64_t id)
 {
-	struct psi_probe *p = state;
-	size_t n = s->n_cgroups;
-	uint64_t *ids;
+	size_t lo = 0, hi = p->n_cache;
 
-	if (!n)
-		return 0;
-	ids = malloc(n * sizeof(*ids));
-	if (!ids)
-		return -ENOMEM;
-	/* Records may repeat an id until snapshot_finish(): read each cgroup once. */
-	for (size_t i = 0; i < n; i++)
-		ids[i] = s->cgroups[i].id;
-	qsort(ids, n, sizeof(*ids), cmp_id);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->cache[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->n_cache && p->cache[lo].id == id ? &p->cache[lo] : NULL;
+}
+
+/*
+ * The cgroups this reading covers, each from the cache when fresh enough,
+ * else from its files; `ids` sorted, so `out` comes out sorted too.
+ */
+static size_t refresh(const struct psi_probe *p, const uint64_t *ids, size_t n, uint64_t now_ns,
+		      struct psi_cached *out)
+{
+	size_t m = 0;
+
 	for (size_t i = 0; i < n; i++) {
-		struct psi_sample psi = {0};
-		struct cg_sample *cg;
+		const struct psi_cached *old;
 		const char *rel;
 
 		if (i && ids[i] == ids[i - 1])
 			continue;
-		rel = cgroup_names_lookup(p->names, ids[i], s->ts_ns);
-		if (!rel || !read_cgroup(p, rel, &psi))
+		old = cache_find(p, ids[i]);
+		if (old && now_ns - old->read_ns <
+				   (old->present ? PSI_REFRESH_NS : PSI_ABSENT_REFRESH_NS)) {
+			out[m++] = *old;
 			continue;
-		cg = snapshot_add(s, ids[i]);
-		if (!cg) {
-			free(ids);
-			return -ENOMEM;
 		}
-		cg->parts |= CG_PSI;
-		cg->psi = psi;
+		rel = cgroup_names_lookup(p->names, ids[i], now_ns);
+		if (!rel)
+			continue;
+		out[m] = (struct psi_cached){.id = ids[i], .read_ns = now_ns};
+		out[m].present = read_cgroup(p, rel, &out[m].psi);
+		m++;
 	}
+	return m;
+}
+
+static int psi_read(void *state, struct snapshot *s)
+{
+	struct psi_probe *p = state;
+	size_t n = s->n_cgroups, m;
+	struct psi_cached *fresh;
+	struct timespec now;
+	uint64_t *ids;
+
+	ids = malloc((n + 1) * sizeof(*ids));
+	fresh = malloc((n + 1) * sizeof(*fresh));
+	if (!ids || !fresh) {
+		free(ids);
+		free(fresh);
+		return -ENOMEM;
+	}
+	/* Records may repeat an id until snapshot_finish(): read each cgroup once. */
+	for (size_t i = 0; i < n; i++)
+		ids[i] = s->cgroups[i].id;
+	qsort(ids, n, sizeof(*ids), cmp_id);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	m = refresh(p, ids, n, (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec, fresh);
 	free(ids);
+	/* The cache keeps exactly this reading's cgroups: gone ones drop out. */
+	free(p->cache);
+	p->cache = fresh;
+	p->n_cache = m;
+	for (size_t i = 0; i < m; i++) {
+		struct cg_sample *cg;
+
+		if (!fresh[i].present)
+			continue;
+		cg = snapshot_add(s, fresh[i].id);
+		if (!cg)
+			return -ENOMEM;
+		cg->parts |= CG_PSI;
+		cg->psi = fresh[i].psi;
+	}
 	return 0;
 }
 
@@ -178,7 +242,7 @@ static void psi_destroy(void *state)
 {
 	struct psi_probe *p = state;
 
-	cgroup_names_free(p->names);
+	free(p->cache);
 	free(p);
 }
 

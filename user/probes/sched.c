@@ -177,6 +177,39 @@ static int fold_blame(void *ctx, const void *key, const void *vals, int ncpus)
 	return snapshot_add_blame(ctx, &b);
 }
 
+struct forget_ctx {
+	const uint64_t *ids;
+	size_t n;
+	int blame_fd;
+};
+
+/* Pairs are keyed by two ids: delete every pair in which a gone id takes part. */
+static int forget_pair(void *ctx, const void *key, const void *vals, int ncpus)
+{
+	const struct forget_ctx *c = ctx;
+	const struct blame_key *k = key;
+
+	(void)vals;
+	(void)ncpus;
+	for (size_t i = 0; i < c->n; i++) {
+		if (k->victim == c->ids[i] || k->culprit == c->ids[i]) {
+			bpf_map_delete_elem(c->blame_fd, k);
+			break;
+		}
+	}
+	return 0;
+}
+
+static void sched_forget(void *state, const uint64_t *ids, size_t n)
+{
+	struct sched_probe *p = state;
+	struct forget_ctx c = {ids, n, bpf_map__fd(p->skel->maps.rq_blame)};
+
+	cgroup_map_forget(bpf_map__fd(p->skel->maps.rq_hist), ids, n);
+	percpu_map_read(c.blame_fd, sizeof(struct blame_key), sizeof(struct blame_val), p->ncpus,
+			forget_pair, &c);
+}
+
 static int sched_read(void *state, struct snapshot *s)
 {
 	struct sched_probe *p = state;
@@ -198,6 +231,7 @@ const struct probe_ops sched_probe_ops = {
 	.load = sched_load,
 	.attach = sched_attach,
 	.read = sched_read,
+	.forget = sched_forget,
 	.path = sched_path,
 	.destroy = sched_destroy,
 };

@@ -70,6 +70,7 @@ static int load_mode(struct throttle_probe *p, enum throttle_mode mode)
 		snprintf(p->why, sizeof(p->why), "kernel lacks CONFIG_CFS_BANDWIDTH");
 		return -EOPNOTSUPP;
 	}
+	kernel_btf_release(); /* libbpf is about to parse its own copy */
 	skel = throttle_bpf__open();
 	if (!skel)
 		return -errno;
@@ -168,7 +169,7 @@ static int throttle_load(void **state, const struct probe_env *env, char *why, s
 	p->hook = env->opts->hook;
 	p->quiet = want == THROTTLE_AUTO;
 	p->ncpus = libbpf_num_possible_cpus();
-	p->cpustat = cpustat_reader_new(env->fs);
+	p->cpustat = cpustat_reader_new(env->fs, env->names);
 	if (p->ncpus <= 0 || !p->cpustat) {
 		err = p->ncpus <= 0 ? (p->ncpus ? p->ncpus : -EINVAL) : -errno;
 		throttle_destroy(p);
@@ -327,11 +328,19 @@ static int throttle_read(void *state, struct snapshot *s)
 	return err;
 }
 
+static void throttle_forget(void *state, const uint64_t *ids, size_t n)
+{
+	struct throttle_probe *p = state;
+
+	cgroup_map_forget(bpf_map__fd(p->skel->maps.throttle_tg), ids, n);
+}
+
 const struct probe_ops throttle_probe_ops = {
 	.name = "throttle",
 	.load = throttle_load,
 	.attach = throttle_attach,
 	.read = throttle_read,
+	.forget = throttle_forget,
 	.path = throttle_path,
 	.destroy = throttle_destroy,
 };
