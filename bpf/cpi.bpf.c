@@ -3,10 +3,13 @@
  * CPU time and CPI per cgroup, from one pair of counting perf events per
  * CPU (not per CPU and container, as koordlet does).
  *
- * At every context switch the CPU's two events are read: what they grew by
- * since the previous switch on this CPU happened while `prev` ran, so it is
- * charged to prev's cgroup, with the time since that switch (cpu_ns). The
- * idle task is charged nothing. Both counter deltas are published together
+ * Each CPU keeps an open period: since its start, the CPU has run tasks of
+ * one cgroup only. When a switch hands the CPU to another cgroup (or the
+ * period is PERIOD_MAX_NS old), the CPU's two events are read: what they
+ * grew by during the period is charged to its cgroup, with the period's
+ * length (cpu_ns). Switches between tasks of one cgroup cost no counter
+ * read, the most expensive step (two helper calls into perf). The idle
+ * task is charged nothing. Both counter deltas are published together
  * or not at all: a slice whose reading failed at either end, or whose event
  * never reached the PMU, is counted in cpi_drops instead of half-published.
  *
@@ -41,9 +44,17 @@ struct {
 	__uint(value_size, sizeof(int));
 } cpi_den_events SEC(".maps");
 
-/* This CPU's state at its previous switch. */
+/*
+ * A period is closed at least this often, so a cgroup that keeps a CPU
+ * for long (its tasks switching among themselves) is still reported
+ * within a fraction of every interval.
+ */
+#define PERIOD_MAX_NS 10000000ULL
+
+/* This CPU's open period. */
 struct cpi_last {
-	__u64 ts; /* 0: no switch seen yet on this CPU */
+	__u64 ts; /* start of the period; 0: no switch seen yet on this CPU */
+	__u64 cgid; /* the cgroup whose tasks ran during it; 0: idle */
 	struct cpi_reading num, den;
 	bool have_counts; /* num and den hold a successful reading */
 };
@@ -135,26 +146,32 @@ static __always_inline bool slice_counts(const struct cpi_last *last, bool have,
 	return true;
 }
 
-static __always_inline void on_switch(struct task_struct *prev, bool btf)
+static __always_inline void on_switch(struct task_struct *next, bool btf)
 {
 	struct cpi_reading num = {}, den = {};
-	__u32 zero = 0;
+	__u32 zero = 0, tid = btf ? next->pid : BPF_CORE_READ(next, pid);
 	struct cpi_last *last = bpf_map_lookup_elem(&cpi_last, &zero);
-	__u64 now = bpf_ktime_get_ns();
-	bool have = counters_on && read_counts(&num, &den);
-	__u32 tid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
+	__u64 now, cgid = 0;
+	bool have;
 
 	if (!last)
 		return;
-	if (tid && last->ts) {
+	if (tid)
+		cgid = btf ? task_cgroup_id_btf(next) : task_cgroup_id_raw(next);
+	now = bpf_ktime_get_ns();
+	if (last->ts && cgid == last->cgid && now - last->ts < PERIOD_MAX_NS)
+		return; /* the same cgroup keeps the CPU: its period goes on */
+	have = counters_on && read_counts(&num, &den);
+	if (last->ts && last->cgid) {
 		struct cpi_val d = {.cpu_ns = now - last->ts};
 
 		if (counters_on)
 			slice_counts(last, have, &num, &den, &d);
-		charge(btf ? task_cgroup_id_btf(prev) : task_cgroup_id_raw(prev), &d);
+		charge(last->cgid, &d);
 	}
-	/* A failed read leaves no baseline: the next slice is dropped, not mischarged. */
+	/* A failed read leaves no baseline: the next period is dropped, not mischarged. */
 	last->ts = now;
+	last->cgid = cgid;
 	last->num = num;
 	last->den = den;
 	last->have_counts = have;
@@ -163,14 +180,14 @@ static __always_inline void on_switch(struct task_struct *prev, bool btf)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev, true);
+	on_switch(next, true);
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev, false);
+	on_switch(next, false);
 	return 0;
 }
 

@@ -83,6 +83,16 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rq_pending);
+} rq_pending SEC(".maps");
+
+/* Possible CPUs, for the rmdir hook's walk over every CPU's pending slot. */
+const volatile __u32 nr_cpus = 1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SCHED_DROP_NR);
 	__type(key, __u32);
 	__type(value, __u64);
@@ -210,21 +220,41 @@ static __always_inline bool sched_info_wait(struct task_struct *next, bool btf, 
 	return true;
 }
 
-static __always_inline void charge_hist(__u64 cgid, __u64 delta)
+/* Adds this CPU's pending histogram to its cgroup's rq_hist entry. */
+static __noinline void flush_pending(struct rq_pending *p)
 {
-	struct lat_hist *h = bpf_map_lookup_elem(&rq_hist, &cgid);
+	struct lat_hist *h = bpf_map_lookup_elem(&rq_hist, &p->cgid);
 
 	if (!h) {
 		static const struct lat_hist zero;
 
-		bpf_map_update_elem(&rq_hist, &cgid, &zero, BPF_NOEXIST);
-		h = bpf_map_lookup_elem(&rq_hist, &cgid);
+		bpf_map_update_elem(&rq_hist, &p->cgid, &zero, BPF_NOEXIST);
+		h = bpf_map_lookup_elem(&rq_hist, &p->cgid);
 		if (!h) {
 			count_drop(SCHED_DROP_HIST_FULL);
 			return;
 		}
 	}
-	lat_hist_add(h, delta);
+	h->count += p->hist.count;
+	h->sum_ns += p->hist.sum_ns;
+	for (int i = 0; i < QOSLET_LAT_SLOTS; i++)
+		h->slots[i] += p->hist.slots[i];
+	__builtin_memset(&p->hist, 0, sizeof(p->hist));
+}
+
+static __always_inline void charge_hist(__u64 cgid, __u64 delta)
+{
+	__u32 zero = 0;
+	struct rq_pending *p = bpf_map_lookup_elem(&rq_pending, &zero);
+
+	if (!p)
+		return;
+	if (p->cgid != cgid) {
+		if (p->hist.count)
+			flush_pending(p);
+		p->cgid = cgid;
+	}
+	lat_hist_add(&p->hist, delta);
 }
 
 static __always_inline void charge_blame(__u64 victim, __u64 culprit, __u64 delta)
@@ -258,7 +288,15 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 
 	victim = task_cgroup_id(next, btf);
 	charge_hist(victim, delta);
-	charge_blame(victim, prev_tid ? task_cgroup_id(prev, btf) : QOSLET_CULPRIT_IDLE, delta);
+	/*
+	 * A wait of 0 ns delayed no one and has no culprit. Such waits are
+	 * common (a wake-up that preempts at once, before the run queue's
+	 * clock moves), and skipping them saves the pair lookup, the most
+	 * expensive step of this program.
+	 */
+	if (delta)
+		charge_blame(victim, prev_tid ? task_cgroup_id(prev, btf) : QOSLET_CULPRIT_IDLE,
+			     delta);
 }
 
 /* Wake-up hooks exist for stamp mode only; sched_info mode never loads them. */
@@ -318,8 +356,22 @@ static long forget_pair(struct bpf_map *map, struct blame_key *key, struct blame
  * cannot fill them. The pair scan costs O(pairs) per rmdir, about 20 ns a
  * pair, paid only when a cgroup goes away.
  */
+/* Empties a CPU's pending slot if it holds the removed cgroup. */
+static long forget_pending(__u32 cpu, __u64 *gone)
+{
+	__u32 zero = 0;
+	struct rq_pending *p = bpf_map_lookup_percpu_elem(&rq_pending, &zero, cpu);
+
+	if (p && p->cgid == *gone) {
+		p->cgid = 0;
+		__builtin_memset(&p->hist, 0, sizeof(p->hist));
+	}
+	return 0;
+}
+
 static __always_inline void forget_cgroup(__u64 id)
 {
+	bpf_loop(nr_cpus, forget_pending, &id, 0);
 	bpf_map_delete_elem(&rq_hist, &id);
 	bpf_for_each_map_elem(&rq_blame, forget_pair, &id, 0);
 }

@@ -33,6 +33,17 @@ enum qoslet_wait_source {
 	QOSLET_WAIT_STAMP = 1,
 };
 
+/*
+ * One CPU's histogram of the cgroup whose tasks it switched in last, not
+ * yet added to rq_hist: consecutive waits on a CPU are mostly one
+ * cgroup's, and adding to a per-CPU array slot costs no hash lookup.
+ * Readers add it to the cgroup's rq_hist entry (reading rq_hist first).
+ */
+struct rq_pending {
+	__u64 cgid; /* 0: empty */
+	struct lat_hist hist;
+};
+
 struct blame_key {
 	__u64 victim;  /* cgroup id of the task that waited */
 	__u64 culprit; /* cgroup id of the task that ran just before it */

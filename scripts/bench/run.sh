@@ -4,8 +4,10 @@
 # scripts/bench/run.sh: runs every benchmark and writes its report to
 # docs/bench/NAME.md (`make bench` calls this after building build/qoslet).
 #
-#   ctxsw   context-switch cost with qoslet's sched probes attached
-#           (scripts/bench/ctxsw.sh) -> docs/bench/ctxsw.md
+#   ctxsw          context-switch cost with qoslet's probes attached
+#                  (scripts/bench/ctxsw.sh) -> docs/bench/ctxsw.md
+#   top_footprint  RSS and CPU of `qoslet top -j` with 500 busy cgroups
+#                  (scripts/bench/top_footprint.sh) -> docs/bench/top_footprint.md
 #
 # A benchmark that cannot run here (exit 77: a tool is missing, not root)
 # is reported as skipped with its reason and leaves its report untouched; a
@@ -26,7 +28,7 @@ ROUNDS=${BENCH_ROUNDS:-7}
 LOOPS=${BENCH_LOOPS:-100000}
 CPU=${BENCH_CPU:-0}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
-BENCHES=${BENCHES:-ctxsw}
+BENCHES=${BENCHES:-ctxsw top_footprint}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench: not root: configurations that load BPF programs will be skipped" >&2
@@ -48,6 +50,10 @@ for b in $BENCHES; do
 		echo "bench: $b: taskset -c $CPU perf bench sched pipe -l $LOOPS, $ROUNDS rounds"
 		scripts/bench/ctxsw.sh -r "$ROUNDS" -l "$LOOPS" -c "$CPU" -q "$QUIET_WAIT" \
 			-o "$tmp" >"$tmp.stdout" || rc=$?
+		;;
+	top_footprint)
+		echo "bench: $b: qoslet top -j 1 with 500 busy cgroups, 3 rounds of 30 s"
+		scripts/bench/top_footprint.sh -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	*)
 		echo "bench: unknown benchmark '$b'" >&2

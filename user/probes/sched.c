@@ -26,7 +26,8 @@ struct sched_probe {
 
 static int set_pins(struct sched_bpf *skel, const char *pin_dir)
 {
-	struct bpf_map *maps[] = {skel->maps.rq_hist, skel->maps.rq_blame, skel->maps.sched_drops};
+	struct bpf_map *maps[] = {skel->maps.rq_hist, skel->maps.rq_pending, skel->maps.rq_blame,
+				  skel->maps.sched_drops};
 
 	return bpffs_set_pins(maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
 }
@@ -43,6 +44,7 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 		return -errno;
 	skel->rodata->cgroup_mode = fs->mode;
 	skel->rodata->cgroup_hierarchy_id = fs->hierarchy_id;
+	skel->rodata->nr_cpus = p->ncpus;
 	skel->rodata->wait_source = stamp ? QOSLET_WAIT_STAMP : QOSLET_WAIT_SCHED_INFO;
 	/* Wake-up hooks and stamp maps cost only in stamp mode: load them only then. */
 	bpf_program__set_autoload(skel->progs.btf_wakeup, btf && stamp);
@@ -210,13 +212,67 @@ static void sched_forget(void *state, const uint64_t *ids, size_t n)
 			forget_pair, &c);
 }
 
+static int cmp_pending(const void *a, const void *b)
+{
+	uint64_t x = ((const struct rq_pending *)a)->cgid, y = ((const struct rq_pending *)b)->cgid;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Adds every CPU's pending histogram (see struct rq_pending) to the records
+ * [first, s->n_cgroups) just read from rq_hist, or to a new record for a
+ * cgroup not flushed yet. Read after rq_hist: a flush in between then only
+ * moves counts into the next reading, and no counter ever goes down.
+ */
+static int add_pending(struct sched_probe *p, struct snapshot *s, size_t first)
+{
+	struct rq_pending pend[p->ncpus];
+	__u32 zero = 0;
+	size_t end = s->n_cgroups;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.rq_pending), &zero, pend))
+		return -errno;
+	qsort(pend, p->ncpus, sizeof(pend[0]), cmp_pending);
+	for (size_t i = first; i < end; i++) {
+		struct rq_pending key = {.cgid = s->cgroups[i].id}, *hit;
+
+		hit = bsearch(&key, pend, p->ncpus, sizeof(pend[0]), cmp_pending);
+		/* bsearch finds one of several CPUs with that cgroup: walk the run. */
+		while (hit && hit > pend && hit[-1].cgid == key.cgid)
+			hit--;
+		for (; hit && hit < pend + p->ncpus && hit->cgid == key.cgid; hit++) {
+			hist_add(&s->cgroups[i].rq, &hit->hist);
+			hit->hist.count = 0; /* consumed */
+		}
+	}
+	/* Cgroups not in rq_hist yet: one record per cgroup (pend is sorted by cgid). */
+	for (int cpu = 0; cpu < p->ncpus; cpu++) {
+		struct cg_sample *cg;
+
+		if (!pend[cpu].cgid || !pend[cpu].hist.count)
+			continue;
+		cg = snapshot_add(s, pend[cpu].cgid);
+		if (!cg)
+			return -ENOMEM;
+		cg->parts |= CG_RQ;
+		for (; cpu < p->ncpus && pend[cpu].cgid == cg->id; cpu++)
+			hist_add(&cg->rq, &pend[cpu].hist);
+		cpu--;
+	}
+	return 0;
+}
+
 static int sched_read(void *state, struct snapshot *s)
 {
 	struct sched_probe *p = state;
+	size_t first = s->n_cgroups;
 	int err;
 
 	err = percpu_map_read(bpf_map__fd(p->skel->maps.rq_hist), sizeof(__u64),
 			      sizeof(struct lat_hist), p->ncpus, fold_hist, s);
+	if (!err)
+		err = add_pending(p, s, first);
 	if (!err)
 		err = percpu_map_read(bpf_map__fd(p->skel->maps.rq_blame), sizeof(struct blame_key),
 				      sizeof(struct blame_val), p->ncpus, fold_blame, s);
