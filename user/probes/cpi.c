@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../log.h"
+#include "switch.h"
 #include "bpffs.h"
 #include "cpi.skel.h"
 #include "cpi_events.h"
@@ -117,8 +118,6 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	skel->rodata->cgroup_mode = fs->mode;
 	skel->rodata->cgroup_hierarchy_id = fs->hierarchy_id;
 	skel->rodata->counters_on = p->mode != CPI_MODE_OFF;
-	bpf_program__set_autoload(skel->progs.btf_switch, btf);
-	bpf_program__set_autoload(skel->progs.raw_switch, !btf);
 	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, btf);
 	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, !btf);
 	err = set_pins(skel, p->pin_dir);
@@ -332,6 +331,26 @@ static int cpi_read(void *state, struct snapshot *s)
 	return err;
 }
 
+static int cpi_share_switch(void *state, struct switch_bpf *sw, enum probe_hook *hook)
+{
+	struct cpi_probe *p = state;
+	struct bpf_map *mine[] = {sw->maps.cpi_num_events, sw->maps.cpi_den_events,
+				  sw->maps.cpi_last,	   sw->maps.cpi_usage,
+				  sw->maps.cpi_drops,	   sw->maps.cpi_info};
+	struct bpf_map *own[] = {
+		p ? p->skel->maps.cpi_num_events : NULL, p ? p->skel->maps.cpi_den_events : NULL,
+		p ? p->skel->maps.cpi_last : NULL,	 p ? p->skel->maps.cpi_usage : NULL,
+		p ? p->skel->maps.cpi_drops : NULL,	 p ? p->skel->maps.cpi_info : NULL};
+	int err = switch_share_maps(mine, p ? own : NULL, sizeof(mine) / sizeof(mine[0]));
+
+	(void)hook;
+	if (err || !p)
+		return err;
+	sw->rodata->cpi_on = true;
+	sw->rodata->counters_on = p->mode != CPI_MODE_OFF;
+	return 1;
+}
+
 static void cpi_forget(void *state, const uint64_t *ids, size_t n)
 {
 	struct cpi_probe *p = state;
@@ -345,6 +364,7 @@ const struct probe_ops cpi_probe_ops = {
 	.attach = cpi_attach,
 	.read = cpi_read,
 	.forget = cpi_forget,
+	.share_switch = cpi_share_switch,
 	.path = cpi_path,
 	.destroy = cpi_destroy,
 };

@@ -11,6 +11,7 @@
 
 #include "../log.h"
 #include "bpffs.h"
+#include "switch.h"
 #include "kernel_btf.h"
 #include "cpi.h"
 #include "memstall.h"
@@ -34,7 +35,8 @@ struct probe_set {
 	struct probe_slot slots[PROBE_NR];
 	char pin_dir[PATH_MAX];
 	struct cgroup_names *names;
-	uint64_t forgot_ns; /* CLOCK_MONOTONIC of the last sweep for removed cgroups */
+	struct switch_bpf *sw; /* the shared sched_switch program, NULL if no probe needs it */
+	uint64_t forgot_ns;    /* CLOCK_MONOTONIC of the last sweep for removed cgroups */
 	int lock_fd;
 	bool owner;
 };
@@ -129,6 +131,26 @@ int probe_load_best(const char *name, enum probe_hook want, probe_load_fn load, 
 	return load(probe, PROBE_HOOK_RAW_TP, fs);
 }
 
+/* switch_load()'s callback: every probe with a context-switch step joins or stays out. */
+static int join_switch(void *ctx, struct switch_bpf *skel, enum probe_hook *hook)
+{
+	struct probe_set *ps = ctx;
+	int joined = 0;
+
+	for (int id = 0; id < PROBE_NR; id++) {
+		const struct probe_slot *slot = &ps->slots[id];
+		int ret;
+
+		if (!registry[id]->share_switch)
+			continue;
+		ret = registry[id]->share_switch(slot->on ? slot->state : NULL, skel, hook);
+		if (ret < 0)
+			return ret;
+		joined += ret;
+	}
+	return joined;
+}
+
 int probe_set_open(struct probe_set **out, unsigned int want, const struct probe_opts *opts,
 		   const struct cgroup_fs *fs)
 {
@@ -173,6 +195,11 @@ int probe_set_open(struct probe_set **out, unsigned int want, const struct probe
 		err = -EOPNOTSUPP;
 		goto fail;
 	}
+	err = switch_load(&ps->sw, fs, opts->hook, join_switch, ps);
+	if (err) {
+		log_err("the shared sched_switch program did not load: %s", strerror(-err));
+		goto fail;
+	}
 	err = probe_set_poll(ps);
 	if (err)
 		goto fail;
@@ -189,6 +216,7 @@ void probe_set_close(struct probe_set *ps)
 {
 	if (!ps)
 		return;
+	switch_bpf__destroy(ps->sw); /* before the probes: it uses their maps */
 	for (int id = 0; id < PROBE_NR; id++)
 		if (ps->slots[id].on)
 			registry[id]->destroy(ps->slots[id].state);
@@ -215,6 +243,17 @@ int probe_set_poll(struct probe_set *ps)
 		err = registry[id]->attach(ps->slots[id].state);
 		if (err) {
 			/* Give the lock back so that another process can try. */
+			close(ps->lock_fd);
+			ps->lock_fd = -1;
+			return err;
+		}
+	}
+	if (ps->sw) {
+		int err = switch_bpf__attach(ps->sw);
+
+		if (err) {
+			log_err("attaching the shared sched_switch program failed: %s",
+				strerror(-err));
 			close(ps->lock_fd);
 			ps->lock_fd = -1;
 			return err;

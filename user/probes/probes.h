@@ -76,6 +76,8 @@ struct probe_env {
 	struct cgroup_names *names;
 };
 
+struct switch_bpf;
+
 /* One probe. Its functions log their own errors. */
 struct probe_ops {
 	const char *name;
@@ -91,6 +93,14 @@ struct probe_ops {
 	 * cgroups (the rmdir programs miss removals while no qoslet runs).
 	 */
 	void (*forget)(void *state, const uint64_t *ids, size_t n);
+	/*
+	 * Optional: joins the shared sched_switch program (user/probes/switch.h)
+	 * by handing it this probe's maps and settings; state is NULL when the
+	 * probe is off, and then it only keeps its maps out of the program.
+	 * May require a hook in *hook. Returns 1 when joined, 0 when not, or
+	 * -errno.
+	 */
+	int (*share_switch)(void *state, struct switch_bpf *skel, enum probe_hook *hook);
 	/* The path in use, for reports: e.g. "tp_btf, sched_info". */
 	const char *(*path)(const void *state);
 	void (*destroy)(void *state);

@@ -14,6 +14,7 @@
 #include "kernel_btf.h"
 #include "percpu_map.h"
 #include "sched.skel.h"
+#include "switch.h"
 
 struct sched_probe {
 	struct sched_bpf *skel;
@@ -49,10 +50,8 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	/* Wake-up hooks and stamp maps cost only in stamp mode: load them only then. */
 	bpf_program__set_autoload(skel->progs.btf_wakeup, btf && stamp);
 	bpf_program__set_autoload(skel->progs.btf_wakeup_new, btf && stamp);
-	bpf_program__set_autoload(skel->progs.btf_switch, btf);
 	bpf_program__set_autoload(skel->progs.raw_wakeup, !btf && stamp);
 	bpf_program__set_autoload(skel->progs.raw_wakeup_new, !btf && stamp);
-	bpf_program__set_autoload(skel->progs.raw_switch, !btf);
 	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, btf);
 	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, !btf);
 	bpf_map__set_autocreate(skel->maps.rq_stamp, btf && stamp);
@@ -282,12 +281,35 @@ static int sched_read(void *state, struct snapshot *s)
 	return err;
 }
 
+static int sched_share_switch(void *state, struct switch_bpf *sw, enum probe_hook *hook)
+{
+	struct sched_probe *p = state;
+	struct bpf_map *mine[] = {sw->maps.rq_stamp,   sw->maps.rq_stamp_tid, sw->maps.rq_hist,
+				  sw->maps.rq_pending, sw->maps.rq_blame,     sw->maps.sched_drops};
+	struct bpf_map *own[] = {
+		p ? p->skel->maps.rq_stamp : NULL, p ? p->skel->maps.rq_stamp_tid : NULL,
+		p ? p->skel->maps.rq_hist : NULL,  p ? p->skel->maps.rq_pending : NULL,
+		p ? p->skel->maps.rq_blame : NULL, p ? p->skel->maps.sched_drops : NULL};
+	int err = switch_share_maps(mine, p ? own : NULL, sizeof(mine) / sizeof(mine[0]));
+
+	if (err || !p)
+		return err;
+	sw->rodata->sched_on = true;
+	sw->rodata->wait_source =
+		p->wait == SCHED_WAIT_STAMP ? QOSLET_WAIT_STAMP : QOSLET_WAIT_SCHED_INFO;
+	/* Stamps live where this probe's wake-up programs put them: same hook. */
+	if (p->wait == SCHED_WAIT_STAMP)
+		*hook = p->hook;
+	return 1;
+}
+
 const struct probe_ops sched_probe_ops = {
 	.name = "sched",
 	.load = sched_load,
 	.attach = sched_attach,
 	.read = sched_read,
 	.forget = sched_forget,
+	.share_switch = sched_share_switch,
 	.path = sched_path,
 	.destroy = sched_destroy,
 };

@@ -12,6 +12,7 @@
 
 #include "../../bpf/throttle.h"
 #include "../log.h"
+#include "switch.h"
 #include "bpffs.h"
 #include "cpustat.h"
 #include "kernel_btf.h"
@@ -36,6 +37,7 @@ struct tg_events {
 
 struct throttle_probe {
 	struct throttle_bpf *skel; /* NULL when polling cpu.stat only */
+	bool on_switch;		   /* its step runs in the shared sched_switch program */
 	const struct cgroup_fs *fs;
 	const char *pin_dir;
 	enum probe_hook hook; /* --hook, for the sched_switch source */
@@ -61,7 +63,7 @@ static int set_pins(struct throttle_bpf *skel, const char *pin_dir, bool fentry)
 /* Opens and loads the skeleton with only `mode`'s programs and maps. */
 static int load_mode(struct throttle_probe *p, enum throttle_mode mode)
 {
-	bool fentry = mode == MODE_FENTRY, btf = mode == MODE_TP_BTF, raw = mode == MODE_RAW_TP;
+	bool fentry = mode == MODE_FENTRY, raw = mode == MODE_RAW_TP;
 	struct throttle_bpf *skel;
 	int err;
 
@@ -78,8 +80,6 @@ static int load_mode(struct throttle_probe *p, enum throttle_mode mode)
 	skel->rodata->cgroup_hierarchy_id = p->fs->hierarchy_id;
 	bpf_program__set_autoload(skel->progs.fexit_throttle, fentry);
 	bpf_program__set_autoload(skel->progs.fentry_unthrottle, fentry);
-	bpf_program__set_autoload(skel->progs.btf_switch, btf);
-	bpf_program__set_autoload(skel->progs.raw_switch, raw);
 	/* fentry needs BTF-typed tracing anyway: its rmdir hook is the tp_btf one. */
 	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, !raw);
 	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, raw);
@@ -94,6 +94,7 @@ static int load_mode(struct throttle_probe *p, enum throttle_mode mode)
 		return err;
 	}
 	p->skel = skel;
+	p->on_switch = !fentry;
 	snprintf(p->path, sizeof(p->path), "%s + cpu.stat", mode_paths[mode]);
 	return 0;
 }
@@ -328,6 +329,22 @@ static int throttle_read(void *state, struct snapshot *s)
 	return err;
 }
 
+static int throttle_share_switch(void *state, struct switch_bpf *sw, enum probe_hook *hook)
+{
+	struct throttle_probe *p = state;
+	bool joins = p && p->on_switch;
+	struct bpf_map *mine[] = {sw->maps.throttle_tg, sw->maps.throttle_drops};
+	struct bpf_map *own[] = {joins ? p->skel->maps.throttle_tg : NULL,
+				 joins ? p->skel->maps.throttle_drops : NULL};
+	int err = switch_share_maps(mine, joins ? own : NULL, sizeof(mine) / sizeof(mine[0]));
+
+	(void)hook; /* it follows --hook as the probe's own choice did */
+	if (err || !joins)
+		return err;
+	sw->rodata->throttle_on = true;
+	return 1;
+}
+
 static void throttle_forget(void *state, const uint64_t *ids, size_t n)
 {
 	struct throttle_probe *p = state;
@@ -341,6 +358,7 @@ const struct probe_ops throttle_probe_ops = {
 	.attach = throttle_attach,
 	.read = throttle_read,
 	.forget = throttle_forget,
+	.share_switch = throttle_share_switch,
 	.path = throttle_path,
 	.destroy = throttle_destroy,
 };

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The cpi probe's maps and its context-switch step, included by
+ * bpf/cpi.bpf.c (cgroup-removal hooks) and bpf/switch.bpf.c (the one
+ * sched_switch program every probe shares).
+ */
+#ifndef QOSLET_CPI_SWITCH_BPF_H
+#define QOSLET_CPI_SWITCH_BPF_H
+
+#include "cpi.h"
+#include "cgroup_id.bpf.h"
+
+_Static_assert(sizeof(struct cpi_reading) == sizeof(struct bpf_perf_event_value),
+	       "cpi_reading mirrors bpf_perf_event_value");
+
+/* Set by user space before load: false when no counter event could be opened. */
+const volatile bool counters_on = true;
+
+/* max_entries 0: libbpf sizes perf event arrays to the possible CPUs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(int));
+	__uint(value_size, sizeof(int));
+} cpi_num_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(int));
+	__uint(value_size, sizeof(int));
+} cpi_den_events SEC(".maps");
+
+/*
+ * A period is closed at least this often, so a cgroup that keeps a CPU
+ * for long (its tasks switching among themselves) is still reported
+ * within a fraction of every interval.
+ */
+#define PERIOD_MAX_NS 10000000ULL
+
+/* This CPU's open period. */
+struct cpi_last {
+	__u64 ts;   /* start of the period; 0: no switch seen yet on this CPU */
+	__u64 cgid; /* the cgroup whose tasks ran during it; 0: idle */
+	struct cpi_reading num, den;
+	bool have_counts; /* num and den hold a successful reading */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpi_last);
+} cpi_last SEC(".maps");
+
+/* Per-CPU for the reasons rq_hist is (bpf/sched.bpf.c): no atomics, no bouncing. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct cpi_val);
+} cpi_usage SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CPI_DROP_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} cpi_drops SEC(".maps");
+
+/*
+ * The mode of the attaching process (enum cpi_mode), written by it before
+ * it attaches: a process that only reads labels the numbers by this, not
+ * by what it would have chosen itself.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cpi_info SEC(".maps");
+
+static __always_inline void cpi_count_drop(__u32 why)
+{
+	__u64 *n = bpf_map_lookup_elem(&cpi_drops, &why);
+
+	if (n)
+		(*n)++;
+}
+
+static __always_inline void cpi_charge(__u64 cgid, const struct cpi_val *d)
+{
+	struct cpi_val *v = bpf_map_lookup_elem(&cpi_usage, &cgid);
+
+	if (!v) {
+		/* The first slice initialises the entry: nothing to add to. */
+		if (bpf_map_update_elem(&cpi_usage, &cgid, d, BPF_NOEXIST) &&
+		    !(v = bpf_map_lookup_elem(&cpi_usage, &cgid)))
+			cpi_count_drop(CPI_DROP_MAP_FULL);
+		if (!v)
+			return;
+	}
+	v->cpu_ns += d->cpu_ns;
+	v->numerator += d->numerator;
+	v->denominator += d->denominator;
+}
+
+/* Both events of this CPU, or false when either read fails. */
+static __always_inline bool cpi_read_counts(struct cpi_reading *num, struct cpi_reading *den)
+{
+	return !bpf_perf_event_read_value(&cpi_num_events, BPF_F_CURRENT_CPU, (void *)num,
+					  sizeof(*num)) &&
+	       !bpf_perf_event_read_value(&cpi_den_events, BPF_F_CURRENT_CPU, (void *)den,
+					  sizeof(*den));
+}
+
+/* The counter deltas of the slice, or false (and counted) when there are none. */
+static __always_inline bool cpi_slice_counts(const struct cpi_last *last, bool have,
+					     const struct cpi_reading *num,
+					     const struct cpi_reading *den, struct cpi_val *d)
+{
+	if (!have || !last->have_counts) {
+		cpi_count_drop(CPI_DROP_READ);
+		return false;
+	}
+	if (!cpi_event_delta(&last->num, num, &d->numerator) ||
+	    !cpi_event_delta(&last->den, den, &d->denominator)) {
+		cpi_count_drop(CPI_DROP_NOT_COUNTED);
+		d->numerator = d->denominator = 0;
+		return false;
+	}
+	return true;
+}
+
+static __always_inline void cpi_on_switch(struct task_struct *next, bool btf)
+{
+	struct cpi_reading num = {}, den = {};
+	__u32 zero = 0, tid = btf ? next->pid : BPF_CORE_READ(next, pid);
+	struct cpi_last *last = bpf_map_lookup_elem(&cpi_last, &zero);
+	__u64 now, cgid = 0;
+	bool have;
+
+	if (!last)
+		return;
+	if (tid)
+		cgid = btf ? task_cgroup_id_btf(next) : task_cgroup_id_raw(next);
+	now = bpf_ktime_get_ns();
+	if (last->ts && cgid == last->cgid && now - last->ts < PERIOD_MAX_NS)
+		return; /* the same cgroup keeps the CPU: its period goes on */
+	have = counters_on && cpi_read_counts(&num, &den);
+	if (last->ts && last->cgid) {
+		struct cpi_val d = {.cpu_ns = now - last->ts};
+
+		if (counters_on)
+			cpi_slice_counts(last, have, &num, &den, &d);
+		cpi_charge(last->cgid, &d);
+	}
+	/* A failed read leaves no baseline: the next period is dropped, not mischarged. */
+	last->ts = now;
+	last->cgid = cgid;
+	last->num = num;
+	last->den = den;
+	last->have_counts = have;
+}
+
+#endif

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The sched probe's maps and its context-switch step, included by
+ * bpf/sched.bpf.c (wake-up and cgroup-removal hooks) and bpf/switch.bpf.c
+ * (the one sched_switch program every probe shares). User space makes
+ * both objects use the same maps (user/probes/switch.c).
+ */
+#ifndef QOSLET_SCHED_SWITCH_BPF_H
+#define QOSLET_SCHED_SWITCH_BPF_H
+
+#include "sched.h"
+#include "cgroup_id.bpf.h"
+
+/* Set by user space before load. */
+const volatile __u32 wait_source = QOSLET_WAIT_SCHED_INFO;
+
+/*
+ * Stamp mode, tp_btf: the stamp lives in task-local storage, a direct
+ * pointer from the task, so there is no hash of a pid and no delete (bcc's
+ * runqlat pays both on every event; that is most of its overhead).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} rq_stamp SEC(".maps");
+
+/*
+ * Stamp mode, raw_tp: raw task pointers are refused by task storage, so
+ * stamps are keyed by thread id. A stamp matters only between wake-up and
+ * switch-in (milliseconds), so LRU eviction of this many entries never
+ * drops a live one in practice; consumed stamps are zeroed, not deleted.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u64);
+} rq_stamp_tid SEC(".maps");
+
+/*
+ * Per-CPU: every switch-in updates its cgroup's histogram, and the same
+ * cgroup is busy on several CPUs at once; per-CPU values need no atomics and
+ * never bounce a cache line between CPUs. Entries are created on demand (no
+ * prealloc) because the per-CPU value is multiplied by the CPU count.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct lat_hist);
+} rq_hist SEC(".maps");
+
+/*
+ * Pairs grow with the square of busy cgroups, so the map is LRU-bounded:
+ * a node with thousands of cgroups evicts the coldest pairs instead of
+ * exhausting memory. The common LRU list keeps eviction global (per-CPU
+ * lists would shrink each CPU's share to max_entries / nr_cpus).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct blame_key);
+	__type(value, struct blame_val);
+} rq_blame SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rq_pending);
+} rq_pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SCHED_DROP_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} sched_drops SEC(".maps");
+
+/* TASK_RUNNING is 0 in every kernel; the field was renamed in 5.14. */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+/*
+ * Every helper below takes `btf`, a constant after inlining: true for the
+ * tp_btf programs, whose pointers are BTF-typed and read with plain loads
+ * (no helper calls: on hosts with return-thunk mitigations each call costs
+ * tens of ns); false for raw_tp, which must use bpf_probe_read_kernel.
+ */
+static __always_inline bool task_runnable(struct task_struct *t, bool btf)
+{
+	if (bpf_core_field_exists(t->__state))
+		return (btf ? t->__state : BPF_CORE_READ(t, __state)) == 0;
+	return BPF_CORE_READ((struct task_struct___pre514 *)t, state) == 0;
+}
+
+static __always_inline __u32 task_tid(struct task_struct *t, bool btf)
+{
+	return btf ? t->pid : BPF_CORE_READ(t, pid);
+}
+
+static __always_inline __u64 task_cgroup_id(struct task_struct *t, bool btf)
+{
+	return btf ? task_cgroup_id_btf(t) : task_cgroup_id_raw(t);
+}
+
+static __always_inline void sched_count_drop(__u32 why)
+{
+	__u64 *n = bpf_map_lookup_elem(&sched_drops, &why);
+
+	if (n)
+		(*n)++;
+}
+
+/* Stamp mode: the task's stamp slot (see rq_stamp and rq_stamp_tid). */
+static __always_inline __u64 *stamp_slot(struct task_struct *p, __u32 tid, bool btf, bool create)
+{
+	__u64 *ts;
+
+	if (btf)
+		return bpf_task_storage_get(&rq_stamp, p, 0,
+					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	ts = bpf_map_lookup_elem(&rq_stamp_tid, &tid);
+	if (!ts && create) {
+		static const __u64 zero;
+
+		bpf_map_update_elem(&rq_stamp_tid, &tid, &zero, BPF_ANY);
+		ts = bpf_map_lookup_elem(&rq_stamp_tid, &tid);
+	}
+	return ts;
+}
+
+static __always_inline void stamp(struct task_struct *p, __u32 tid, __u64 now, bool btf)
+{
+	__u64 *ts;
+
+	if (!tid) /* the idle task never waits */
+		return;
+	ts = stamp_slot(p, tid, btf, true);
+	if (!ts) {
+		sched_count_drop(SCHED_DROP_NO_STORAGE);
+		return;
+	}
+	*ts = now;
+}
+
+/*
+ * Stamp mode: how long `next` waited, consuming its stamp. Returns false
+ * when `next` has no stamp (it was not seen becoming runnable).
+ */
+static __always_inline bool stamp_wait(struct task_struct *prev, __u32 prev_tid,
+				       struct task_struct *next, __u32 next_tid, bool btf,
+				       __u64 *wait)
+{
+	__u64 now = bpf_ktime_get_ns(), *ts;
+
+	if (task_runnable(prev, btf))
+		stamp(prev, prev_tid, now, btf);
+	if (!next_tid)
+		return false;
+	ts = stamp_slot(next, next_tid, btf, false);
+	if (!ts || !*ts)
+		return false;
+	*wait = now - *ts;
+	*ts = 0;
+	return true;
+}
+
+/*
+ * sched_info mode: the scheduler set next->sched_info.last_queued from this
+ * run queue's clock when it queued the task, and consumes it right after
+ * this tracepoint (sched_info_arrive) with the same clock value, so the
+ * difference is exactly the run_delay the kernel is about to add. When a
+ * wake-up preempts at once the scheduler skips re-reading its clock, and
+ * that wait is 0 here as in run_delay: it still counts as a wait.
+ *
+ * The run queue is reached through the task's cfs_rq (CONFIG_FAIR_GROUP_SCHED,
+ * set for every class by set_task_rq), not the per-CPU `runqueues` symbol:
+ * that needs CONFIG_KALLSYMS_ALL, which many kernels lack. User space checks
+ * both fields exist before choosing this mode.
+ */
+static __always_inline bool sched_info_wait(struct task_struct *next, bool btf, __u64 *wait)
+{
+	__u64 queued, clock;
+
+	if (!bpf_core_field_exists(next->sched_info) || !bpf_core_field_exists(next->se.cfs_rq))
+		return false;
+	if (btf) {
+		queued = next->sched_info.last_queued;
+		clock = queued ? next->se.cfs_rq->rq->clock : 0;
+	} else {
+		queued = BPF_CORE_READ(next, sched_info.last_queued);
+		clock = queued ? BPF_CORE_READ(next, se.cfs_rq, rq, clock) : 0;
+	}
+	if (!queued)
+		return false;
+	*wait = clock > queued ? clock - queued : 0;
+	return true;
+}
+
+/* Adds this CPU's pending histogram to its cgroup's rq_hist entry. */
+static __noinline void flush_pending(struct rq_pending *p)
+{
+	struct lat_hist *h = bpf_map_lookup_elem(&rq_hist, &p->cgid);
+
+	if (!h) {
+		static const struct lat_hist zero;
+
+		bpf_map_update_elem(&rq_hist, &p->cgid, &zero, BPF_NOEXIST);
+		h = bpf_map_lookup_elem(&rq_hist, &p->cgid);
+		if (!h) {
+			sched_count_drop(SCHED_DROP_HIST_FULL);
+			return;
+		}
+	}
+	h->count += p->hist.count;
+	h->sum_ns += p->hist.sum_ns;
+	for (int i = 0; i < QOSLET_LAT_SLOTS; i++)
+		h->slots[i] += p->hist.slots[i];
+	__builtin_memset(&p->hist, 0, sizeof(p->hist));
+}
+
+static __always_inline void charge_hist(__u64 cgid, __u64 delta)
+{
+	__u32 zero = 0;
+	struct rq_pending *p = bpf_map_lookup_elem(&rq_pending, &zero);
+
+	if (!p)
+		return;
+	if (p->cgid != cgid) {
+		if (p->hist.count)
+			flush_pending(p);
+		p->cgid = cgid;
+	}
+	lat_hist_add(&p->hist, delta);
+}
+
+static __always_inline void charge_blame(__u64 victim, __u64 culprit, __u64 delta)
+{
+	struct blame_key key = {.victim = victim, .culprit = culprit};
+	struct blame_val *v = bpf_map_lookup_elem(&rq_blame, &key);
+
+	if (!v) {
+		struct blame_val init = {.wait_ns = delta, .count = 1};
+
+		if (bpf_map_update_elem(&rq_blame, &key, &init, BPF_NOEXIST))
+			sched_count_drop(SCHED_DROP_BLAME_FULL);
+		return;
+	}
+	v->wait_ns += delta;
+	v->count++;
+}
+
+static __always_inline void sched_on_switch(struct task_struct *prev, struct task_struct *next,
+					    bool btf)
+{
+	__u32 prev_tid = task_tid(prev, btf), next_tid = task_tid(next, btf);
+	__u64 delta, victim;
+	bool waited;
+
+	if (wait_source == QOSLET_WAIT_STAMP)
+		waited = stamp_wait(prev, prev_tid, next, next_tid, btf, &delta);
+	else
+		waited = next_tid && sched_info_wait(next, btf, &delta);
+	if (!waited)
+		return;
+
+	victim = task_cgroup_id(next, btf);
+	charge_hist(victim, delta);
+	/*
+	 * A wait of 0 ns delayed no one and has no culprit. Such waits are
+	 * common (a wake-up that preempts at once, before the run queue's
+	 * clock moves), and skipping them saves the pair lookup, the most
+	 * expensive step of this program.
+	 */
+	if (delta)
+		charge_blame(victim, prev_tid ? task_cgroup_id(prev, btf) : QOSLET_CULPRIT_IDLE,
+			     delta);
+}
+
+#endif

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The one sched_switch program: the context-switch steps of the sched, cpi
+ * and throttle probes, in one program over the maps each probe created
+ * (user space hands their fds over before load: user/probes/switch.c).
+ *
+ * One program instead of one per probe because entering a BPF program from
+ * a tracepoint is not free: on the development VM (retpolines, SRSO "Safe
+ * RET") each extra program on sched_switch cost more than the work inside
+ * it. Sharing also lets the steps share what they read of the tasks.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "sched_switch.bpf.h"
+#include "cpi_switch.bpf.h"
+#include "throttle_switch.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Which probes' steps run; set by user space before load. */
+const volatile bool sched_on = false;
+const volatile bool cpi_on = false;
+const volatile bool throttle_on = false;
+
+static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next, bool btf)
+{
+	if (sched_on)
+		sched_on_switch(prev, next, btf);
+	if (cpi_on)
+		cpi_on_switch(next, btf);
+	if (throttle_on)
+		throttle_mark_hierarchy(&prev->se, btf);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(btf_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(prev, next, true);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(prev, next, false);
+	return 0;
+}

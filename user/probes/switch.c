@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "switch.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <string.h>
+
+#include "../log.h"
+
+int switch_share_maps(struct bpf_map *const *sw, struct bpf_map *const *own, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int err;
+
+		if (!own || !bpf_map__autocreate(own[i])) {
+			bpf_map__set_autocreate(sw[i], false);
+			continue;
+		}
+		err = bpf_map__reuse_fd(sw[i], bpf_map__fd(own[i]));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct load_ctx {
+	struct switch_bpf *skel;
+	int (*join)(void *ctx, struct switch_bpf *skel, enum probe_hook *hook);
+	void *join_ctx;
+	bool joined;
+};
+
+static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *fs)
+{
+	struct load_ctx *c = probe;
+	struct switch_bpf *skel = switch_bpf__open();
+	bool btf = hook == PROBE_HOOK_TP_BTF;
+	enum probe_hook need = hook;
+	int ret;
+
+	if (!skel)
+		return -errno;
+	skel->rodata->cgroup_mode = fs->mode;
+	skel->rodata->cgroup_hierarchy_id = fs->hierarchy_id;
+	bpf_program__set_autoload(skel->progs.btf_switch, btf);
+	bpf_program__set_autoload(skel->progs.raw_switch, !btf);
+	ret = c->join(c->join_ctx, skel, &need);
+	if (ret == 0) { /* no probe joined: no program */
+		switch_bpf__destroy(skel);
+		c->skel = NULL;
+		return 0;
+	}
+	if (ret > 0 && need != hook)
+		ret = -EINVAL; /* a probe's state lives where only the other hook reaches */
+	if (ret > 0)
+		ret = switch_bpf__load(skel);
+	if (ret < 0) {
+		switch_bpf__destroy(skel);
+		return ret;
+	}
+	c->skel = skel;
+	return 0;
+}
+
+int switch_load(struct switch_bpf **out, const struct cgroup_fs *fs, enum probe_hook want,
+		int (*join)(void *ctx, struct switch_bpf *skel, enum probe_hook *hook), void *ctx)
+{
+	struct load_ctx c = {.join = join, .join_ctx = ctx};
+	int err = probe_load_best("switch", want, load_with, &c, fs);
+
+	*out = c.skel;
+	return err;
+}
