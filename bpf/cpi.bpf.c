@@ -1,20 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * CPU time and CPI per cgroup, from one pair of counting perf events per
- * CPU (not per CPU and container, as koordlet does).
- *
- * Each CPU keeps an open period: since its start, the CPU has run tasks of
- * one cgroup only. When a switch hands the CPU to another cgroup (or the
- * period is PERIOD_MAX_NS old), the CPU's two events are read: what they
- * grew by during the period is charged to its cgroup, with the period's
- * length (cpu_ns). Switches between tasks of one cgroup cost no counter
- * read, the most expensive step (two helper calls into perf). The idle
- * task is charged nothing. Both counter deltas are published together
- * or not at all: a slice whose reading failed at either end, or whose event
- * never reached the PMU, is counted in cpi_drops instead of half-published.
- *
- * User space opens the events (hardware cycles/instructions, or software
- * stand-ins) and fills the two perf event arrays, index = CPU.
+ * The cpi probe's object: its maps and the cgroup-removal hooks. Its
+ * context-switch step (bpf/cpi_switch.bpf.h) runs in the shared
+ * sched_switch program, bpf/switch.bpf.c.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

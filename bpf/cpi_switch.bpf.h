@@ -1,8 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The cpi probe's maps and its context-switch step, included by
- * bpf/cpi.bpf.c (cgroup-removal hooks) and bpf/switch.bpf.c (the one
- * sched_switch program every probe shares).
+ * CPU time and CPI per cgroup, from one pair of counting perf events per
+ * CPU (not per CPU and container, as koordlet does).
+ *
+ * Each CPU keeps an open period: since its start, the CPU has run tasks of
+ * one cgroup only. When a switch hands the CPU to another cgroup (or after
+ * PERIOD_MAX_SWITCHES switches within one cgroup), the CPU's two events are read: what they
+ * grew by during the period is charged to its cgroup, with the period's
+ * length (cpu_ns). Switches between tasks of one cgroup cost no counter
+ * read, the most expensive step (two helper calls into perf). The idle
+ * task is charged nothing. Both counter deltas are published together
+ * or not at all: a slice whose reading failed at either end, or whose event
+ * never reached the PMU, is counted in cpi_drops instead of half-published.
+ *
+ * User space opens the events (hardware cycles/instructions, or software
+ * stand-ins) and fills the two perf event arrays, index = CPU.
+ *
+ * Included by bpf/cpi.bpf.c (maps, cgroup-removal hooks) and
+ * bpf/switch.bpf.c (the one sched_switch program every probe shares).
  */
 #ifndef QOSLET_CPI_SWITCH_BPF_H
 #define QOSLET_CPI_SWITCH_BPF_H
@@ -30,16 +45,20 @@ struct {
 } cpi_den_events SEC(".maps");
 
 /*
- * A period is closed at least this often, so a cgroup that keeps a CPU
- * for long (its tasks switching among themselves) is still reported
- * within a fraction of every interval.
+ * A period is also closed after this many switches within one cgroup, so
+ * a cgroup that keeps a CPU (its tasks switching among themselves) is
+ * still reported every fraction of a second: a CPU that one cgroup
+ * saturates switches every few ms (CFS slices), else idle would run and
+ * close the period. Counting switches rather than reading the clock keeps
+ * the fast path free of helper calls.
  */
-#define PERIOD_MAX_NS 10000000ULL
+#define PERIOD_MAX_SWITCHES 64
 
 /* This CPU's open period. */
 struct cpi_last {
-	__u64 ts;   /* start of the period; 0: no switch seen yet on this CPU */
-	__u64 cgid; /* the cgroup whose tasks ran during it; 0: idle */
+	__u64 ts;	/* start of the period; 0: no switch seen yet on this CPU */
+	__u64 cgid;	/* the cgroup whose tasks ran during it; 0: idle */
+	__u32 switches; /* within the cgroup since the period began */
 	struct cpi_reading num, den;
 	bool have_counts; /* num and den hold a successful reading */
 };
@@ -143,9 +162,9 @@ static __always_inline void cpi_on_switch(struct task_struct *next, bool btf)
 		return;
 	if (tid)
 		cgid = btf ? task_cgroup_id_btf(next) : task_cgroup_id_raw(next);
-	now = bpf_ktime_get_ns();
-	if (last->ts && cgid == last->cgid && now - last->ts < PERIOD_MAX_NS)
+	if (last->ts && cgid == last->cgid && ++last->switches < PERIOD_MAX_SWITCHES)
 		return; /* the same cgroup keeps the CPU: its period goes on */
+	now = bpf_ktime_get_ns();
 	have = counters_on && cpi_read_counts(&num, &den);
 	if (last->ts && last->cgid) {
 		struct cpi_val d = {.cpu_ns = now - last->ts};
@@ -157,6 +176,7 @@ static __always_inline void cpi_on_switch(struct task_struct *next, bool btf)
 	/* A failed read leaves no baseline: the next period is dropped, not mischarged. */
 	last->ts = now;
 	last->cgid = cgid;
+	last->switches = 0;
 	last->num = num;
 	last->den = den;
 	last->have_counts = have;

@@ -16,6 +16,10 @@
  * Every hook exists twice: tp_btf (cheapest: typed arguments, plain loads)
  * and raw_tp (for kernels where tp_btf does not load). User space picks one
  * set and the wait source after load-time probes (user/probes/sched.c).
+ *
+ * This object holds the maps and the wake-up and cgroup-removal hooks; the
+ * context-switch step (bpf/sched_switch.bpf.h) runs in the sched_switch
+ * program all probes share, bpf/switch.bpf.c.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -26,6 +26,10 @@
  * own cgroup (tg->css.cgroup), never by the current task's cgroup: the
  * throttled group is often an ancestor (a pod) of the task's cgroup (a
  * container), and fentry hooks run on whatever task is current.
+ *
+ * This object holds the maps and the fentry and cgroup-removal hooks; the
+ * context-switch step (bpf/throttle_switch.bpf.h) runs in the sched_switch
+ * program all probes share, bpf/switch.bpf.c.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
