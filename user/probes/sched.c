@@ -22,7 +22,8 @@ struct sched_probe {
 	enum sched_wait wait; /* never AUTO once loaded */
 	const char *pin_dir;
 	int ncpus;
-	char path[40]; /* "tp_btf, sched_info": for reports */
+	char path[40];	 /* "tp_btf, sched_info": for reports */
+	bool rmdir_hook; /* the kernel runs the cgroup-removal hook's helpers */
 };
 
 static int set_pins(struct sched_bpf *skel, const char *pin_dir)
@@ -52,8 +53,8 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	bpf_program__set_autoload(skel->progs.btf_wakeup_new, btf && stamp);
 	bpf_program__set_autoload(skel->progs.raw_wakeup, !btf && stamp);
 	bpf_program__set_autoload(skel->progs.raw_wakeup_new, !btf && stamp);
-	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, btf);
-	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, !btf);
+	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, btf && p->rmdir_hook);
+	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, !btf && p->rmdir_hook);
 	bpf_map__set_autocreate(skel->maps.rq_stamp, btf && stamp);
 	bpf_map__set_autocreate(skel->maps.rq_stamp_tid, !btf && stamp);
 	err = set_pins(skel, p->pin_dir);
@@ -81,8 +82,29 @@ static bool kernel_has_sched_info(void)
 	       kernel_struct_has_member("cfs_rq", "rq");
 }
 
+/*
+ * The cgroup-removal hook walks every CPU's pending slot and the pair map:
+ * bpf_loop (5.17), per-CPU lookups by CPU (5.19), bpf_for_each_map_elem
+ * (5.13). Without them removed cgroups are still swept from user space
+ * (probes.c: forget_gone), only later.
+ */
+static bool kernel_has_rmdir_helpers(void)
+{
+	static const enum bpf_func_id needed[] = {BPF_FUNC_loop, BPF_FUNC_map_lookup_percpu_elem,
+						  BPF_FUNC_for_each_map_elem};
+
+	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
+		if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, needed[i], NULL) != 1)
+			return false;
+	return true;
+}
+
 static int load_best(struct sched_probe *p, enum probe_hook want, const struct cgroup_fs *fs)
 {
+	p->rmdir_hook = kernel_has_rmdir_helpers();
+	if (!p->rmdir_hook)
+		log_info("sched probe: the kernel lacks bpf_loop or per-CPU lookups by CPU: "
+			 "removed cgroups are swept from user space (within a minute)");
 	if (p->wait == SCHED_WAIT_AUTO) {
 		p->wait = kernel_has_sched_info() ? SCHED_WAIT_SCHED_INFO : SCHED_WAIT_STAMP;
 		if (p->wait == SCHED_WAIT_STAMP)
