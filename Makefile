@@ -49,8 +49,9 @@ else
 Q := @
 endif
 
-# Skeletons embed the objects; keep them for inspection with bpftool.
-.SECONDARY: $(BPF_OBJS)
+# Keep the objects (for bpftool) and the generated skeletons: make would
+# delete them as intermediates, and every build would start over.
+.SECONDARY: $(BPF_OBJS) $(SKELS)
 
 .PHONY: all deps test test-unit test-integration bench format clean
 all: $(BUILD)/qoslet

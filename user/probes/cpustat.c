@@ -8,7 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* How stale the list of quota cgroups may get: a new limit shows up this late. */
+#include "../readfile.h"
+
 /*
  * The list of cgroups with a quota is rebuilt when the shared name map has
  * walked the tree again (cgroups came or went), and at least this often to
@@ -119,25 +120,13 @@ void cpustat_reader_free(struct cpustat_reader *r)
 	free(r);
 }
 
-/* Reads the file `name` of cgroup `rel` with one read(); -errno on failure. */
+/* Reads the file `name` of cgroup `rel`; -errno on failure. */
 static int read_cg_file(int root_fd, const char *rel, const char *name, char *buf, size_t size)
 {
 	char path[PATH_MAX];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "%s%s%s", rel, *rel ? "/" : "", name);
-	fd = openat(root_fd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0)
-		n = -errno;
-	close(fd);
-	if (n < 0)
-		return (int)n;
-	buf[n] = '\0';
-	return 0;
+	return read_file_at(root_fd, path, buf, size);
 }
 
 static int add_if_quota(void *ctx, uint64_t id, const char *rel)

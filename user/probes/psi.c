@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../log.h"
+#include "../readfile.h"
 
 static const char *const resource_files[PSI_NR] = {
 	[PSI_CPU] = "cpu.pressure",
@@ -64,24 +65,6 @@ int psi_parse(const char *text, struct psi_line *some, struct psi_line *full)
 	return 0;
 }
 
-/* Reads a whole small file; -errno when it cannot be opened or read. */
-static int read_small(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0)
-		n = -errno;
-	close(fd);
-	if (n < 0)
-		return (int)n;
-	buf[n] = '\0';
-	return 0;
-}
-
 static int psi_load(void **state, const struct probe_env *env, char *why, size_t whylen)
 {
 	struct psi_probe *p;
@@ -93,7 +76,7 @@ static int psi_load(void **state, const struct probe_env *env, char *why, size_t
 		return -EOPNOTSUPP;
 	}
 	/* Tells "kernel without PSI" from "PSI disabled at boot" from "works". */
-	err = read_small("/proc/pressure/cpu", buf, sizeof(buf));
+	err = read_file_at(AT_FDCWD, "/proc/pressure/cpu", buf, sizeof(buf));
 	if (err == -ENOENT) {
 		snprintf(why, whylen, "the kernel has no PSI (CONFIG_PSI)");
 		return -EOPNOTSUPP;
@@ -131,7 +114,7 @@ static bool read_cgroup(const struct psi_probe *p, const char *rel, struct psi_s
 		else /* the root cgroup has no files: the system-wide ones stand in */
 			snprintf(path, sizeof(path), "/proc/pressure/%.*s",
 				 (int)strcspn(resource_files[r], "."), resource_files[r]);
-		if (read_small(path, buf, sizeof(buf)) ||
+		if (read_file_at(AT_FDCWD, path, buf, sizeof(buf)) ||
 		    psi_parse(buf, &out->some[r], &out->full[r]))
 			continue;
 		any = true;
