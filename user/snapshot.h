@@ -97,7 +97,7 @@ struct snapshot {
 	struct blame_sample *blame; /* sorted by (victim, culprit) */
 	size_t n_blame, cap_blame;
 	uint64_t sched_drops[SCHED_DROP_NR];
-	uint32_t cpi_mode;		    /* enum cpi_mode of the attaching process (a label) */
+	uint32_t cpi_mode;		 /* enum cpi_mode of the attaching process (a label) */
 	uint64_t cpi_drops[CPI_DROP_NR]; /* cpi probe: slices not published */
 	uint64_t memstall_drops[MEMSTALL_DROP_NR]; /* enum memstall_drop */
 	/* The CPI part counts cycles/instructions (else software stand-ins, not CPI). */

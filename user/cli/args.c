@@ -135,10 +135,11 @@ int view_args_parse(struct view_args *a, int argc, char **argv, char *err, size_
 			break;
 		case OPT_THROTTLE_SOURCE:
 			if (throttle_source_parse(optarg, &a->probe.throttle))
-				return fail(err, errlen,
-					    "invalid --throttle-source '%s' (expected auto, fentry, "
-					    "tp_btf or cpustat)",
-					    optarg);
+				return fail(
+					err, errlen,
+					"invalid --throttle-source '%s' (expected auto, fentry, "
+					"tp_btf or cpustat)",
+					optarg);
 			break;
 		/* optopt names a short option; a long one is the word getopt just passed. */
 		case ':':
