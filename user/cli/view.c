@@ -2,6 +2,7 @@
 #include "view.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -217,6 +218,13 @@ int view_main(const struct view_ops *ops, int argc, char **argv)
 	if (probe_set_open(&v.probes, ops->probes, &v.args.probe, &v.fs))
 		goto out;
 	v.names = probe_set_names(v.probes);
+	/*
+	 * Start-up's large buffers (kernel BTF) are gone. From here on the
+	 * big allocations are the snapshots, the same sizes every interval:
+	 * served from the heap they are reused, where mmap() would fault in
+	 * and zero fresh pages each time.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	rc = run_loop(ops, &v);

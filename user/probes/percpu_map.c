@@ -7,15 +7,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Entries per batch: bounds the buffer however many CPUs and entries there are. */
-#define BATCH 128
+/*
+ * Entries per batch: as many as fit in BATCH_BYTES of values, within
+ * [BATCH_MIN, BATCH_MAX]. Few large batches for small values (each call
+ * costs a syscall and kernel buffers); a bounded buffer for large per-CPU
+ * values on machines with many CPUs.
+ */
+#define BATCH_BYTES (256 * 1024)
+#define BATCH_MIN   16
+#define BATCH_MAX   1024
+
+static __u32 batch_entries(size_t val_size, int ncpus)
+{
+	size_t n = BATCH_BYTES / (val_size * (size_t)ncpus);
+
+	return n < BATCH_MIN ? BATCH_MIN : n > BATCH_MAX ? BATCH_MAX : (__u32)n;
+}
 
 int percpu_map_read(int fd, size_t key_size, size_t val_size, int ncpus, percpu_fold_fn fold,
 		    void *ctx)
 {
 	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	char in_batch[16], out_batch[16]; /* one key of the map */
-	void *keys = malloc(BATCH * key_size), *vals = malloc((size_t)BATCH * val_size * ncpus);
+	__u32 batch = batch_entries(val_size, ncpus);
+	void *keys = malloc(batch * key_size), *vals = malloc((size_t)batch * val_size * ncpus);
 	bool first = true;
 	int err = 0;
 
@@ -24,7 +39,7 @@ int percpu_map_read(int fd, size_t key_size, size_t val_size, int ncpus, percpu_
 	else if (!keys || !vals)
 		err = -ENOMEM;
 	while (!err) {
-		__u32 n = BATCH;
+		__u32 n = batch;
 		int ret = bpf_map_lookup_batch(fd, first ? NULL : in_batch, out_batch, keys, vals,
 					       &n, &opts);
 
