@@ -127,7 +127,7 @@ static void test_describe_and_labels(void **state)
 	assert_string_equal(buf, "hardware cycles/instructions");
 	cpi_describe(CPI_MODE_SOFTWARE, &s, "no hardware PMU: cycles: No such file or directory",
 		     buf, sizeof(buf));
-	assert_string_equal(buf, "software cpu-clock/context-switches, not CPI (no hardware PMU: "
+	assert_string_equal(buf, "software task-clock/cpu-clock, not CPI (no hardware PMU: "
 				 "cycles: No such file or directory)");
 	cpi_describe(CPI_MODE_OFF, &s, "x", buf, sizeof(buf));
 	assert_string_equal(buf, "CPU time only, CPI unavailable (x)");
@@ -138,9 +138,9 @@ static void test_describe_and_labels(void **state)
 	assert_string_equal(l.ratio, "cpi");
 	/* Software numbers are never called CPI. */
 	l = cpi_mode_labels(CPI_MODE_SOFTWARE);
-	assert_string_equal(l.ratio, "ns_per_switch");
-	assert_string_equal(l.numerator, "clock_ns");
-	assert_string_equal(l.denominator, "switches");
+	assert_string_equal(l.ratio, "clock_ratio");
+	assert_string_equal(l.numerator, "task_clock_ns");
+	assert_string_equal(l.denominator, "cpu_clock_ns");
 	l = cpi_mode_labels(CPI_MODE_OFF);
 	assert_null(l.ratio);
 	assert_string_equal(cpi_mode_name(CPI_MODE_SOFTWARE), "software");

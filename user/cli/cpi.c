@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * qoslet cpi: CPU time and CPI per cgroup. In software mode the same
- * columns hold cpu-clock ns and context switches, labelled as such: their
- * ratio (ns per switch) is never called CPI.
+ * columns hold task-clock and cpu-clock ns, labelled as such: their ratio
+ * is never called CPI.
  */
 #include "cpi.h"
 
@@ -75,7 +75,7 @@ static void print_header(struct view *v, const struct snapshot *delta, FILE *out
 		probe_set_status(v->probes, PROBE_CPI).detail,
 		probe_set_owner(v->probes) ? "" : ", shared");
 	if (delta->cpi_mode == CPI_MODE_SOFTWARE)
-		fprintf(out, "software stand-ins: the ratio is ns per context switch, NOT CPI\n");
+		fprintf(out, "software stand-ins: two clocks, their ratio is NOT CPI\n");
 	fprintf(out, "%7s  %10s", "CPU%", "CPU_TIME");
 	if (l.ratio)
 		fprintf(out, "  %14s  %14s  %13s", l.numerator, l.denominator, l.ratio);
@@ -166,9 +166,10 @@ const struct view_ops cpi_view = {
 		 "cgroups that ran are shown.\n"
 		 "\n"
 		 "Without a hardware PMU (many VMs), --cpi-events auto counts software\n"
-		 "stand-ins instead: cpu-clock ns and context switches, whose ratio is ns per\n"
-		 "switch and NOT CPI; every output says so (JSON: \"mode\":\"software\",\n"
-		 "\"ns_per_switch\"). Named events that do not open leave CPU time only.\n",
+		 "stand-ins instead: task-clock and cpu-clock ns, two clocks whose ratio is\n"
+		 "about 1 and NOT CPI; they exercise the same counter path. Every output\n"
+		 "says so (JSON: \"mode\":\"software\", \"clock_ratio\"). Named events that\n"
+		 "do not open leave CPU time only.\n",
 	.probes = PROBE_BIT(PROBE_CPI),
 	.render = render,
 };

@@ -6,9 +6,8 @@
  *
  * Modes (enum cpi_mode in bpf/cpi.h): hardware cycles/instructions where
  * the PMU opens; else, with --cpi-events auto or software, the software
- * stand-ins cpu-clock/context-switches, whose ratio is ns per switch and
- * NOT CPI; else CPU time only. The mode of the attaching process is the one
- * every reader labels the numbers with.
+ * stand-ins task-clock/cpu-clock, whose ratio is about 1 and NOT CPI; else CPU time only. The mode
+ * of the attaching process is the one every reader labels the numbers with.
  */
 #ifndef QOSLET_PROBES_CPI_H
 #define QOSLET_PROBES_CPI_H

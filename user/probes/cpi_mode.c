@@ -33,8 +33,8 @@ int cpi_spec_parse(const char *s, struct cpi_spec *spec)
 	}
 	if (!strcmp(s, "software")) {
 		spec->kind = CPI_SPEC_SOFTWARE;
-		snprintf(spec->num, sizeof(spec->num), "cpu-clock");
-		snprintf(spec->den, sizeof(spec->den), "context-switches");
+		snprintf(spec->num, sizeof(spec->num), "task-clock");
+		snprintf(spec->den, sizeof(spec->den), "cpu-clock");
 		return 0;
 	}
 	comma = strchr(s, ',');
@@ -101,8 +101,8 @@ void cpi_describe(enum cpi_mode mode, const struct cpi_spec *spec, const char *r
 			 close);
 		break;
 	case CPI_MODE_SOFTWARE:
-		snprintf(buf, len, "software cpu-clock/context-switches, not CPI%s%s%s", open,
-			 reason, close);
+		snprintf(buf, len, "software task-clock/cpu-clock, not CPI%s%s%s", open, reason,
+			 close);
 		break;
 	case CPI_MODE_OFF:
 	default:
@@ -130,7 +130,7 @@ struct cpi_labels cpi_mode_labels(enum cpi_mode mode)
 	case CPI_MODE_HARDWARE:
 		return (struct cpi_labels){"cycles", "instructions", "cpi"};
 	case CPI_MODE_SOFTWARE:
-		return (struct cpi_labels){"clock_ns", "switches", "ns_per_switch"};
+		return (struct cpi_labels){"task_clock_ns", "cpu_clock_ns", "clock_ratio"};
 	case CPI_MODE_OFF:
 	default:
 		return (struct cpi_labels){NULL, NULL, NULL};

@@ -47,7 +47,7 @@ enum cpi_mode choose_cpi_mode(const struct cpi_spec *spec, int hw_err, const cha
 /* Does choose_cpi_mode need the software pair tried after hw_err? */
 bool cpi_needs_software(const struct cpi_spec *spec, int hw_err);
 
-/* "hardware cycles/instructions", "software cpu-clock/context-switches (why)", ... */
+/* "hardware cycles/instructions", "software task-clock/cpu-clock (why)", ... */
 void cpi_describe(enum cpi_mode mode, const struct cpi_spec *spec, const char *reason, char *buf,
 		  size_t len);
 
@@ -56,9 +56,9 @@ const char *cpi_mode_name(enum cpi_mode mode);
 
 /* What the numbers of a mode are called in every output; all NULL when off. */
 struct cpi_labels {
-	const char *numerator;	 /* "cycles" or "clock_ns" */
-	const char *denominator; /* "instructions" or "switches" */
-	const char *ratio;	 /* "cpi" or "ns_per_switch" (never "cpi" in software mode) */
+	const char *numerator;	 /* "cycles" or "task_clock_ns" */
+	const char *denominator; /* "instructions" or "cpu_clock_ns" */
+	const char *ratio;	 /* "cpi" or "clock_ratio" (never "cpi" in software mode) */
 };
 
 struct cpi_labels cpi_mode_labels(enum cpi_mode mode);
