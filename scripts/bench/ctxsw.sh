@@ -507,7 +507,8 @@ report() {
 	echo "- Date: $START"
 	echo "- Kernel: $(uname -r)"
 	echo "- CPU: $CPU_MODEL; nproc $(nproc)"
-	echo "- Command: \`$CMDLINE\`"
+	# run.sh writes to a temporary file first: show the file the report lands in.
+	echo "- Command: \`${CMDLINE/docs\/bench\/.ctxsw.md.*/docs/bench/ctxsw.md}\` (\`make bench\` runs it as \`scripts/bench/run.sh\`)"
 	echo "- Block: \`taskset -c $CPU perf bench sched pipe -l $LOOPS\` (both ends on CPU $CPU; one op = a round trip = 2 context switches)"
 	echo "- Rounds: $ROUNDS, each running every configuration once, starting one configuration later each round"
 	echo "- Tools: $PERF_VERSION; $BPFTRACE_VERSION; $QOSLET_VERSION (tree $TREE_VERSION)"
