@@ -15,7 +15,7 @@
 # failed. Prints one line per benchmark and a summary line.
 #
 # Environment:
-#   BENCH_ROUNDS      rounds of every configuration (default 7)
+#   BENCH_ROUNDS      rounds of every configuration (default 15)
 #   BENCH_LOOPS       perf bench sched pipe loops per block (default 100000)
 #   BENCH_CPU         CPU the pipe benchmark is pinned to (default 0)
 #   BENCH_QUIET_WAIT  seconds to wait for a quiet machine first (default 120)
@@ -24,7 +24,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/../.."
 
-ROUNDS=${BENCH_ROUNDS:-7}
+ROUNDS=${BENCH_ROUNDS:-15}
 LOOPS=${BENCH_LOOPS:-100000}
 CPU=${BENCH_CPU:-0}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
