@@ -252,6 +252,8 @@ static int add_pending(struct sched_probe *p, struct snapshot *s, size_t first)
 	__u32 zero = 0;
 	size_t end = s->n_cgroups;
 
+	/* Zeroed for valgrind, which does not see the kernel fill per-CPU values. */
+	memset(pend, 0, sizeof(pend));
 	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.rq_pending), &zero, pend))
 		return -errno;
 	qsort(pend, p->ncpus, sizeof(pend[0]), cmp_pending);
