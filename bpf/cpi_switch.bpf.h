@@ -150,18 +150,17 @@ static __always_inline bool cpi_slice_counts(const struct cpi_last *last, bool h
 	return true;
 }
 
-static __always_inline void cpi_on_switch(struct task_struct *next, bool btf)
+/* `cgid`: the cgroup of the task switched in, 0 for the idle task. */
+static __always_inline void cpi_on_switch(__u64 cgid)
 {
 	struct cpi_reading num = {}, den = {};
-	__u32 zero = 0, tid = btf ? next->pid : BPF_CORE_READ(next, pid);
+	__u32 zero = 0;
 	struct cpi_last *last = bpf_map_lookup_elem(&cpi_last, &zero);
-	__u64 now, cgid = 0;
+	__u64 now;
 	bool have;
 
 	if (!last)
 		return;
-	if (tid)
-		cgid = btf ? task_cgroup_id_btf(next) : task_cgroup_id_raw(next);
 	if (last->ts && cgid == last->cgid && ++last->switches < PERIOD_MAX_SWITCHES)
 		return; /* the same cgroup keeps the CPU: its period goes on */
 	now = bpf_ktime_get_ns();

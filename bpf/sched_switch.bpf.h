@@ -255,8 +255,9 @@ static __always_inline void charge_blame(__u64 victim, __u64 culprit, __u64 delt
 	v->count++;
 }
 
+/* next_cgid: next's cgroup when the caller has read it already, else NULL. */
 static __always_inline void sched_on_switch(struct task_struct *prev, struct task_struct *next,
-					    bool btf)
+					    const __u64 *next_cgid, bool btf)
 {
 	__u32 prev_tid = task_tid(prev, btf), next_tid = task_tid(next, btf);
 	__u64 delta, victim;
@@ -269,7 +270,7 @@ static __always_inline void sched_on_switch(struct task_struct *prev, struct tas
 	if (!waited)
 		return;
 
-	victim = task_cgroup_id(next, btf);
+	victim = next_cgid ? *next_cgid : task_cgroup_id(next, btf);
 	charge_hist(victim, delta);
 	/*
 	 * A wait of 0 ns delayed no one and has no culprit. Such waits are

@@ -26,10 +26,15 @@ const volatile bool throttle_on = false;
 
 static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next, bool btf)
 {
+	__u64 next_cgid = 0;
+
+	/* Both steps need the next task's cgroup: read it once when cpi runs. */
+	if (cpi_on && task_tid(next, btf))
+		next_cgid = task_cgroup_id(next, btf);
 	if (sched_on)
-		sched_on_switch(prev, next, btf);
+		sched_on_switch(prev, next, cpi_on ? &next_cgid : NULL, btf);
 	if (cpi_on)
-		cpi_on_switch(next, btf);
+		cpi_on_switch(next_cgid);
 	if (throttle_on)
 		throttle_mark_hierarchy(&prev->se, btf);
 }
