@@ -77,14 +77,18 @@ $(BUILD)/%.o: %.c $(SKELS)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# config.c embeds the defaults with .incbin, which -MMD does not see.
+$(BUILD)/user/agent/config.o: user/agent/default-config.json
+
 $(BUILD)/qoslet: $(BUILD)/user/main.o $(USER_OBJS)
 	@echo "  LINK    $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(USER_OBJS)
+# Shared fixtures (tests/unit/*.h) rebuild the tests that include them.
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(USER_OBJS) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	@echo "  TEST    $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter-out %.h,$^) $(LDLIBS) -lcmocka -o $@
 
 $(BUILD)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)

@@ -59,7 +59,31 @@ enum sched_drop {
 	SCHED_DROP_HIST_FULL = 0, /* rq_hist had no room for a new cgroup */
 	SCHED_DROP_BLAME_FULL,	  /* blame insert failed */
 	SCHED_DROP_NO_STORAGE,	  /* task storage could not be created */
+	SCHED_DROP_ALERT_LOST,	  /* the alert ring buffer was full */
 	SCHED_DROP_NR,
+};
+
+/*
+ * The agent's fast path: when a task of a watched (latency-sensitive) cgroup
+ * waited longer than that cgroup's threshold, the switch step sends one
+ * alert through a ring buffer, so the agent acts before its next tick.
+ * Waits are in the hot path, alerts are rare: the common case pays one
+ * array read (inlined by the verifier) and a compare.
+ */
+struct rq_alert_cfg {
+	__u64 min_ns; /* smallest threshold of any watched cgroup; 0: alerts off */
+	__u64 gap_ns; /* at most one alert per cgroup per gap */
+};
+
+struct rq_alert_watch {
+	__u64 threshold_ns;
+	__u64 last_ns; /* bpf_ktime of the last alert (written by BPF) */
+};
+
+struct rq_alert {
+	__u64 cgid;
+	__u64 wait_ns;
+	__u64 ktime_ns;
 };
 
 #endif

@@ -80,6 +80,26 @@ struct {
 	__type(value, __u64);
 } sched_drops SEC(".maps");
 
+/* The fast path (bpf/sched.h): settings, watched cgroups, and the alerts. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rq_alert_cfg);
+} rq_alert_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct rq_alert_watch);
+} rq_alert_watch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} rq_alerts SEC(".maps");
+
 /* TASK_RUNNING is 0 in every kernel; the field was renamed in 5.14. */
 struct task_struct___pre514 {
 	long state;
@@ -255,6 +275,33 @@ static __always_inline void charge_blame(__u64 victim, __u64 culprit, __u64 delt
 	v->count++;
 }
 
+/*
+ * Sends an alert when `cgid` is watched and waited over its threshold. The
+ * hash lookup happens only past the smallest threshold: rare by design.
+ */
+static __noinline void alert_check(__u64 cgid, __u64 delta, __u64 gap_ns)
+{
+	struct rq_alert_watch *w = bpf_map_lookup_elem(&rq_alert_watch, &cgid);
+	struct rq_alert *a;
+	__u64 now;
+
+	if (!w || delta <= w->threshold_ns)
+		return;
+	now = bpf_ktime_get_ns();
+	if (now - w->last_ns < gap_ns)
+		return;
+	w->last_ns = now;
+	a = bpf_ringbuf_reserve(&rq_alerts, sizeof(*a), 0);
+	if (!a) {
+		sched_count_drop(SCHED_DROP_ALERT_LOST);
+		return;
+	}
+	a->cgid = cgid;
+	a->wait_ns = delta;
+	a->ktime_ns = now;
+	bpf_ringbuf_submit(a, 0);
+}
+
 /* next_cgid: next's cgroup when the caller has read it already, else NULL. */
 static __always_inline void sched_on_switch(struct task_struct *prev, struct task_struct *next,
 					    const __u64 *next_cgid, bool btf)
@@ -272,6 +319,13 @@ static __always_inline void sched_on_switch(struct task_struct *prev, struct tas
 
 	victim = next_cgid ? *next_cgid : task_cgroup_id(next, btf);
 	charge_hist(victim, delta);
+	{
+		__u32 zero = 0;
+		struct rq_alert_cfg *cfg = bpf_map_lookup_elem(&rq_alert_cfg, &zero);
+
+		if (cfg && cfg->min_ns && delta > cfg->min_ns)
+			alert_check(victim, delta, cfg->gap_ns);
+	}
 	/*
 	 * A wait of 0 ns delayed no one and has no culprit. Such waits are
 	 * common (a wake-up that preempts at once, before the run queue's

@@ -14,8 +14,7 @@
 
 #include "log.h"
 
-/* Does a comma-separated option list hold exactly `opt`? */
-static bool has_option(const char *list, const char *opt)
+bool cgroup_has_option(const char *list, const char *opt)
 {
 	size_t n = strlen(opt);
 
@@ -28,7 +27,7 @@ static bool has_option(const char *list, const char *opt)
 	return false;
 }
 
-static bool v2_has_cpu(const char *mnt)
+bool cgroup_v2_has_controller(const char *mnt, const char *ctrl)
 {
 	char path[PATH_MAX], line[4096];
 	bool found = false;
@@ -40,7 +39,7 @@ static bool v2_has_cpu(const char *mnt)
 		return false;
 	if (fgets(line, sizeof(line), f))
 		for (char *tok = strtok(line, " \n"); tok; tok = strtok(NULL, " \n"))
-			found |= !strcmp(tok, "cpu");
+			found |= !strcmp(tok, ctrl);
 	fclose(f);
 	return found;
 }
@@ -49,34 +48,61 @@ static bool v2_has_cpu(const char *mnt)
  * mountinfo: "id parent maj:min root mountpoint opts [tags] - fstype src superopts".
  * Mount points escape blanks as \040; cgroup mounts have none in practice.
  */
-int cgroup_fs_detect(struct cgroup_fs *fs, const char *mountinfo_path)
+int cgroup_mounts_foreach(const char *mountinfo_path,
+			  int (*fn)(void *ctx, const char *mnt, bool v2, const char *superopts),
+			  void *ctx)
 {
-	char line[4096], v2[PATH_MAX] = "", v1cpu[PATH_MAX] = "";
+	char line[4096];
 	FILE *f = fopen(mountinfo_path, "r");
+	int ret = 0;
 
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
+	while (!ret && fgets(line, sizeof(line), f)) {
 		char mnt[PATH_MAX], type[64], superopts[1024];
 		const char *sep = strstr(line, " - ");
 
 		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
 		    sscanf(sep + 3, "%63s %*s %1023s", type, superopts) != 2)
 			continue;
-		if (!strcmp(type, "cgroup2") && !v2[0])
-			snprintf(v2, sizeof(v2), "%s", mnt);
-		else if (!strcmp(type, "cgroup") && !v1cpu[0] && has_option(superopts, "cpu"))
-			snprintf(v1cpu, sizeof(v1cpu), "%s", mnt);
+		if (!strcmp(type, "cgroup2"))
+			ret = fn(ctx, mnt, true, superopts);
+		else if (!strcmp(type, "cgroup"))
+			ret = fn(ctx, mnt, false, superopts);
 	}
 	fclose(f);
+	return ret;
+}
 
-	snprintf(fs->v2_root, sizeof(fs->v2_root), "%s", v2);
-	if (v2[0] && (v2_has_cpu(v2) || !v1cpu[0])) {
+struct fs_mounts {
+	char v2[PATH_MAX], v1cpu[PATH_MAX];
+};
+
+static int fs_mount(void *ctx, const char *mnt, bool v2, const char *superopts)
+{
+	struct fs_mounts *m = ctx;
+
+	if (v2 && !m->v2[0])
+		snprintf(m->v2, sizeof(m->v2), "%s", mnt);
+	else if (!v2 && !m->v1cpu[0] && cgroup_has_option(superopts, "cpu"))
+		snprintf(m->v1cpu, sizeof(m->v1cpu), "%s", mnt);
+	return 0;
+}
+
+int cgroup_fs_detect(struct cgroup_fs *fs, const char *mountinfo_path)
+{
+	struct fs_mounts m = {"", ""};
+	int err = cgroup_mounts_foreach(mountinfo_path, fs_mount, &m);
+
+	if (err)
+		return err;
+	snprintf(fs->v2_root, sizeof(fs->v2_root), "%s", m.v2);
+	if (m.v2[0] && (cgroup_v2_has_controller(m.v2, "cpu") || !m.v1cpu[0])) {
 		fs->mode = QOSLET_CGROUP_V2;
-		snprintf(fs->root, sizeof(fs->root), "%s", v2);
-	} else if (v1cpu[0]) {
+		snprintf(fs->root, sizeof(fs->root), "%s", m.v2);
+	} else if (m.v1cpu[0]) {
 		fs->mode = QOSLET_CGROUP_V1_CPU;
-		snprintf(fs->root, sizeof(fs->root), "%s", v1cpu);
+		snprintf(fs->root, sizeof(fs->root), "%s", m.v1cpu);
 	} else {
 		return -ENOENT;
 	}
@@ -100,7 +126,8 @@ int cgroup_fs_read_hierarchy_id(struct cgroup_fs *fs, const char *proc_cgroup_pa
 		char ctrls[1024];
 		int id;
 
-		if (sscanf(line, "%d:%1023[^:]:", &id, ctrls) == 2 && has_option(ctrls, "cpu")) {
+		if (sscanf(line, "%d:%1023[^:]:", &id, ctrls) == 2 &&
+		    cgroup_has_option(ctrls, "cpu")) {
 			fs->hierarchy_id = id;
 			ret = 0;
 		}

@@ -28,6 +28,22 @@ struct cgroup_fs {
 int cgroup_fs_detect(struct cgroup_fs *fs, const char *mountinfo_path);
 
 /*
+ * Calls fn for every cgroup (v1) and cgroup2 mount of a mountinfo file, in
+ * file order, with its mount point and super options ("rw,cpu,cpuacct").
+ * Stops at the first non-zero value of fn and returns it; -errno when the
+ * file cannot be read.
+ */
+int cgroup_mounts_foreach(const char *mountinfo_path,
+			  int (*fn)(void *ctx, const char *mnt, bool v2, const char *superopts),
+			  void *ctx);
+
+/* Does a comma-separated option list hold exactly `opt`? */
+bool cgroup_has_option(const char *list, const char *opt);
+
+/* Does the cgroup2 mount at mnt list `ctrl` in its cgroup.controllers? */
+bool cgroup_v2_has_controller(const char *mnt, const char *ctrl);
+
+/*
  * Sets fs->hierarchy_id from a /proc/PID/cgroup file ("ID:CONTROLLERS:PATH"
  * lines): 0 for v2, else the line whose controllers include "cpu".
  * Returns 0, or -ENOENT when the file has no such line.

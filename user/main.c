@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/agent.h"
 #include "cli/blame.h"
 #include "cli/cpi.h"
 #include "cli/memstall.h"
@@ -25,6 +26,10 @@ static void usage(FILE *out)
 		     "Commands:\n");
 	for (size_t i = 0; i < N_VIEWS; i++)
 		fprintf(out, "  %-10s %s\n", views[i]->name, views[i]->summary);
+	fprintf(out, "\n  %-10s %s\n  %-10s %s\n  %-10s %s\n", "agent",
+		"the node controller: protect latency-sensitive cgroups", "record",
+		"record what the agent's policies see", "replay",
+		"run the agent's policies on a recording");
 	fprintf(out, "\n'qoslet COMMAND --help' describes a command. Needs root (CAP_BPF,\n"
 		     "CAP_PERFMON and CAP_SYS_ADMIN to mount bpffs).\n");
 }
@@ -50,6 +55,12 @@ int main(int argc, char **argv)
 		printf("qoslet %s\n", QOSLET_VERSION);
 		return 0;
 	}
+	if (!strcmp(argv[1], "agent"))
+		return agent_main(AGENT_RUN, argc - 1, argv + 1);
+	if (!strcmp(argv[1], "record"))
+		return agent_main(AGENT_RECORD, argc - 1, argv + 1);
+	if (!strcmp(argv[1], "replay"))
+		return replay_main(argc - 1, argv + 1);
 	for (size_t i = 0; i < N_VIEWS; i++)
 		if (!strcmp(argv[1], views[i]->name))
 			return view_main(views[i], argc - 1, argv + 1);

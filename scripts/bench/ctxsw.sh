@@ -278,7 +278,7 @@ idle_pct() {
 	a=$(awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)
 	sleep 2
 	b=$(awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)
-	echo "$a $b" | awk '{ t = $4 - $2; printf "%.0f\n", t > 0 ? 100 * ($3 - $1) / t : 0 }'
+	echo "$a $b" | awk '{ t = $4 - $2; printf "%.0f\n", (t > 0 ? 100 * ($3 - $1) / t : 0) }'
 }
 
 # Waits up to $1 s for: no busy processes, no foreign tracing programs, and

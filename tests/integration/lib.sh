@@ -32,6 +32,7 @@ TMP=""             # scratch directory for logs and outputs
 CG_ROOT=""         # mount point of the hierarchy qoslet identifies cgroups by
 
 BG_PIDS=()   # processes the test started (killed by pid at exit)
+EXTRA_PARENTS=() # the test's parent in other v1 hierarchies (tests/integration/agent_lib.sh)
 CG_PID=""    # pid of the last cg_run / qoslet_bg
 QOSLET_PID=""
 
@@ -161,6 +162,10 @@ _test_cleanup() {
 		_is_our_child "$pid" && kill -KILL "$pid" 2>/dev/null
 	done
 	[ -n "$TEST_PARENT" ] && cgroup_destroy "$TEST_PARENT"
+	local dir
+	for dir in "${EXTRA_PARENTS[@]}"; do
+		cgroup_destroy "$dir"
+	done
 	for pid in "${BG_PIDS[@]}"; do
 		wait "$pid" 2>/dev/null
 	done

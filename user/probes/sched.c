@@ -28,8 +28,10 @@ struct sched_probe {
 
 static int set_pins(struct sched_bpf *skel, const char *pin_dir)
 {
-	struct bpf_map *maps[] = {skel->maps.rq_hist, skel->maps.rq_pending, skel->maps.rq_blame,
-				  skel->maps.sched_drops};
+	struct bpf_map *maps[] = {skel->maps.rq_hist,	   skel->maps.rq_pending,
+				  skel->maps.rq_blame,	   skel->maps.sched_drops,
+				  skel->maps.rq_alert_cfg, skel->maps.rq_alert_watch,
+				  skel->maps.rq_alerts};
 
 	return bpffs_set_pins(maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
 }
@@ -308,12 +310,16 @@ static int sched_read(void *state, struct snapshot *s)
 static int sched_share_switch(void *state, struct switch_bpf *sw, enum probe_hook *hook)
 {
 	struct sched_probe *p = state;
-	struct bpf_map *mine[] = {sw->maps.rq_stamp,   sw->maps.rq_stamp_tid, sw->maps.rq_hist,
-				  sw->maps.rq_pending, sw->maps.rq_blame,     sw->maps.sched_drops};
+	struct bpf_map *mine[] = {
+		sw->maps.rq_stamp,     sw->maps.rq_stamp_tid,	sw->maps.rq_hist,
+		sw->maps.rq_pending,   sw->maps.rq_blame,	sw->maps.sched_drops,
+		sw->maps.rq_alert_cfg, sw->maps.rq_alert_watch, sw->maps.rq_alerts};
 	struct bpf_map *own[] = {
-		p ? p->skel->maps.rq_stamp : NULL, p ? p->skel->maps.rq_stamp_tid : NULL,
-		p ? p->skel->maps.rq_hist : NULL,  p ? p->skel->maps.rq_pending : NULL,
-		p ? p->skel->maps.rq_blame : NULL, p ? p->skel->maps.sched_drops : NULL};
+		p ? p->skel->maps.rq_stamp : NULL,     p ? p->skel->maps.rq_stamp_tid : NULL,
+		p ? p->skel->maps.rq_hist : NULL,      p ? p->skel->maps.rq_pending : NULL,
+		p ? p->skel->maps.rq_blame : NULL,     p ? p->skel->maps.sched_drops : NULL,
+		p ? p->skel->maps.rq_alert_cfg : NULL, p ? p->skel->maps.rq_alert_watch : NULL,
+		p ? p->skel->maps.rq_alerts : NULL};
 	int err = switch_share_maps(mine, p ? own : NULL, sizeof(mine) / sizeof(mine[0]));
 
 	if (err || !p)

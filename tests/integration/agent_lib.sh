@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# shellcheck shell=bash disable=SC2034
+#
+# Helpers for the agent's tests, on top of lib.sh. The agent reads more than
+# the cpu controller: CPU time (cpuacct), cpusets and memory. On a hybrid
+# host those are separate v1 hierarchies, so a unit must exist under the
+# same path in each; on cgroup v2 they are one tree with the controllers
+# enabled for the children. After test_setup:
+#
+#	agent_setup                       # the test's parent in every hierarchy
+#	be=$(agent_cgroup be/pod1)        # a cgroup in all of them; prints its cpu path
+#	agent_run "$be" 0 stress-ng ...   # runs a command in it (all hierarchies)
+#	agent_config '{"suppress": {...}}' # writes $TMP/agent.json (cgroup_root, state_dir set)
+#	agent_start [ARGS]                # qoslet agent in the background; AGENT_PID
+#	agent_stop                        # SIGTERM, waits for the clean stop
+#
+# Everything below the test's parent is removed on exit, in every hierarchy.
+
+AGENT_CTRLS=()  # mount points of the other v1 hierarchies with a mirror
+AGENT_PID=""
+AGENT_OUT=""    # decisions (JSON lines)
+AGENT_ERR=""    # log
+STATE_DIR=""
+
+# Mount point of the v1 hierarchy holding controller $1, or nothing.
+v1_mount() {
+	awk -v c="$1" '$3 == "cgroup" { n = split($4, o, ","); for (i = 1; i <= n; i++) if (o[i] == c) { print $2; exit } }' /proc/mounts
+}
+
+cg_is_v2() {
+	[ -e "$CG_ROOT/cgroup.controllers" ]
+}
+
+agent_setup() {
+	local c mnt
+	STATE_DIR=$TMP/state
+	AGENT_OUT=$TMP/decisions.jsonl
+	AGENT_ERR=$TMP/agent.err
+	if cg_is_v2; then
+		# Controllers must be enabled level by level for the units below.
+		echo "+cpu +cpuset +memory" >"$TEST_PARENT/cgroup.subtree_control" ||
+			skip "cannot enable cpu, cpuset and memory below $TEST_PARENT"
+		return 0
+	fi
+	for c in cpuacct cpuset memory freezer; do
+		mnt=$(v1_mount "$c")
+		[ -n "$mnt" ] && [ "$mnt" != "$CG_ROOT" ] || continue
+		mkdir "$mnt$TEST_PARENT_REL" || fail "cannot create $mnt$TEST_PARENT_REL"
+		EXTRA_PARENTS+=("$mnt$TEST_PARENT_REL")
+		AGENT_CTRLS+=("$mnt")
+		[ "$c" = cpuset ] && _cpuset_inherit "$mnt$TEST_PARENT_REL"
+	done
+	return 0
+}
+
+# A new v1 cpuset has no CPUs and no memory nodes: take the parent's.
+_cpuset_inherit() {
+	cat "$1/../cpuset.cpus" >"$1/cpuset.cpus"
+	cat "$1/../cpuset.mems" >"$1/cpuset.mems"
+}
+
+# agent_cgroup REL: creates $TEST_PARENT/REL (and its parents) in every
+# hierarchy the agent reads; prints the cpu hierarchy's path.
+agent_cgroup() {
+	local rel=$1 part path="" mnt
+	IFS=/ read -ra parts <<<"$rel"
+	for part in "${parts[@]}"; do
+		path=$path/$part
+		[ -d "$TEST_PARENT$path" ] && continue
+		mkdir "$TEST_PARENT$path" || fail "cannot create $TEST_PARENT$path"
+		if cg_is_v2 && [ "$path" != "/$rel" ]; then
+			echo "+cpu +cpuset +memory" >"$TEST_PARENT$path/cgroup.subtree_control"
+		fi
+		for mnt in "${AGENT_CTRLS[@]}"; do
+			mkdir "$mnt$TEST_PARENT_REL$path" || fail "cannot create $mnt$TEST_PARENT_REL$path"
+			[ -e "$mnt$TEST_PARENT_REL$path/cpuset.cpus" ] &&
+				_cpuset_inherit "$mnt$TEST_PARENT_REL$path"
+		done
+	done
+	echo "$TEST_PARENT/$rel"
+}
+
+# The same cgroup in the hierarchy of controller $2 (cpu: the path itself).
+agent_cg_in() {
+	local cg=$1 c=$2 mnt
+	[ "$c" = cpu ] || cg_is_v2 || { mnt=$(v1_mount "$c") && cg=$mnt${cg#"$CG_ROOT"}; }
+	echo "$cg"
+}
+
+# agent_run CG CPU CMD...: like cg_run, in CG of every hierarchy. CPU may be
+# a list ("0,1"). CG_PID is the command's pid.
+agent_run() {
+	local cg=$1 cpu=$2 rel mnt dirs
+	shift 2
+	rel=${cg#"$CG_ROOT"}
+	dirs=$cg
+	for mnt in "${AGENT_CTRLS[@]}"; do
+		dirs="$dirs $mnt$rel"
+	done
+	# shellcheck disable=SC2016
+	sh -c 'for d in $1; do echo $$ > "$d/cgroup.procs" || exit 126; done; cpu=$2; shift 2; exec taskset -c "$cpu" "$@"' \
+		sh "$dirs" "$cpu" "$@" >"$TMP/bg.$BASHPID.$RANDOM.log" 2>&1 &
+	CG_PID=$!
+	BG_PIDS+=("$CG_PID")
+	for _ in $(seq 1 100); do
+		grep -qx "$CG_PID" "$cg/cgroup.procs" 2>/dev/null && return 0
+		kill -0 "$CG_PID" 2>/dev/null || fail "agent_run: '$*' exited at once"
+		sleep 0.01
+	done
+	fail "agent_run: pid $CG_PID never appeared in $cg/cgroup.procs"
+}
+
+# agent_config JSON: the test's config, $TMP/agent.json: JSON merged over a
+# base that points the agent at the test's parent, its own state directory,
+# and the decisions file.
+agent_config() {
+	jq -n --arg root "${TEST_PARENT_REL#/}" --arg state "$STATE_DIR" --arg out "$AGENT_OUT" \
+		--argjson extra "${1:-{\}}" \
+		'{cgroup_root: $root, state_dir: $state, decisions: {file: $out}} * $extra' \
+		>"$TMP/agent.json" || fail "agent_config: bad JSON: $1"
+	chmod 600 "$TMP/agent.json"
+}
+
+agent_start() {
+	"$QOSLET" agent --config "$TMP/agent.json" --pin-dir "$PIN_DIR" "$@" 2>>"$AGENT_ERR" &
+	AGENT_PID=$!
+	BG_PIDS+=("$AGENT_PID")
+	for _ in $(seq 1 200); do
+		grep -q "agent: managing" "$AGENT_ERR" 2>/dev/null && return 0
+		kill -0 "$AGENT_PID" 2>/dev/null || fail "agent exited at start: $(tail -n 5 "$AGENT_ERR")"
+		sleep 0.05
+	done
+	fail "agent did not start within 10 s: $(tail -n 5 "$AGENT_ERR")"
+}
+
+agent_stop() {
+	kill -TERM "$AGENT_PID" 2>/dev/null || true
+	wait_exit "$AGENT_PID" 5 "qoslet agent" || fail "agent exited with status $? on SIGTERM: $(tail -n 5 "$AGENT_ERR")"
+}
+
+# decisions FILTER: the decisions (one JSON array) matching the jq FILTER.
+decisions() {
+	[ -s "$AGENT_OUT" ] || { echo "[]"; return 0; }
+	jq -sc "map(select($1))" "$AGENT_OUT"
+}
+
+# wait_decision FILTER SECONDS: waits for a decision matching FILTER; prints it.
+wait_decision() {
+	local filter=$1 secs=$2 d
+	for _ in $(seq 1 $((secs * 10))); do
+		d=$(decisions "$filter" | jq -c '.[0] // empty')
+		[ -n "$d" ] && { echo "$d"; return 0; }
+		kill -0 "$AGENT_PID" 2>/dev/null || fail "agent exited: $(tail -n 5 "$AGENT_ERR")"
+		sleep 0.1
+	done
+	return 1
+}
+
+# cfs_quota CG: the quota in us (-1 unlimited), v1 or v2.
+cfs_quota() {
+	if [ -e "$1/cpu.cfs_quota_us" ]; then
+		cat "$1/cpu.cfs_quota_us"
+	else
+		read -r q _ <"$1/cpu.max"
+		[ "$q" = max ] && q=-1
+		echo "$q"
+	fi
+}

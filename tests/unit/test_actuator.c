@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The actuator's rules, one action at a time (the fake node: actuator_fixture.h). */
+#include "actuator_fixture.h"
+
+static void test_refusals(void **state)
+{
+	static const struct {
+		enum act_kind kind;
+		const char *unit;
+		int64_t value;
+		const char *cpus, *why;
+	} cases[] = {
+		{ACT_CPU_QUOTA, "other/pod9", 50000, NULL, "outside the managed subtree"},
+		{ACT_CPU_QUOTA, "kubepods", 50000, NULL, "the managed subtree's root"},
+		{ACT_CPU_QUOTA, "/kubepods/", 50000, NULL, "the managed subtree's root"},
+		{ACT_CPU_QUOTA, "kubepods/../other/pod9", 50000, NULL, "not a cgroup path"},
+		{ACT_CPU_QUOTA, "", 50000, NULL, "not a cgroup path"},
+		{ACT_CPU_QUOTA, "kubepodsX/pod", 50000, NULL, "outside the managed subtree"},
+		{ACT_EVICT, "other/pod9", 0, NULL, "outside the managed subtree"},
+		{ACT_CPUSET, "kubepods/be/pod1", 0, "", "never writes an empty cpuset"},
+		{ACT_CPUSET, "kubepods/be/pod1", 0, "1-x", "not a CPU list"},
+		{ACT_CPUSET, "kubepods/be/pod1", 0, "2-5", "the parent kubepods/be holds only"},
+		{ACT_CPU_IDLE, "kubepods/be/pod1", 2, NULL, "cpu.idle takes 0 or 1"},
+		{ACT_CPU_QUOTA, "kubepods/be/pod1", -2, NULL, "not a CPU quota"},
+	};
+	struct fx fx, *f = &fx;
+	struct act_result r;
+
+	(void)state;
+	for (int v2 = 0; v2 <= 1; v2++) {
+		setup_fx(f, v2);
+		for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+			assert_int_equal(act(f, cases[i].kind, cases[i].unit, QOS_BE,
+					     cases[i].value, cases[i].cpus, &r),
+					 OUT_REFUSED);
+			assert_non_null(strstr(r.why, cases[i].why));
+		}
+		NO_LOG();
+		assert_false(exists(f->journal));
+		actuator_close(f->a);
+	}
+}
+
+static void test_ls_never_lowered(void **state)
+{
+	static const struct {
+		const char *unit;
+		enum qos_class cls;
+		int64_t quota;
+		enum act_outcome want;
+	} steps[] = {
+		{"kubepods/ls/pod2", QOS_LS, 40000, OUT_REFUSED}, /* original 50000 */
+		{"kubepods/ls/pod2", QOS_LS, 60000, OUT_APPLIED},
+		{"kubepods/ls/pod2", QOS_LSR, 55000,
+		 OUT_APPLIED}, /* below now, not below the original */
+		{"kubepods/ls/pod2", QOS_LSE, 45000, OUT_REFUSED},
+		{"kubepods/ls/pod2", QOS_LS, 50000, OUT_APPLIED},
+		{"kubepods/ls/pod2", QOS_LS, -1, OUT_APPLIED},
+		{"kubepods/ls/pod2", QOS_LS, 49999, OUT_REFUSED},
+		{"kubepods/ls/pod3", QOS_LS, 400000,
+		 OUT_REFUSED}, /* unlimited: any limit lowers it */
+		{"kubepods/ls/pod3", QOS_LS, -1, OUT_UNCHANGED},
+		{"kubepods/ls/pod3", QOS_BE, 400000, OUT_APPLIED}, /* the rule is LS's only */
+	};
+	struct fx fx, *f = &fx;
+	struct act_result r;
+
+	(void)state;
+	setup_fx(f, false);
+	for (size_t i = 0; i < ARRAY_LEN(steps); i++)
+		expect(f, ACT_CPU_QUOTA, steps[i].unit, steps[i].cls, steps[i].quota, NULL,
+		       steps[i].want);
+	act(f, ACT_CPU_QUOTA, "kubepods/ls/pod2", QOS_LS, 10000, NULL, &r);
+	assert_string_equal(r.why,
+			    "never lowers an LS limit: \"10000\" is below the original \"50000\"");
+	actuator_close(f->a);
+}
+
+static void test_unchanged(void **state)
+{
+	struct fx fx, *f = &fx;
+
+	(void)state;
+	for (int v2 = 0; v2 <= 1; v2++) {
+		setup_fx(f, v2);
+		expect(f, ACT_CPU_QUOTA, P1, QOS_BE, 200000, NULL, OUT_UNCHANGED);
+		expect(f, ACT_CPU_BURST, P1, QOS_BE, 0, NULL, OUT_UNCHANGED);
+		expect(f, ACT_CPU_IDLE, P1, QOS_BE, 0, NULL, OUT_UNCHANGED);
+		expect(f, ACT_CPUSET, P1, QOS_BE, 0, "3,0,1-2", OUT_UNCHANGED);
+		NO_LOG();
+		assert_false(exists(f->journal));
+		actuator_close(f->a);
+	}
+}
+
+static void test_cpuset_order(void **state)
+{
+	struct fx fx, *f = &fx;
+
+	(void)state;
+	for (int v2 = 0; v2 <= 1; v2++) {
+		setup_fx(f, v2);
+		/* shrink: deepest first */
+		expect(f, ACT_CPUSET, P1, QOS_BE, 0, "2-3", OUT_APPLIED);
+		LOG("be/pod1/c1/x cpus=2-3", "be/pod1/c1 cpus=2-3", "be/pod1 cpus=2-3");
+		/* grow: the unit first */
+		expect(f, ACT_CPUSET, P1, QOS_BE, 0, "1-3", OUT_APPLIED);
+		LOG("be/pod1 cpus=1-3", "be/pod1/c1 cpus=1-3", "be/pod1/c1/x cpus=1-3");
+		/* neither: grow to the union, then shrink */
+		expect(f, ACT_CPUSET, P4, QOS_BE, 0, "1", OUT_APPLIED);
+		LOG("be/pod4 cpus=0-1", "be/pod4/c cpus=0-1", "be/pod4/c cpus=1", "be/pod4 cpus=1");
+		assert_string_equal(knob_text(f, "kubepods/be/pod4/c", CG_KNOB_CPUS), "1");
+		/*
+		 * Restore: pod4 goes back from "1" to "0" the same way; in plain
+		 * reverse order of first change, c would get "0" under a parent of "1".
+		 */
+		assert_int_equal(actuator_restore(f->a), 0);
+		LOG("be/pod4 cpus=0-1", "be/pod1 cpus=0-3", "be/pod4/c cpus=0-1",
+		    "be/pod1/c1 cpus=0-3", "be/pod1/c1/x cpus=0-3", "be/pod4/c cpus=0",
+		    "be/pod4 cpus=0");
+		assert_false(exists(f->journal));
+		for (size_t i = 0; i < ARRAY_LEN(tree); i++)
+			assert_string_equal(knob_text(f, tree[i].rel, CG_KNOB_CPUS), tree[i].cpus);
+		/* a unit without CPUs gets some, its child without any is left alone ... */
+		expect(f, ACT_CPUSET, "kubepods/be/pod5", QOS_BE, 0, "2", OUT_APPLIED);
+		LOG("be/pod5 cpus=2");
+		/* ... and goes back to none (the knob layer writes "" as a newline) */
+		assert_int_equal(actuator_restore(f->a), 0);
+		LOG("be/pod5 cpus=");
+		assert_string_equal(knob_text(f, "kubepods/be/pod5", CG_KNOB_CPUS), "");
+		actuator_close(f->a);
+	}
+}
+
+static void test_quota_nesting(void **state)
+{
+	struct fx fx, *f = &fx;
+
+	(void)state;
+	setup_fx(f, false);
+	expect(f, ACT_CPU_QUOTA, P1, QOS_BE, 300000, NULL, OUT_APPLIED);
+	LOG("be/pod1 quota=300000"); /* c1's 100000 fits; x is unlimited */
+	expect(f, ACT_CPU_QUOTA, P1, QOS_BE, 50000, NULL, OUT_APPLIED);
+	LOG("be/pod1/c1 quota=50000", "be/pod1 quota=50000");
+	expect(f, ACT_CPU_QUOTA, P1, QOS_BE, 80000, NULL, OUT_APPLIED);
+	LOG("be/pod1 quota=80000", "be/pod1/c1 quota=80000");
+	/* c1 never goes above its own original */
+	expect(f, ACT_CPU_QUOTA, P1, QOS_BE, 900000, NULL, OUT_APPLIED);
+	LOG("be/pod1 quota=900000", "be/pod1/c1 quota=100000");
+	expect(f, ACT_CPU_QUOTA, P1, QOS_BE, 20000, NULL, OUT_APPLIED);
+	LOG("be/pod1/c1 quota=20000", "be/pod1 quota=20000");
+	/* in reverse order of first change c1 (100000) would go back before pod1 (20000) */
+	assert_int_equal(actuator_restore(f->a), 0);
+	LOG("be/pod1 quota=200000", "be/pod1/c1 quota=100000");
+	actuator_close(f->a);
+
+	/* v2: the unit only */
+	setup_fx(f, true);
+	expect(f, ACT_CPU_QUOTA, P1, QOS_BE, 50000, NULL, OUT_APPLIED);
+	LOG("be/pod1 quota=50000 100000");
+	assert_string_equal(knob_text(f, C1, CG_KNOB_QUOTA), "100000 100000");
+	actuator_close(f->a);
+}
+
+static void test_burst_idle_unit_only(void **state)
+{
+	struct fx fx, *f = &fx;
+	struct act_result r;
+
+	(void)state;
+	for (int v2 = 0; v2 <= 1; v2++) {
+		setup_fx(f, v2);
+		assert_int_equal(act(f, ACT_CPU_BURST, P1, QOS_LS, 400000, NULL, &r), OUT_APPLIED);
+		assert_string_equal(r.before, "0");
+		assert_string_equal(r.after, "400000");
+		assert_int_equal(act(f, ACT_CPU_IDLE, P1, QOS_BE, 1, NULL, &r), OUT_APPLIED);
+		assert_string_equal(r.before, "0");
+		assert_string_equal(r.after, "1");
+		LOG("be/pod1 burst=400000", "be/pod1 idle=1");
+		assert_int_equal(act(f, ACT_CPU_QUOTA, P1, QOS_BE, 50000, NULL, &r), OUT_APPLIED);
+		assert_string_equal(r.before, v2 ? "200000 100000" : "200000");
+		assert_string_equal(r.after, v2 ? "50000 100000" : "50000");
+		actuator_close(f->a);
+	}
+}
+
+/* plan.release: one knob of one unit (and its descendants) back to the owner's value. */
+static void test_release(void **state)
+{
+	struct fx fx, *f = &fx;
+	struct action a = {.kind = ACT_CPU_QUOTA, .cls = QOS_BE, .restore = true};
+	struct act_result r;
+
+	(void)state;
+	xsnprintf(a.path, sizeof(a.path), "%s", P1);
+	for (int v2 = 0; v2 <= 1; v2++) {
+		setup_fx(f, v2);
+		expect(f, ACT_CPU_QUOTA, P1, QOS_BE, 50000, NULL, OUT_APPLIED);
+		expect(f, ACT_CPU_IDLE, P1, QOS_BE, 1, NULL, OUT_APPLIED);
+		actuator_apply(f->a, &a, &r);
+		assert_string_equal(act_outcome_name(r.outcome), "applied");
+		assert_string_equal(knob_text(f, P1, CG_KNOB_QUOTA),
+				    v2 ? "200000 100000" : "200000");
+		assert_string_equal(knob_text(f, C1, CG_KNOB_QUOTA),
+				    v2 ? "100000 100000" : "100000");
+		assert_string_equal(knob_text(f, P1, CG_KNOB_IDLE), "1"); /* not asked */
+		actuator_apply(f->a, &a, &r);
+		assert_string_equal(act_outcome_name(r.outcome), "unchanged");
+		actuator_close(f->a);
+	}
+}
+
+/* Whatever a policy asks, an LS unit keeps its CPUs and its weight and is not evicted. */
+static void test_ls_never_squeezed(void **state)
+{
+	static const char *const ls = "kubepods/ls/pod3";
+	struct fx fx, *f = &fx;
+
+	(void)state;
+	setup_fx(f, false);
+	expect(f, ACT_CPUSET, ls, QOS_LS, 0, "0", OUT_REFUSED);
+	expect(f, ACT_CPU_IDLE, ls, QOS_LSR, 1, NULL, OUT_REFUSED);
+	expect(f, ACT_EVICT, ls, QOS_LSE, 0, NULL, OUT_REFUSED);
+	expect(f, ACT_CPU_IDLE, ls, QOS_LS, 0, NULL, OUT_UNCHANGED);
+	assert_int_equal(f->n, 0);
+	actuator_close(f->a);
+}
+
+static pid_t victim(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (!pid) {
+		/* Not the state directory's lock: the parent reopens the actuator. */
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
+static void test_evict(void **state)
+{
+	struct fx fx, *f = &fx;
+	struct act_result r;
+	char dir[PATH_MAX], text[32];
+	pid_t pid;
+
+	(void)state;
+	setup_fx(f, false);
+	assert_int_equal(act(f, ACT_REPORT, P1, QOS_BE, 0, NULL, &r), OUT_REPORTED);
+	pid = victim();
+	xsnprintf(dir, sizeof(dir), "%s/%s", f->c.root[CTRL_CPU], C1);
+	xsnprintf(text, sizeof(text), "%d", pid);
+	put(dir, "cgroup.procs", text);
+	put(f->c.root[CTRL_FREEZER], "kubepods/be/pod1/freezer.state", "THAWED");
+
+	f->o.evict = EVICT_REPORT;
+	reopen(f);
+	assert_int_equal(act(f, ACT_EVICT, P1, QOS_BE, 0, NULL, &r), OUT_REPORTED);
+	f->o.evict = EVICT_KUBERNETES;
+	reopen(f);
+	assert_int_equal(act(f, ACT_EVICT, P1, QOS_BE, 0, NULL, &r), OUT_REFUSED);
+	assert_string_equal(r.why, "the Kubernetes Eviction API is not in this build");
+	f->o.evict = EVICT_KILL;
+	f->o.dry_run = true;
+	reopen(f);
+	assert_int_equal(act(f, ACT_EVICT, P1, QOS_BE, 0, NULL, &r), OUT_DRY_RUN);
+	assert_string_equal(r.after, "would kill 1 tasks");
+	assert_int_equal(kill(pid, 0), 0);
+	f->o.dry_run = false;
+	reopen(f);
+	signal(SIGCHLD, SIG_IGN); /* the killed child leaves no zombie */
+	assert_int_equal(act(f, ACT_EVICT, P1, QOS_BE, 0, NULL, &r), OUT_APPLIED);
+	assert_string_equal(r.before, "1 tasks");
+	assert_string_equal(r.after, "killed 1 tasks");
+	for (int i = 0; i < 100 && !kill(pid, 0); i++)
+		usleep(10000);
+	assert_int_equal(kill(pid, 0), -1);
+	signal(SIGCHLD, SIG_DFL);
+	LOG("be/pod1 =kill", "be/pod1 =kill");
+	actuator_close(f->a);
+}
+
+static void test_vanished_forget_failed(void **state)
+{
+	struct fx fx, *f = &fx;
+	struct act_result r;
+	char dir[PATH_MAX];
+	int64_t q;
+
+	(void)state;
+	setup_fx(f, true);
+	assert_int_equal(act(f, ACT_CPU_QUOTA, "kubepods/be/gone", QOS_BE, 5000, NULL, &r),
+			 OUT_FAILED);
+	assert_int_equal(r.err, -ENOENT);
+	assert_string_equal(r.why, "cgroup kubepods/be/gone vanished");
+	assert_false(actuator_original_quota(f->a, P1, &q));
+	expect(f, ACT_CPU_QUOTA, P1, QOS_BE, 50000, NULL, OUT_APPLIED);
+	assert_true(actuator_original_quota(f->a, P1, &q));
+	assert_int_equal(q, 200000);
+	assert_true(exists(f->journal));
+	actuator_forget(f->a, P1);
+	assert_false(actuator_original_quota(f->a, P1, &q));
+	assert_false(exists(f->journal));
+
+	/* a write the kernel refuses */
+	xsnprintf(dir, sizeof(dir), "%s/%s/cpu.idle", f->c.root[CTRL_CPU], P1);
+	assert_int_equal(remove(dir), 0);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(act(f, ACT_CPU_IDLE, P1, QOS_BE, 1, NULL, &r), OUT_FAILED);
+	assert_int_equal(r.err, -EISDIR);
+	actuator_close(f->a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_refusals),      cmocka_unit_test(test_ls_never_lowered),
+		cmocka_unit_test(test_unchanged),     cmocka_unit_test(test_cpuset_order),
+		cmocka_unit_test(test_quota_nesting), cmocka_unit_test(test_burst_idle_unit_only),
+		cmocka_unit_test(test_evict),	      cmocka_unit_test(test_vanished_forget_failed),
+		cmocka_unit_test(test_release),	      cmocka_unit_test(test_ls_never_squeezed),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

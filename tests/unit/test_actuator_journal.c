@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The actuator's journal: crash and reconcile, dry-run, stale journals (fixture:
+ * actuator_fixture.h). */
+#include "actuator_fixture.h"
+
+/* The journal's changes as "cgroup file=original" lines. */
+static void assert_journal(const char *path, const char *const *want)
+{
+	json_error_t jerr;
+	json_t *root = json_load_file(path, 0, &jerr), *changes, *ch;
+	size_t i;
+
+	assert_non_null(root);
+	changes = json_object_get(root, "changes");
+	assert_true(json_is_array(changes));
+	json_array_foreach(changes, i, ch)
+	{
+		char line[600];
+
+		assert_non_null(want[i]);
+		xsnprintf(line, sizeof(line), "%s %s=%s",
+			  json_string_value(json_object_get(ch, "cgroup")),
+			  json_string_value(json_object_get(ch, "file")),
+			  json_string_value(json_object_get(ch, "original")));
+		assert_string_equal(line, want[i]);
+	}
+	assert_null(want[i]);
+	json_decref(root);
+}
+
+static void test_crash_reconcile(void **state)
+{
+	struct fx fx, *f = &fx;
+
+	(void)state;
+	for (int v2 = 0; v2 <= 1; v2++) {
+		setup_fx(f, v2);
+		expect(f, ACT_CPU_QUOTA, P1, QOS_BE, 50000, NULL, OUT_APPLIED);
+		expect(f, ACT_CPUSET, P1, QOS_BE, 0, "1", OUT_APPLIED);
+		expect(f, ACT_CPU_IDLE, P1, QOS_BE, 1, NULL, OUT_APPLIED);
+		expect(f, ACT_CPUSET, P4, QOS_BE, 0, "0-1", OUT_APPLIED);
+		if (!v2) /* v1: the nested quota is journaled too, before its parent */
+			assert_journal(
+				f->journal,
+				(const char *const[]){"kubepods/be/pod1/c1 cpu.cfs_quota_us=100000",
+						      "kubepods/be/pod1 cpu.cfs_quota_us=200000",
+						      "kubepods/be/pod1/c1/x cpuset.cpus=0-3",
+						      "kubepods/be/pod1/c1 cpuset.cpus=0-3",
+						      "kubepods/be/pod1 cpuset.cpus=0-3",
+						      "kubepods/be/pod1 cpu.idle=0",
+						      "kubepods/be/pod4 cpuset.cpus=0",
+						      "kubepods/be/pod4/c cpuset.cpus=0", NULL});
+		actuator_close(f->a); /* a crash: nothing restored */
+		/* pod4's container vanished while qoslet was down */
+		for (int k = 0; k < (v2 ? 1 : CTRL_NR); k++) {
+			char dir[PATH_MAX];
+
+			xsnprintf(dir, sizeof(dir), "%s/kubepods/be/pod4/c", f->c.root[k]);
+			assert_int_equal(nftw(dir, rm_entry, 4, FTW_DEPTH | FTW_PHYS), 0);
+		}
+		f->n = 0;
+		open_a(f);
+		assert_int_equal(actuator_reconciled(f->a), v2 ? 6 : 7);
+		/* widen parents first, then idle, then narrow children first */
+		if (v2)
+			LOG("be/pod1 cpus=0-3", "be/pod1 quota=200000 100000",
+			    "be/pod1/c1 cpus=0-3", "be/pod1/c1/x cpus=0-3", "be/pod1 idle=0",
+			    "be/pod4 cpus=0");
+		else
+			LOG("be/pod1 cpus=0-3", "be/pod1 quota=200000", "be/pod1/c1 cpus=0-3",
+			    "be/pod1/c1 quota=100000", "be/pod1/c1/x cpus=0-3", "be/pod1 idle=0",
+			    "be/pod4 cpus=0");
+		assert_false(exists(f->journal));
+		assert_string_equal(knob_text(f, C1, CG_KNOB_QUOTA),
+				    v2 ? "100000 100000" : "100000");
+		actuator_close(f->a);
+	}
+}
+
+static void test_dry_run(void **state)
+{
+	char lock[PATH_MAX];
+	struct fx fx, *f = &fx;
+	struct act_result r;
+	int64_t q;
+
+	(void)state;
+	setup_fx(f, false);
+	actuator_close(f->a);
+	xsnprintf(lock, sizeof(lock), "%s/lock", f->state);
+	assert_int_equal(unlink(lock), 0);
+	assert_int_equal(rmdir(f->state), 0);
+	f->o.dry_run = true;
+	open_a(f);
+	assert_false(exists(f->state)); /* not even the state directory */
+	assert_int_equal(act(f, ACT_CPU_QUOTA, P1, QOS_BE, 50000, NULL, &r), OUT_DRY_RUN);
+	assert_string_equal(r.before, "200000");
+	assert_string_equal(r.after, "50000");
+	LOG("be/pod1/c1 quota=50000", "be/pod1 quota=50000");
+	expect(f, ACT_CPUSET, P4, QOS_BE, 0, "1", OUT_DRY_RUN);
+	f->n = 0;
+	expect(f, ACT_CPU_QUOTA, P1, QOS_BE, 200000, NULL, OUT_UNCHANGED);
+	assert_string_equal(knob_text(f, P1, CG_KNOB_QUOTA), "200000");
+	assert_string_equal(knob_text(f, C1, CG_KNOB_QUOTA), "100000");
+	assert_string_equal(knob_text(f, P4, CG_KNOB_CPUS), "0");
+	assert_false(exists(f->state));
+	assert_int_equal(actuator_restore(f->a), 0);
+	NO_LOG();
+	actuator_close(f->a);
+
+	/* a crashed real run's journal: dry-run restores nothing and keeps it */
+	f->o.dry_run = false;
+	open_a(f);
+	expect(f, ACT_CPU_QUOTA, P1, QOS_BE, 50000, NULL, OUT_APPLIED);
+	f->o.dry_run = true;
+	f->n = 0;
+	reopen(f);
+	assert_int_equal(actuator_reconciled(f->a), 0);
+	LOG("be/pod1 quota=200000", "be/pod1/c1 quota=100000"); /* would-be writes */
+	assert_string_equal(knob_text(f, P1, CG_KNOB_QUOTA), "50000");
+	assert_true(actuator_original_quota(f->a, P1, &q));
+	assert_int_equal(q, 200000);
+	assert_int_equal(actuator_restore(f->a), 0);
+	f->n = 0;
+	assert_true(exists(f->journal));
+	f->o.dry_run = false;
+	reopen(f);
+	assert_int_equal(actuator_reconciled(f->a), 2);
+	assert_false(exists(f->journal));
+	actuator_close(f->a);
+}
+
+static void test_stale_journal(void **state)
+{
+	struct fx fx, *f = &fx;
+
+	(void)state;
+	setup_fx(f, false);
+	actuator_close(f->a);
+	put(f->state, "actuator.json",
+	    "{\"version\": 1, \"boot_id\": \"another-boot\", \"changes\": [{\"cgroup\": "
+	    "\"kubepods/be/pod1\", \"file\": \"cpu.cfs_quota_us\", \"original\": \"1000\"}]}");
+	open_a(f);
+	assert_int_equal(actuator_reconciled(f->a), 0);
+	assert_false(exists(f->journal));
+	assert_string_equal(knob_text(f, P1, CG_KNOB_QUOTA), "200000");
+	actuator_close(f->a);
+
+	/* a journal that is not one stops the start: its originals would be lost */
+	put(f->state, "actuator.json", "{\"changes\": 3");
+	assert_int_not_equal(actuator_open(&f->a, &f->o, (char[128]){0}, 128), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crash_reconcile),
+		cmocka_unit_test(test_dry_run),
+		cmocka_unit_test(test_stale_journal),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

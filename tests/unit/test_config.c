@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The agent's config: embedded defaults, every kind of error, round trips. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent/config.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static void assert_is_defaults(const struct agent_config *c)
+{
+	struct agent_config d;
+
+	config_defaults(&d);
+	assert_memory_equal(c, &d, sizeof(d));
+}
+
+/* The embedded document parses to the values docs/agent-config.md gives. */
+static void test_defaults_documented(void **state)
+{
+	struct agent_config c;
+	const struct interference_config *in = &c.interference;
+
+	(void)state;
+	config_defaults(&c);
+	assert_string_equal(c.cgroup_root, "");
+	assert_true(c.interval_s == 1);
+	assert_false(c.dry_run);
+	assert_true(c.fast_path);
+	assert_string_equal(c.state_dir, "/run/qoslet");
+	assert_string_equal(c.decisions_file, "-");
+	assert_int_equal(c.decisions_ring, 1024);
+	assert_int_equal(c.n_classes, 0);
+	assert_true(c.suppress.enabled);
+	assert_int_equal(c.suppress.policy, SUPPRESS_CFS_QUOTA);
+	assert_true(c.suppress.threshold == 0.65);
+	assert_true(c.suppress.min_cpus == 2);
+	assert_true(c.suppress.max_growth == 0.10);
+	assert_true(c.suppress.min_change == 0.01);
+	assert_true(c.suppress.cpu_idle);
+	assert_int_equal(c.burst.policy, BURST_AUTO);
+	assert_true(c.burst.burst_percent == 1000);
+	assert_true(c.burst.scale_up == 1.2);
+	assert_true(c.burst.scale_down == 0.8);
+	assert_true(c.burst.max_percent == 300);
+	assert_true(c.burst.shared_pool_busy == 0.5);
+	assert_true(c.burst.throttled_min == 0);
+	assert_true(c.burst.budget_cpu_s == 0);
+	assert_true(c.burst.budget_period_s == 60);
+	assert_int_equal(c.evict_action, EVICT_REPORT);
+	assert_true(c.evict_memory.enabled);
+	assert_true(c.evict_memory.threshold == 0.70);
+	assert_true(c.evict_memory.release == 0.68);
+	assert_true(c.evict_memory.cooldown_s == 4);
+	assert_true(c.evict_cpu.enabled);
+	assert_true(c.evict_cpu.satisfaction_lower == 0.6);
+	assert_true(c.evict_cpu.satisfaction_upper == 0.8);
+	assert_true(c.evict_cpu.be_usage_min == 0.9);
+	assert_true(c.evict_cpu.window_s == 60);
+	assert_true(c.evict_cpu.cooldown_s == 20);
+	assert_true(in->enabled);
+	assert_true(in->rq_p99_us == 10000);
+	assert_int_equal(in->rq_k, 3);
+	assert_int_equal(in->rq_n, 5);
+	assert_int_equal(in->rq_min_waits, 20);
+	assert_true(in->cpi_enabled);
+	assert_true(in->cpi_sigma == 2);
+	assert_true(in->cpi_min_cpus == 0.25);
+	assert_int_equal(in->cpi_min_samples, 30);
+	assert_int_equal(in->cpi_outliers, 3);
+	assert_true(in->cpi_window_s == 300);
+	assert_true(in->cpi_correlation == 0.35);
+	assert_true(in->culprit_min_share == 0.2);
+	assert_true(in->cap_cpus == 0.2);
+	assert_true(in->cap_s == 300);
+}
+
+/* The embedded text is exactly the effective defaults: every key, nothing more. */
+static void test_default_json_is_complete(void **state)
+{
+	struct agent_config c, p;
+	json_t *doc = json_loads(config_default_json(), 0, NULL);
+	json_t *out;
+	char err[256];
+
+	(void)state;
+	assert_non_null(doc);
+	config_defaults(&c);
+	out = config_to_json(&c);
+	assert_non_null(out);
+	assert_true(json_equal(doc, out));
+	/* an empty document is the defaults */
+	assert_int_equal(config_parse(&p, "{}", err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_memory_equal(&p, &c, sizeof(c));
+	json_decref(doc);
+	json_decref(out);
+}
+
+/* A partial document merges over the defaults; percentages become fractions. */
+static void test_overlay(void **state)
+{
+	struct agent_config c;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(
+		config_parse(
+			&c,
+			"{\"cgroup_root\": \"qoslet.slice/test\", \"interval_s\": 0.5,"
+			" \"suppress\": {\"threshold_percent\": 50, \"policy\": \"cpuset\"},"
+			" \"burst\": {\"policy\": \"none\"},"
+			" \"evict\": {\"action\": \"kill\", \"memory\": {\"release_percent\": 60}},"
+			" \"interference\": {\"runq\": {\"k\": 5.0, \"min_waits\": 0}},"
+			" \"classes\": [{\"glob\": \"batch/*\", \"class\": \"BE\"},"
+			"               {\"glob\": \"web\", \"class\": \"LSR\"}]}",
+			err, sizeof(err)),
+		0);
+	assert_string_equal(c.cgroup_root, "qoslet.slice/test");
+	assert_true(c.interval_s == 0.5);
+	assert_true(c.suppress.threshold == 0.5);
+	assert_int_equal(c.suppress.policy, SUPPRESS_CPUSET);
+	assert_true(c.suppress.min_cpus == 2); /* sibling kept */
+	assert_int_equal(c.burst.policy, BURST_NONE);
+	assert_int_equal(c.evict_action, EVICT_KILL);
+	assert_true(c.evict_memory.release == 0.6);
+	assert_true(c.evict_memory.threshold == 0.7);
+	assert_int_equal(c.interference.rq_k, 5); /* 5.0 is an integer */
+	assert_int_equal(c.interference.rq_min_waits, 0);
+	assert_int_equal(c.n_classes, 2);
+	assert_string_equal(c.classes[0].glob, "batch/*");
+	assert_int_equal(c.classes[0].cls, QOS_BE);
+	assert_string_equal(c.classes[1].glob, "web");
+	assert_int_equal(c.classes[1].cls, QOS_LSR);
+}
+
+#define GLOB_ALLOWED                                                                               \
+	" (allowed: a non-empty glob of cgroup paths relative to the cpu controller's root, "      \
+	"without a leading '/' or \"..\", at most 511 bytes)"
+
+struct bad {
+	const char *json;
+	const char *err;
+};
+
+static const struct bad bad_docs[] = {
+	/* invalid JSON: the position */
+	{"{\n  \"interval_s\": 1,\n  \"dry_run\": tru\n}",
+	 "invalid JSON at line 3, column 16: invalid token near 'tru'"},
+	{"{\"dry_run\": true, \"dry_run\": false}",
+	 "invalid JSON at line 1, column 27: duplicate object key near '\"dry_run\"'"},
+	{"[1]", "top level: expected an object, got an array"},
+	/* unknown keys, at every depth */
+	{"{\"interval\": 1}",
+	 "interval: unknown key (allowed keys: cgroup_root, interval_s, dry_run, fast_path, "
+	 "state_dir, decisions, classes, suppress, burst, evict, interference)"},
+	{"{\"burst\": {\"polcy\": \"auto\"}}",
+	 "burst.polcy: unknown key (allowed keys: policy, burst_percent, scale_up, scale_down, "
+	 "max_percent, shared_pool_busy_percent, throttled_min_percent, budget_cpu_s, "
+	 "budget_period_s)"},
+	{"{\"interference\": {\"cpi\": {\"sigmaa\": 2}}}",
+	 "interference.cpi.sigmaa: unknown key (allowed keys: enabled, sigma, min_cpus, "
+	 "min_samples, outliers, window_s, correlation)"},
+	{"{\"classes\": [{\"glob\": \"a\", \"class\": \"BE\", \"prio\": 1}]}",
+	 "classes[0].prio: unknown key (allowed keys: glob, class)"},
+	/* wrong types */
+	{"{\"interval_s\": \"1\"}", "interval_s: expected a number, got a string"},
+	{"{\"dry_run\": 1}", "dry_run: expected true or false, got a number"},
+	{"{\"state_dir\": null}", "state_dir: expected a string, got null"},
+	{"{\"suppress\": []}", "suppress: expected an object, got an array"},
+	{"{\"classes\": {}}", "classes: expected an array, got an object"},
+	{"{\"classes\": [\"BE\"]}", "classes[0]: expected an object, got a string"},
+	{"{\"interference\": {\"runq\": {\"k\": 1.5}}}",
+	 "interference.runq.k: expected an integer, got 1.5"},
+	{"{\"decisions\": {\"ring\": true}}", "decisions.ring: expected an integer, got true"},
+	/* out of range */
+	{"{\"suppress\": {\"threshold_percent\": 150}}",
+	 "suppress.threshold_percent: 150 is out of range (allowed: 1 to 100)"},
+	{"{\"interval_s\": 0.05}", "interval_s: 0.05 is out of range (allowed: 0.1 to 60)"},
+	{"{\"burst\": {\"scale_up\": 1}}",
+	 "burst.scale_up: 1 is out of range (allowed: more than 1, at most 10)"},
+	{"{\"burst\": {\"scale_down\": 1}}",
+	 "burst.scale_down: 1 is out of range (allowed: more than 0, less than 1)"},
+	{"{\"burst\": {\"max_percent\": 99.5}}",
+	 "burst.max_percent: 99.5 is out of range (allowed: 100 to 10000)"},
+	{"{\"decisions\": {\"ring\": 8}}",
+	 "decisions.ring: 8 is out of range (allowed: 16 to 1000000)"},
+	{"{\"interference\": {\"runq\": {\"n\": 65}}}",
+	 "interference.runq.n: 65 is out of range (allowed: 1 to 64)"},
+	{"{\"interference\": {\"runq\": {\"min_waits\": -1}}}",
+	 "interference.runq.min_waits: -1 is out of range (allowed: 0 to 1000000)"},
+	/* enums and strings */
+	{"{\"burst\": {\"policy\": \"always\"}}",
+	 "burst.policy: unknown value \"always\" (allowed: none, cpuBurstOnly, cfsQuotaBurstOnly, "
+	 "auto)"},
+	{"{\"evict\": {\"action\": \"Kill\"}}",
+	 "evict.action: unknown value \"Kill\" (allowed: report, kill, kubernetes)"},
+	{"{\"state_dir\": \"run/qoslet\"}",
+	 "state_dir: \"run/qoslet\" is not an absolute path (allowed: an absolute path, at most "
+	 "4095 bytes)"},
+	{"{\"decisions\": {\"file\": \"out.json\"}}",
+	 "decisions.file: \"out.json\" is not an absolute path (allowed: \"-\" for stdout, \"\" for "
+	 "none, or an absolute path, at most 4095 bytes)"},
+	{"{\"cgroup_root\": \"kubepods/../system.slice\"}",
+	 "cgroup_root: \"kubepods/../system.slice\" has a \"..\" component (allowed: a path "
+	 "relative to the cpu controller's root, without a leading '/' or \"..\"; \"\" to detect "
+	 "the kubepods root, at most 4095 bytes)"},
+	/* class rules */
+	{"{\"classes\": [{\"glob\": \"a\", \"class\": \"BE\"}, {\"glob\": \"b\", \"class\": \"be\"}]}",
+	 "classes[1].class: unknown value \"be\" (allowed: SYSTEM, LSE, LSR, LS, BE)"},
+	{"{\"classes\": [{\"glob\": \"a\", \"class\": \"UNMANAGED\"}]}",
+	 "classes[0].class: unknown value \"UNMANAGED\" (allowed: SYSTEM, LSE, LSR, LS, BE)"},
+	{"{\"classes\": [{\"glob\": \"a\"}]}",
+	 "classes[0].class: missing (allowed: SYSTEM, LSE, LSR, LS, BE)"},
+	{"{\"classes\": [{\"glob\": \"\", \"class\": \"BE\"}]}",
+	 "classes[0].glob: \"\" is empty" GLOB_ALLOWED},
+	{"{\"classes\": [{\"glob\": \"/kubepods/*\", \"class\": \"BE\"}]}",
+	 "classes[0].glob: \"/kubepods/*\" starts with '/'" GLOB_ALLOWED},
+	{"{\"classes\": [{\"glob\": \"a/../b\", \"class\": \"BE\"}]}",
+	 "classes[0].glob: \"a/../b\" has a \"..\" component" GLOB_ALLOWED},
+	/* cross-field */
+	{"{\"evict\": {\"memory\": {\"threshold_percent\": 60}}}",
+	 "evict.memory.release_percent: 68 must be less than evict.memory.threshold_percent "
+	 "(allowed: less than 60)"},
+	{"{\"evict\": {\"cpu\": {\"satisfaction_lower_percent\": 80}}}",
+	 "evict.cpu.satisfaction_lower_percent: 80 must be less than "
+	 "evict.cpu.satisfaction_upper_percent (allowed: less than 80)"},
+	{"{\"interference\": {\"runq\": {\"k\": 6}}}",
+	 "interference.runq.k: 6 must be at most interference.runq.n (allowed: at most 5)"},
+	{"{\"suppress\": {\"min_change_percent\": 12.5}}",
+	 "suppress.min_change_percent: 12.5 must be at most suppress.max_growth_percent "
+	 "(allowed: at most 10)"},
+	{"{\"interval_s\": 30, \"evict\": {\"cpu\": {\"window_s\": 20}}}",
+	 "evict.cpu.window_s: 20 must be at least interval_s (allowed: at least 30)"},
+	{"{\"interval_s\": 60, \"interference\": {\"cpi\": {\"outliers\": 6}}}",
+	 "interference.cpi.outliers: 6 must be at most interference.cpi.window_s / interval_s "
+	 "(allowed: at most 5)"},
+	{"{\"interference\": {\"cpi\": {\"outliers\": 17}}}",
+	 "interference.cpi.outliers: 17 is out of range (allowed: 1 to 16)"},
+	{"{\"interval_s\": 10, \"burst\": {\"budget_cpu_s\": 5, \"budget_period_s\": 5}}",
+	 "burst.budget_period_s: 5 must be at least interval_s (allowed: at least 10)"},
+};
+
+static void test_bad_docs(void **state)
+{
+	int failed = 0;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_LEN(bad_docs); i++) {
+		struct agent_config c;
+		char err[512];
+		int r;
+
+		memset(&c, 0xa5, sizeof(c));
+		r = config_parse(&c, bad_docs[i].json, err, sizeof(err));
+		if (r != -EINVAL || strcmp(err, bad_docs[i].err)) {
+			print_error("case %zu: %s\n got %d: %s\n want: %s\n", i, bad_docs[i].json,
+				    r, err, bad_docs[i].err);
+			failed++;
+		}
+		assert_is_defaults(&c); /* never half-applied */
+	}
+	assert_int_equal(failed, 0);
+}
+
+/* Documents at the edges of the rules, which must pass. */
+static void test_valid_edges(void **state)
+{
+	static const char *const ok[] = {
+		/* 0.1 s ticks: 1.2 s hold 12 samples, though 1.2 / 0.1 < 12 in doubles */
+		"{\"interval_s\": 0.1, \"interference\": {\"cpi\": {\"outliers\": 12, "
+		"\"window_s\": 1.2}}}",
+		"{\"interference\": {\"runq\": {\"k\": 5, \"n\": 5}}}",
+		"{\"suppress\": {\"min_change_percent\": 10}}",
+		/* ".." inside a name is no component */
+		"{\"classes\": [{\"glob\": \"a..b/..c\", \"class\": \"LS\"}], \"cgroup_root\": \"x..\"}",
+		/* the budget period only matters with a budget */
+		"{\"interval_s\": 10, \"burst\": {\"budget_period_s\": 5}}",
+	};
+	struct agent_config c;
+	char err[512];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_LEN(ok); i++)
+		if (config_parse(&c, ok[i], err, sizeof(err)))
+			fail_msg("case %zu: %s: %s", i, ok[i], err);
+}
+
+/* A document of n rules with distinct globs. */
+static char *rules_doc(size_t n)
+{
+	size_t size = 32 + n * 48, len;
+	char *s = malloc(size);
+
+	assert_non_null(s);
+	len = (size_t)snprintf(s, size, "{\"classes\": [");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(s + len, size - len,
+					"%s{\"glob\": \"b%zu/*\", \"class\": \"BE\"}", i ? "," : "",
+					i);
+	snprintf(s + len, size - len, "]}");
+	return s;
+}
+
+static void test_class_rule_limit(void **state)
+{
+	struct agent_config c;
+	char err[512];
+	char *doc = rules_doc(CONFIG_MAX_CLASS_RULES);
+
+	(void)state;
+	assert_int_equal(config_parse(&c, doc, err, sizeof(err)), 0);
+	assert_int_equal(c.n_classes, CONFIG_MAX_CLASS_RULES);
+	assert_string_equal(c.classes[CONFIG_MAX_CLASS_RULES - 1].glob, "b31/*");
+	free(doc);
+
+	doc = rules_doc(CONFIG_MAX_CLASS_RULES + 1);
+	assert_int_equal(config_parse(&c, doc, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "classes: 33 rules is too many (allowed: an array of at most 32 "
+				 "{\"glob\", \"class\"} rules)");
+	assert_is_defaults(&c);
+	free(doc);
+}
+
+/* Strings that fill their array exactly fit; one byte more is an error, never cut. */
+static void test_string_length(void **state)
+{
+	char path[PATH_MAX + 1], doc[PATH_MAX + 64], err[512];
+	struct agent_config c;
+
+	(void)state;
+	memset(path, 'a', sizeof(path));
+	path[0] = '/';
+	path[PATH_MAX - 1] = '\0'; /* 4095 bytes: fits */
+	snprintf(doc, sizeof(doc), "{\"state_dir\": \"%s\"}", path);
+	assert_int_equal(config_parse(&c, doc, err, sizeof(err)), 0);
+	assert_string_equal(c.state_dir, path);
+
+	path[PATH_MAX - 1] = 'a';
+	path[PATH_MAX] = '\0'; /* 4096 bytes */
+	snprintf(doc, sizeof(doc), "{\"state_dir\": \"%s\"}", path);
+	assert_int_equal(config_parse(&c, doc, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "state_dir: 4096 bytes is too long (allowed: an absolute path, at "
+				 "most 4095 bytes)");
+	assert_is_defaults(&c);
+
+	memset(path, 'g', POL_PATH_MAX);
+	path[POL_PATH_MAX] = '\0';
+	snprintf(doc, sizeof(doc), "{\"classes\": [{\"glob\": \"%s\", \"class\": \"LS\"}]}", path);
+	assert_int_equal(config_parse(&c, doc, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "classes[0].glob: 512 bytes is too long ("));
+}
+
+/* parse(dump(to_json(c))) == c, for the defaults and for awkward values. */
+static void test_round_trip(void **state)
+{
+	static const char *const docs[] = {
+		"{}",
+		"{\"cgroup_root\": \"qoslet.slice\", \"interval_s\": 0.3, \"dry_run\": true,"
+		" \"fast_path\": false, \"state_dir\": \"/var/lib/q\","
+		" \"decisions\": {\"file\": \"\", \"ring\": 16},"
+		" \"classes\": [{\"glob\": \"batch/*\", \"class\": \"BE\"},"
+		"              {\"glob\": \"system.slice/*\", \"class\": \"SYSTEM\"},"
+		"              {\"glob\": \"lse\", \"class\": \"LSE\"}],"
+		" \"suppress\": {\"enabled\": false, \"policy\": \"cpuset\", \"threshold_percent\": 57.3,"
+		"              \"min_cpus\": 0.7, \"max_growth_percent\": 33.3333333333333,"
+		"              \"min_change_percent\": 0.1, \"cpu_idle\": false},"
+		" \"burst\": {\"policy\": \"cfsQuotaBurstOnly\", \"burst_percent\": 0, \"scale_up\": 1.01,"
+		"           \"scale_down\": 0.99, \"max_percent\": 100, \"throttled_min_percent\": 7,"
+		"           \"shared_pool_busy_percent\": 99.9, \"budget_cpu_s\": 12.5,"
+		"           \"budget_period_s\": 1},"
+		" \"evict\": {\"action\": \"kubernetes\","
+		"           \"memory\": {\"threshold_percent\": 95.55, \"release_percent\": 0.07e2},"
+		"           \"cpu\": {\"satisfaction_lower_percent\": 29, \"window_s\": 1,"
+		"                     \"satisfaction_upper_percent\": 29.000000000000004}},"
+		" \"interference\": {\"runq\": {\"p99_us\": 250.5, \"k\": 64, \"n\": 64,"
+		"                   \"min_waits\": 1000000}, \"cpi\": {\"sigma\": 0.5,"
+		"                   \"correlation\": 0.1234567890123456, \"outliers\": 16}}}",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_LEN(docs); i++) {
+		struct agent_config a, b;
+		char err[512], *text;
+		json_t *j;
+
+		if (config_parse(&a, docs[i], err, sizeof(err)))
+			fail_msg("case %zu: %s", i, err);
+		j = config_to_json(&a);
+		assert_non_null(j);
+		text = json_dumps(j, 0);
+		assert_non_null(text);
+		if (config_parse(&b, text, err, sizeof(err)))
+			fail_msg("case %zu: %s\n%s", i, err, text);
+		assert_memory_equal(&a, &b, sizeof(a));
+		free(text);
+		json_decref(j);
+	}
+}
+
+/* -0 is stored as 0, so that it compares equal after a round trip. */
+static void test_negative_zero(void **state)
+{
+	struct agent_config c, d;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(
+		config_parse(&c, "{\"burst\": {\"budget_cpu_s\": -0.0}}", err, sizeof(err)), 0);
+	config_defaults(&d);
+	assert_memory_equal(&c, &d, sizeof(c));
+}
+
+static void test_load(void **state)
+{
+	char path[] = "/tmp/qoslet-config-XXXXXX", err[512], want[600];
+	struct agent_config c;
+	int fd;
+
+	(void)state;
+	assert_int_equal(config_load(&c, "/nonexistent/qoslet.json", err, sizeof(err)), -ENOENT);
+	assert_string_equal(err,
+			    "/nonexistent/qoslet.json: cannot read: No such file or directory");
+	assert_is_defaults(&c);
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "{\"dry_run\": true}", 17), 17);
+	assert_int_equal(config_load(&c, path, err, sizeof(err)), 0);
+	assert_true(c.dry_run);
+
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(pwrite(fd, "{\"dry_run\": 2}", 14, 0), 14);
+	assert_int_equal(config_load(&c, path, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s: dry_run: expected true or false, got a number", path);
+	assert_string_equal(err, want);
+	assert_is_defaults(&c);
+	close(fd);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults_documented),
+		cmocka_unit_test(test_default_json_is_complete),
+		cmocka_unit_test(test_overlay),
+		cmocka_unit_test(test_bad_docs),
+		cmocka_unit_test(test_valid_edges),
+		cmocka_unit_test(test_class_rule_limit),
+		cmocka_unit_test(test_string_length),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_negative_zero),
+		cmocka_unit_test(test_load),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The plan step: merging wishes, asking only for changes, handing settings back. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "policy/plan.h"
+
+static struct pol_unit units[2];
+static struct pol_input in = {.units = units, .n_units = 2};
+
+static void reset_units(void)
+{
+	memset(units, 0, sizeof(units));
+	for (int i = 0; i < 2; i++) {
+		units[i].id = 10 + i;
+		units[i].cls = QOS_BE;
+		units[i].quota_us = -1;
+		units[i].period_us = 100000;
+		snprintf(units[i].path, sizeof(units[i].path), "be/%d", i);
+	}
+	in.n_units = 2;
+}
+
+static void wish(struct action_list *w, int unit, enum act_kind kind, int64_t value,
+		 const char *rule)
+{
+	struct action *a = action_add(w, kind, &units[unit], rule);
+
+	assert_non_null(a);
+	a->value = value;
+}
+
+/* One tick: the wishes in, the actions out (cleared first). */
+static void run(struct plan_state *st, struct action_list *w, struct action_list *out)
+{
+	action_list_clear(out);
+	assert_int_equal(plan_apply(st, &in, w, out), 0);
+	action_list_clear(w);
+}
+
+static void test_asks_once_in_dry_run(void **state)
+{
+	struct plan_state st = {0};
+	struct action_list w = {0}, out = {0};
+
+	(void)state;
+	reset_units();
+	wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 1);
+	assert_int_equal(out.v[0].value, 50000);
+	/* Dry-run: the value never changes; the same wish is not asked again. */
+	for (int i = 0; i < 3; i++) {
+		wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
+		run(&st, &w, &out);
+		assert_int_equal(out.n, 0);
+	}
+	/* A new wish is. */
+	wish(&w, 0, ACT_CPU_QUOTA, 40000, "suppress.cfs_quota");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 1);
+	assert_int_equal(out.v[0].value, 40000);
+	plan_state_free(&st);
+	action_list_free(&w);
+	action_list_free(&out);
+}
+
+static void test_nothing_when_value_already_there(void **state)
+{
+	struct plan_state st = {0};
+	struct action_list w = {0}, out = {0};
+
+	(void)state;
+	reset_units();
+	units[0].idle = 1;
+	wish(&w, 0, ACT_CPU_IDLE, 1, "suppress.cpu_idle");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 0);
+	plan_state_free(&st);
+	action_list_free(&w);
+	action_list_free(&out);
+}
+
+/* Live: the write lands, then someone else (the kubelet) resets the value. */
+static void test_reasks_after_others_change_it(void **state)
+{
+	struct plan_state st = {0};
+	struct action_list w = {0}, out = {0};
+
+	(void)state;
+	reset_units();
+	wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 1);
+	units[0].quota_us = 50000; /* applied */
+	wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 0);
+	units[0].quota_us = -1; /* reset by someone else */
+	wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 1);
+	/* A failed write (value stays) is not retried every tick. */
+	wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 0);
+	plan_state_free(&st);
+	action_list_free(&w);
+	action_list_free(&out);
+}
+
+/* Table: two policies' quotas on one unit; the lowest wins (-1 is unlimited). */
+static void test_lowest_quota_wins(void **state)
+{
+	static const struct {
+		int64_t first, second, want;
+		const char *rule;
+	} cases[] = {
+		{50000, 20000, 20000, "interference.cap"},
+		{20000, 50000, 20000, "suppress.cfs_quota"},
+		{-1, 30000, 30000, "interference.cap"},
+		{30000, -1, 30000, "suppress.cfs_quota"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct plan_state st = {0};
+		struct action_list w = {0}, out = {0};
+
+		reset_units();
+		wish(&w, 1, ACT_CPU_BURST, 1000, "burst.cpu_burst"); /* order kept */
+		wish(&w, 0, ACT_CPU_QUOTA, cases[i].first, "suppress.cfs_quota");
+		wish(&w, 0, ACT_CPU_QUOTA, cases[i].second, "interference.cap");
+		run(&st, &w, &out);
+		assert_int_equal(out.n, 2);
+		assert_int_equal(out.v[0].kind, ACT_CPU_BURST);
+		assert_int_equal(out.v[1].value, cases[i].want);
+		assert_string_equal(out.v[1].rule, cases[i].rule);
+		plan_state_free(&st);
+		action_list_free(&w);
+		action_list_free(&out);
+	}
+}
+
+static void test_releases_what_nobody_wants(void **state)
+{
+	struct plan_state st = {0};
+	struct action_list w = {0}, out = {0};
+
+	(void)state;
+	reset_units();
+	wish(&w, 0, ACT_CPU_QUOTA, 20000, "interference.cap");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 1);
+	units[0].quota_us = 20000;
+	run(&st, &w, &out); /* the cap lapsed: no wish */
+	assert_int_equal(out.n, 1);
+	assert_true(out.v[0].restore);
+	assert_int_equal(out.v[0].kind, ACT_CPU_QUOTA);
+	assert_int_equal(out.v[0].id, 10);
+	assert_string_equal(out.v[0].rule, "plan.release");
+	run(&st, &w, &out); /* handed back once */
+	assert_int_equal(out.n, 0);
+	plan_state_free(&st);
+	action_list_free(&w);
+	action_list_free(&out);
+}
+
+static void test_vanished_unit_is_forgotten(void **state)
+{
+	struct plan_state st = {0};
+	struct action_list w = {0}, out = {0};
+
+	(void)state;
+	reset_units();
+	wish(&w, 1, ACT_CPU_QUOTA, 20000, "suppress.cfs_quota");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 1);
+	in.n_units = 1; /* unit 11 is gone */
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 0);
+	assert_int_equal(st.n, 0);
+	plan_state_free(&st);
+	action_list_free(&w);
+	action_list_free(&out);
+}
+
+static void test_events_pass_every_time(void **state)
+{
+	struct plan_state st = {0};
+	struct action_list w = {0}, out = {0};
+
+	(void)state;
+	reset_units();
+	for (int i = 0; i < 2; i++) {
+		wish(&w, 0, ACT_EVICT, 0, "evict.memory");
+		wish(&w, 1, ACT_REPORT, 0, "interference.runq_slo");
+		run(&st, &w, &out);
+		assert_int_equal(out.n, 2);
+	}
+	assert_int_equal(st.n, 0);
+	plan_state_free(&st);
+	action_list_free(&w);
+	action_list_free(&out);
+}
+
+static void test_cpuset_compared_as_lists(void **state)
+{
+	struct plan_state st = {0};
+	struct action_list w = {0}, out = {0};
+	struct action *a;
+
+	(void)state;
+	reset_units();
+	snprintf(units[0].cpus, sizeof(units[0].cpus), "0-3");
+	a = action_add(&w, ACT_CPUSET, &units[0], "suppress.cpuset");
+	snprintf(a->cpus, sizeof(a->cpus), "0-3");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 0);
+	a = action_add(&w, ACT_CPUSET, &units[0], "suppress.cpuset");
+	snprintf(a->cpus, sizeof(a->cpus), "2-3");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 1);
+	assert_string_equal(out.v[0].cpus, "2-3");
+	plan_state_free(&st);
+	action_list_free(&w);
+	action_list_free(&out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_asks_once_in_dry_run),
+		cmocka_unit_test(test_nothing_when_value_already_there),
+		cmocka_unit_test(test_reasks_after_others_change_it),
+		cmocka_unit_test(test_lowest_quota_wins),
+		cmocka_unit_test(test_releases_what_nobody_wants),
+		cmocka_unit_test(test_vanished_unit_is_forgotten),
+		cmocka_unit_test(test_events_pass_every_time),
+		cmocka_unit_test(test_cpuset_compared_as_lists),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* BE suppression: the allowance and its rate limit, the quota split, the cpuset choice. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "policy/suppress.h"
+
+#define MAX_UNITS 8
+#define MAX_TICKS 8
+
+/* One tick's input: units are added in id order (pol_input is sorted by id). */
+struct world {
+	struct pol_input in;
+	struct pol_unit units[MAX_UNITS];
+};
+
+static void world_init(struct world *w, double cpus)
+{
+	memset(w, 0, sizeof(*w));
+	w->in.cpus = cpus;
+	w->in.units = w->units;
+	w->in.interval_s = 1;
+}
+
+static struct pol_unit *world_unit(struct world *w, enum qos_class cls, double used, double request)
+{
+	struct pol_unit *u = &w->units[w->in.n_units++];
+
+	u->id = w->in.n_units * 10;
+	snprintf(u->path, sizeof(u->path), "u%llu", (unsigned long long)u->id);
+	u->cls = cls;
+	u->cpu_used = used;
+	u->request_cpus = request;
+	u->period_us = 100000;
+	u->quota_us = -1;
+	u->limit_cpus = -1;
+	w->in.node_cpu_used += used;
+	return u;
+}
+
+static struct suppress_config config(void)
+{
+	return (struct suppress_config){
+		.enabled = true,
+		.policy = SUPPRESS_CFS_QUOTA,
+		.threshold = 0.65,
+		.min_cpus = 2,
+		.max_growth = 0.10,
+		.min_change = 0.01,
+	};
+}
+
+static double evidence(const struct action *a, const char *name)
+{
+	for (size_t i = 0; i < a->n_ev; i++)
+		if (!strcmp(a->ev[i].name, name))
+			return a->ev[i].value;
+	fail_msg("%s: no evidence %s", a->rule, name);
+	return NAN;
+}
+
+/* Runs one tick and checks what every tick must hold: only BE units are touched. */
+static int run(const struct world *w, const struct suppress_config *cfg, struct suppress_state *st,
+	       struct action_list *out)
+{
+	int err;
+
+	action_list_clear(out);
+	err = suppress_run(&w->in, cfg, st, out);
+	for (size_t i = 0; i < out->n; i++) {
+		const struct pol_unit *u = pol_input_find(&w->in, out->v[i].id);
+
+		assert_non_null(u);
+		assert_int_equal(u->cls, QOS_BE);
+		assert_int_equal(out->v[i].cls, QOS_BE);
+	}
+	return err;
+}
+
+/*
+ * The allowance over a few ticks. One unit of every non-BE class, one BE
+ * unit (request 1, period 100 ms, so its quota is the allowance x 100000).
+ */
+struct allow_case {
+	const char *name;
+	double cpus, min_cpus, min_change; /* 0 min_change: the default */
+	struct {
+		double ls_used, outside_used; /* outside_used: use outside every unit */
+		double raw, allowed;	      /* expected */
+	} tick[MAX_TICKS];
+	int n;
+};
+
+static const struct allow_case allow_cases[] = {
+	{"first tick takes the allowance as is", 10, 2, 0, {{3, 0, 3.5, 3.5}}, 1},
+	{"growth is capped, relaxing over ticks",
+	 10,
+	 2,
+	 0,
+	 {{6, 0, 0.5, 2}, {1, 0, 5.5, 3}, {1, 0, 5.5, 4}, {1, 0, 5.5, 5}, {1, 0, 5.5, 5.5}},
+	 5},
+	{"shrink is immediate", 10, 2, 0, {{1, 0, 5.5, 5.5}, {5, 0, 1.5, 2}, {4, 0, 2.5, 2.5}}, 3},
+	{"floor of min_cpus", 10, 2, 0, {{9, 0, -2.5, 2}}, 1},
+	{"floor above capacity is capacity", 1.5, 2, 0, {{1.4, 0, 0.975 - 1.4, 1.5}}, 1},
+	{"small changes are skipped",
+	 10,
+	 2,
+	 0,
+	 {{3, 0, 3.5, 3.5}, {3.05, 0, 3.45, 3.5}, {2.95, 0, 3.55, 3.5}, {3.2, 0, 3.3, 3.3}},
+	 4},
+	{"use outside units is system use", 10, 2, 0, {{3, 1, 2.5, 2.5}}, 1},
+	{"system use is never negative", 10, 2, 0, {{3, -1, 3.5, 3.5}}, 1},
+	{"a large min_change holds the allowance",
+	 10,
+	 0,
+	 0.5,
+	 {{0, 0, 6.5, 6.5}, {0.4, 0, 6.1, 6.5}},
+	 2},
+};
+
+static void test_allowance(void **state)
+{
+	(void)state;
+	for (size_t c = 0; c < sizeof(allow_cases) / sizeof(allow_cases[0]); c++) {
+		const struct allow_case *tc = &allow_cases[c];
+		struct suppress_config cfg = config();
+		struct suppress_state st = {0};
+		struct action_list out = {0};
+
+		print_message("%s\n", tc->name);
+		cfg.min_cpus = tc->min_cpus;
+		if (tc->min_change)
+			cfg.min_change = tc->min_change;
+		for (int t = 0; t < tc->n; t++) {
+			struct world w;
+			const struct action *a;
+
+			world_init(&w, tc->cpus);
+			world_unit(&w, QOS_SYSTEM, 0, 0);
+			world_unit(&w, QOS_LSE, 0, 1);
+			world_unit(&w, QOS_LSR, 0, 1);
+			world_unit(&w, QOS_LS, tc->tick[t].ls_used, 1);
+			world_unit(&w, QOS_BE, 0.7, 1);
+			world_unit(&w, QOS_UNMANAGED, 0, 0);
+			w.in.node_cpu_used += tc->tick[t].outside_used;
+			assert_int_equal(run(&w, &cfg, &st, &out), 0);
+			assert_int_equal(out.n, 1);
+			a = &out.v[0];
+			assert_int_equal(a->kind, ACT_CPU_QUOTA);
+			assert_string_equal(a->rule, "suppress.cfs_quota");
+			assert_int_equal(a->id, 50);
+			assert_float_equal(evidence(a, "be_allowed_raw_cpus"), tc->tick[t].raw,
+					   1e-9);
+			assert_float_equal(evidence(a, "be_allowed_cpus"), tc->tick[t].allowed,
+					   1e-9);
+			assert_int_equal(a->value, llround(tc->tick[t].allowed * 100000));
+			assert_float_equal(evidence(a, "capacity_cpus"), tc->cpus, 1e-9);
+			assert_float_equal(evidence(a, "threshold"), 0.65, 1e-9);
+			assert_float_equal(evidence(a, "non_be_used_cpus"), tc->tick[t].ls_used,
+					   1e-9);
+			assert_float_equal(evidence(a, "system_used_cpus"),
+					   fmax(tc->tick[t].outside_used, 0), 1e-9);
+			assert_float_equal(evidence(a, "be_used_cpus"), 0.7, 1e-9);
+		}
+		action_list_free(&out);
+	}
+}
+
+/* The quota split among BE units (allowance 4 CPUs on an idle 10-CPU node with threshold 0.4). */
+struct split_case {
+	const char *name;
+	double request[3];
+	uint64_t period[3];
+	int64_t quota[3]; /* expected */
+};
+
+static const struct split_case split_cases[] = {
+	{"proportional to requests", {1, 3, 0}, {100000, 100000, 100000}, {100000, 300000, 1000}},
+	{"equal when no requests", {0, 0, 0}, {100000, 100000, 100000}, {133333, 133333, 133333}},
+	{"the unit's own period; 0 is 100 ms",
+	 {1, 1, 2},
+	 {50000, 0, 100000},
+	 {50000, 100000, 200000}},
+	{"at least the kernel's 1 ms",
+	 {0.0001, 4, 0},
+	 {100000, 100000, 100000},
+	 {1000, 399990, 1000}},
+};
+
+static void test_quota_split(void **state)
+{
+	(void)state;
+	for (size_t c = 0; c < sizeof(split_cases) / sizeof(split_cases[0]); c++) {
+		const struct split_case *tc = &split_cases[c];
+		struct suppress_config cfg = config();
+		struct suppress_state st = {0};
+		struct action_list out = {0};
+		struct world w;
+
+		print_message("%s\n", tc->name);
+		cfg.threshold = 0.4;
+		world_init(&w, 10);
+		world_unit(&w, QOS_LS, 0, 1);
+		for (int i = 0; i < 3; i++)
+			world_unit(&w, QOS_BE, 0, tc->request[i])->period_us = tc->period[i];
+		assert_int_equal(run(&w, &cfg, &st, &out), 0);
+		assert_int_equal(out.n, 3);
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(out.v[i].kind, ACT_CPU_QUOTA);
+			assert_int_equal(out.v[i].id, w.units[i + 1].id);
+			assert_int_equal(out.v[i].value, tc->quota[i]);
+		}
+		action_list_free(&out);
+	}
+}
+
+/*
+ * Two NUMA nodes, one package each, two cores of two threads each; siblings
+ * are numbered apart (as on Intel): node 0 has cores {0,2} {1,3}, node 1
+ * {4,6} {5,7}. Core ids repeat across packages and are not siblings.
+ */
+static void two_node_topo(struct pol_input *in)
+{
+	for (int cpu = 0; cpu < 8; cpu++)
+		in->topo[cpu] = (struct pol_cpu){
+			.cpu = cpu, .core = cpu % 2, .package = cpu / 4, .node = cpu / 4};
+	in->n_topo = 8;
+}
+
+/* cpuset over ticks: allowance = 8 - LS use (threshold 1, no rate limit, no floor). */
+struct cpuset_case {
+	const char *name;
+	const char *prev; /* CPUs of the state before the first tick, "" none */
+	struct {
+		double ls_used;
+		const char *want;
+	} tick[MAX_TICKS];
+	int n;
+};
+
+static const struct cpuset_case cpuset_cases[] = {
+	{"siblings together, then the other node",
+	 "",
+	 {{7, "0"},
+	  {6, "0,2"},
+	  {5, "0,2,4"},
+	  {4, "0,2,4,6"},
+	  {3, "0-2,4,6"},
+	  {2, "0-4,6"},
+	  {0, "0-7"}},
+	 7},
+	{"shrink keeps siblings and node balance", "", {{0, "0-7"}, {5, "0,2,4"}, {6, "0,2"}}, 3},
+	{"a fractional allowance rounds up", "", {{4.5, "0,2,4,6"}, {5.9, "0,2,4"}}, 2},
+	{"never empty", "", {{8, "0"}, {20, "0"}}, 2},
+	{"the previous set is kept when growing", "1,3", {{4, "1,3-4,6"}, {3, "0-1,3-4,6"}}, 2},
+	{"the previous set is kept when shrinking", "1,3,4,6", {{6, "1,3"}, {7, "1"}}, 2},
+	{"CPUs gone from the topology leave the set", "0,2,100", {{5, "0,2,4"}}, 1},
+};
+
+static void set_cpus(uint64_t *set, const char *list)
+{
+	for (const char *p = list; *p;) {
+		char *end;
+		long cpu = strtol(p, &end, 10);
+
+		set[cpu / 64] |= 1ULL << (cpu % 64);
+		p = *end ? end + 1 : end;
+	}
+}
+
+static void test_cpuset(void **state)
+{
+	(void)state;
+	for (size_t c = 0; c < sizeof(cpuset_cases) / sizeof(cpuset_cases[0]); c++) {
+		const struct cpuset_case *tc = &cpuset_cases[c];
+		struct suppress_config cfg = config();
+		struct suppress_state st = {0};
+		struct action_list out = {0};
+
+		print_message("%s\n", tc->name);
+		cfg.policy = SUPPRESS_CPUSET;
+		cfg.threshold = 1;
+		cfg.min_cpus = 0;
+		cfg.max_growth = 1;
+		cfg.min_change = 0;
+		set_cpus(st.cpuset, tc->prev);
+		for (int t = 0; t < tc->n; t++) {
+			struct world w;
+
+			world_init(&w, 8);
+			two_node_topo(&w.in);
+			world_unit(&w, QOS_LS, tc->tick[t].ls_used, 1);
+			world_unit(&w, QOS_BE, 0, 1);
+			world_unit(&w, QOS_BE, 0, 0);
+			assert_int_equal(run(&w, &cfg, &st, &out), 0);
+			assert_int_equal(out.n, 2); /* every BE unit, every tick */
+			for (size_t i = 0; i < out.n; i++) {
+				assert_int_equal(out.v[i].kind, ACT_CPUSET);
+				assert_string_equal(out.v[i].rule, "suppress.cpuset");
+				assert_string_equal(out.v[i].cpus, tc->tick[t].want);
+			}
+		}
+		action_list_free(&out);
+	}
+}
+
+/* The cpuset follows the rate-limited allowance: ceil of it, growing a CPU at a time here. */
+static void test_cpuset_rate_limited(void **state)
+{
+	static const char *const want[] = {"0,2", "0,2,4", "0,2,4,6", "0-2,4,6"};
+	struct suppress_config cfg = config();
+	struct suppress_state st = {0};
+	struct action_list out = {0};
+
+	(void)state;
+	cfg.policy = SUPPRESS_CPUSET;
+	for (int t = 0; t < 4; t++) {
+		struct world w;
+
+		world_init(&w, 8);
+		two_node_topo(&w.in);
+		world_unit(&w, QOS_LS, t ? 0 : 5, 1); /* 5.2 - 5 < floor 2, then raw 5.2 */
+		world_unit(&w, QOS_BE, 0, 1);
+		assert_int_equal(run(&w, &cfg, &st, &out), 0);
+		assert_int_equal(out.n, 1);
+		assert_string_equal(out.v[0].cpus, want[t]);
+		assert_float_equal(evidence(&out.v[0], "be_cpuset_cpus"), 2 + t, 1e-9);
+	}
+	action_list_free(&out);
+}
+
+/* No topology: no CPU list could be trusted, so no cpuset; cpu.idle still goes out. */
+static void test_cpuset_without_topology(void **state)
+{
+	struct suppress_config cfg = config();
+	struct suppress_state st = {0};
+	struct action_list out = {0};
+	struct world w;
+
+	(void)state;
+	cfg.policy = SUPPRESS_CPUSET;
+	cfg.cpu_idle = true;
+	world_init(&w, 8);
+	w.in.has_cpu_idle = true;
+	world_unit(&w, QOS_BE, 0, 1);
+	assert_int_equal(run(&w, &cfg, &st, &out), 0);
+	assert_int_equal(out.n, 1);
+	assert_int_equal(out.v[0].kind, ACT_CPU_IDLE);
+	action_list_free(&out);
+}
+
+/* 128 CPUs two apart: "0,2,...,254" does not fit a list; nothing half-written goes out. */
+static void test_cpuset_list_too_long(void **state)
+{
+	struct suppress_config cfg = config();
+	struct suppress_state st = {0};
+	struct action_list out = {0};
+	struct world w;
+
+	(void)state;
+	cfg.policy = SUPPRESS_CPUSET;
+	cfg.threshold = 1;
+	world_init(&w, 128);
+	for (int i = 0; i < 128; i++)
+		w.in.topo[i] = (struct pol_cpu){.cpu = 2 * i, .core = i};
+	w.in.n_topo = 128;
+	world_unit(&w, QOS_BE, 0, 1);
+	assert_int_equal(run(&w, &cfg, &st, &out), -ENOSPC);
+	assert_int_equal(out.n, 0);
+	action_list_free(&out);
+}
+
+/* cpu.idle=1 on every BE unit only when asked for and the kernel has it. */
+static void test_cpu_idle(void **state)
+{
+	static const struct {
+		bool cpu_idle, has;
+		size_t idle_actions;
+	} cases[] = {{true, true, 2}, {true, false, 0}, {false, true, 0}};
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct suppress_config cfg = config();
+		struct suppress_state st = {0};
+		struct action_list out = {0};
+		struct world w;
+		size_t idle = 0;
+
+		cfg.cpu_idle = cases[c].cpu_idle;
+		world_init(&w, 4);
+		w.in.has_cpu_idle = cases[c].has;
+		world_unit(&w, QOS_LS, 1, 1);
+		world_unit(&w, QOS_BE, 1, 1);
+		world_unit(&w, QOS_BE, 1, 1);
+		assert_int_equal(run(&w, &cfg, &st, &out), 0);
+		for (size_t i = 0; i < out.n; i++) {
+			if (out.v[i].kind != ACT_CPU_IDLE)
+				continue;
+			assert_int_equal(out.v[i].value, 1);
+			assert_string_equal(out.v[i].rule, "suppress.cpu_idle");
+			idle++;
+		}
+		assert_int_equal(idle, cases[c].idle_actions);
+		assert_int_equal(out.n, 2 + idle);
+		action_list_free(&out);
+	}
+}
+
+/* Without BE units, or disabled, nothing; disabling forgets the allowance. */
+static void test_nothing_to_do(void **state)
+{
+	struct suppress_config cfg = config();
+	struct suppress_state st = {0};
+	struct action_list out = {0};
+	struct world w;
+
+	(void)state;
+	cfg.cpu_idle = true;
+	world_init(&w, 8);
+	w.in.has_cpu_idle = true;
+	two_node_topo(&w.in);
+	world_unit(&w, QOS_SYSTEM, 1, 0);
+	world_unit(&w, QOS_LSE, 1, 1);
+	world_unit(&w, QOS_LSR, 1, 1);
+	world_unit(&w, QOS_LS, 1, 1);
+	world_unit(&w, QOS_UNMANAGED, 1, 0);
+	for (int p = SUPPRESS_CFS_QUOTA; p <= SUPPRESS_CPUSET; p++) {
+		cfg.policy = p;
+		assert_int_equal(run(&w, &cfg, &st, &out), 0);
+		assert_int_equal(out.n, 0);
+	}
+
+	world_unit(&w, QOS_BE, 1, 1);
+	assert_int_equal(run(&w, &cfg, &st, &out), 0);
+	assert_true(st.have_allowed);
+	assert_int_not_equal(st.cpuset[0], 0);
+	cfg.enabled = false;
+	assert_int_equal(run(&w, &cfg, &st, &out), 0);
+	assert_int_equal(out.n, 0);
+	assert_false(st.have_allowed);
+	assert_int_equal(st.cpuset[0], 0);
+	action_list_free(&out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_allowance),
+		cmocka_unit_test(test_quota_split),
+		cmocka_unit_test(test_cpuset),
+		cmocka_unit_test(test_cpuset_rate_limited),
+		cmocka_unit_test(test_cpuset_without_topology),
+		cmocka_unit_test(test_cpuset_list_too_long),
+		cmocka_unit_test(test_cpu_idle),
+		cmocka_unit_test(test_nothing_to_do),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "actuator.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "../cgroup.h"
+#include "../log.h"
+
+static const char *const outcome_names[] = {
+	[OUT_APPLIED] = "applied", [OUT_DRY_RUN] = "dry_run", [OUT_UNCHANGED] = "unchanged",
+	[OUT_REFUSED] = "refused", [OUT_FAILED] = "failed",   [OUT_REPORTED] = "reported",
+};
+
+const char *act_outcome_name(enum act_outcome o)
+{
+	return (unsigned int)o <= OUT_REPORTED ? outcome_names[o] : "?";
+}
+
+/* Entries a previous run journaled outside today's subtree are not ours to write. */
+static void drop_foreign(struct actuator *a)
+{
+	for (size_t i = a->j.n; i-- > 0;) {
+		const struct journal_entry *e = &a->j.v[i];
+
+		if (act_in_subtree(a, e->rel))
+			continue;
+		log_warn("%s: %s/%s is outside the managed subtree \"%s\": not restoring it to "
+			 "\"%s\"",
+			 a->j.path, e->rel, cg_knob_file(a->c, e->knob), a->subtree, e->orig);
+		journal_remove_at(&a->j, i);
+	}
+}
+
+static int reconcile(struct actuator *a, char *err, size_t errlen)
+{
+	int ret;
+
+	drop_foreign(a);
+	if (a->dry_run)
+		log_info("dry run: %s holds %zu originals a previous run left; restoring none",
+			 a->j.path, a->j.n);
+	ret = act_restore_all(a, &a->reconciled);
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: %s", a->j.path, strerror(-ret));
+		return ret;
+	}
+	if (!a->dry_run)
+		log_info("reconciled %s: %zu settings restored, %d failed (kept in the journal)",
+			 a->j.path, a->reconciled, ret);
+	return 0;
+}
+
+/*
+ * Two agents on one state directory would overwrite each other's journal,
+ * and restore each other's changes as their own: the second one refuses to
+ * start. Dry-run writes no journal and takes no lock.
+ */
+static int lock_state_dir(struct actuator *a, const char *dir, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+
+	if (a->dry_run)
+		return 0;
+	snprintf(path, sizeof(path), "%s/lock", dir);
+	a->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (a->lock_fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (flock(a->lock_fd, LOCK_EX | LOCK_NB)) {
+		int e = errno;
+
+		snprintf(err, errlen,
+			 e == EWOULDBLOCK
+				 ? "%s is held by another qoslet agent: one agent per state_dir"
+				 : "locking %s: %s",
+			 path, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int actuator_open(struct actuator **out, const struct actuator_opts *o, char *err, size_t errlen)
+{
+	struct actuator *a;
+	bool stale = false;
+	int ret;
+
+	*out = NULL;
+	if (!o->ctrls || !o->state_dir || !o->state_dir[0]) {
+		snprintf(err, errlen, "the actuator needs cgroup mounts and a state directory");
+		return -EINVAL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->lock_fd = -1;
+	a->c = o->ctrls;
+	a->dry_run = o->dry_run;
+	a->evict = o->evict;
+	a->on_write = o->on_write;
+	a->ctx = o->ctx;
+	if (o->subtree && o->subtree[0] &&
+	    cgroup_path_normalize("", o->subtree, a->subtree, sizeof(a->subtree))) {
+		snprintf(err, errlen, "bad managed subtree \"%s\"", o->subtree);
+		ret = -EINVAL;
+		goto fail;
+	}
+	if (snprintf(a->j.path, sizeof(a->j.path), "%s/actuator.json", o->state_dir) >=
+	    (int)sizeof(a->j.path)) {
+		snprintf(err, errlen, "state directory path too long");
+		ret = -ENAMETOOLONG;
+		goto fail;
+	}
+	if (!a->dry_run && mkdir(o->state_dir, 0700) && errno != EEXIST) {
+		ret = -errno;
+		snprintf(err, errlen, "creating %s: %s", o->state_dir, strerror(errno));
+		goto fail;
+	}
+	ret = lock_state_dir(a, o->state_dir, err, errlen);
+	if (ret)
+		goto fail;
+	ret = journal_load(&a->j, a->c, &stale, err, errlen);
+	if (!ret && stale && !a->dry_run)
+		ret = journal_sync(&a->j, a->c, a->subtree); /* empty: removes the stale file */
+	if (!ret && a->j.n)
+		ret = reconcile(a, err, errlen);
+	if (ret)
+		goto fail;
+	*out = a;
+	return 0;
+fail:
+	actuator_close(a);
+	return ret;
+}
+
+size_t actuator_reconciled(const struct actuator *a)
+{
+	return a->reconciled;
+}
+
+bool actuator_original_quota(const struct actuator *a, const char *rel, int64_t *quota_us)
+{
+	const struct journal_entry *e = journal_find(&a->j, CG_KNOB_QUOTA, rel);
+
+	return e && !cg_knob_parse(a->c, CG_KNOB_QUOTA, e->orig, quota_us);
+}
+
+void actuator_forget(struct actuator *a, const char *rel)
+{
+	size_t n = a->j.n;
+	int err;
+
+	for (size_t i = a->j.n; i-- > 0;)
+		if (cgroup_path_within(a->j.v[i].rel, rel))
+			journal_remove_at(&a->j, i);
+	if (a->dry_run || n == a->j.n)
+		return;
+	err = journal_sync(&a->j, a->c, a->subtree);
+	if (err)
+		log_warn("journal %s: %s", a->j.path, strerror(-err));
+}
+
+int actuator_restore(struct actuator *a)
+{
+	size_t restored;
+	int ret = act_restore_all(a, &restored);
+
+	if (ret >= 0 && !a->dry_run)
+		log_info("restored %zu settings, %d failed", restored, ret);
+	return ret;
+}
+
+void actuator_close(struct actuator *a)
+{
+	if (!a)
+		return;
+	journal_free(&a->j);
+	if (a->lock_fd >= 0)
+		close(a->lock_fd);
+	free(a);
+}

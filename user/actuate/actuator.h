@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The actuator: the only code that writes cgroup files (docs/agent-actuator.md).
+ * It turns a policy action into writes inside the managed subtree, never
+ * lowers an LS unit's CPU quota, never writes an empty cpuset, orders nested
+ * writes so the kernel accepts each one, and journals every original value
+ * before its first change, so a clean stop restores them and the next start
+ * after a crash reconciles them.
+ */
+#ifndef QOSLET_ACTUATE_ACTUATOR_H
+#define QOSLET_ACTUATE_ACTUATOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../cgroup_knob.h"
+#include "../policy/action.h"
+#include "../policy/config.h"
+
+struct actuator_opts {
+	const struct cgroup_ctrls *ctrls;
+	const char *
+		subtree; /* managed subtree, relative to the roots; writes outside it are refused */
+	const char *state_dir; /* the journal lives in state_dir/actuator.json (created 0700 if
+				  absent) */
+	bool dry_run;
+	enum evict_action evict; /* user/policy/config.h */
+	/*
+	 * Optional, for audit logs and tests: called after each real write (or
+	 * would-be write in dry-run) with the file's absolute path, the text, and
+	 * 0 or -errno. An eviction reports the unit's directory and "kill".
+	 */
+	void (*on_write)(void *ctx, const char *path, const char *value, int err);
+	void *ctx;
+};
+
+enum act_outcome { OUT_APPLIED, OUT_DRY_RUN, OUT_UNCHANGED, OUT_REFUSED, OUT_FAILED, OUT_REPORTED };
+
+/* "applied", "dry_run", "unchanged", "refused", "failed", "reported". */
+const char *act_outcome_name(enum act_outcome o);
+
+#define ACT_TEXT_MAX 256
+
+struct act_result {
+	enum act_outcome outcome;
+	int err;		   /* OUT_FAILED: -errno */
+	char before[ACT_TEXT_MAX]; /* the unit's file as it was ("50000 100000", "0-1", "1") */
+	char after[ACT_TEXT_MAX];  /* as written (or as it would be, in dry-run) */
+	char why[160];		   /* refused / failed / reported: the reason */
+};
+
+struct actuator;
+
+/*
+ * Reads the journal a previous run left (crash, kill -9) and restores every
+ * original value it holds (skipping cgroups that vanished), then removes it:
+ * that is the reconcile. Originals it could not restore stay journaled (and
+ * are retried by actuator_restore). In dry-run it restores nothing and
+ * leaves the journal, logging what it would do. Returns 0 or -errno with a
+ * message in err.
+ */
+int actuator_open(struct actuator **out, const struct actuator_opts *o, char *err, size_t errlen);
+
+/* Settings restored at open. */
+size_t actuator_reconciled(const struct actuator *a);
+
+void actuator_apply(struct actuator *a, const struct action *act, struct act_result *r);
+
+/* The owner's quota before qoslet changed it, if qoslet did. */
+bool actuator_original_quota(const struct actuator *a, const char *rel, int64_t *quota_us);
+
+/* A unit vanished: drop the journal entries of it and its descendants. */
+void actuator_forget(struct actuator *a, const char *rel);
+
+/*
+ * Clean stop: writes back every original (in an order the kernel accepts)
+ * and removes the journal. Returns the number of settings that failed (they
+ * stay journaled), or -errno when the journal cannot be updated.
+ */
+int actuator_restore(struct actuator *a);
+
+/* Frees; restores nothing (the journal stays for the next start). */
+void actuator_close(struct actuator *a);
+
+#endif

@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* One policy action into checked, ordered writes (docs/agent-actuator.md). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "../cgroup.h"
+
+static void set_outcome(struct act_result *r, enum act_outcome o, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void set_outcome(struct act_result *r, enum act_outcome o, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->outcome = o;
+	r->err = err;
+	va_start(ap, fmt);
+	vsnprintf(r->why, sizeof(r->why), fmt, ap);
+	va_end(ap);
+}
+
+static void fail_read(struct act_result *r, const char *rel, const char *file, int err)
+{
+	if (err == -ENOENT)
+		set_outcome(r, OUT_FAILED, err, "cgroup %s vanished", rel);
+	else if (err == -EOPNOTSUPP)
+		set_outcome(r, OUT_FAILED, err, "%s/%s does not exist on this kernel", rel, file);
+	else
+		set_outcome(r, OUT_FAILED, err, "reading %s/%s: %s", rel, file, strerror(-err));
+}
+
+/* Writes the steps in order; the first failure stops them (what is written stays valid). */
+static void run_steps(struct actuator *a, struct steps *s, struct act_result *r)
+{
+	if (!s->n) {
+		r->outcome = OUT_UNCHANGED;
+		return;
+	}
+	steps_sort(s);
+	for (size_t i = 0; i < s->n; i++) {
+		const struct step *p = &s->v[i];
+		int err = act_write(a, p->knob, p->rel, p->text, true, r->why, sizeof(r->why));
+
+		if (err) {
+			r->outcome = OUT_FAILED;
+			r->err = err;
+			return;
+		}
+	}
+	r->outcome = a->dry_run ? OUT_DRY_RUN : OUT_APPLIED;
+}
+
+/* Burst and idle: the unit only, no nesting. */
+static void apply_number(struct actuator *a, enum cg_knob k, const char *rel, int64_t value,
+			 struct act_result *r)
+{
+	struct steps s = {0};
+	int64_t cur;
+	int err;
+
+	if (k == CG_KNOB_IDLE && value != 0 && value != 1) {
+		set_outcome(r, OUT_REFUSED, 0, "cpu.idle takes 0 or 1, not %lld", (long long)value);
+		return;
+	}
+	if (cg_knob_format(a->c, k, value, 0, r->after, sizeof(r->after))) {
+		set_outcome(r, OUT_REFUSED, 0, "%lld is not a valid %s", (long long)value,
+			    cg_knob_file(a->c, k));
+		return;
+	}
+	err = cg_read_knob(a->c, k, rel, r->before, sizeof(r->before));
+	if (err) {
+		fail_read(r, rel, cg_knob_file(a->c, k), err);
+		return;
+	}
+	if (cg_knob_parse(a->c, k, r->before, &cur) || cur != value)
+		err = steps_add(&s, k, rel, r->after, PHASE_FLAT, 0, 0);
+	if (err)
+		set_outcome(r, OUT_FAILED, err, "%s", strerror(-err));
+	else
+		run_steps(a, &s, r);
+	steps_free(&s);
+}
+
+/*
+ * The kernel checks quota / period ratios. An unlimited child inherits its
+ * parent's limit, so it never exceeds it; a limited one gets at most its
+ * parent's new ratio, and never more than its own original.
+ */
+static int64_t nested_quota(int64_t orig, uint64_t period, int64_t quota, uint64_t unit_period)
+{
+	__int128 lim;
+
+	if (orig == -1)
+		return -1;
+	if (quota == -1 || !unit_period)
+		return orig;
+	lim = (__int128)quota * period / unit_period;
+	return lim < orig ? (int64_t)lim : orig;
+}
+
+/* v1 refuses (EINVAL) a child quota above its parent's: plans the descendants' writes. */
+static int plan_nested_quotas(struct actuator *a, const char *rel, int64_t quota, uint64_t period,
+			      struct steps *s, struct act_result *r)
+{
+	const char *file = cg_knob_file(a->c, CG_KNOB_QUOTA);
+	struct cg_list l;
+	int err = cg_subtree(a->c, CTRL_CPU, rel, &l);
+
+	if (err) {
+		fail_read(r, rel, "", err);
+		return err;
+	}
+	for (size_t i = 1; !err && i < l.n; i++) {
+		int64_t cur, orig, want;
+		uint64_t p;
+		char text[ACT_TEXT_MAX];
+
+		err = cg_read_quota(a->c, l.v[i], &cur, &p);
+		if (err == -ENOENT) {
+			err = 0;
+			continue;
+		}
+		if (err) {
+			fail_read(r, l.v[i], file, err);
+			break;
+		}
+		if (!actuator_original_quota(a, l.v[i], &orig))
+			orig = cur;
+		want = nested_quota(orig, p, quota, period);
+		if (want == cur)
+			continue;
+		err = cg_knob_format(a->c, CG_KNOB_QUOTA, want, p, text, sizeof(text));
+		if (!err)
+			err = steps_add(s, CG_KNOB_QUOTA, l.v[i], text,
+					act_quota_lt(want, cur) ? PHASE_NARROW : PHASE_WIDEN, i, 0);
+		if (err)
+			set_outcome(r, OUT_FAILED, err, "%s: %s", l.v[i], strerror(-err));
+	}
+	cg_list_free(&l);
+	return err;
+}
+
+static void apply_quota(struct actuator *a, const struct action *act, const char *rel,
+			struct act_result *r)
+{
+	const char *file = cg_knob_file(a->c, CG_KNOB_QUOTA);
+	int64_t cur, orig, quota = act->value;
+	struct steps s = {0};
+	char orig_text[ACT_TEXT_MAX];
+	uint64_t period;
+	int err = cg_read_quota(a->c, rel, &cur, &period);
+
+	if (!err)
+		err = cg_read_knob(a->c, CG_KNOB_QUOTA, rel, r->before, sizeof(r->before));
+	if (err) {
+		fail_read(r, rel, file, err);
+		return;
+	}
+	if (cg_knob_format(a->c, CG_KNOB_QUOTA, quota, period, r->after, sizeof(r->after))) {
+		set_outcome(r, OUT_REFUSED, 0, "%lld is not a CPU quota", (long long)quota);
+		return;
+	}
+	if (qos_is_ls(act->cls)) {
+		if (!actuator_original_quota(a, rel, &orig))
+			orig = cur;
+		if (act_quota_lt(quota, orig)) {
+			cg_knob_format(a->c, CG_KNOB_QUOTA, orig, period, orig_text,
+				       sizeof(orig_text));
+			set_outcome(r, OUT_REFUSED, 0,
+				    "never lowers an LS limit: \"%s\" is below the original \"%s\"",
+				    r->after, orig_text);
+			return;
+		}
+	}
+	if (quota == cur) {
+		r->outcome = OUT_UNCHANGED;
+		return;
+	}
+	err = steps_add(&s, CG_KNOB_QUOTA, rel, r->after,
+			act_quota_lt(quota, cur) ? PHASE_NARROW : PHASE_WIDEN, 0, 0);
+	if (err)
+		set_outcome(r, OUT_FAILED, err, "%s", strerror(-err));
+	else if (!a->c->v2[CTRL_CPU])
+		err = plan_nested_quotas(a, rel, quota, period, &s, r);
+	if (!err)
+		run_steps(a, &s, r);
+	steps_free(&s);
+}
+
+/* "a/b/c" -> "a/b"; "a" -> "" (the root). */
+static void parent_of(const char *rel, char *parent, size_t size)
+{
+	const char *slash = strrchr(rel, '/');
+	size_t n = slash ? (size_t)(slash - rel) : 0;
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(parent, rel, n);
+	parent[n] = '\0';
+}
+
+struct cpus_work {
+	struct act_cpus want, cur, uni;
+	char text[ACT_TEXT_MAX];
+};
+
+/*
+ * v1 refuses a child cpuset that is not within its parent's, and a parent
+ * that no longer holds a child's CPUs: the unit's parent must hold them all.
+ * v2 has no such rule, but CPUs the parent lacks would not be used.
+ */
+static int check_parent(struct actuator *a, const char *rel, struct cpus_work *w,
+			struct act_result *r)
+{
+	char parent[POL_PATH_MAX];
+	const char *file = a->c->v2[CTRL_CPUSET] ? "cpuset.cpus.effective" : "cpuset.cpus";
+	int err;
+
+	parent_of(rel, parent, sizeof(parent));
+	if (a->c->v2[CTRL_CPUSET])
+		err = cg_read_effective_cpus(a->c, parent, w->text, sizeof(w->text));
+	else
+		err = cg_read_cpus(a->c, parent, w->text, sizeof(w->text));
+	if (!err && act_cpus_parse(w->text, &w->cur))
+		err = -EINVAL;
+	if (err) {
+		fail_read(r, parent, file, err);
+		return err;
+	}
+	if (!act_cpus_subset(&w->want, &w->cur)) {
+		set_outcome(r, OUT_REFUSED, 0, "the parent %s holds only CPUs \"%s\", not \"%s\"",
+			    parent, w->text, r->after);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
+ * Each cgroup of the subtree first widens to (its CPUs + the new ones),
+ * then narrows to the new ones: a grow is only the first, a shrink only the
+ * second, a move both. Descendants with no CPUs of their own ("": on v2 they
+ * inherit, on v1 they cannot hold tasks) are left alone.
+ */
+static int plan_cpusets(struct actuator *a, const char *rel, struct cpus_work *w, struct steps *s,
+			struct act_result *r)
+{
+	struct cg_list l;
+	int err = cg_subtree(a->c, CTRL_CPUSET, rel, &l);
+
+	if (err) {
+		fail_read(r, rel, "", err);
+		return err;
+	}
+	for (size_t i = 0; !err && i < l.n; i++) {
+		if (i) {
+			err = cg_read_cpus(a->c, l.v[i], w->text, sizeof(w->text));
+			if (err == -ENOENT || (!err && !w->text[0])) {
+				err = 0;
+				continue;
+			}
+		} else {
+			snprintf(w->text, sizeof(w->text), "%s", r->before);
+		}
+		if (!err && act_cpus_parse(w->text, &w->cur))
+			err = -EINVAL;
+		if (err) {
+			fail_read(r, l.v[i], "cpuset.cpus", err);
+			break;
+		}
+		act_cpus_union(&w->uni, &w->cur, &w->want);
+		if (!act_cpus_subset(&w->uni, &w->cur)) {
+			err = act_cpus_format(&w->uni, w->text, sizeof(w->text));
+			if (!err)
+				err = steps_add(s, CG_KNOB_CPUS, l.v[i], w->text, PHASE_WIDEN, i,
+						0);
+		}
+		if (!err && !act_cpus_subset(&w->uni, &w->want))
+			err = steps_add(s, CG_KNOB_CPUS, l.v[i], r->after, PHASE_NARROW, i, 0);
+		if (err)
+			set_outcome(r, OUT_FAILED, err, "%s: %s", l.v[i], strerror(-err));
+	}
+	cg_list_free(&l);
+	return err;
+}
+
+static void apply_cpuset(struct actuator *a, const struct action *act, const char *rel,
+			 struct act_result *r)
+{
+	struct cpus_work *w = malloc(sizeof(*w));
+	struct steps s = {0};
+	int err;
+
+	if (!w) {
+		set_outcome(r, OUT_FAILED, -ENOMEM, "out of memory");
+		return;
+	}
+	if (act_cpus_parse(act->cpus, &w->want) ||
+	    act_cpus_format(&w->want, r->after, sizeof(r->after)))
+		set_outcome(r, OUT_REFUSED, 0, "\"%s\" is not a CPU list", act->cpus);
+	else if (act_cpus_empty(&w->want))
+		set_outcome(r, OUT_REFUSED, 0, "never writes an empty cpuset");
+	else if ((err = cg_read_cpus(a->c, rel, r->before, sizeof(r->before))))
+		fail_read(r, rel, "cpuset.cpus", err);
+	else if (!check_parent(a, rel, w, r) && !plan_cpusets(a, rel, w, &s, r))
+		run_steps(a, &s, r);
+	steps_free(&s);
+	free(w);
+}
+
+static void apply_evict(struct actuator *a, const char *rel, struct act_result *r)
+{
+	char dir[PATH_MAX];
+	int n;
+
+	if (a->evict == EVICT_REPORT) {
+		set_outcome(r, OUT_REPORTED, 0, "the eviction action is \"report\"");
+		return;
+	}
+	if (a->evict != EVICT_KILL) {
+		set_outcome(r, OUT_REFUSED, 0, "the Kubernetes Eviction API is not in this build");
+		return;
+	}
+	n = cg_path(a->c, CTRL_CPU, rel, "", dir, sizeof(dir));
+	if (!n)
+		n = cg_count_subtree_procs(a->c, rel);
+	if (n < 0) {
+		fail_read(r, rel, "cgroup.procs", n);
+		return;
+	}
+	snprintf(r->before, sizeof(r->before), "%d tasks", n);
+	if (a->dry_run) {
+		snprintf(r->after, sizeof(r->after), "would kill %d tasks", n);
+		act_notify(a, dir, "kill", 0);
+		r->outcome = OUT_DRY_RUN;
+		return;
+	}
+	n = cg_kill_subtree(a->c, rel);
+	act_notify(a, dir, "kill", n < 0 ? n : 0);
+	if (n < 0) {
+		set_outcome(r, OUT_FAILED, n, "killing the tasks of %s: %s", rel, strerror(-n));
+		return;
+	}
+	snprintf(r->after, sizeof(r->after), "killed %d tasks", n);
+	r->outcome = OUT_APPLIED;
+}
+
+/* No policy wants the setting any more: the owner's values come back. */
+static void apply_restore(struct actuator *a, const struct action *act, const char *rel,
+			  struct act_result *r)
+{
+	static const enum cg_knob knob_of[ACT_NR] = {
+		[ACT_CPU_QUOTA] = CG_KNOB_QUOTA,
+		[ACT_CPU_BURST] = CG_KNOB_BURST,
+		[ACT_CPU_IDLE] = CG_KNOB_IDLE,
+		[ACT_CPUSET] = CG_KNOB_CPUS,
+	};
+	enum cg_knob k = knob_of[act->kind];
+	size_t restored = 0;
+	int ret;
+
+	if (act->kind != ACT_CPU_QUOTA && act->kind != ACT_CPU_BURST && act->kind != ACT_CPU_IDLE &&
+	    act->kind != ACT_CPUSET) {
+		set_outcome(r, OUT_REFUSED, 0, "%s has no owner's value", act_kind_name(act->kind));
+		return;
+	}
+	cg_read_knob(a->c, k, rel, r->before, sizeof(r->before));
+	ret = act_restore_knob(a, k, rel, &restored);
+	cg_read_knob(a->c, k, rel, r->after, sizeof(r->after));
+	if (ret < 0)
+		set_outcome(r, OUT_FAILED, ret, "journal: %s", strerror(-ret));
+	else if (ret > 0)
+		set_outcome(r, OUT_FAILED, -EIO, "%d settings could not be restored", ret);
+	else
+		r->outcome = a->dry_run ? OUT_DRY_RUN : restored ? OUT_APPLIED : OUT_UNCHANGED;
+}
+
+void actuator_apply(struct actuator *a, const struct action *act, struct act_result *r)
+{
+	char rel[POL_PATH_MAX];
+
+	memset(r, 0, sizeof(*r));
+	if (act->kind == ACT_REPORT) {
+		set_outcome(r, OUT_REPORTED, 0, "a finding: nothing to write");
+		return;
+	}
+	if (cgroup_path_normalize("", act->path, rel, sizeof(rel))) {
+		set_outcome(r, OUT_REFUSED, 0, "\"%s\" is not a cgroup path", act->path);
+		return;
+	}
+	if (!cgroup_path_within(rel, a->subtree)) {
+		set_outcome(r, OUT_REFUSED, 0, "%s is outside the managed subtree \"%s\"", rel,
+			    a->subtree);
+		return;
+	}
+	if (!strcmp(rel, a->subtree)) {
+		set_outcome(r, OUT_REFUSED, 0, "%s is the managed subtree's root", rel);
+		return;
+	}
+	if (act->restore) {
+		apply_restore(a, act, rel, r);
+		return;
+	}
+	/* Beyond quotas (apply_quota): an LS unit keeps its CPUs and weight, and stays. */
+	if (qos_is_ls(act->cls) && (act->kind == ACT_CPUSET || act->kind == ACT_EVICT ||
+				    (act->kind == ACT_CPU_IDLE && act->value))) {
+		set_outcome(r, OUT_REFUSED, 0, "%s is %s: qoslet never squeezes it (%s)", rel,
+			    qos_class_name(act->cls), act_kind_name(act->kind));
+		return;
+	}
+	switch (act->kind) {
+	case ACT_CPU_QUOTA:
+		apply_quota(a, act, rel, r);
+		break;
+	case ACT_CPU_BURST:
+		apply_number(a, CG_KNOB_BURST, rel, act->value, r);
+		break;
+	case ACT_CPU_IDLE:
+		apply_number(a, CG_KNOB_IDLE, rel, act->value, r);
+		break;
+	case ACT_CPUSET:
+		apply_cpuset(a, act, rel, r);
+		break;
+	case ACT_EVICT:
+		apply_evict(a, rel, r);
+		break;
+	default:
+		set_outcome(r, OUT_REFUSED, 0, "unknown action kind %d", act->kind);
+		break;
+	}
+}

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "../probes/cpi_mode.h"
+
+int act_cpus_parse(const char *s, struct act_cpus *m)
+{
+	return cpu_list_parse(s, m->on, ACT_CPUS_MAX);
+}
+
+int act_cpus_format(const struct act_cpus *m, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	if (!size)
+		return -ENAMETOOLONG;
+	buf[0] = '\0';
+	for (int lo = 0; lo < ACT_CPUS_MAX; lo++) {
+		int hi = lo, n;
+
+		if (!m->on[lo])
+			continue;
+		while (hi + 1 < ACT_CPUS_MAX && m->on[hi + 1])
+			hi++;
+		if (hi == lo)
+			n = snprintf(buf + len, size - len, "%s%d", len ? "," : "", lo);
+		else
+			n = snprintf(buf + len, size - len, "%s%d-%d", len ? "," : "", lo, hi);
+		if (n < 0 || (size_t)n >= size - len)
+			return -ENAMETOOLONG;
+		len += (size_t)n;
+		lo = hi;
+	}
+	return 0;
+}
+
+bool act_cpus_subset(const struct act_cpus *a, const struct act_cpus *b)
+{
+	for (int i = 0; i < ACT_CPUS_MAX; i++)
+		if (a->on[i] && !b->on[i])
+			return false;
+	return true;
+}
+
+bool act_cpus_empty(const struct act_cpus *m)
+{
+	for (int i = 0; i < ACT_CPUS_MAX; i++)
+		if (m->on[i])
+			return false;
+	return true;
+}
+
+void act_cpus_union(struct act_cpus *out, const struct act_cpus *a, const struct act_cpus *b)
+{
+	for (int i = 0; i < ACT_CPUS_MAX; i++)
+		out->on[i] = a->on[i] || b->on[i];
+}

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* What the actuator's files share: CPU sets, the journal, ordered writes. */
+#ifndef QOSLET_ACTUATE_INTERNAL_H
+#define QOSLET_ACTUATE_INTERNAL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "actuator.h"
+
+/* CPU sets. The kernel's largest NR_CPUS is 8192, so no real list names a CPU past it. */
+#define ACT_CPUS_MAX 8192
+
+struct act_cpus {
+	bool on[ACT_CPUS_MAX];
+};
+
+/* A kernel CPU list ("0-3,8"; "" is the empty set); -EINVAL when malformed. */
+int act_cpus_parse(const char *s, struct act_cpus *m);
+/* The kernel's own form ("0-3,8"); -ENAMETOOLONG when it does not fit. */
+int act_cpus_format(const struct act_cpus *m, char *buf, size_t size);
+bool act_cpus_subset(const struct act_cpus *a, const struct act_cpus *b); /* a within b */
+bool act_cpus_empty(const struct act_cpus *m);
+void act_cpus_union(struct act_cpus *out, const struct act_cpus *a, const struct act_cpus *b);
+
+/* The journal: each (cgroup, knob) qoslet changed, with its text before the first change. */
+struct journal_entry {
+	enum cg_knob knob;
+	char rel[POL_PATH_MAX];
+	char orig[ACT_TEXT_MAX];
+};
+
+struct journal {
+	char path[PATH_MAX];
+	char boot_id[40];	 /* this boot's; a journal of another boot is stale */
+	struct journal_entry *v; /* in the order of first change */
+	size_t n, cap;
+};
+
+/*
+ * Loads j->path (a missing file is an empty journal). A journal from an
+ * earlier boot is ignored (its cgroups are gone) and *stale set. Entries
+ * naming a file this host does not have are dropped with a warning.
+ */
+int journal_load(struct journal *j, const struct cgroup_ctrls *c, bool *stale, char *err,
+		 size_t errlen);
+/* Rewrites the file atomically (tmp, fsync, rename, fsync of the directory), or removes it when
+ * empty. */
+int journal_sync(const struct journal *j, const struct cgroup_ctrls *c, const char *subtree);
+const struct journal_entry *journal_find(const struct journal *j, enum cg_knob k, const char *rel);
+int journal_add(struct journal *j, enum cg_knob k, const char *rel, const char *orig);
+void journal_remove_at(struct journal *j, size_t i);
+void journal_free(struct journal *j);
+
+struct actuator {
+	const struct cgroup_ctrls *c;
+	char subtree[POL_PATH_MAX];
+	bool dry_run;
+	enum evict_action evict;
+	void (*on_write)(void *ctx, const char *path, const char *value, int err);
+	void *ctx;
+	struct journal j;
+	size_t reconciled;
+	int lock_fd; /* flock on state_dir/lock: one agent per state directory */
+};
+
+/* Can the actuator write to cgroup rel: strictly inside the managed subtree? */
+bool act_in_subtree(const struct actuator *a, const char *rel);
+
+/* Calls opts->on_write, if set. */
+void act_notify(struct actuator *a, const char *path, const char *text, int err);
+
+/* CFS quota a < b, -1 being unlimited. */
+static inline bool act_quota_lt(int64_t a, int64_t b)
+{
+	return a != -1 && (b == -1 || a < b);
+}
+
+/*
+ * Ordered writes. Nested limits (v1 cpuset: a child's CPUs within its
+ * parent's; v1 quota: a child's quota at most its parent's; both versions:
+ * burst at most quota) are kept valid at every step by doing all the
+ * widening first, parents before children, then the knobs without nesting,
+ * then all the narrowing, children before parents: a parent is wide before
+ * any child widens, and a child is narrow before its parent narrows.
+ */
+enum step_phase {
+	PHASE_WIDEN = 0, /* quota up, CPUs added: parents first */
+	PHASE_FLAT,	 /* burst, idle */
+	PHASE_NARROW,	 /* quota down, CPUs removed: children first */
+};
+
+struct step {
+	enum cg_knob knob;
+	char rel[POL_PATH_MAX];
+	char text[ACT_TEXT_MAX];
+	enum step_phase phase;
+	size_t seq; /* ties within a phase and depth: lower first */
+	size_t tag; /* the caller's (restore: the journal entry) */
+};
+
+struct steps {
+	struct step *v;
+	size_t n, cap;
+};
+
+int steps_add(struct steps *s, enum cg_knob k, const char *rel, const char *text,
+	      enum step_phase phase, size_t seq, size_t tag);
+void steps_sort(struct steps *s);
+void steps_free(struct steps *s);
+
+/*
+ * One write: in dry-run only on_write; else, when `journal` and this is the
+ * first change of (rel, k), its original text is journaled (and the journal
+ * synced) first. Refuses (-EPERM) anything outside the managed subtree.
+ * Returns 0 or -errno with the reason in why.
+ */
+int act_write(struct actuator *a, enum cg_knob k, const char *rel, const char *text, bool journal,
+	      char *why, size_t whylen);
+
+/*
+ * Writes back every journaled original, drops the entries restored or whose
+ * cgroup vanished, and syncs the journal (dry-run: logs, changes nothing).
+ * *restored counts the settings written back. Returns the number of
+ * settings that failed, or -errno when the journal cannot be synced.
+ */
+int act_restore_all(struct actuator *a, size_t *restored);
+
+/* The same for knob k of cgroup rel and its descendants only (a plan.release). */
+int act_restore_knob(struct actuator *a, enum cg_knob k, const char *rel, size_t *restored);
+
+#endif

@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `qoslet agent` and `qoslet record`: the loop that reads the probes and
+ * the managed cgroups, runs the policies, hands their actions to the
+ * actuator and records the decisions.
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../actuate/actuator.h"
+#include "../log.h"
+#include "../policy/policy.h"
+#include "agent_args.h"
+#include "config.h"
+#include "decision.h"
+#include "fast_path.h"
+#include "inventory.h"
+#include "record.h"
+
+/* Fast-path ticks come at most this often, however many alerts arrive. */
+#define FAST_TICK_GAP_NS (50 * 1000000ull)
+/* One alert per watched cgroup per this long: the ring buffer cannot flood. */
+#define ALERT_GAP_NS (100 * 1000000ull)
+/*
+ * After an alert, a few more ticks this far apart: the alert's own tick
+ * judges CPU use over an interval that mostly predates the change, the
+ * follow-ups over short intervals that lie wholly in it.
+ */
+#define FOLLOW_UP_NS (100 * 1000000ull)
+#define FOLLOW_UPS   3
+
+struct unit_ref {
+	uint64_t id;
+	char path[POL_PATH_MAX];
+};
+
+struct agent {
+	struct agent_args args;
+	struct agent_config cfg;
+	struct cgroup_fs fs;
+	struct cgroup_ctrls ctrls;
+	char subtree[PATH_MAX];
+	struct probe_set *probes;
+	unsigned int parts; /* enum cg_part the running probes provide */
+	struct inventory_opts inv_opts;
+	struct inventory *inv;
+	struct actuator *act;
+	struct fast_path *fp;
+	struct decision_log log;
+	FILE *decisions, *record;
+	struct policy_state pol;
+	struct snapshot before;
+	bool have_before;
+	struct pol_input in;
+	struct action_list actions;
+	struct unit_ref *known; /* the units of the last tick, sorted by id */
+	size_t n_known;
+	uint64_t last_tick_ns;	 /* CLOCK_MONOTONIC */
+	unsigned int follow_ups; /* short-interval ticks still due after an alert */
+	uint64_t ticks, fast_ticks;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static bool original_quota(void *ctx, const char *rel, int64_t *quota_us)
+{
+	struct agent *a = ctx;
+
+	return a->act && actuator_original_quota(a->act, rel, quota_us);
+}
+
+/* Config from --config (or the embedded defaults) and the command line; exit status 2 on error. */
+static int load_config(struct agent *a)
+{
+	char err[512];
+	int ret;
+
+	if (a->args.config)
+		ret = config_load(&a->cfg, a->args.config, err, sizeof(err));
+	else
+		ret = (config_defaults(&a->cfg), 0);
+	if (ret) {
+		fprintf(stderr, "qoslet agent: %s\n", err);
+		return 2;
+	}
+	if (a->args.dry_run)
+		a->cfg.dry_run = true;
+	return 0;
+}
+
+/* The managed subtree: the config's, else the kubelet's pod root. */
+static int resolve_subtree(struct agent *a)
+{
+	char rel[PATH_MAX];
+	uint64_t id;
+
+	if (a->cfg.cgroup_root[0]) {
+		if (cgroup_path_normalize(a->fs.root, a->cfg.cgroup_root, rel, sizeof(rel)) ||
+		    cgroup_id_of(&a->fs, rel, &id)) {
+			fprintf(stderr,
+				"qoslet agent: cgroup_root '%s': no such cgroup under %s; nothing "
+				"was changed\n",
+				a->cfg.cgroup_root, a->fs.root);
+			return 2;
+		}
+		snprintf(a->subtree, sizeof(a->subtree), "%s", rel);
+		return 0;
+	}
+	if (!inventory_detect_kubepods(&a->ctrls, a->subtree, sizeof(a->subtree)))
+		return 0;
+	/* No pods here: watch the whole hierarchy, and touch nothing. */
+	log_warn("agent: no kubepods cgroup under %s and no cgroup_root in the config: observing "
+		 "only (dry-run), with the whole hierarchy as scope",
+		 a->fs.root);
+	a->subtree[0] = '\0';
+	a->cfg.dry_run = true;
+	return 0;
+}
+
+static FILE *open_output(const char *path, const char *what)
+{
+	FILE *f;
+
+	if (!strcmp(path, "-"))
+		return stdout;
+	f = fopen(path, "a");
+	if (!f)
+		fprintf(stderr, "qoslet agent: %s %s: %s\n", what, path, strerror(errno));
+	return f;
+}
+
+static const struct pol_unit *unit_of(const struct pol_input *in, uint64_t id)
+{
+	return pol_input_find(in, id);
+}
+
+static void decide(struct agent *a, const struct action *act)
+{
+	const struct pol_unit *u = unit_of(&a->in, act->id);
+	struct decision d = {.ts_ns = a->in.ts_ns, .act = *act};
+	struct act_result r = {0};
+
+	if (u)
+		snprintf(d.pod_uid, sizeof(d.pod_uid), "%s", u->pod_uid);
+	actuator_apply(a->act, act, &r);
+	d.outcome = act_outcome_name(r.outcome);
+	d.err = -r.err;
+	snprintf(d.before, sizeof(d.before), "%s", r.before);
+	snprintf(d.after, sizeof(d.after), "%s", r.after);
+	snprintf(d.why, sizeof(d.why), "%s", r.why);
+	if (r.outcome == OUT_FAILED || r.outcome == OUT_REFUSED)
+		log_warn("agent: %s %s on /%s %s: %s", act->rule, act_kind_name(act->kind),
+			 act->path, d.outcome, r.why[0] ? r.why : strerror(-r.err));
+	if (decision_log_add(&a->log, &d))
+		log_err("agent: out of memory counting decisions");
+}
+
+static int cmp_ref(const void *x, const void *y)
+{
+	const struct unit_ref *a = x, *b = y;
+
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Units gone since the last tick: the actuator drops what it kept for them. */
+static int forget_gone(struct agent *a)
+{
+	struct unit_ref *now = malloc((a->in.n_units + 1) * sizeof(*now));
+
+	if (!now)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->in.n_units; i++) {
+		now[i].id = a->in.units[i].id;
+		snprintf(now[i].path, sizeof(now[i].path), "%s", a->in.units[i].path);
+	}
+	for (size_t i = 0; i < a->n_known; i++)
+		if (!bsearch(&a->known[i], now, a->in.n_units, sizeof(*now), cmp_ref))
+			actuator_forget(a->act, a->known[i].path);
+	free(a->known);
+	a->known = now;
+	a->n_known = a->in.n_units;
+	return 0;
+}
+
+/*
+ * One tick. The first one only primes the counters (there is no interval
+ * yet to judge), so policies run from the second on.
+ */
+static int tick(struct agent *a, bool fast)
+{
+	struct snapshot now = {0}, delta = {0};
+	bool have_delta = false;
+	int err = 0;
+
+	a->last_tick_ns = now_ns(CLOCK_MONOTONIC);
+	if (a->probes) {
+		probe_set_poll(a->probes);
+		err = probe_set_read(a->probes, &now);
+		if (!err && a->have_before)
+			err = snapshot_delta(&delta, &now, &a->before);
+		have_delta = !err && a->have_before;
+		if (err)
+			log_warn("agent: probes unreadable this tick: %s", strerror(-err));
+	}
+	err = inventory_read(a->inv, have_delta ? &delta : NULL, have_delta ? a->parts : 0,
+			     now_ns(CLOCK_REALTIME), a->last_tick_ns, &a->in);
+	snapshot_free(&delta);
+	if (a->probes && now.ts_ns) {
+		snapshot_free(&a->before);
+		a->before = now;
+		a->have_before = true;
+	}
+	if (err) {
+		log_err("agent: cannot read the managed subtree /%s: %s", a->subtree,
+			strerror(-err));
+		return err;
+	}
+	if (a->fp) {
+		size_t n;
+		const struct inventory_member *m = inventory_members(a->inv, &n);
+
+		fast_path_watch(a->fp, m, n);
+	}
+	if (a->ticks++ == 0)
+		return 0;
+	a->fast_ticks += fast;
+	if (a->record && record_write_input(a->record, &a->in))
+		log_warn("agent: cannot write the recording: %s", strerror(errno));
+	if (a->args.mode == AGENT_RECORD)
+		return 0;
+	action_list_clear(&a->actions);
+	err = policy_tick(&a->in, &a->cfg, &a->pol, &a->actions);
+	if (err)
+		return err;
+	for (size_t i = 0; i < a->actions.n; i++)
+		decide(a, &a->actions.v[i]);
+	return forget_gone(a);
+}
+
+/* Waits for the deadline or a fast-path alert; true when an alert came. */
+static bool wait_for(struct agent *a, uint64_t deadline_ns)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	int timeout = now >= deadline_ns ? 0 : (int)((deadline_ns - now + 999999) / 1000000);
+	struct pollfd pfd;
+
+	if (!a->fp) {
+		struct timespec ts = {deadline_ns / 1000000000ull, deadline_ns % 1000000000ull};
+
+		while (!stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		return false;
+	}
+	pfd = (struct pollfd){.fd = fast_path_fd(a->fp), .events = POLLIN};
+	if (poll(&pfd, 1, timeout) <= 0)
+		return false;
+	return fast_path_drain(a->fp) > 0;
+}
+
+static int run_loop(struct agent *a)
+{
+	uint64_t step = (uint64_t)(a->cfg.interval_s * 1e9);
+	uint64_t start = now_ns(CLOCK_MONOTONIC), deadline = start + step;
+	uint64_t end = a->args.duration_s ? start + (uint64_t)(a->args.duration_s * 1e9) : 0;
+	int err = tick(a, false);
+
+	while (!err && !stop) {
+		uint64_t follow = a->last_tick_ns + FOLLOW_UP_NS;
+		bool alert = wait_for(a, a->follow_ups && follow < deadline ? follow : deadline);
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+		if (stop || (end && now >= end))
+			break;
+		if (now >= deadline) {
+			err = tick(a, false);
+			/* Absolute deadlines: no drift. A late tick skips ahead. */
+			deadline += step;
+			if (deadline <= now)
+				deadline = now + step;
+		} else if (alert && now - a->last_tick_ns >= FAST_TICK_GAP_NS) {
+			err = tick(a, true);
+			a->follow_ups = FOLLOW_UPS;
+		} else if (a->follow_ups && now >= follow) {
+			err = tick(a, true);
+			a->follow_ups--;
+		}
+	}
+	return err;
+}
+
+static int open_probes(struct agent *a)
+{
+	unsigned int want = PROBE_BIT(PROBE_SCHED);
+	struct probe_status st;
+	int err;
+
+	if (a->cfg.interference.enabled && a->cfg.interference.cpi_enabled)
+		want |= PROBE_BIT(PROBE_CPI);
+	err = probe_set_open(&a->probes, want, &a->args.probe, &a->fs);
+	if (err) {
+		log_warn("agent: no probe could run (%s): the policies use the cgroup counters "
+			 "only; interference detection and the fast path are off",
+			 strerror(-err));
+		a->probes = NULL;
+		return 0;
+	}
+	st = probe_set_status(a->probes, PROBE_SCHED);
+	if (st.on)
+		a->parts |= CG_RQ;
+	if (probe_set_status(a->probes, PROBE_CPI).on)
+		a->parts |= CG_CPU;
+	if (!st.on || !a->cfg.fast_path)
+		return 0;
+	err = fast_path_open(&a->fp,
+			     a->args.probe.pin_dir ? a->args.probe.pin_dir : QOSLET_DEFAULT_PIN_DIR,
+			     (uint64_t)(a->cfg.interference.rq_p99_us * 1000), ALERT_GAP_NS);
+	if (err)
+		log_warn("agent: fast path off: the sched probe's alert maps are missing (%s)",
+			 strerror(-err));
+	return 0;
+}
+
+static int open_actuator(struct agent *a)
+{
+	struct actuator_opts o = {
+		.ctrls = &a->ctrls,
+		.subtree = a->subtree,
+		.state_dir = a->cfg.state_dir,
+		.dry_run = a->cfg.dry_run || a->args.mode == AGENT_RECORD,
+		.evict = a->cfg.evict_action,
+	};
+	char err[256];
+
+	if (actuator_open(&a->act, &o, err, sizeof(err))) {
+		log_err("agent: %s", err);
+		return -1;
+	}
+	if (actuator_reconciled(a->act))
+		log_info("agent: restored %zu cgroup settings a previous run left changed",
+			 actuator_reconciled(a->act));
+	return 0;
+}
+
+static int setup(struct agent *a)
+{
+	if (cgroup_fs_detect(&a->fs, "/proc/self/mountinfo") ||
+	    cgroup_fs_read_hierarchy_id(&a->fs, "/proc/self/cgroup") ||
+	    cgroup_ctrls_detect(&a->ctrls, "/proc/self/mountinfo")) {
+		fprintf(stderr, "qoslet agent: no cgroup hierarchy with the cpu controller\n");
+		return 1;
+	}
+	if (resolve_subtree(a))
+		return 2;
+	if (a->cfg.decisions_file[0] && a->args.mode == AGENT_RUN) {
+		a->decisions = open_output(a->cfg.decisions_file, "decisions file");
+		if (!a->decisions)
+			return 2;
+	}
+	if (a->args.record) {
+		json_t *cfg = config_to_json(&a->cfg);
+
+		a->record = open_output(a->args.record, "recording");
+		if (!a->record || record_write_header(a->record, cfg)) {
+			json_decref(cfg);
+			return 2;
+		}
+		json_decref(cfg);
+	}
+	if (decision_log_init(&a->log, a->cfg.decisions_ring, a->decisions))
+		return 1;
+	log_hook_libbpf();
+	if (open_actuator(a))
+		return 1;
+	a->inv_opts = (struct inventory_opts){.ctrls = &a->ctrls,
+					      .fs = &a->fs,
+					      .subtree = a->subtree,
+					      .cfg = &a->cfg,
+					      .original_quota = original_quota,
+					      .ctx = a};
+	a->inv = inventory_new(&a->inv_opts);
+	if (!a->inv || open_probes(a))
+		return 1;
+	log_info("agent: managing /%s (cgroup %s, cpu at %s)%s, every %.3g s%s", a->subtree,
+		 a->ctrls.v2[CTRL_CPU] ? "v2" : "v1", a->ctrls.root[CTRL_CPU],
+		 a->cfg.dry_run ? " in dry-run" : "", a->cfg.interval_s,
+		 a->fp ? ", fast path on" : "");
+	return 0;
+}
+
+static void teardown(struct agent *a)
+{
+	fast_path_close(a->fp);
+	if (a->act) {
+		int failed = a->cfg.dry_run ? 0 : actuator_restore(a->act);
+
+		if (failed)
+			log_warn("agent: %d cgroup settings could not be restored", failed);
+		actuator_close(a->act);
+	}
+	probe_set_close(a->probes);
+	inventory_free(a->inv);
+	snapshot_free(&a->before);
+	pol_input_free(&a->in);
+	policy_state_free(&a->pol);
+	action_list_free(&a->actions);
+	decision_log_free(&a->log);
+	free(a->known);
+	if (a->decisions && a->decisions != stdout)
+		fclose(a->decisions);
+	if (a->record && a->record != stdout)
+		fclose(a->record);
+}
+
+static int print_config(const struct agent_config *cfg)
+{
+	json_t *o = config_to_json(cfg);
+	int err = json_dumpf(o, stdout,
+			     JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+
+	json_decref(o);
+	putchar('\n');
+	return err ? 1 : 0;
+}
+
+int agent_main(enum agent_mode mode, int argc, char **argv)
+{
+	struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: poll returns */
+	struct agent *a = calloc(1, sizeof(*a));
+	const char *name = mode == AGENT_RECORD ? "record" : "agent";
+	char err[256];
+	int rc;
+
+	if (!a)
+		return 1;
+	/* A daemon says what it does (start, restores, stop); -v adds debug. */
+	log_max_level = LOG_INFO;
+	if (agent_args_parse(&a->args, mode, argc, argv, err, sizeof(err))) {
+		fprintf(stderr, "qoslet %s: %s (see 'qoslet %s --help')\n", name, err, name);
+		free(a);
+		return 2;
+	}
+	if (a->args.help) {
+		fputs(mode == AGENT_RECORD ? record_usage : agent_usage, stdout);
+		free(a);
+		return 0;
+	}
+	rc = load_config(a);
+	if (!rc && a->args.check_config)
+		printf("%s: valid\n", a->args.config ? a->args.config : "embedded defaults");
+	else if (!rc && a->args.print_config)
+		rc = print_config(&a->cfg);
+	else if (!rc && a->cfg.evict_action == EVICT_KUBERNETES && mode == AGENT_RUN) {
+		fprintf(stderr, "qoslet agent: evict.action \"kubernetes\" needs the Kubernetes "
+				"client, which this build does not have; use \"report\" or "
+				"\"kill\"\n");
+		rc = 2;
+	} else if (!rc) {
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		rc = setup(a);
+		if (!rc) {
+			/* Past start-up, the same sizes are allocated every tick: reuse the heap.
+			 */
+			mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+			rc = run_loop(a) ? 1 : 0;
+			log_info("agent: stopping after %llu ticks (%llu on the fast path), %llu "
+				 "decisions",
+				 (unsigned long long)a->ticks, (unsigned long long)a->fast_ticks,
+				 (unsigned long long)a->log.seq);
+		}
+		teardown(a);
+	}
+	free(a);
+	return rc;
+}

@@ -1,0 +1,843 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The config document, described once by tables of fields (key, member,
+ * type, allowed values) that drive both parsing and config_to_json(), so the
+ * two cannot drift apart. docs/agent-config.md explains every field.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "policy/interference.h"
+
+/* The defaults, in the binary's read-only data: make runs from the repo root. */
+__asm__(".section .rodata\n"
+	".global config_default_json_text\n"
+	"config_default_json_text:\n"
+	".incbin \"user/agent/default-config.json\"\n"
+	".byte 0\n"
+	".previous\n");
+extern const char config_default_json_text[];
+
+#define CONFIG_FILE_MAX (1 << 20) /* a config is a few KB; this stops `--config /dev/zero` */
+
+enum ftype {
+	F_BOOL,
+	F_NUM,	 /* double */
+	F_INT,	 /* unsigned integer of 4 or 8 bytes */
+	F_STR,	 /* char array */
+	F_ENUM,	 /* int-sized enum, named by names[] */
+	F_CLASS, /* enum qos_class, UNMANAGED excluded */
+	F_OBJ,	 /* nested object: sub[] (offsets still from the same base) */
+	F_RULES, /* the "classes" array */
+};
+
+/* What a string must look like. */
+enum str_rule {
+	S_REL,	  /* relative path without "..", or "" */
+	S_GLOB,	  /* the same, but not empty */
+	S_ABS,	  /* absolute path */
+	S_OUTPUT, /* "-", "" or an absolute path */
+};
+
+#define OPEN_LO 1 /* lo itself not allowed */
+#define OPEN_HI 2
+
+struct field {
+	const char *key;
+	enum ftype type;
+	size_t off;  /* of the member, from the base struct */
+	size_t size; /* F_INT: the member's width; F_STR: the array's size */
+	double lo, hi;
+	unsigned int open;
+	double scale; /* F_NUM: the member is the JSON value / scale (100: percent to fraction) */
+	const char *const *names; /* F_ENUM, NULL-terminated */
+	enum str_rule rule;
+	const struct field *sub; /* F_OBJ, ending with a zero entry */
+	bool required;		 /* always needed, even over defaults */
+};
+
+#define AC	struct agent_config
+#define OFF(m)	offsetof(AC, m)
+#define SIZE(m) sizeof(((AC *)0)->m)
+/* clang-format off */
+#define BOOL(k, m)          {.key = k, .type = F_BOOL, .off = OFF(m)}
+#define NUMO(k, m, l, h, o) {.key = k, .type = F_NUM, .off = OFF(m), .lo = l, .hi = h, .open = o, .scale = 1}
+#define NUM(k, m, l, h)     NUMO(k, m, l, h, 0)
+#define PCT(k, m, l, h)     {.key = k, .type = F_NUM, .off = OFF(m), .lo = l, .hi = h, .scale = 100}
+#define INT(k, m, l, h)     {.key = k, .type = F_INT, .off = OFF(m), .size = SIZE(m), .lo = l, .hi = h}
+#define STR(k, m, r)        {.key = k, .type = F_STR, .off = OFF(m), .size = SIZE(m), .rule = r}
+#define ENUM(k, m, n)       {.key = k, .type = F_ENUM, .off = OFF(m), .names = n}
+#define OBJ(k, s)           {.key = k, .type = F_OBJ, .sub = s}
+/* clang-format on */
+
+/* Enum members are stored through an int. */
+_Static_assert(sizeof(enum suppress_policy) == sizeof(int) &&
+		       sizeof(enum burst_policy) == sizeof(int) &&
+		       sizeof(enum evict_action) == sizeof(int) &&
+		       sizeof(enum qos_class) == sizeof(int),
+	       "enums are int-sized");
+
+static const char *const suppress_policies[] = {
+	[SUPPRESS_CFS_QUOTA] = "cfsQuota",
+	[SUPPRESS_CPUSET] = "cpuset",
+	NULL,
+};
+static const char *const burst_policies[] = {
+	[BURST_NONE] = "none",
+	[BURST_CPU_BURST_ONLY] = "cpuBurstOnly",
+	[BURST_CFS_QUOTA_ONLY] = "cfsQuotaBurstOnly",
+	[BURST_AUTO] = "auto",
+	NULL,
+};
+static const char *const evict_actions[] = {
+	[EVICT_REPORT] = "report",
+	[EVICT_KILL] = "kill",
+	[EVICT_KUBERNETES] = "kubernetes",
+	NULL,
+};
+
+/* The ranges are explained in docs/agent-config.md; keep the two in step. */
+static const struct field decisions_fields[] = {
+	STR("file", decisions_file, S_OUTPUT),
+	INT("ring", decisions_ring, 16, 1000000),
+	{0},
+};
+
+static const struct field suppress_fields[] = {
+	BOOL("enabled", suppress.enabled),
+	ENUM("policy", suppress.policy, suppress_policies),
+	PCT("threshold_percent", suppress.threshold, 1, 100),
+	NUM("min_cpus", suppress.min_cpus, 0, 4096),
+	PCT("max_growth_percent", suppress.max_growth, 1, 100),
+	PCT("min_change_percent", suppress.min_change, 0, 100),
+	BOOL("cpu_idle", suppress.cpu_idle),
+	{0},
+};
+
+static const struct field burst_fields[] = {
+	ENUM("policy", burst.policy, burst_policies),
+	NUM("burst_percent", burst.burst_percent, 0, 10000),
+	NUMO("scale_up", burst.scale_up, 1, 10, OPEN_LO),
+	NUMO("scale_down", burst.scale_down, 0, 1, OPEN_LO | OPEN_HI),
+	NUM("max_percent", burst.max_percent, 100, 10000),
+	PCT("shared_pool_busy_percent", burst.shared_pool_busy, 1, 100),
+	PCT("throttled_min_percent", burst.throttled_min, 0, 100),
+	NUM("budget_cpu_s", burst.budget_cpu_s, 0, 1000000),
+	NUM("budget_period_s", burst.budget_period_s, 1, 86400),
+	{0},
+};
+
+static const struct field evict_memory_fields[] = {
+	BOOL("enabled", evict_memory.enabled),
+	PCT("threshold_percent", evict_memory.threshold, 1, 100),
+	PCT("release_percent", evict_memory.release, 1, 100),
+	NUM("cooldown_s", evict_memory.cooldown_s, 0, 3600),
+	{0},
+};
+
+static const struct field evict_cpu_fields[] = {
+	BOOL("enabled", evict_cpu.enabled),
+	PCT("satisfaction_lower_percent", evict_cpu.satisfaction_lower, 1, 100),
+	PCT("satisfaction_upper_percent", evict_cpu.satisfaction_upper, 1, 100),
+	PCT("be_usage_min_percent", evict_cpu.be_usage_min, 1, 100),
+	NUM("window_s", evict_cpu.window_s, 1, 3600),
+	NUM("cooldown_s", evict_cpu.cooldown_s, 0, 3600),
+	{0},
+};
+
+static const struct field evict_fields[] = {
+	ENUM("action", evict_action, evict_actions),
+	OBJ("memory", evict_memory_fields),
+	OBJ("cpu", evict_cpu_fields),
+	{0},
+};
+
+static const struct field runq_fields[] = {
+	NUM("p99_us", interference.rq_p99_us, 1, 10000000),
+	INT("k", interference.rq_k, 1, INTERFERENCE_RQ_N_MAX),
+	INT("n", interference.rq_n, 1, INTERFERENCE_RQ_N_MAX),
+	INT("min_waits", interference.rq_min_waits, 0, 1000000),
+	{0},
+};
+
+static const struct field cpi_fields[] = {
+	BOOL("enabled", interference.cpi_enabled),
+	NUM("sigma", interference.cpi_sigma, 0.5, 10),
+	NUM("min_cpus", interference.cpi_min_cpus, 0, 4096),
+	INT("min_samples", interference.cpi_min_samples, 2, 100000),
+	INT("outliers", interference.cpi_outliers, 1, INTERFERENCE_CPI_OUTLIERS_MAX),
+	NUM("window_s", interference.cpi_window_s, 1, 86400),
+	NUM("correlation", interference.cpi_correlation, 0, 1),
+	{0},
+};
+
+static const struct field interference_fields[] = {
+	BOOL("enabled", interference.enabled),
+	OBJ("runq", runq_fields),
+	OBJ("cpi", cpi_fields),
+	PCT("culprit_min_share_percent", interference.culprit_min_share, 1, 100),
+	NUM("cap_cpus", interference.cap_cpus, 0.01, 4096),
+	NUM("cap_s", interference.cap_s, 1, 86400),
+	{0},
+};
+
+static const struct field top_fields[] = {
+	STR("cgroup_root", cgroup_root, S_REL),
+	NUM("interval_s", interval_s, 0.1, 60),
+	BOOL("dry_run", dry_run),
+	BOOL("fast_path", fast_path),
+	STR("state_dir", state_dir, S_ABS),
+	OBJ("decisions", decisions_fields),
+	{.key = "classes", .type = F_RULES},
+	OBJ("suppress", suppress_fields),
+	OBJ("burst", burst_fields),
+	OBJ("evict", evict_fields),
+	OBJ("interference", interference_fields),
+	{0},
+};
+
+/* One element of "classes": offsets from struct class_rule. */
+static const struct field rule_fields[] = {
+	{.key = "glob",
+	 .type = F_STR,
+	 .off = offsetof(struct class_rule, glob),
+	 .size = sizeof(((struct class_rule *)0)->glob),
+	 .rule = S_GLOB,
+	 .required = true},
+	{.key = "class",
+	 .type = F_CLASS,
+	 .off = offsetof(struct class_rule, cls),
+	 .required = true},
+	{0},
+};
+
+/* Where an error message is being written. */
+struct ctx {
+	char *err;
+	size_t len, pos;
+	bool complete; /* every key must be present: the embedded defaults */
+};
+
+static void put(struct ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct ctx *x, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (x->pos >= x->len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(x->err + x->pos, x->len - x->pos, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		x->pos += (size_t)n;
+}
+
+/* Starts the message "<path>.<key>: " (either may be empty). */
+static void start(struct ctx *x, const char *path, const char *key)
+{
+	x->pos = 0;
+	if (x->len)
+		x->err[0] = '\0';
+	if (!*path && !key)
+		put(x, "top level: ");
+	else
+		put(x, "%s%s%s: ", path, *path && key ? "." : "", key ? key : "");
+}
+
+/* The shortest decimal that reads back as v: messages say what the user wrote. */
+struct num {
+	char s[32];
+};
+
+static struct num num(double v)
+{
+	struct num n;
+
+	if (v == trunc(v) && fabs(v) < 1e15) { /* 1000000, not 1e+06 */
+		snprintf(n.s, sizeof(n.s), "%.0f", v);
+		return n;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(n.s, sizeof(n.s), "%.*g", prec, v);
+		if (strtod(n.s, NULL) == v)
+			break;
+	}
+	return n;
+}
+
+/*
+ * The JSON value q that config_parse() stores as `stored` (q / scale ==
+ * stored), written as briefly as possible: 65, not 65.00000000000001.
+ */
+static double json_units(double stored, double scale)
+{
+	double x = stored * scale, up = x, down = x;
+
+	for (int prec = 1; prec <= 17; prec++) {
+		char s[32];
+		double q;
+
+		snprintf(s, sizeof(s), "%.*g", prec, x);
+		q = strtod(s, NULL);
+		if (q / scale == stored)
+			return q;
+	}
+	/* Not seen in tests (the loop above finds the decimal the user wrote), but x
+	 * can be a few ulps from it after two roundings: its neighbours then. */
+	for (int i = 0; i < 4; i++) {
+		up = nextafter(up, INFINITY);
+		down = nextafter(down, -INFINITY);
+		if (up / scale == stored)
+			return up;
+		if (down / scale == stored)
+			return down;
+	}
+	return x;
+}
+
+static const char *json_kind(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+		return "true";
+	case JSON_FALSE:
+		return "false";
+	default:
+		return "null";
+	}
+}
+
+static const char *const str_allowed[] = {
+	[S_REL] = "a path relative to the cpu controller's root, without a leading '/' or \"..\"; "
+		  "\"\" to detect the kubepods root",
+	[S_GLOB] =
+		"a non-empty glob of cgroup paths relative to the cpu controller's root, without a "
+		"leading '/' or \"..\"",
+	[S_ABS] = "an absolute path",
+	[S_OUTPUT] = "\"-\" for stdout, \"\" for none, or an absolute path",
+};
+
+/* Appends " (allowed: ...)" for f and returns -EINVAL. */
+static int allowed(struct ctx *x, const struct field *f)
+{
+	put(x, " (allowed: ");
+	switch (f->type) {
+	case F_BOOL:
+		put(x, "true, false");
+		break;
+	case F_NUM:
+	case F_INT:
+		if (!f->open)
+			put(x, "%s to %s", num(f->lo).s, num(f->hi).s);
+		else
+			put(x, "%s %s, %s %s", f->open & OPEN_LO ? "more than" : "at least",
+			    num(f->lo).s, f->open & OPEN_HI ? "less than" : "at most",
+			    num(f->hi).s);
+		break;
+	case F_STR:
+		put(x, "%s, at most %zu bytes", str_allowed[f->rule], f->size - 1);
+		break;
+	case F_ENUM:
+		for (int i = 0; f->names[i]; i++)
+			put(x, "%s%s", i ? ", " : "", f->names[i]);
+		break;
+	case F_CLASS:
+		for (int i = QOS_SYSTEM; i < QOS_NR; i++)
+			put(x, "%s%s", i > QOS_SYSTEM ? ", " : "", qos_class_name(i));
+		break;
+	case F_OBJ:
+		put(x, "an object");
+		break;
+	case F_RULES:
+		put(x, "an array of at most %d {\"glob\", \"class\"} rules",
+		    CONFIG_MAX_CLASS_RULES);
+		break;
+	}
+	put(x, ")");
+	return -EINVAL;
+}
+
+static int wrong_type(struct ctx *x, const char *path, const struct field *f, const json_t *v,
+		      const char *want)
+{
+	start(x, path, f->key);
+	put(x, "expected %s, got %s", want, json_kind(v));
+	return -EINVAL;
+}
+
+/* Why s breaks rule r, or NULL. */
+static const char *str_problem(enum str_rule r, const char *s)
+{
+	size_t n = strlen(s);
+
+	switch (r) {
+	case S_ABS:
+		return s[0] == '/' ? NULL : "is not an absolute path";
+	case S_OUTPUT:
+		return !strcmp(s, "-") || !n || s[0] == '/' ? NULL : "is not an absolute path";
+	case S_GLOB:
+		if (!n)
+			return "is empty";
+		/* fall through */
+	case S_REL:
+		if (s[0] == '/')
+			return "starts with '/'";
+		/* a ".." component could leave the managed subtree */
+		for (const char *p = s; (p = strstr(p, "..")); p += 2)
+			if ((p == s || p[-1] == '/') && (p[2] == '/' || !p[2]))
+				return "has a \"..\" component";
+		return NULL;
+	}
+	return NULL;
+}
+
+static int apply_object(struct ctx *x, const struct field *fields, void *base, const json_t *obj,
+			const char *path);
+static int apply_rules(struct ctx *x, struct agent_config *c, const json_t *v, const char *path);
+
+static void store_uint(void *p, size_t size, uint64_t v)
+{
+	if (size == sizeof(uint32_t)) {
+		uint32_t u = (uint32_t)v;
+
+		memcpy(p, &u, sizeof(u));
+	} else {
+		memcpy(p, &v, sizeof(v));
+	}
+}
+
+static uint64_t load_uint(const void *p, size_t size)
+{
+	uint32_t u;
+	uint64_t v;
+
+	if (size == sizeof(uint32_t)) {
+		memcpy(&u, p, sizeof(u));
+		return u;
+	}
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static int check_range(struct ctx *x, const char *path, const struct field *f, double v)
+{
+	bool low = f->open & OPEN_LO ? v <= f->lo : v < f->lo;
+	bool high = f->open & OPEN_HI ? v >= f->hi : v > f->hi;
+
+	if (!low && !high)
+		return 0;
+	start(x, path, f->key);
+	put(x, "%s is out of range", num(v).s);
+	return allowed(x, f);
+}
+
+static int apply_value(struct ctx *x, const struct field *f, void *base, const json_t *v,
+		       const char *path)
+{
+	char *p = (char *)base + f->off;
+	char sub[96];
+	double d;
+	int r;
+
+	switch (f->type) {
+	case F_BOOL:
+		if (!json_is_boolean(v))
+			return wrong_type(x, path, f, v, "true or false");
+		*(bool *)p = json_is_true(v);
+		return 0;
+	case F_NUM:
+		if (!json_is_number(v))
+			return wrong_type(x, path, f, v, "a number");
+		d = json_number_value(v);
+		r = check_range(x, path, f, d);
+		if (r)
+			return r;
+		/* + 0.0 turns -0 into 0: a config must compare equal to its round trip */
+		*(double *)p = d / f->scale + 0.0;
+		return 0;
+	case F_INT:
+		if (!json_is_number(v))
+			return wrong_type(x, path, f, v, "an integer");
+		d = json_number_value(v);
+		if (d != trunc(d)) { /* 3.0 is 3, 1.5 is no count */
+			start(x, path, f->key);
+			put(x, "expected an integer, got %s", num(d).s);
+			return -EINVAL;
+		}
+		r = check_range(x, path, f, d);
+		if (r)
+			return r;
+		store_uint(p, f->size, (uint64_t)d);
+		return 0;
+	case F_STR: {
+		const char *s, *why;
+
+		if (!json_is_string(v))
+			return wrong_type(x, path, f, v, "a string");
+		s = json_string_value(v);
+		if (json_string_length(v) >= f->size) {
+			start(x, path, f->key);
+			put(x, "%zu bytes is too long", json_string_length(v));
+			return allowed(x, f);
+		}
+		why = str_problem(f->rule, s);
+		if (why) {
+			start(x, path, f->key);
+			put(x, "\"%s\" %s", s, why);
+			return allowed(x, f);
+		}
+		strncpy(p, s, f->size); /* zero-fills the tail: configs compare with memcmp */
+		return 0;
+	}
+	case F_ENUM:
+	case F_CLASS: {
+		const char *s;
+		enum qos_class cls;
+
+		if (!json_is_string(v))
+			return wrong_type(x, path, f, v, "a string");
+		s = json_string_value(v);
+		if (f->type == F_CLASS) {
+			if (!qos_class_parse(s, &cls) && cls != QOS_UNMANAGED) {
+				*(int *)p = cls;
+				return 0;
+			}
+		} else {
+			for (int i = 0; f->names[i]; i++)
+				if (!strcmp(s, f->names[i])) {
+					*(int *)p = i;
+					return 0;
+				}
+		}
+		start(x, path, f->key);
+		put(x, "unknown value \"%s\"", s);
+		return allowed(x, f);
+	}
+	case F_OBJ:
+		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", f->key);
+		return apply_object(x, f->sub, base, v, sub);
+	case F_RULES:
+		return apply_rules(x, base, v, path);
+	}
+	return 0;
+}
+
+static const struct field *find_field(const struct field *fields, const char *key)
+{
+	for (const struct field *f = fields; f->key; f++)
+		if (!strcmp(f->key, key))
+			return f;
+	return NULL;
+}
+
+static int apply_object(struct ctx *x, const struct field *fields, void *base, const json_t *obj,
+			const char *path)
+{
+	const char *key;
+	json_t *v;
+	int r;
+
+	if (!json_is_object(obj)) {
+		start(x, path, NULL);
+		put(x, "expected an object, got %s", json_kind(obj));
+		return -EINVAL;
+	}
+	json_object_foreach((json_t *)obj, key, v)
+	{
+		const struct field *f = find_field(fields, key);
+
+		if (!f) {
+			start(x, path, key);
+			put(x, "unknown key (allowed keys: ");
+			for (f = fields; f->key; f++)
+				put(x, "%s%s", f == fields ? "" : ", ", f->key);
+			put(x, ")");
+			return -EINVAL;
+		}
+		r = apply_value(x, f, base, v, path);
+		if (r)
+			return r;
+	}
+	for (const struct field *f = fields; f->key; f++)
+		if ((f->required || x->complete) && !json_object_get(obj, f->key)) {
+			start(x, path, f->key);
+			put(x, "missing");
+			return allowed(x, f);
+		}
+	return 0;
+}
+
+static int apply_rules(struct ctx *x, struct agent_config *c, const json_t *v, const char *path)
+{
+	static const struct field self = {.key = "classes", .type = F_RULES};
+	char sub[32];
+	size_t i;
+	json_t *e;
+	int r;
+
+	if (!json_is_array(v))
+		return wrong_type(x, path, &self, v, "an array");
+	if (json_array_size(v) > CONFIG_MAX_CLASS_RULES) {
+		start(x, path, self.key);
+		put(x, "%zu rules is too many", json_array_size(v));
+		return allowed(x, &self);
+	}
+	memset(c->classes, 0, sizeof(c->classes));
+	c->n_classes = json_array_size(v);
+	json_array_foreach(v, i, e)
+	{
+		snprintf(sub, sizeof(sub), "classes[%zu]", i);
+		r = apply_object(x, rule_fields, &c->classes[i], e, sub);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+enum rel { LT, LE, GE };
+
+/* Cross-field rule: the field at path (value v) must be rel bound (other's value). */
+static int need(struct ctx *x, const char *path, double v, enum rel rel, const char *other,
+		double bound)
+{
+	static const char *const words[] = {
+		[LT] = "less than", [LE] = "at most", [GE] = "at least"};
+	bool ok = rel == LT ? v < bound : rel == LE ? v <= bound : v >= bound;
+
+	if (ok)
+		return 0;
+	start(x, path, NULL);
+	put(x, "%s must be %s %s (allowed: %s %s)", num(v).s, words[rel], other, words[rel],
+	    num(bound).s);
+	return -EINVAL;
+}
+
+static int check_cross(struct ctx *x, const struct agent_config *c)
+{
+	const struct interference_config *in = &c->interference;
+	/* One CPI sample per tick: the window must hold `outliers` of them (the
+	 * epsilon keeps 1.2 / 0.1 from flooring to 11). */
+	double samples = floor(in->cpi_window_s / c->interval_s + 1e-9);
+
+	int r = need(x, "suppress.min_change_percent", json_units(c->suppress.min_change, 100), LE,
+		     "suppress.max_growth_percent", json_units(c->suppress.max_growth, 100)) ?:
+		need(x, "evict.memory.release_percent", json_units(c->evict_memory.release, 100), LT,
+		     "evict.memory.threshold_percent", json_units(c->evict_memory.threshold, 100)) ?:
+		need(x, "evict.cpu.satisfaction_lower_percent",
+		     json_units(c->evict_cpu.satisfaction_lower, 100), LT,
+		     "evict.cpu.satisfaction_upper_percent",
+		     json_units(c->evict_cpu.satisfaction_upper, 100)) ?:
+		need(x, "evict.cpu.window_s", c->evict_cpu.window_s, GE, "interval_s", c->interval_s) ?:
+		need(x, "interference.runq.k", in->rq_k, LE, "interference.runq.n", in->rq_n) ?:
+		need(x, "interference.cpi.outliers", in->cpi_outliers, LE,
+		     "interference.cpi.window_s / interval_s", samples);
+
+	if (r || !c->burst.budget_cpu_s)
+		return r;
+	/* a budget renewed between two ticks could not be accounted */
+	return need(x, "burst.budget_period_s", c->burst.budget_period_s, GE, "interval_s",
+		    c->interval_s);
+}
+
+/* Applies doc over *c (left half-applied on error: callers work on a copy). */
+static int apply_text(struct ctx *x, struct agent_config *c, const char *text)
+{
+	json_error_t je;
+	json_t *doc = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+	int r;
+
+	if (!doc) {
+		x->pos = 0; /* no field yet: the position instead */
+		put(x, "invalid JSON at line %d, column %d: %s", je.line, je.column, je.text);
+		return -EINVAL;
+	}
+	r = apply_object(x, top_fields, c, doc, "") ?: check_cross(x, c);
+	json_decref(doc);
+	return r;
+}
+
+const char *config_default_json(void)
+{
+	return config_default_json_text;
+}
+
+void config_defaults(struct agent_config *c)
+{
+	char err[512];
+	struct ctx x = {.err = err, .len = sizeof(err), .complete = true};
+
+	memset(c, 0, sizeof(*c)); /* padding too: configs compare with memcmp */
+	if (apply_text(&x, c, config_default_json_text)) {
+		fprintf(stderr, "qoslet: embedded default config: %s\n", err);
+		abort();
+	}
+}
+
+int config_parse(struct agent_config *c, const char *json_text, char *err, size_t errlen)
+{
+	struct ctx x = {.err = err, .len = err ? errlen : 0};
+	struct agent_config tmp;
+	int r;
+
+	config_defaults(c);
+	if (x.len)
+		err[0] = '\0';
+	memcpy(&tmp, c, sizeof(tmp));
+	r = apply_text(&x, &tmp, json_text);
+	if (!r)
+		memcpy(c, &tmp, sizeof(tmp));
+	return r;
+}
+
+/* The whole file, NUL-terminated, in *text (free() it). Returns 0 or -errno. */
+static int read_all(const char *path, char **text)
+{
+	size_t n = 0, cap = 4096;
+	char *buf = malloc(cap + 1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int r = 0;
+
+	if (fd < 0 || !buf) {
+		r = fd < 0 ? -errno : -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		ssize_t got = read(fd, buf + n, cap - n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (!got)
+			break;
+		n += (size_t)got;
+		if (n == cap) {
+			char *bigger;
+
+			if (cap >= CONFIG_FILE_MAX) {
+				r = -EFBIG;
+				goto out;
+			}
+			cap *= 2;
+			bigger = realloc(buf, cap + 1);
+			if (!bigger) {
+				r = -ENOMEM;
+				goto out;
+			}
+			buf = bigger;
+		}
+	}
+	buf[n] = '\0';
+	*text = buf;
+	buf = NULL;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return r;
+}
+
+int config_load(struct agent_config *c, const char *path, char *err, size_t errlen)
+{
+	char msg[1024];
+	char *text = NULL;
+	int r = read_all(path, &text);
+
+	if (r) {
+		config_defaults(c);
+		if (err && errlen)
+			snprintf(err, errlen, "%s: cannot read: %s%s", path, strerror(-r),
+				 r == -EFBIG ? " (allowed: at most 1 MiB)" : "");
+		return r;
+	}
+	r = config_parse(c, text, msg, sizeof(msg));
+	free(text);
+	if (r && err && errlen)
+		snprintf(err, errlen, "%s: %s", path, msg);
+	return r;
+}
+
+static json_t *json_num(double v)
+{
+	/* integers stay integers: "ring": 1024, "threshold_percent": 65 */
+	if (v == trunc(v) && fabs(v) < 9007199254740992.0)
+		return json_integer((json_int_t)v);
+	return json_real(v);
+}
+
+static json_t *object_to_json(const struct field *fields, const void *base);
+
+static json_t *rules_to_json(const struct agent_config *c)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < c->n_classes; i++)
+		if (json_array_append_new(a, object_to_json(rule_fields, &c->classes[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+static json_t *value_to_json(const struct field *f, const void *base)
+{
+	const char *p = (const char *)base + f->off;
+
+	switch (f->type) {
+	case F_BOOL:
+		return json_boolean(*(const bool *)p);
+	case F_NUM:
+		return json_num(json_units(*(const double *)p, f->scale));
+	case F_INT:
+		return json_integer((json_int_t)load_uint(p, f->size));
+	case F_STR:
+		return json_string(p);
+	case F_ENUM:
+		return json_string(f->names[*(const int *)p]);
+	case F_CLASS:
+		return json_string(qos_class_name(*(const int *)p));
+	case F_OBJ:
+		return object_to_json(f->sub, base);
+	case F_RULES:
+		return rules_to_json(base);
+	}
+	return NULL;
+}
+
+static json_t *object_to_json(const struct field *fields, const void *base)
+{
+	json_t *o = json_object();
+
+	for (const struct field *f = fields; o && f->key; f++)
+		if (json_object_set_new(o, f->key, value_to_json(f, base))) {
+			json_decref(o);
+			return NULL;
+		}
+	return o;
+}
+
+json_t *config_to_json(const struct agent_config *c)
+{
+	return object_to_json(top_fields, c);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The agent's config: one JSON document (every field in docs/agent-config.md)
+ * applied over defaults that are themselves a JSON document embedded in the
+ * binary (user/agent/default-config.json). Errors name the field's path and
+ * what is allowed, e.g. "suppress.threshold_percent: 150 is out of range
+ * (allowed: 1 to 100)".
+ *
+ * A parsed config is fully determined by its document: struct padding and
+ * the bytes after each string's terminator are zero, so two configs compare
+ * with memcmp().
+ */
+#ifndef QOSLET_AGENT_CONFIG_H
+#define QOSLET_AGENT_CONFIG_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "../policy/config.h"
+
+/*
+ * Fills the defaults, then applies the document: objects merge key by key
+ * over the defaults, "classes" replaces the default list whole. Returns 0, or
+ * -EINVAL with err set to "<field path>: <what is wrong> (allowed: ...)" and
+ * *c left as the defaults (never half-applied). err may be NULL.
+ */
+int config_parse(struct agent_config *c, const char *json_text, char *err, size_t errlen);
+
+/*
+ * config_parse() on the file's text; errors are prefixed with "<path>: ".
+ * Returns 0, -EINVAL (invalid document), or -errno when the file cannot be
+ * read (-EFBIG over 1 MiB). *c is the defaults on any error.
+ */
+int config_load(struct agent_config *c, const char *path, char *err, size_t errlen);
+
+/* The embedded defaults, parsed. abort()s if they do not parse: a build bug. */
+void config_defaults(struct agent_config *c);
+
+/* The embedded document's text. */
+const char *config_default_json(void);
+
+/*
+ * The effective config as a document with every key, which config_parse()
+ * turns back into the same struct (for any config config_parse() made; the
+ * default json_dumps() precision is exact, JSON_REAL_PRECISION(15) reads
+ * better and is exact for values written with up to 15 digits). NULL on
+ * allocation failure.
+ */
+json_t *config_to_json(const struct agent_config *c);
+
+#endif

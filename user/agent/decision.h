@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Decision records: every action the agent takes (or, in dry-run and
+ * replay, would take), with time, target, values before and after, the rule
+ * that fired, the numbers it saw and what came of it. They are written as
+ * JSON lines, kept in a bounded ring for the reporting layer, and counted.
+ */
+#ifndef QOSLET_AGENT_DECISION_H
+#define QOSLET_AGENT_DECISION_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../policy/action.h"
+
+struct decision {
+	uint64_t seq;	/* 1, 2, ... in this run */
+	uint64_t ts_ns; /* the tick's time (CLOCK_REALTIME) */
+	struct action act;
+	char pod_uid[40];
+	const char
+		*outcome; /* "applied", "dry_run", "failed", "refused", "reported", "replay", ... */
+	int err;	  /* errno of a failed write, else 0 */
+	char before[256];
+	char after[256];
+	char why[160]; /* why it was refused or failed, else "" */
+};
+
+/* The record as one JSON object (field list in docs/qoslet-agent.md). */
+json_t *decision_to_json(const struct decision *d);
+
+/* How many decisions of one kind, rule and outcome: the metrics' counters. */
+struct decision_count {
+	enum act_kind kind;
+	const char *rule;
+	const char *outcome;
+	uint64_t n;
+};
+
+/* The most recent decisions, oldest dropped first, with counters of all of them. */
+struct decision_log {
+	struct decision *ring;
+	size_t cap, head, n; /* ring[(head + i) % cap], i < n, oldest first */
+	uint64_t seq;
+	uint64_t dropped; /* pushed out of the ring (still counted and written) */
+	struct decision_count *counts;
+	size_t n_counts;
+	FILE *out; /* JSON lines, or NULL */
+};
+
+/* cap > 0; out may be NULL. Returns 0 or -ENOMEM. */
+int decision_log_init(struct decision_log *l, size_t cap, FILE *out);
+void decision_log_free(struct decision_log *l);
+
+/* Numbers d, stores it, counts it and writes it. Returns 0 or -ENOMEM (counting). */
+int decision_log_add(struct decision_log *l, struct decision *d);
+
+/* The i-th most recent decision still held (0 = newest), or NULL. */
+const struct decision *decision_log_recent(const struct decision_log *l, size_t i);
+
+#endif

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The agent's fast path: the sched probe's switch step alerts through a ring
+ * buffer when a watched cgroup's task waited over its threshold
+ * (bpf/sched.h: rq_alert_*), and the agent runs a tick at once instead of at
+ * the next interval. The agent keeps the watched set equal to the cgroups
+ * of its latency-sensitive units.
+ */
+#ifndef QOSLET_AGENT_FAST_PATH_H
+#define QOSLET_AGENT_FAST_PATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "inventory.h"
+
+struct fast_path;
+
+/*
+ * Opens the pinned alert maps under pin_dir and turns alerts on for waits
+ * over threshold_ns, at most one per cgroup per gap_ns. -errno when the sched
+ * probe's maps are not there (the probe is off).
+ */
+int fast_path_open(struct fast_path **out, const char *pin_dir, uint64_t threshold_ns,
+		   uint64_t gap_ns);
+
+/* Watches exactly the members of latency-sensitive units; 0 or -errno. */
+int fast_path_watch(struct fast_path *fp, const struct inventory_member *m, size_t n);
+
+/* A descriptor that polls readable when alerts are waiting. */
+int fast_path_fd(const struct fast_path *fp);
+
+/* Consumes the waiting alerts; returns how many (0 when none) or -errno. */
+int fast_path_drain(struct fast_path *fp);
+
+/* Turns alerts off, unwatches everything and closes. */
+void fast_path_close(struct fast_path *fp);
+
+#endif

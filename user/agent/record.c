@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "record.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* uint64 values travel as JSON integers (signed 64-bit): ids above 2^63 wrap and come back. */
+#define U64(v) json_integer((json_int_t)(v))
+
+static json_t *hist_to_json(const struct lat_hist *h)
+{
+	json_t *slots = json_array();
+
+	for (int i = 0; i < QOSLET_LAT_SLOTS; i++)
+		json_array_append_new(slots, U64(h->slots[i]));
+	return json_pack("{s:o, s:o, s:o}", "count", U64(h->count), "sum_ns", U64(h->sum_ns),
+			 "slots", slots);
+}
+
+static json_t *unit_to_json(const struct pol_unit *u)
+{
+	json_t *o = json_pack("{s:o, s:s, s:s, s:s, s:i, s:o, s:o, s:o, s:i, s:s, s:f, s:f, s:f, "
+			      "s:o, s:o, s:o, s:o}",
+			      "id", U64(u->id), "path", u->path, "pod_uid", u->pod_uid, "class",
+			      qos_class_name(u->cls), "priority", u->priority, "quota_us",
+			      json_integer(u->quota_us), "period_us", U64(u->period_us), "burst_us",
+			      json_integer(u->burst_us), "idle", u->idle, "cpus", u->cpus,
+			      "request_cpus", u->request_cpus, "limit_cpus", u->limit_cpus,
+			      "cpu_used", u->cpu_used, "nr_periods", U64(u->nr_periods),
+			      "nr_throttled", U64(u->nr_throttled), "mem_anon_unevict",
+			      U64(u->mem_anon_unevict), "mem_used", U64(u->mem_used));
+
+	if (u->has_rq)
+		json_object_set_new(o, "rq", hist_to_json(&u->rq));
+	if (u->has_cpi)
+		json_object_set_new(o, "cpi", json_real(u->cpi));
+	return o;
+}
+
+json_t *record_input_to_json(const struct pol_input *in)
+{
+	json_t *units = json_array(), *blame = json_array(), *topo = json_array();
+
+	for (size_t i = 0; i < in->n_topo; i++)
+		json_array_append_new(topo,
+				      json_pack("[i, i, i, i]", in->topo[i].cpu, in->topo[i].core,
+						in->topo[i].package, in->topo[i].node));
+	for (size_t i = 0; i < in->n_units; i++)
+		json_array_append_new(units, unit_to_json(&in->units[i]));
+	for (size_t i = 0; i < in->n_blame; i++)
+		json_array_append_new(blame, json_pack("[o, o, o]", U64(in->blame[i].victim),
+						       U64(in->blame[i].culprit),
+						       U64(in->blame[i].wait_ns)));
+	return json_pack("{s:o, s:f, s:b, s:b, s:f, s:s, s:o, s:o, s:o, s:f, s:o, s:o}", "ts_ns",
+			 U64(in->ts_ns), "interval_s", in->interval_s, "cgroup_v2", in->cgroup_v2,
+			 "has_cpu_idle", in->has_cpu_idle, "cpus", in->cpus, "cpu_list",
+			 in->cpu_list, "topo", topo, "mem_capacity", U64(in->mem_capacity),
+			 "mem_used", U64(in->mem_used), "node_cpu_used", in->node_cpu_used, "units",
+			 units, "blame", blame);
+}
+
+/* Copies a string field, refusing one that does not fit (never truncated). */
+static int copy_str(char *dst, size_t size, const char *src, const char *name, char *err,
+		    size_t errlen)
+{
+	if (strlen(src) >= size) {
+		snprintf(err, errlen, "%s: longer than %zu bytes", name, size - 1);
+		return -EINVAL;
+	}
+	memcpy(dst, src, strlen(src) + 1);
+	return 0;
+}
+
+static int hist_from_json(const json_t *o, struct lat_hist *h, char *err, size_t errlen)
+{
+	json_int_t count, sum;
+	json_t *slots, *v;
+	json_error_t e;
+	size_t i;
+
+	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, "{s:I, s:I, s:o}", "count", &count,
+			   "sum_ns", &sum, "slots", &slots) ||
+	    !json_is_array(slots) || json_array_size(slots) != QOSLET_LAT_SLOTS) {
+		snprintf(err, errlen, "rq: expected {count, sum_ns, slots[%d]}", QOSLET_LAT_SLOTS);
+		return -EINVAL;
+	}
+	h->count = count;
+	h->sum_ns = sum;
+	json_array_foreach(slots, i, v)
+	{
+		if (!json_is_integer(v)) {
+			snprintf(err, errlen, "rq.slots[%zu]: expected an integer", i);
+			return -EINVAL;
+		}
+		h->slots[i] = json_integer_value(v);
+	}
+	return 0;
+}
+
+static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t errlen)
+{
+	json_int_t id, quota, period, burst, periods, throttled, anon, used;
+	const char *path, *uid, *cls, *cpus;
+	json_t *rq = NULL, *cpi = NULL;
+	json_error_t e;
+	int priority, idle;
+
+	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT,
+			   "{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, s:F, s:I, "
+			   "s:I, s:I, s:I, s?o, s?o}",
+			   "id", &id, "path", &path, "pod_uid", &uid, "class", &cls, "priority",
+			   &priority, "quota_us", &quota, "period_us", &period, "burst_us", &burst,
+			   "idle", &idle, "cpus", &cpus, "request_cpus", &u->request_cpus,
+			   "limit_cpus", &u->limit_cpus, "cpu_used", &u->cpu_used, "nr_periods",
+			   &periods, "nr_throttled", &throttled, "mem_anon_unevict", &anon,
+			   "mem_used", &used, "rq", &rq, "cpi", &cpi)) {
+		snprintf(err, errlen, "unit: %s", e.text);
+		return -EINVAL;
+	}
+	if (qos_class_parse(cls, &u->cls)) {
+		snprintf(err, errlen, "unit %s: unknown class '%s'", path, cls);
+		return -EINVAL;
+	}
+	if (copy_str(u->path, sizeof(u->path), path, "unit.path", err, errlen) ||
+	    copy_str(u->pod_uid, sizeof(u->pod_uid), uid, "unit.pod_uid", err, errlen) ||
+	    copy_str(u->cpus, sizeof(u->cpus), cpus, "unit.cpus", err, errlen))
+		return -EINVAL;
+	u->id = id;
+	u->priority = priority;
+	u->quota_us = quota;
+	u->period_us = period;
+	u->burst_us = burst;
+	u->idle = idle;
+	u->nr_periods = periods;
+	u->nr_throttled = throttled;
+	u->mem_anon_unevict = anon;
+	u->mem_used = used;
+	u->has_rq = rq != NULL;
+	if (rq && hist_from_json(rq, &u->rq, err, errlen))
+		return -EINVAL;
+	u->has_cpi = cpi != NULL;
+	if (cpi) {
+		if (!json_is_number(cpi)) {
+			snprintf(err, errlen, "unit %s: cpi: expected a number", path);
+			return -EINVAL;
+		}
+		u->cpi = json_number_value(cpi);
+	}
+	return 0;
+}
+
+static int topo_from_json(const json_t *topo, struct pol_input *in, char *err, size_t errlen)
+{
+	json_t *v;
+	size_t i;
+
+	if (json_array_size(topo) > POL_CPUS_MAX) {
+		snprintf(err, errlen, "topo: more than %d CPUs", POL_CPUS_MAX);
+		return -EINVAL;
+	}
+	json_array_foreach(topo, i, v)
+	{
+		struct pol_cpu *t = &in->topo[i];
+
+		if (json_unpack(v, "[i, i, i, i]", &t->cpu, &t->core, &t->package, &t->node)) {
+			snprintf(err, errlen, "topo[%zu]: expected [cpu, core, package, node]", i);
+			return -EINVAL;
+		}
+	}
+	in->n_topo = json_array_size(topo);
+	return 0;
+}
+
+int record_input_from_json(const json_t *o, struct pol_input *in, char *err, size_t errlen)
+{
+	json_t *topo, *units, *blame, *v;
+	json_int_t ts, cap, used;
+	const char *cpu_list;
+	json_error_t e;
+	int v2, idle;
+	size_t i;
+
+	pol_input_free(in);
+	memset(in, 0, sizeof(*in));
+	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT,
+			   "{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o}", "ts_ns",
+			   &ts, "interval_s", &in->interval_s, "cgroup_v2", &v2, "has_cpu_idle",
+			   &idle, "cpus", &in->cpus, "cpu_list", &cpu_list, "topo", &topo,
+			   "mem_capacity", &cap, "mem_used", &used, "node_cpu_used",
+			   &in->node_cpu_used, "units", &units, "blame", &blame) ||
+	    !json_is_array(topo) || !json_is_array(units) || !json_is_array(blame)) {
+		snprintf(err, errlen, "%s",
+			 e.text[0] ? e.text : "topo, units, blame: expected arrays");
+		return -EINVAL;
+	}
+	in->ts_ns = ts;
+	in->cgroup_v2 = v2;
+	in->has_cpu_idle = idle;
+	in->mem_capacity = cap;
+	in->mem_used = used;
+	if (copy_str(in->cpu_list, sizeof(in->cpu_list), cpu_list, "cpu_list", err, errlen) ||
+	    topo_from_json(topo, in, err, errlen))
+		return -EINVAL;
+	in->units = calloc(json_array_size(units) + 1, sizeof(*in->units));
+	in->blame = calloc(json_array_size(blame) + 1, sizeof(*in->blame));
+	if (!in->units || !in->blame)
+		return -ENOMEM;
+	json_array_foreach(units, i, v)
+	{
+		if (unit_from_json(v, &in->units[i], err, errlen))
+			return -EINVAL;
+		if (i && in->units[i].id <= in->units[i - 1].id) {
+			snprintf(err, errlen, "units: not sorted by id at [%zu]", i);
+			return -EINVAL;
+		}
+		in->n_units++;
+	}
+	json_array_foreach(blame, i, v)
+	{
+		json_int_t victim, culprit, wait;
+
+		if (json_unpack(v, "[I, I, I]", &victim, &culprit, &wait)) {
+			snprintf(err, errlen, "blame[%zu]: expected [victim, culprit, wait_ns]", i);
+			return -EINVAL;
+		}
+		in->blame[in->n_blame++] = (struct pol_blame){victim, culprit, wait};
+	}
+	return 0;
+}
+
+static int write_line(FILE *f, json_t *o)
+{
+	int err = json_dumpf(o, f, JSON_COMPACT | JSON_REAL_PRECISION(17));
+
+	json_decref(o);
+	if (err || fputc('\n', f) == EOF || fflush(f))
+		return -EIO;
+	return 0;
+}
+
+int record_write_header(FILE *f, const json_t *config)
+{
+	return write_line(f, json_pack("{s:i, s:s, s:O}", "qoslet_record", RECORD_FORMAT, "version",
+				       QOSLET_VERSION, "config", config));
+}
+
+int record_write_input(FILE *f, const struct pol_input *in)
+{
+	return write_line(f, record_input_to_json(in));
+}
+
+/* One line, whatever its length; NULL at end of file. */
+static const char *next_line(struct record_reader *r)
+{
+	ssize_t n = getline(&r->buf, &r->cap, r->f);
+
+	if (n < 0)
+		return NULL;
+	r->line++;
+	return r->buf;
+}
+
+int record_open(struct record_reader *r, const char *path, json_t **config, char *err,
+		size_t errlen)
+{
+	const char *line;
+	json_error_t e;
+	json_t *hdr;
+	int format;
+
+	memset(r, 0, sizeof(*r));
+	r->f = fopen(path, "r");
+	if (!r->f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	line = next_line(r);
+	hdr = line ? json_loads(line, 0, &e) : NULL;
+	if (!hdr || json_unpack(hdr, "{s:i, s:O}", "qoslet_record", &format, "config", config)) {
+		snprintf(err, errlen, "%s: not a qoslet recording (no header line)", path);
+		json_decref(hdr);
+		record_close(r);
+		return -EINVAL;
+	}
+	json_decref(hdr);
+	if (format != RECORD_FORMAT) {
+		snprintf(err, errlen, "%s: recording format %d, this qoslet reads %d", path, format,
+			 RECORD_FORMAT);
+		json_decref(*config);
+		record_close(r);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int record_next(struct record_reader *r, struct pol_input *in, char *err, size_t errlen)
+{
+	const char *line = next_line(r);
+	char why[160];
+	json_error_t e;
+	json_t *o;
+	int ret;
+
+	if (!line)
+		return 0;
+	o = json_loads(line, 0, &e);
+	if (!o) {
+		snprintf(err, errlen, "line %zu: %s", r->line, e.text);
+		return -EINVAL;
+	}
+	ret = record_input_from_json(o, in, why, sizeof(why));
+	json_decref(o);
+	if (ret) {
+		snprintf(err, errlen, "line %zu: %s", r->line, why);
+		return ret;
+	}
+	return 1;
+}
+
+void record_close(struct record_reader *r)
+{
+	if (r->f)
+		fclose(r->f);
+	free(r->buf);
+	memset(r, 0, sizeof(*r));
+}

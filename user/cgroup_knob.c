@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "cgroup_knob.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "readfile.h"
+
+/* The v1 hierarchy names, as in mount options and under /sys/fs/cgroup. */
+static const char *const ctrl_names[CTRL_NR] = {
+	[CTRL_CPU] = "cpu",	  [CTRL_CPUACCT] = "cpuacct", [CTRL_CPUSET] = "cpuset",
+	[CTRL_MEMORY] = "memory", [CTRL_FREEZER] = "freezer",
+};
+
+/*
+ * What a controller is called in a cgroup2 cgroup.controllers: v2 counts CPU
+ * time in cpu.stat of the cpu controller, and freezes without a controller
+ * (NULL: any cgroup2 mount will do).
+ */
+static const char *const v2_names[CTRL_NR] = {
+	[CTRL_CPU] = "cpu",	  [CTRL_CPUACCT] = "cpu", [CTRL_CPUSET] = "cpuset",
+	[CTRL_MEMORY] = "memory", [CTRL_FREEZER] = NULL,
+};
+
+/* A limit at or above this is "no limit": v1 prints PAGE_COUNTER_MAX pages in bytes (~2^63). */
+#define MEM_UNLIMITED_MIN (1ULL << 62)
+
+static int copy_path(char *dst, size_t size, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= size)
+		return -ENAMETOOLONG;
+	memcpy(dst, src, n + 1);
+	return 0;
+}
+
+struct detect_state {
+	struct cgroup_ctrls *c;
+	char v2[PATH_MAX];
+};
+
+static int detect_mount(void *ctx, const char *mnt, bool v2, const char *superopts)
+{
+	struct detect_state *d = ctx;
+
+	if (v2) {
+		if (!d->v2[0])
+			copy_path(d->v2, sizeof(d->v2), mnt);
+		return 0;
+	}
+	for (int i = 0; i < CTRL_NR; i++)
+		if (!d->c->root[i][0] && cgroup_has_option(superopts, ctrl_names[i]))
+			copy_path(d->c->root[i], sizeof(d->c->root[i]), mnt);
+	return 0;
+}
+
+int cgroup_ctrls_detect(struct cgroup_ctrls *c, const char *mountinfo_path)
+{
+	struct detect_state d = {.c = c};
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	err = cgroup_mounts_foreach(mountinfo_path, detect_mount, &d);
+	if (err)
+		return err;
+	/* A v1 mount wins: on hybrid hosts the cgroup2 mount has no controller the kubelet uses. */
+	for (int i = 0; i < CTRL_NR && d.v2[0]; i++) {
+		if (c->root[i][0] || (v2_names[i] && !cgroup_v2_has_controller(d.v2, v2_names[i])))
+			continue;
+		copy_path(c->root[i], sizeof(c->root[i]), d.v2);
+		c->v2[i] = true;
+	}
+	return c->root[CTRL_CPU][0] ? 0 : -ENOENT;
+}
+
+void cgroup_ctrls_fake(struct cgroup_ctrls *c, const char *root, bool v2)
+{
+	memset(c, 0, sizeof(*c));
+	for (int i = 0; i < CTRL_NR; i++) {
+		if (v2)
+			snprintf(c->root[i], sizeof(c->root[i]), "%s", root);
+		else
+			snprintf(c->root[i], sizeof(c->root[i]), "%s/%s", root, ctrl_names[i]);
+		c->v2[i] = v2;
+	}
+}
+
+int cg_path(const struct cgroup_ctrls *c, enum cg_ctrl ctrl, const char *rel, const char *file,
+	    char *out, size_t size)
+{
+	int n;
+
+	if ((unsigned int)ctrl >= CTRL_NR || !c->root[ctrl][0])
+		return -EOPNOTSUPP;
+	n = snprintf(out, size, "%s%s%s%s%s", c->root[ctrl], *rel ? "/" : "", rel, *file ? "/" : "",
+		     file);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* A file is missing: -ENOENT when its cgroup is gone, -EOPNOTSUPP when the kernel lacks it. */
+static int missing(const struct cgroup_ctrls *c, enum cg_ctrl ctrl, const char *rel)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (cg_path(c, ctrl, rel, "", dir, sizeof(dir)))
+		return -ENOENT;
+	return stat(dir, &st) ? -ENOENT : -EOPNOTSUPP;
+}
+
+/* The file's text, trailing blanks dropped. A full buffer may be a cut one: -EOVERFLOW. */
+int cg_read_file(const struct cgroup_ctrls *c, enum cg_ctrl ctrl, const char *rel, const char *file,
+		 char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	size_t n;
+	int err = cg_path(c, ctrl, rel, file, path, sizeof(path));
+
+	if (err)
+		return err;
+	err = read_file_at(AT_FDCWD, path, buf, size);
+	if (err == -ENOENT)
+		return missing(c, ctrl, rel);
+	if (err)
+		return err;
+	n = strlen(buf);
+	if (n + 1 >= size)
+		return -EOVERFLOW;
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return 0;
+}
+
+/*
+ * One write() of the whole text. Never O_CREAT: a missing file means the
+ * cgroup or the kernel feature is missing, and creating it would hide that.
+ * O_TRUNC is ignored by cgroupfs (as every `echo x > file` relies on) and
+ * makes a test's plain file hold what the kernel would show.
+ */
+int cg_write_file(const struct cgroup_ctrls *c, enum cg_ctrl ctrl, const char *rel,
+		  const char *file, const char *text)
+{
+	char path[PATH_MAX];
+	/* cgroupfs strips the newline; a zero-length write() may not reach the kernel's handler. */
+	const char *out = *text ? text : "\n";
+	size_t len = strlen(out);
+	ssize_t n;
+	int fd, err = cg_path(c, ctrl, rel, file, path, sizeof(path));
+
+	if (err)
+		return err;
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? missing(c, ctrl, rel) : -errno;
+	n = write(fd, out, len);
+	err = n < 0 ? -errno : (size_t)n != len ? -EIO : 0;
+	close(fd);
+	return err;
+}
+
+static int parse_i64(const char *s, int64_t *v)
+{
+	char *end;
+	long long x;
+
+	errno = 0;
+	x = strtoll(s, &end, 10);
+	if (errno || end == s || (*end && *end != '\n' && *end != ' '))
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	int64_t x;
+
+	if (parse_i64(s, &x) || x < 0)
+		return -EINVAL;
+	*v = (uint64_t)x;
+	return 0;
+}
+
+/* v2 cpu.max: "max 100000" or "50000 100000". */
+static int parse_cpu_max(const char *s, int64_t *quota, uint64_t *period)
+{
+	char q[32];
+	unsigned long long p;
+
+	if (sscanf(s, "%31s %llu", q, &p) != 2)
+		return -EINVAL;
+	*period = p;
+	if (!strcmp(q, "max")) {
+		*quota = -1;
+		return 0;
+	}
+	return parse_i64(q, quota) || *quota < 0 ? -EINVAL : 0;
+}
+
+/* "key value" lines (cpu.stat, memory.stat): -EOPNOTSUPP when the key is absent. */
+static int stat_get(const char *text, const char *key, uint64_t *v)
+{
+	size_t n = strlen(key);
+
+	for (const char *p = text; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, key, n) && p[n] == ' ')
+			return parse_u64(p + n + 1, v);
+	return -EOPNOTSUPP;
+}
+
+static int read_u64(const struct cgroup_ctrls *c, enum cg_ctrl ctrl, const char *rel,
+		    const char *file, uint64_t *v)
+{
+	char buf[64];
+	int err = cg_read_file(c, ctrl, rel, file, buf, sizeof(buf));
+
+	return err ? err : parse_u64(buf, v);
+}
+
+enum cg_ctrl cg_knob_ctrl(enum cg_knob k)
+{
+	return k == CG_KNOB_CPUS ? CTRL_CPUSET : CTRL_CPU;
+}
+
+const char *cg_knob_file(const struct cgroup_ctrls *c, enum cg_knob k)
+{
+	static const char *const files[CG_KNOB_NR][2] = {
+		[CG_KNOB_QUOTA] = {"cpu.cfs_quota_us", "cpu.max"},
+		[CG_KNOB_BURST] = {"cpu.cfs_burst_us", "cpu.max.burst"},
+		[CG_KNOB_IDLE] = {"cpu.idle", "cpu.idle"},
+		[CG_KNOB_CPUS] = {"cpuset.cpus", "cpuset.cpus"},
+	};
+
+	if ((unsigned int)k >= CG_KNOB_NR)
+		return "?";
+	return files[k][c->v2[cg_knob_ctrl(k)]];
+}
+
+int cg_read_knob(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel, char *text,
+		 size_t size)
+{
+	return cg_read_file(c, cg_knob_ctrl(k), rel, cg_knob_file(c, k), text, size);
+}
+
+int cg_write_knob(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel, const char *text)
+{
+	return cg_write_file(c, cg_knob_ctrl(k), rel, cg_knob_file(c, k), text);
+}
+
+int cg_knob_format(const struct cgroup_ctrls *c, enum cg_knob k, int64_t value, uint64_t period_us,
+		   char *text, size_t size)
+{
+	int n;
+
+	switch (k) {
+	case CG_KNOB_QUOTA:
+		if (value < -1)
+			return -EINVAL;
+		if (!c->v2[CTRL_CPU])
+			n = snprintf(text, size, "%lld", (long long)value);
+		else if (value < 0)
+			n = snprintf(text, size, "max %llu", (unsigned long long)period_us);
+		else
+			n = snprintf(text, size, "%lld %llu", (long long)value,
+				     (unsigned long long)period_us);
+		break;
+	case CG_KNOB_BURST:
+	case CG_KNOB_IDLE:
+		if (value < 0)
+			return -EINVAL;
+		n = snprintf(text, size, "%lld", (long long)value);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int cg_knob_parse(const struct cgroup_ctrls *c, enum cg_knob k, const char *text, int64_t *value)
+{
+	uint64_t period;
+
+	switch (k) {
+	case CG_KNOB_QUOTA:
+		if (c->v2[CTRL_CPU])
+			return parse_cpu_max(text, value, &period);
+		if (parse_i64(text, value))
+			return -EINVAL;
+		if (*value < 0) /* v1 prints -1 for "no quota" */
+			*value = -1;
+		return 0;
+	case CG_KNOB_BURST:
+	case CG_KNOB_IDLE:
+		return parse_i64(text, value);
+	default:
+		return -EINVAL;
+	}
+}
+
+int cg_read_quota(const struct cgroup_ctrls *c, const char *rel, int64_t *quota_us,
+		  uint64_t *period_us)
+{
+	char buf[64];
+	int err = cg_read_knob(c, CG_KNOB_QUOTA, rel, buf, sizeof(buf));
+
+	if (err)
+		return err;
+	if (c->v2[CTRL_CPU])
+		return parse_cpu_max(buf, quota_us, period_us);
+	err = cg_knob_parse(c, CG_KNOB_QUOTA, buf, quota_us);
+	return err ? err : read_u64(c, CTRL_CPU, rel, "cpu.cfs_period_us", period_us);
+}
+
+/* Formats a number knob and writes it. */
+static int write_number(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel,
+			int64_t value, uint64_t period_us)
+{
+	char text[64];
+	int err = cg_knob_format(c, k, value, period_us, text, sizeof(text));
+
+	return err ? err : cg_write_knob(c, k, rel, text);
+}
+
+int cg_write_quota(const struct cgroup_ctrls *c, const char *rel, int64_t quota_us)
+{
+	int64_t old;
+	uint64_t period;
+	int err = cg_read_quota(c, rel, &old, &period);
+
+	return err ? err : write_number(c, CG_KNOB_QUOTA, rel, quota_us, period);
+}
+
+static int read_number(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel,
+		       int64_t *value)
+{
+	char buf[64];
+	int err = cg_read_knob(c, k, rel, buf, sizeof(buf));
+
+	return err ? err : cg_knob_parse(c, k, buf, value);
+}
+
+int cg_read_burst(const struct cgroup_ctrls *c, const char *rel, int64_t *burst_us)
+{
+	return read_number(c, CG_KNOB_BURST, rel, burst_us);
+}
+
+int cg_write_burst(const struct cgroup_ctrls *c, const char *rel, int64_t burst_us)
+{
+	return write_number(c, CG_KNOB_BURST, rel, burst_us, 0);
+}
+
+int cg_read_idle(const struct cgroup_ctrls *c, const char *rel, int *idle)
+{
+	int64_t v;
+	int err = read_number(c, CG_KNOB_IDLE, rel, &v);
+
+	if (!err)
+		*idle = (int)v;
+	return err;
+}
+
+int cg_write_idle(const struct cgroup_ctrls *c, const char *rel, int idle)
+{
+	return write_number(c, CG_KNOB_IDLE, rel, idle, 0);
+}
+
+int cg_read_cpus(const struct cgroup_ctrls *c, const char *rel, char *cpus, size_t size)
+{
+	return cg_read_knob(c, CG_KNOB_CPUS, rel, cpus, size);
+}
+
+int cg_write_cpus(const struct cgroup_ctrls *c, const char *rel, const char *cpus)
+{
+	if (!cpus[strspn(cpus, " \n")])
+		return -EINVAL;
+	return cg_write_knob(c, CG_KNOB_CPUS, rel, cpus);
+}
+
+int cg_read_effective_cpus(const struct cgroup_ctrls *c, const char *rel, char *cpus, size_t size)
+{
+	const char *file = c->v2[CTRL_CPUSET] ? "cpuset.cpus.effective" : "cpuset.effective_cpus";
+
+	return cg_read_file(c, CTRL_CPUSET, rel, file, cpus, size);
+}
+
+/*
+ * The kubelet maps shares to weight as 1 + ((shares - 2) * 9999) / 262142,
+ * rounding down, so each weight stands for a range of about 26 shares. The
+ * middle of that range, 2 + (w - 0.5) * 262142 / 9999, is off by at most
+ * half of it (13 shares, 0.013 CPU) for any shares the kubelet wrote.
+ */
+static double weight_to_shares(uint64_t weight)
+{
+	double shares = 2 + ((double)weight - 0.5) * 262142.0 / 9999.0;
+
+	return shares < 2 ? 2 : shares > 262144 ? 262144 : shares;
+}
+
+int cg_read_request_cpus(const struct cgroup_ctrls *c, const char *rel, double *cpus)
+{
+	uint64_t v;
+	int err;
+
+	if (c->v2[CTRL_CPU]) {
+		err = read_u64(c, CTRL_CPU, rel, "cpu.weight", &v);
+		if (!err)
+			*cpus = weight_to_shares(v) / 1024.0;
+		return err;
+	}
+	err = read_u64(c, CTRL_CPU, rel, "cpu.shares", &v);
+	if (!err)
+		*cpus = (double)v / 1024.0;
+	return err;
+}
+
+int cg_read_usage_ns(const struct cgroup_ctrls *c, const char *rel, uint64_t *ns)
+{
+	char buf[1024];
+	uint64_t us;
+	int err;
+
+	if (!c->v2[CTRL_CPUACCT])
+		return read_u64(c, CTRL_CPUACCT, rel, "cpuacct.usage", ns);
+	err = cg_read_file(c, CTRL_CPUACCT, rel, "cpu.stat", buf, sizeof(buf));
+	if (!err)
+		err = stat_get(buf, "usage_usec", &us);
+	if (!err)
+		*ns = us * 1000;
+	return err;
+}
+
+int cg_read_throttle(const struct cgroup_ctrls *c, const char *rel, uint64_t *nr_periods,
+		     uint64_t *nr_throttled)
+{
+	char buf[1024];
+	int err = cg_read_file(c, CTRL_CPU, rel, "cpu.stat", buf, sizeof(buf));
+
+	if (!err)
+		err = stat_get(buf, "nr_periods", nr_periods);
+	return err ? err : stat_get(buf, "nr_throttled", nr_throttled);
+}
+
+int cg_read_mem(const struct cgroup_ctrls *c, const char *rel, struct cg_mem *m)
+{
+	static const char *const keys[2][3] = {
+		{"total_rss", "total_unevictable", "total_inactive_file"},
+		{"anon", "unevictable", "inactive_file"},
+	};
+	bool v2 = c->v2[CTRL_MEMORY];
+	char buf[16384];
+	int err;
+
+	err = read_u64(c, CTRL_MEMORY, rel, v2 ? "memory.current" : "memory.usage_in_bytes",
+		       &m->usage);
+	if (err)
+		return err;
+	err = cg_read_file(c, CTRL_MEMORY, rel, v2 ? "memory.max" : "memory.limit_in_bytes", buf,
+			   sizeof(buf));
+	if (err)
+		return err;
+	if (!strcmp(buf, "max"))
+		m->limit = UINT64_MAX;
+	else if (parse_u64(buf, &m->limit))
+		return -EINVAL;
+	if (m->limit >= MEM_UNLIMITED_MIN)
+		m->limit = UINT64_MAX;
+	err = cg_read_file(c, CTRL_MEMORY, rel, "memory.stat", buf, sizeof(buf));
+	if (!err)
+		err = stat_get(buf, keys[v2][0], &m->anon);
+	if (!err)
+		err = stat_get(buf, keys[v2][1], &m->unevictable);
+	return err ? err : stat_get(buf, keys[v2][2], &m->inactive_file);
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The cgroup files the agent reads and the actuator writes, for cgroup v1
+ * (one hierarchy per controller, as on hybrid hosts) and v2 alike: which
+ * mount, which file, which units. Every path is relative to the
+ * controller's root and means the same directory in every hierarchy (the
+ * kubelet and the tests create each cgroup in all of them).
+ *
+ * Only user/actuate/ calls the cg_write_* functions.
+ */
+#ifndef QOSLET_CGROUP_KNOB_H
+#define QOSLET_CGROUP_KNOB_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum cg_ctrl {
+	CTRL_CPU = 0, /* quota, burst, idle, shares/weight, cpu.stat */
+	CTRL_CPUACCT, /* CPU time on v1 (v2: cpu.stat usage_usec) */
+	CTRL_CPUSET,
+	CTRL_MEMORY,
+	CTRL_FREEZER, /* v1 only; v2 has cgroup.freeze */
+	CTRL_NR,
+};
+
+/* Where each controller is mounted: "" when it is not. */
+struct cgroup_ctrls {
+	char root[CTRL_NR][PATH_MAX];
+	bool v2[CTRL_NR]; /* the controller is on the cgroup2 mount */
+};
+
+/*
+ * Finds each controller in a mountinfo file: its v1 mount, else the cgroup2
+ * mount when that one lists it in cgroup.controllers (freezer: cgroup2 always,
+ * through cgroup.freeze). Returns 0, or -ENOENT when not even the cpu
+ * controller is mounted.
+ */
+int cgroup_ctrls_detect(struct cgroup_ctrls *c, const char *mountinfo_path);
+
+/*
+ * Test and replay hook: every controller under one directory tree
+ * (root/<cpu|cpuacct|cpuset|memory|freezer>/ on v1, root itself on v2).
+ */
+void cgroup_ctrls_fake(struct cgroup_ctrls *c, const char *root, bool v2);
+
+/* Absolute path of `file` (e.g. "cpu.stat") of cgroup `rel` in controller `ctrl`. */
+int cg_path(const struct cgroup_ctrls *c, enum cg_ctrl ctrl, const char *rel, const char *file,
+	    char *out, size_t size);
+
+/*
+ * Every read/write returns 0, -errno, -ENOENT when the cgroup does not exist,
+ * or -EOPNOTSUPP when the cgroup exists but the file does not (the kernel
+ * lacks it). Writes never create a file.
+ */
+
+/* Any file of a cgroup as text, trailing newline dropped; -EOVERFLOW when it does not fit. */
+int cg_read_file(const struct cgroup_ctrls *c, enum cg_ctrl ctrl, const char *rel, const char *file,
+		 char *buf, size_t size);
+/* One write() of text ("" is written as a newline: the kernel strips it). */
+int cg_write_file(const struct cgroup_ctrls *c, enum cg_ctrl ctrl, const char *rel,
+		  const char *file, const char *text);
+
+/* CFS bandwidth: quota_us -1 = unlimited. v1 cpu.cfs_quota_us + cfs_period_us, v2 cpu.max. */
+int cg_read_quota(const struct cgroup_ctrls *c, const char *rel, int64_t *quota_us,
+		  uint64_t *period_us);
+/* Writes the quota, keeping the period. */
+int cg_write_quota(const struct cgroup_ctrls *c, const char *rel, int64_t quota_us);
+
+/* v1 cpu.cfs_burst_us, v2 cpu.max.burst (us both). */
+int cg_read_burst(const struct cgroup_ctrls *c, const char *rel, int64_t *burst_us);
+int cg_write_burst(const struct cgroup_ctrls *c, const char *rel, int64_t burst_us);
+
+/* cpu.idle (kernel 5.15+, v1 and v2). */
+int cg_read_idle(const struct cgroup_ctrls *c, const char *rel, int *idle);
+int cg_write_idle(const struct cgroup_ctrls *c, const char *rel, int idle);
+
+/* cpuset.cpus as the kernel prints it ("" when unset on v2). */
+int cg_read_cpus(const struct cgroup_ctrls *c, const char *rel, char *cpus, size_t size);
+/* Refuses an empty list with -EINVAL (the kernel would take it as "no CPU"). */
+int cg_write_cpus(const struct cgroup_ctrls *c, const char *rel, const char *cpus);
+/*
+ * The CPUs the cgroup may really use, for capacity: v1 cpuset.effective_cpus,
+ * v2 cpuset.cpus.effective.
+ */
+int cg_read_effective_cpus(const struct cgroup_ctrls *c, const char *rel, char *cpus, size_t size);
+
+/* CPU request in CPUs: v1 cpu.shares / 1024, v2 cpu.weight mapped back to shares the kubelet's way.
+ */
+int cg_read_request_cpus(const struct cgroup_ctrls *c, const char *rel, double *cpus);
+
+/* Total CPU time of the subtree in ns: v1 cpuacct.usage, v2 cpu.stat usage_usec. */
+int cg_read_usage_ns(const struct cgroup_ctrls *c, const char *rel, uint64_t *ns);
+
+/* cpu.stat nr_periods / nr_throttled (v1 and v2 use the same names). */
+int cg_read_throttle(const struct cgroup_ctrls *c, const char *rel, uint64_t *nr_periods,
+		     uint64_t *nr_throttled);
+
+struct cg_mem {
+	uint64_t usage;	      /* v1 memory.usage_in_bytes, v2 memory.current */
+	uint64_t limit;	      /* UINT64_MAX when unlimited */
+	uint64_t anon;	      /* memory.stat: v1 total_rss (hierarchical), v2 anon */
+	uint64_t unevictable; /* v1 total_unevictable, v2 unevictable */
+	uint64_t inactive_file;
+};
+int cg_read_mem(const struct cgroup_ctrls *c, const char *rel, struct cg_mem *m);
+
+/*
+ * Pids in cgroup.procs of `rel` alone (not its children), in the cpu
+ * hierarchy: *n of at most max; -E2BIG (with max of them) when it has more.
+ */
+int cg_read_procs(const struct cgroup_ctrls *c, const char *rel, int *pids, size_t max, size_t *n);
+
+/*
+ * Kills every task of the subtree: v2 cgroup.kill where it exists; else
+ * freeze (v1 freezer / v2 cgroup.freeze, when present), SIGKILL every pid
+ * of every cgroup of the subtree, thaw, repeated until empty or 1 s passed.
+ * Returns the number of tasks signalled (for cgroup.kill: the tasks the
+ * subtree held), or -errno.
+ */
+int cg_kill_subtree(const struct cgroup_ctrls *c, const char *rel);
+
+/* Tasks (cgroup.procs entries) of the whole subtree in the cpu hierarchy, or -errno. */
+int cg_count_subtree_procs(const struct cgroup_ctrls *c, const char *rel);
+
+/*
+ * The cgroups of the subtree at `rel` in ctrl's hierarchy, rel first and
+ * every parent before its children (pre-order; reversed, children come
+ * before parents). Directories that vanish during the walk are skipped.
+ * Returns 0, -ENOENT when rel itself is gone, or -errno.
+ */
+struct cg_list {
+	char **v; /* paths relative to the root */
+	size_t n, cap;
+};
+int cg_subtree(const struct cgroup_ctrls *c, enum cg_ctrl ctrl, const char *rel,
+	       struct cg_list *out);
+void cg_list_free(struct cg_list *l);
+
+/*
+ * The knobs the actuator sets, one file each, as text: what the kernel
+ * prints and takes ("50000 100000" in v2 cpu.max, "50000" in v1
+ * cpu.cfs_quota_us, "0-1", "1"). The actuator journals and restores these
+ * texts as they were.
+ */
+enum cg_knob {
+	CG_KNOB_QUOTA = 0, /* v1 cpu.cfs_quota_us, v2 cpu.max */
+	CG_KNOB_BURST,	   /* v1 cpu.cfs_burst_us, v2 cpu.max.burst */
+	CG_KNOB_IDLE,	   /* cpu.idle */
+	CG_KNOB_CPUS,	   /* cpuset.cpus */
+	CG_KNOB_NR,
+};
+
+enum cg_ctrl cg_knob_ctrl(enum cg_knob k);
+/* The knob's file name on this host ("cpu.max", "cpu.cfs_quota_us", ...). */
+const char *cg_knob_file(const struct cgroup_ctrls *c, enum cg_knob k);
+/* cg_read_file / cg_write_file of the knob's file. */
+int cg_read_knob(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel, char *text,
+		 size_t size);
+/* Any text, "" included: it restores an unset v2 cpuset. */
+int cg_write_knob(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel, const char *text);
+/*
+ * The text that sets a number knob (not CG_KNOB_CPUS) to value: quota -1 is
+ * unlimited, period_us is the period a v2 cpu.max keeps. -EINVAL, -ENAMETOOLONG.
+ */
+int cg_knob_format(const struct cgroup_ctrls *c, enum cg_knob k, int64_t value, uint64_t period_us,
+		   char *text, size_t size);
+/* The value of a number knob's text (quota: -1 unlimited); -EINVAL when it is not one. */
+int cg_knob_parse(const struct cgroup_ctrls *c, enum cg_knob k, const char *text, int64_t *value);
+
+#endif

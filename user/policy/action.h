@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What a policy asks for: a desired setting of one unit's knob (or an
+ * eviction, or a finding to report), with the rule that fired and the numbers
+ * it saw. Policies append to an action_list; the agent turns each action into
+ * a decision record and hands the writes to the actuator.
+ */
+#ifndef QOSLET_POLICY_ACTION_H
+#define QOSLET_POLICY_ACTION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+enum act_kind {
+	ACT_CPU_QUOTA = 0, /* value = quota in us (-1 unlimited), period kept */
+	ACT_CPU_BURST,	   /* value = burst in us */
+	ACT_CPUSET,	   /* cpus = CPU list */
+	ACT_CPU_IDLE,	   /* value = 0 or 1 */
+	ACT_EVICT,	   /* evict the unit (the configured eviction action) */
+	ACT_REPORT,	   /* an interference finding: nothing to write */
+	ACT_NR,
+};
+
+/* "cpu_quota", "cpu_burst", "cpuset", "cpu_idle", "evict", "report". */
+const char *act_kind_name(enum act_kind k);
+
+#define ACT_EVIDENCE_MAX 10
+
+/* One number the rule looked at, e.g. {"be_allowed_cpus", 0.8}. */
+struct act_evidence {
+	const char *name; /* static string */
+	double value;
+};
+
+struct action {
+	enum act_kind kind;
+	uint64_t id;		    /* target unit */
+	char path[POL_PATH_MAX];    /* target unit's path */
+	enum qos_class cls;	    /* target unit's class */
+	int64_t value;		    /* quota / burst / idle, per kind */
+	char cpus[POL_CPULIST_MAX]; /* ACT_CPUSET */
+	const char *rule;	    /* static: "suppress.cfs_quota", "burst.scale_up", ... */
+	/*
+	 * Set by the plan when no policy wants the setting any more (a cap
+	 * lapsed, a policy let go): give the knob back its owner's value.
+	 * value/cpus are then meaningless.
+	 */
+	bool restore;
+	uint64_t related_id; /* the other party (a culprit, a victim); 0 none */
+	char related[POL_PATH_MAX];
+	struct act_evidence ev[ACT_EVIDENCE_MAX];
+	size_t n_ev;
+};
+
+struct action_list {
+	struct action *v;
+	size_t n, cap;
+};
+
+/*
+ * Appends a zeroed action aimed at unit u (id, path, class filled), or NULL
+ * when out of memory.
+ */
+struct action *action_add(struct action_list *l, enum act_kind kind, const struct pol_unit *u,
+			  const char *rule);
+
+/* Adds one evidence number; more than ACT_EVIDENCE_MAX is a programming error (asserts). */
+void action_evidence(struct action *a, const char *name, double value);
+
+void action_list_clear(struct action_list *l);
+void action_list_free(struct action_list *l);
+
+#endif

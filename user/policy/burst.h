@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * CPU burst for LS units with a CPU limit: a kernel burst allowance (cpu.cfs_burst_us,
+ * cpu.max.burst) and a CFS quota scaled up while throttled, never below the limit.
+ */
+#ifndef QOSLET_POLICY_BURST_H
+#define QOSLET_POLICY_BURST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "action.h"
+#include "config.h"
+#include "model.h"
+
+/* What burst remembers of one unit. */
+struct burst_unit_state {
+	uint64_t id;
+	double quota_cpus;	  /* the quota it asked for last tick, in CPUs */
+	uint64_t budget_period;	  /* which budget period (ts_ns / budget_period_s) ... */
+	double budget_used_cpu_s; /* ... and the CPU-seconds used above the limit in it */
+};
+
+/* Everything the policy remembers between ticks; all zero is the initial state. */
+struct burst_state {
+	struct burst_unit_state *v; /* sorted by id: the units burst governed last tick */
+	size_t n;
+};
+
+/*
+ * One tick: appends the actions this policy wants to out. Pure: reads only
+ * its arguments. Returns 0 or -ENOMEM.
+ */
+int burst_run(const struct pol_input *in, const struct burst_config *cfg, struct burst_state *st,
+	      struct action_list *out);
+void burst_state_free(struct burst_state *st);
+
+#endif

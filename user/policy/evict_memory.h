@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Memory eviction, after koordlet's model: when node memory use reaches
+ * threshold x capacity, evict BE units until it would fall to release x
+ * capacity, lowest priority first, then the largest anon + unevictable.
+ */
+#ifndef QOSLET_POLICY_EVICT_MEMORY_H
+#define QOSLET_POLICY_EVICT_MEMORY_H
+
+#include "action.h"
+#include "config.h"
+#include "evict_round.h"
+#include "model.h"
+
+/* Everything the policy remembers between ticks; all zero is the initial state. */
+struct evict_memory_state {
+	struct evict_round round; /* cool-down and the units named in the last 30 s */
+};
+
+/*
+ * One tick: appends the actions this policy wants to out. Pure: reads only
+ * its arguments. Returns 0 or -ENOMEM.
+ */
+int evict_memory_run(const struct pol_input *in, const struct evict_memory_config *cfg,
+		     struct evict_memory_state *st, struct action_list *out);
+void evict_memory_state_free(struct evict_memory_state *st);
+
+#endif

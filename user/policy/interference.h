@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Interference detection: finds LS units that suffer (run-queue p99 over
+ * its SLO on k of n windows, or CPI outliers in the manner of Google's
+ * CPI2), names the unit that delayed them most (the blame data, backed by
+ * the correlation of the victim's CPI with each suspect's CPU use), reports
+ * it, and caps it for a while when it is BE.
+ */
+#ifndef QOSLET_POLICY_INTERFERENCE_H
+#define QOSLET_POLICY_INTERFERENCE_H
+
+#include <stdint.h>
+
+#include "action.h"
+#include "config.h"
+#include "model.h"
+
+/* Ranges the config must respect (interference_run() refuses others with -EINVAL). */
+#define INTERFERENCE_RQ_N_MAX	      64 /* rq_n: the window history is one 64-bit word */
+#define INTERFERENCE_CPI_OUTLIERS_MAX 16 /* cpi_outliers: outlier times kept per unit */
+
+/* Ticks of CPI and CPU use kept per unit for the correlation. */
+#define INTERFERENCE_HISTORY 64
+
+/*
+ * One unit of the last input (every class: any unit can be a suspect).
+ * About 0.7 KiB each, so the state grows linearly with the units, plus the
+ * blame pairs with an LS victim of the last rq_n ticks, plus one small entry
+ * per pair reported and per cap within the last cap_s.
+ */
+struct interference_unit {
+	uint64_t id;
+	uint64_t first_tick; /* ring slots of older ticks are not this unit's */
+
+	/* (a) run-queue SLO, LS units: the last counted windows, newest in bit 0. */
+	uint64_t rq_over;	 /* 1 = the window's p99 was over the threshold */
+	unsigned int rq_windows; /* counted windows so far, up to INTERFERENCE_RQ_N_MAX */
+	double rq_p99_ns;	 /* of the last counted window */
+
+	/* (b) CPI, LS units: Welford's mean and variance of the non-outlier samples. */
+	uint64_t cpi_n;
+	double cpi_mean, cpi_m2;
+	uint64_t outlier_ns[INTERFERENCE_CPI_OUTLIERS_MAX]; /* ring of the last outliers' ts */
+	unsigned int n_outliers;			    /* ever seen; ring index = n % max */
+
+	/* Per tick, slot tick % INTERFERENCE_HISTORY; NAN = no usable sample. */
+	float cpi_hist[INTERFERENCE_HISTORY]; /* LS units with a usable CPI sample */
+	float cpu_hist[INTERFERENCE_HISTORY]; /* every unit's cpu_used */
+};
+
+/* One tick's blame pairs with an LS victim, sorted as in the input. */
+struct interference_blame {
+	uint64_t tick; /* 0 = empty */
+	struct pol_blame *v;
+	size_t n, cap;
+};
+
+/* A (victim, culprit) pair last reported at reported_ns. */
+struct interference_pair {
+	uint64_t victim, culprit;
+	uint64_t reported_ns;
+};
+
+/* A BE culprit capped until cap_s after guilty_ns, when it last was the top suspect. */
+struct interference_cap {
+	uint64_t culprit, victim;
+	uint64_t guilty_ns;
+};
+
+/* Everything the policy remembers between ticks; all zero is the initial state. */
+struct interference_state {
+	uint64_t tick;			 /* runs so far (the first is 1) */
+	struct interference_unit *units; /* one per unit of the last input, sorted by id */
+	size_t n_units;
+	struct interference_blame blame[INTERFERENCE_RQ_N_MAX]; /* slot tick % rq_n */
+	struct interference_pair *pairs;
+	size_t n_pairs, cap_pairs;
+	struct interference_cap *caps;
+	size_t n_caps, cap_caps;
+};
+
+/*
+ * One tick: appends the actions this policy wants to out. Pure: reads only
+ * its arguments. Returns 0, -ENOMEM, or -EINVAL for a config outside the
+ * ranges above (rq_n in 1..INTERFERENCE_RQ_N_MAX, rq_k in 1..rq_n,
+ * cpi_outliers in 1..INTERFERENCE_CPI_OUTLIERS_MAX).
+ */
+int interference_run(const struct pol_input *in, const struct interference_config *cfg,
+		     struct interference_state *st, struct action_list *out);
+void interference_state_free(struct interference_state *st);
+
+#endif

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the policies see: one plain description of the managed subtree per
+ * tick (struct pol_input), built by user/agent/inventory.c from the probes'
+ * snapshot and the cgroup files, recorded by `qoslet record` and fed back by
+ * `qoslet replay`. Policies read nothing else: no files, no clock (the only
+ * time is ts_ns), so a recording replays to the same decisions.
+ */
+#ifndef QOSLET_POLICY_MODEL_H
+#define QOSLET_POLICY_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../hist.h"
+
+/* Koordinator's QoS classes; UNMANAGED cgroups are measured but never acted on. */
+enum qos_class {
+	QOS_UNMANAGED = 0,
+	QOS_SYSTEM,
+	QOS_LSE, /* latency-sensitive, exclusive CPUs */
+	QOS_LSR, /* latency-sensitive, reserved CPUs (Guaranteed pods) */
+	QOS_LS,	 /* latency-sensitive, shared CPUs (Burstable pods) */
+	QOS_BE,	 /* best effort (batch) */
+	QOS_NR,
+};
+
+/* "UNMANAGED", "SYSTEM", "LSE", "LSR", "LS", "BE". */
+const char *qos_class_name(enum qos_class c);
+/* Parses the names above (case as written); -EINVAL for anything else. */
+int qos_class_parse(const char *s, enum qos_class *c);
+
+static inline bool qos_is_ls(enum qos_class c)
+{
+	return c == QOS_LSE || c == QOS_LSR || c == QOS_LS;
+}
+
+#define POL_PATH_MAX	512
+#define POL_CPULIST_MAX 256 /* "0-3,8-11" lists of a node's CPUs */
+#define POL_CPUS_MAX	256 /* CPUs described in pol_input.topo */
+
+/*
+ * One managed unit: a pod (kubelet layouts) or, standalone, a cgroup that a
+ * class glob of the config matched. Its numbers cover the unit's whole
+ * subtree (containers included). A limit "absent" is -1.
+ */
+struct pol_unit {
+	uint64_t id;		 /* cgroup id of the unit's directory */
+	char path[POL_PATH_MAX]; /* relative to the cgroup root, no leading '/' */
+	char pod_uid[40];	 /* "" outside Kubernetes */
+	enum qos_class cls;
+	int32_t priority; /* pod priority; 0 when unknown (lower is evicted first) */
+
+	/* Settings read at this tick. */
+	int64_t quota_us;	    /* CFS quota; -1 unlimited */
+	uint64_t period_us;	    /* CFS period */
+	int64_t burst_us;	    /* cpu.cfs_burst_us / cpu.max.burst; -1 absent */
+	int idle;		    /* cpu.idle 0/1; -1 absent */
+	char cpus[POL_CPULIST_MAX]; /* cpuset.cpus; "" unreadable or unset */
+	double request_cpus;	    /* from cpu.shares / cpu.weight (1024 shares = 1 CPU) */
+	double limit_cpus;	    /* the owner's limit (before qoslet changed it); -1 none */
+
+	/* Measured over the interval. */
+	double cpu_used;     /* CPUs: the kernel's CPU-time counter / interval */
+	uint64_t nr_periods; /* cpu.stat deltas */
+	uint64_t nr_throttled;
+	bool has_rq;		   /* the sched probe is on */
+	struct lat_hist rq;	   /* run-queue waits of the unit's tasks */
+	bool has_cpi;		   /* hardware cycles/instructions counted it */
+	double cpi;		   /* cycles per instruction in the interval */
+	uint64_t mem_anon_unevict; /* anon + unevictable bytes: eviction order */
+	uint64_t mem_used;	   /* working set bytes (usage - inactive file) */
+};
+
+/* The kernel's default CFS period, for a unit whose period is unknown (0). */
+#define POL_PERIOD_DEFAULT_US 100000
+
+static inline uint64_t pol_unit_period_us(const struct pol_unit *u)
+{
+	return u->period_us ? u->period_us : POL_PERIOD_DEFAULT_US;
+}
+
+/* Culprits that are not units: the CPU was idle, or a task outside every unit ran. */
+#define POL_CULPRIT_IDLE  0
+#define POL_CULPRIT_OTHER UINT64_MAX
+
+/* Who delayed whom, in unit ids. */
+struct pol_blame {
+	uint64_t victim;
+	uint64_t culprit;
+	uint64_t wait_ns;
+};
+
+/* Placement facts about one CPU, for cpuset choices. */
+struct pol_cpu {
+	int cpu;
+	int core;    /* core id: hyperthread siblings share it */
+	int package; /* socket */
+	int node;    /* NUMA node */
+};
+
+struct pol_input {
+	uint64_t ts_ns;	   /* CLOCK_REALTIME at the reading */
+	double interval_s; /* since the previous tick (shorter on a fast-path tick) */
+	bool cgroup_v2;	   /* the cpu controller is on cgroup v2 */
+	bool has_cpu_idle; /* cpu.idle exists */
+
+	/* Capacity: the subtree's limits when set, else the machine's. */
+	double cpus;			   /* CPUs */
+	char cpu_list[POL_CPULIST_MAX];	   /* the CPUs the subtree may use */
+	struct pol_cpu topo[POL_CPUS_MAX]; /* one per CPU of cpu_list */
+	size_t n_topo;
+	uint64_t mem_capacity; /* bytes */
+	uint64_t mem_used;     /* bytes, the way eviction counts it */
+	double node_cpu_used;  /* CPUs busy in the whole capacity (all users) */
+
+	struct pol_unit *units; /* sorted by id */
+	size_t n_units;
+	struct pol_blame *blame; /* this interval's waits, sorted by (victim, culprit) */
+	size_t n_blame;
+};
+
+/* Binary search by id; NULL when absent. */
+const struct pol_unit *pol_input_find(const struct pol_input *in, uint64_t id);
+void pol_input_free(struct pol_input *in);
+
+/*
+ * Seconds from the instant *then_ns (a ts_ns a policy kept) to now_ns.
+ * ts_ns is CLOCK_REALTIME, which can step back: then *then_ns moves to
+ * now_ns, so a running cool-down, window or cap restarts (0 s) instead of
+ * stalling until the clock catches up with it.
+ */
+static inline double pol_since_s(uint64_t now_ns, uint64_t *then_ns)
+{
+	if (now_ns < *then_ns)
+		*then_ns = now_ns;
+	return (double)(now_ns - *then_ns) / 1e9;
+}
+
+#endif

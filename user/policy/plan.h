@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The step between the policies' wishes and the actions taken: merges the
+ * wishes (the lowest CPU quota on a unit wins, in the place of its first
+ * wish, so a policy's order such as burst before quota holds), keeps only
+ * the ones that change something, and hands back settings no policy wants
+ * any more.
+ */
+#ifndef QOSLET_POLICY_PLAN_H
+#define QOSLET_POLICY_PLAN_H
+
+#include "action.h"
+#include "model.h"
+
+/* What the plan last asked of one knob of one unit. */
+struct plan_entry {
+	uint64_t id;
+	enum act_kind kind;
+	int64_t value;		    /* asked */
+	char cpus[POL_CPULIST_MAX]; /* asked (ACT_CPUSET) */
+	int64_t seen_value;	    /* the unit's value when last looked at */
+	char seen_cpus[POL_CPULIST_MAX];
+};
+
+struct plan_state {
+	struct plan_entry *v; /* sorted by (id, kind) */
+	size_t n, cap;
+};
+
+/*
+ * Appends to out what to do this tick, given every policy's wishes:
+ *  - a setting is asked again only when the wish changed, or when someone
+ *    else changed the value since it was last looked at (so dry-run, where
+ *    the value never changes, asks once, and a failed write is not retried
+ *    in a storm);
+ *  - a setting asked before that no policy wishes any more comes back as an
+ *    action with restore set (rule "plan.release");
+ *  - evictions and reports pass as they are.
+ * Returns 0 or -ENOMEM.
+ */
+int plan_apply(struct plan_state *st, const struct pol_input *in, const struct action_list *wishes,
+	       struct action_list *out);
+
+void plan_state_free(struct plan_state *st);
+
+#endif

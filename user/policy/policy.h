@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * One tick of every policy, the way the agent and `qoslet replay` both run
+ * it: each policy states what it wants, then the plan merges the wishes
+ * (the lowest CPU quota on a unit wins) and keeps only what changes.
+ */
+#ifndef QOSLET_POLICY_POLICY_H
+#define QOSLET_POLICY_POLICY_H
+
+#include "action.h"
+#include "burst.h"
+#include "config.h"
+#include "evict_cpu.h"
+#include "evict_memory.h"
+#include "interference.h"
+#include "model.h"
+#include "plan.h"
+#include "suppress.h"
+
+struct policy_state {
+	struct interference_state interference;
+	struct suppress_state suppress;
+	struct burst_state burst;
+	struct evict_memory_state evict_memory;
+	struct evict_cpu_state evict_cpu;
+	struct plan_state plan;
+	struct action_list wishes; /* scratch: every policy's wishes this tick */
+};
+
+/*
+ * Runs every enabled policy on `in` and appends to `out` the actions to
+ * take, in the order to take them. A setting is asked again only when the
+ * wish changed, or when someone else changed the value since it was asked
+ * (dry-run never changes it, so dry-run asks once). Returns 0 or -ENOMEM.
+ */
+int policy_tick(const struct pol_input *in, const struct agent_config *cfg, struct policy_state *st,
+		struct action_list *out);
+
+void policy_state_free(struct policy_state *st);
+
+#endif

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * BE suppression, after koordlet's model: BE may use what is left of
+ * capacity x threshold once non-BE units and the system have taken theirs.
+ * The allowance shrinks at once (LS needs the CPU now) and grows by at most
+ * max_growth x capacity per tick (so BE does not rush back into a load that
+ * may return); small changes are skipped to avoid churning cgroup writes.
+ */
+#include "suppress.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Words of a cpuset bitmap (struct suppress_state.cpuset). */
+#define SET_WORDS (POL_CPUS_MAX / 64)
+
+/* The kernel refuses a CFS quota under 1 ms (cpu.cfs_quota_us and cpu.max alike). */
+#define SUPPRESS_MIN_QUOTA_US 1000
+
+/* Sums of a tick, in CPUs; also the evidence every suppression action carries. */
+struct sup_meas {
+	double non_be;	   /* units of any class but BE */
+	double system;	   /* node use outside every unit */
+	double be;	   /* BE units */
+	double raw;	   /* the model's allowance, before floor and rate limit */
+	double allowed;	   /* what BE gets this tick */
+	size_t n_be;	   /* BE units */
+	double be_request; /* sum of BE units' requests */
+};
+
+static void measure(const struct pol_input *in, struct sup_meas *m)
+{
+	double all = 0;
+
+	memset(m, 0, sizeof(*m));
+	for (size_t i = 0; i < in->n_units; i++) {
+		const struct pol_unit *u = &in->units[i];
+
+		all += u->cpu_used;
+		if (u->cls != QOS_BE) {
+			m->non_be += u->cpu_used;
+			continue;
+		}
+		m->be += u->cpu_used;
+		m->n_be++;
+		m->be_request += fmax(u->request_cpus, 0);
+	}
+	m->system = fmax(in->node_cpu_used - all, 0);
+}
+
+static double clamp(double v, double lo, double hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The raw allowance after the floor, the growth cap and the min-change skip. */
+static double limit_allowance(const struct pol_input *in, const struct suppress_config *cfg,
+			      const struct suppress_state *st, double raw)
+{
+	double floor = fmin(cfg->min_cpus, in->cpus);
+	double v = clamp(raw, floor, in->cpus);
+	double prev = st->allowed_cpus;
+
+	if (!st->have_allowed)
+		return v;
+	if (v > prev + cfg->max_growth * in->cpus)
+		v = prev + cfg->max_growth * in->cpus;
+	if (fabs(v - prev) < cfg->min_change * in->cpus)
+		v = prev;
+	/* Again: the capacity may have changed since prev was decided. */
+	return clamp(v, floor, in->cpus);
+}
+
+static struct action *add(struct action_list *out, enum act_kind kind, const struct pol_unit *u,
+			  const char *rule, const struct pol_input *in,
+			  const struct suppress_config *cfg, const struct sup_meas *m)
+{
+	struct action *a = action_add(out, kind, u, rule);
+
+	if (!a)
+		return NULL;
+	action_evidence(a, "capacity_cpus", in->cpus);
+	action_evidence(a, "threshold", cfg->threshold);
+	action_evidence(a, "non_be_used_cpus", m->non_be);
+	action_evidence(a, "system_used_cpus", m->system);
+	action_evidence(a, "be_used_cpus", m->be);
+	action_evidence(a, "be_allowed_raw_cpus", m->raw);
+	action_evidence(a, "be_allowed_cpus", m->allowed);
+	return a;
+}
+
+/* cfsQuota: the allowance split among BE units by request (equally when none has one). */
+static int emit_quotas(const struct pol_input *in, const struct suppress_config *cfg,
+		       const struct sup_meas *m, struct action_list *out)
+{
+	for (size_t i = 0; i < in->n_units; i++) {
+		const struct pol_unit *u = &in->units[i];
+		double share;
+		int64_t quota;
+		struct action *a;
+
+		if (u->cls != QOS_BE)
+			continue;
+		share = m->be_request > 0 ? m->allowed * fmax(u->request_cpus, 0) / m->be_request
+					  : m->allowed / (double)m->n_be;
+		quota = llround(share * (double)pol_unit_period_us(u));
+		a = add(out, ACT_CPU_QUOTA, u, "suppress.cfs_quota", in, cfg, m);
+		if (!a)
+			return -ENOMEM;
+		/* A unit with no request still runs, at the kernel's minimum. */
+		a->value = quota < SUPPRESS_MIN_QUOTA_US ? SUPPRESS_MIN_QUOTA_US : quota;
+		action_evidence(a, "unit_request_cpus", u->request_cpus);
+		action_evidence(a, "unit_share_cpus", share);
+	}
+	return 0;
+}
+
+/* The cpuset is a bitmap over CPU numbers, so it stays meaningful when topo's order changes. */
+static bool bit_get(const uint64_t *set, int cpu)
+{
+	return set[cpu / 64] >> (cpu % 64) & 1;
+}
+
+static void bit_put(uint64_t *set, int cpu, bool on)
+{
+	if (on)
+		set[cpu / 64] |= 1ULL << (cpu % 64);
+	else
+		set[cpu / 64] &= ~(1ULL << (cpu % 64));
+}
+
+/*
+ * Where each CPU of topo sits: core[i] and node[i] are the topo index of the
+ * first CPU with the same (package, core) and the same NUMA node, so counts
+ * of chosen CPUs per core and per node live in arrays indexed like topo.
+ * A CPU is usable when the bitmap can hold its number (topo has at most
+ * POL_CPUS_MAX entries, but their numbers are the kernel's).
+ */
+struct sup_topo {
+	size_t n, usable;
+	size_t held; /* CPUs in the set */
+	const struct pol_cpu *cpu;
+	int core[POL_CPUS_MAX], node[POL_CPUS_MAX];
+	int core_size[POL_CPUS_MAX], core_held[POL_CPUS_MAX], node_held[POL_CPUS_MAX];
+	bool ok[POL_CPUS_MAX];
+};
+
+static_assert(POL_CPUS_MAX % 64 == 0, "the cpuset bitmap is whole words");
+
+static void topo_set(struct sup_topo *t, uint64_t *set, size_t i, bool on)
+{
+	int d = on ? 1 : -1;
+
+	bit_put(set, t->cpu[i].cpu, on);
+	t->held = on ? t->held + 1 : t->held - 1;
+	t->core_held[t->core[i]] += d;
+	t->node_held[t->node[i]] += d;
+}
+
+/* Indexes topo, and starts set with the CPUs of prev that topo still has. */
+static void topo_index(const struct pol_input *in, const uint64_t *prev, uint64_t *set,
+		       struct sup_topo *t)
+{
+	memset(t, 0, sizeof(*t));
+	memset(set, 0, SET_WORDS * sizeof(*set));
+	t->n = in->n_topo < POL_CPUS_MAX ? in->n_topo : POL_CPUS_MAX;
+	t->cpu = in->topo;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct pol_cpu *c = &t->cpu[i];
+		size_t j;
+
+		t->ok[i] = c->cpu >= 0 && c->cpu < POL_CPUS_MAX;
+		if (!t->ok[i])
+			continue;
+		t->usable++;
+		for (j = 0; j < i && !(t->ok[j] && t->cpu[j].package == c->package &&
+				       t->cpu[j].core == c->core);
+		     j++)
+			;
+		t->core[i] = (int)j;
+		for (j = 0; j < i && !(t->ok[j] && t->cpu[j].node == c->node); j++)
+			;
+		t->node[i] = (int)j;
+		t->core_size[t->core[i]]++;
+		if (bit_get(prev, c->cpu))
+			topo_set(t, set, i, true);
+	}
+}
+
+static bool core_partial(const struct sup_topo *t, size_t i)
+{
+	int held = t->core_held[t->core[i]];
+
+	return held > 0 && held < t->core_size[t->core[i]];
+}
+
+/*
+ * Whether CPU i is a better pick than CPU j. Adding (sign 1): a CPU that
+ * completes a partly held core (siblings stay together), else one on the node
+ * holding the fewest chosen CPUs (round robin over NUMA nodes), else the
+ * lowest number (a stable order). Removing (sign -1) mirrors it: break up no
+ * full core, drain the node holding the most, highest number first.
+ */
+static bool better(const struct sup_topo *t, size_t i, size_t j, int sign)
+{
+	int d;
+
+	if (core_partial(t, i) != core_partial(t, j))
+		return core_partial(t, i);
+	d = t->node_held[t->node[i]] - t->node_held[t->node[j]];
+	if (d)
+		return d * sign < 0;
+	return (t->cpu[i].cpu - t->cpu[j].cpu) * sign < 0;
+}
+
+static size_t pick(const struct sup_topo *t, const uint64_t *set, bool add)
+{
+	size_t best = t->n;
+
+	for (size_t i = 0; i < t->n; i++) {
+		if (!t->ok[i] || bit_get(set, t->cpu[i].cpu) == add)
+			continue;
+		if (best == t->n || better(t, i, best, add ? 1 : -1))
+			best = i;
+	}
+	return best;
+}
+
+/*
+ * Moves set to ceil(allowed) CPUs of topo (at least 1, at most all), keeping
+ * what it holds: CPUs gone from topo leave it, then CPUs are added or removed
+ * one at a time. Returns the number chosen; 0 when topo has no usable CPU.
+ */
+static size_t choose_cpus(const struct pol_input *in, double allowed, uint64_t *set)
+{
+	uint64_t prev[SET_WORDS];
+	struct sup_topo t;
+	size_t n;
+
+	memcpy(prev, set, sizeof(prev));
+	topo_index(in, prev, set, &t);
+	/* The epsilon keeps 2.0000000001 (sums of doubles) from becoming 3 CPUs. */
+	n = (size_t)fmax(ceil(allowed - 1e-9), 1); /* never an empty cpuset (ENOSPC) */
+	n = n > t.usable ? t.usable : n;	   /* 0 when there is none */
+	while (t.held < n)
+		topo_set(&t, set, pick(&t, set, true), true);
+	while (t.held > n)
+		topo_set(&t, set, pick(&t, set, false), false);
+	return n;
+}
+
+/* "0-3,8": the canonical list; -ENOSPC when it does not fit. */
+static int cpulist_format(const uint64_t *set, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int cpu = 0; cpu < POL_CPUS_MAX; cpu++) {
+		int last = cpu;
+		int w;
+
+		if (!bit_get(set, cpu))
+			continue;
+		while (last + 1 < POL_CPUS_MAX && bit_get(set, last + 1))
+			last++;
+		if (last == cpu)
+			w = snprintf(buf + len, size - len, "%s%d", len ? "," : "", cpu);
+		else
+			w = snprintf(buf + len, size - len, "%s%d-%d", len ? "," : "", cpu, last);
+		if (w < 0 || (size_t)w >= size - len)
+			return -ENOSPC;
+		len += (size_t)w;
+		cpu = last;
+	}
+	return 0;
+}
+
+/* cpuset: ceil(allowance) CPUs shared by every BE unit. */
+static int emit_cpusets(const struct pol_input *in, const struct suppress_config *cfg,
+			const struct sup_meas *m, struct suppress_state *st,
+			struct action_list *out)
+{
+	char list[POL_CPULIST_MAX];
+	size_t n;
+	int err;
+
+	/*
+	 * Without the topology qoslet does not know which CPUs the subtree may
+	 * use: a guessed list could name CPUs its parent lacks (EINVAL) or none.
+	 */
+	n = choose_cpus(in, m->allowed, st->cpuset);
+	if (!n)
+		return 0;
+	err = cpulist_format(st->cpuset, list, sizeof(list));
+	if (err)
+		return err;
+	for (size_t i = 0; i < in->n_units; i++) {
+		const struct pol_unit *u = &in->units[i];
+		struct action *a;
+
+		if (u->cls != QOS_BE)
+			continue;
+		a = add(out, ACT_CPUSET, u, "suppress.cpuset", in, cfg, m);
+		if (!a)
+			return -ENOMEM;
+		snprintf(a->cpus, sizeof(a->cpus), "%s", list);
+		action_evidence(a, "be_cpuset_cpus", (double)n);
+	}
+	return 0;
+}
+
+static int emit_idle(const struct pol_input *in, struct action_list *out)
+{
+	for (size_t i = 0; i < in->n_units; i++) {
+		const struct pol_unit *u = &in->units[i];
+		struct action *a;
+
+		if (u->cls != QOS_BE)
+			continue;
+		a = action_add(out, ACT_CPU_IDLE, u, "suppress.cpu_idle");
+		if (!a)
+			return -ENOMEM;
+		a->value = 1;
+	}
+	return 0;
+}
+
+int suppress_run(const struct pol_input *in, const struct suppress_config *cfg,
+		 struct suppress_state *st, struct action_list *out)
+{
+	struct sup_meas m;
+	int err;
+
+	if (!cfg->enabled) {
+		/* Enabled again later, it starts afresh rather than from a stale allowance. */
+		suppress_state_free(st);
+		return 0;
+	}
+	measure(in, &m);
+	m.raw = in->cpus * cfg->threshold - m.non_be - m.system;
+	m.allowed = limit_allowance(in, cfg, st, m.raw);
+	st->allowed_cpus = m.allowed;
+	st->have_allowed = true;
+
+	if (cfg->policy == SUPPRESS_CPUSET) {
+		err = emit_cpusets(in, cfg, &m, st, out);
+	} else {
+		memset(st->cpuset, 0, sizeof(st->cpuset));
+		err = emit_quotas(in, cfg, &m, out);
+	}
+	/* cpu.idle does not depend on the list: it still goes out when that did not fit. */
+	if (err != -ENOMEM && cfg->cpu_idle && in->has_cpu_idle) {
+		int idle_err = emit_idle(in, out);
+
+		err = err ? err : idle_err;
+	}
+	return err;
+}
+
+void suppress_state_free(struct suppress_state *st)
+{
+	memset(st, 0, sizeof(*st));
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * BE suppression: how much CPU best-effort units may use now (what LS, the
+ * system and the threshold leave), as a CFS quota per BE unit or a shared
+ * cpuset, rate-limited upwards; optionally cpu.idle=1 on BE units.
+ */
+#ifndef QOSLET_POLICY_SUPPRESS_H
+#define QOSLET_POLICY_SUPPRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "action.h"
+#include "config.h"
+#include "model.h"
+
+/* Everything the policy remembers between ticks; all zero is the initial state. */
+struct suppress_state {
+	bool have_allowed;   /* allowed_cpus holds a previous tick's allowance */
+	double allowed_cpus; /* BE's allowance after rate limiting, last tick */
+	/* cpuset policy: BE's CPUs last tick, bit n = CPU n (empty: none chosen yet) */
+	uint64_t cpuset[POL_CPUS_MAX / 64];
+};
+
+/*
+ * One tick: appends the actions this policy wants to out. Pure: reads only
+ * its arguments. Returns 0, -ENOMEM, or -ENOSPC when the chosen CPUs do not
+ * fit in a POL_CPULIST_MAX list (no cpuset action is emitted then).
+ */
+int suppress_run(const struct pol_input *in, const struct suppress_config *cfg,
+		 struct suppress_state *st, struct action_list *out);
+void suppress_state_free(struct suppress_state *st);
+
+#endif
