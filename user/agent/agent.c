@@ -36,6 +36,8 @@
  */
 #define FOLLOW_UP_NS (100 * 1000000ull)
 #define FOLLOW_UPS   3
+/* A one-line summary of what the agent sees, at the first tick and then this often. */
+#define STATUS_EVERY_NS (60 * 1000000000ull)
 
 struct unit_ref {
 	uint64_t id;
@@ -65,6 +67,7 @@ struct agent {
 	size_t n_known;
 	uint64_t last_tick_ns;	 /* CLOCK_MONOTONIC */
 	unsigned int follow_ups; /* short-interval ticks still due after an alert */
+	uint64_t last_status_ns; /* CLOCK_MONOTONIC */
 	uint64_t ticks, fast_ticks;
 };
 
@@ -184,6 +187,23 @@ static int cmp_ref(const void *x, const void *y)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
+static void log_status(struct agent *a)
+{
+	size_t n[QOS_NR] = {0};
+
+	if (a->last_status_ns && a->last_tick_ns - a->last_status_ns < STATUS_EVERY_NS)
+		return;
+	a->last_status_ns = a->last_tick_ns;
+	for (size_t i = 0; i < a->in.n_units; i++)
+		n[a->in.units[i].cls]++;
+	log_info("agent: %zu units (LSE %zu, LSR %zu, LS %zu, BE %zu, SYSTEM %zu); CPUs %.2f of "
+		 "%.2f busy; memory %.0f%% of %.1f GiB; %llu decisions so far",
+		 a->in.n_units, n[QOS_LSE], n[QOS_LSR], n[QOS_LS], n[QOS_BE], n[QOS_SYSTEM],
+		 a->in.node_cpu_used, a->in.cpus,
+		 a->in.mem_capacity ? 100.0 * a->in.mem_used / a->in.mem_capacity : 0,
+		 a->in.mem_capacity / 1073741824.0, (unsigned long long)a->log.seq);
+}
+
 /* Units gone since the last tick: the actuator drops what it kept for them. */
 static int forget_gone(struct agent *a)
 {
@@ -246,6 +266,7 @@ static int tick(struct agent *a, bool fast)
 	if (a->ticks++ == 0)
 		return 0;
 	a->fast_ticks += fast;
+	log_status(a);
 	if (a->record && record_write_input(a->record, &a->in))
 		log_warn("agent: cannot write the recording: %s", strerror(errno));
 	if (a->args.mode == AGENT_RECORD)

@@ -102,7 +102,7 @@ int agent_args_parse(struct agent_args *a, enum agent_mode mode, int argc, char 
 	a->mode = mode;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:jvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:jvh", longopts, NULL)) != -1) {
 		char *end;
 
 		/* Each command takes only its own options. */

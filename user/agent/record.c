@@ -2,6 +2,7 @@
 #include "record.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +73,30 @@ static int copy_str(char *dst, size_t size, const char *src, const char *name, c
 	return 0;
 }
 
+/*
+ * jansson's unpack errors do not say which key failed: find it by trying
+ * the keys of `fmt` ("{s:I, s:F, s?o}") one by one, and name it.
+ */
+static void name_bad_key(const json_t *o, const char *fmt, const char *const *keys,
+			 const char *what, const json_error_t *e, char *err, size_t errlen)
+{
+	char one[8];
+	size_t k = 0;
+
+	for (const char *p = strchr(fmt, ':'); p; p = strchr(p + 1, ':'), k++) {
+		json_error_t e1;
+		bool optional = p[-1] == '?';
+
+		snprintf(one, sizeof(one), "{s%c%c}", optional ? '?' : ':',
+			 p[1] == 'o' ? 'o' : p[1]);
+		if (json_unpack_ex((json_t *)o, &e1, JSON_VALIDATE_ONLY, one, keys[k])) {
+			snprintf(err, errlen, "%s%s: %s", what, keys[k], e1.text);
+			return;
+		}
+	}
+	snprintf(err, errlen, "%s%s", what, e->text); /* an unknown key (strict) */
+}
+
 static int hist_from_json(const json_t *o, struct lat_hist *h, char *err, size_t errlen)
 {
 	json_int_t count, sum;
@@ -106,16 +131,23 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 	json_error_t e;
 	int priority, idle;
 
-	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT,
-			   "{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, s:F, s:I, "
-			   "s:I, s:I, s:I, s?o, s?o}",
-			   "id", &id, "path", &path, "pod_uid", &uid, "class", &cls, "priority",
-			   &priority, "quota_us", &quota, "period_us", &period, "burst_us", &burst,
-			   "idle", &idle, "cpus", &cpus, "request_cpus", &u->request_cpus,
-			   "limit_cpus", &u->limit_cpus, "cpu_used", &u->cpu_used, "nr_periods",
-			   &periods, "nr_throttled", &throttled, "mem_anon_unevict", &anon,
-			   "mem_used", &used, "rq", &rq, "cpi", &cpi)) {
-		snprintf(err, errlen, "unit: %s", e.text);
+	static const char fmt[] = "{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, "
+				  "s:F, s:I, s:I, s:I, s:I, s?o, s?o}";
+	static const char *const keys[] = {
+		"id",	    "path",	  "pod_uid",	  "class",
+		"priority", "quota_us",	  "period_us",	  "burst_us",
+		"idle",	    "cpus",	  "request_cpus", "limit_cpus",
+		"cpu_used", "nr_periods", "nr_throttled", "mem_anon_unevict",
+		"mem_used", "rq",	  "cpi"};
+
+	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "id", &id, "path", &path, "pod_uid",
+			   &uid, "class", &cls, "priority", &priority, "quota_us", &quota,
+			   "period_us", &period, "burst_us", &burst, "idle", &idle, "cpus", &cpus,
+			   "request_cpus", &u->request_cpus, "limit_cpus", &u->limit_cpus,
+			   "cpu_used", &u->cpu_used, "nr_periods", &periods, "nr_throttled",
+			   &throttled, "mem_anon_unevict", &anon, "mem_used", &used, "rq", &rq,
+			   "cpi", &cpi)) {
+		name_bad_key(o, fmt, keys, "unit.", &e, err, errlen);
 		return -EINVAL;
 	}
 	if (qos_class_parse(cls, &u->cls)) {
@@ -183,15 +215,21 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 
 	pol_input_free(in);
 	memset(in, 0, sizeof(*in));
-	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT,
-			   "{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o}", "ts_ns",
-			   &ts, "interval_s", &in->interval_s, "cgroup_v2", &v2, "has_cpu_idle",
-			   &idle, "cpus", &in->cpus, "cpu_list", &cpu_list, "topo", &topo,
-			   "mem_capacity", &cap, "mem_used", &used, "node_cpu_used",
-			   &in->node_cpu_used, "units", &units, "blame", &blame) ||
-	    !json_is_array(topo) || !json_is_array(units) || !json_is_array(blame)) {
-		snprintf(err, errlen, "%s",
-			 e.text[0] ? e.text : "topo, units, blame: expected arrays");
+	static const char fmt[] = "{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o}";
+	static const char *const keys[] = {"ts_ns",    "interval_s",	"cgroup_v2", "has_cpu_idle",
+					   "cpus",     "cpu_list",	"topo",	     "mem_capacity",
+					   "mem_used", "node_cpu_used", "units",     "blame"};
+
+	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "ts_ns", &ts, "interval_s",
+			   &in->interval_s, "cgroup_v2", &v2, "has_cpu_idle", &idle, "cpus",
+			   &in->cpus, "cpu_list", &cpu_list, "topo", &topo, "mem_capacity", &cap,
+			   "mem_used", &used, "node_cpu_used", &in->node_cpu_used, "units", &units,
+			   "blame", &blame)) {
+		name_bad_key(o, fmt, keys, "", &e, err, errlen);
+		return -EINVAL;
+	}
+	if (!json_is_array(topo) || !json_is_array(units) || !json_is_array(blame)) {
+		snprintf(err, errlen, "topo, units, blame: expected arrays");
 		return -EINVAL;
 	}
 	in->ts_ns = ts;

@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The agent leaves no trace it did not mean to. A BE unit under load gets a
+# CPU quota and cpu.idle from the agent; an LS unit with a limit gets a CPU
+# burst.
+#  1. Clean stop (SIGTERM): every file is back to its original value within
+#     1 s, and the journal is gone.
+#  2. kill -9: the values stay as the agent left them and the journal lists
+#     their originals; a second agent on the same state directory is refused
+#     while the first runs. A restart reconciles: the originals are back
+#     before its first tick (the log says how many), and a clean stop of the
+#     restarted agent leaves the originals.
+# shellcheck disable=SC2016
+set -euo pipefail
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/agent_lib.sh
+. "$(dirname "$0")/agent_lib.sh"
+
+require_root
+require_cmds jq
+require_binaries
+test_setup
+agent_setup
+
+ls=$(agent_cgroup ls)
+be=$(agent_cgroup be)
+[ -e "$be/cpu.idle" ] || skip "kernel without cpu.idle (5.15+)"
+[ -e "$ls/cpu.cfs_burst_us" ] || [ -e "$ls/cpu.max.burst" ] || skip "kernel without CFS burst (5.14+)"
+LS_REL=${ls#"$CG_ROOT"/}
+BE_REL=${be#"$CG_ROOT"/}
+if [ -e "$ls/cpu.cfs_quota_us" ]; then
+	echo 50000 >"$ls/cpu.cfs_quota_us"
+	BURST=cpu.cfs_burst_us
+else
+	echo "50000 100000" >"$ls/cpu.max"
+	BURST=cpu.max.burst
+fi
+agent_run "$be" 0 "$DUTYCYCLE" 1000 0 60
+
+# The files the agent changes, as "name=value" lines.
+snapshot() {
+	echo "be.quota=$(cfs_quota "$be") be.idle=$(cat "$be/cpu.idle") ls.quota=$(cfs_quota "$ls") ls.burst=$(cat "$ls/$BURST")"
+}
+ORIG=$(snapshot)
+log "originals: $ORIG"
+
+agent_config '{"classes": [{"glob": "'"$LS_REL"'", "class": "LS"}, {"glob": "'"$BE_REL"'", "class": "BE"}],
+	"suppress": {"min_cpus": 0.2}, "burst": {"policy": "cpuBurstOnly"}}'
+
+# changed: waits until the agent changed all three kinds of files.
+changed() {
+	for _ in $(seq 1 100); do
+		local now
+		now=$(snapshot)
+		if [[ $now != *"be.quota=-1 "* ]] && [[ $now == *"be.idle=1 "* ]] &&
+			[[ $now != *"ls.burst=0"* ]]; then
+			echo "$now"
+			return 0
+		fi
+		sleep 0.1
+	done
+	fail "the agent did not set quota, idle and burst within 10 s: $(snapshot); $(tail -n 3 "$AGENT_ERR")"
+}
+
+# ---- 1: clean stop ----
+agent_start
+log "changed: $(changed)"
+t0=$(date +%s%N)
+agent_stop
+ms=$((($(date +%s%N) - t0) / 1000000))
+assert_cmp "$ms" "<=" 1000 "clean stop took (ms)"
+assert_eq "$(snapshot)" "$ORIG" "clean stop restored every value"
+[ ! -e "$STATE_DIR/actuator.json" ] || fail "journal left after a clean stop: $(cat "$STATE_DIR/actuator.json")"
+
+# ---- 2: kill -9, then restart ----
+agent_start
+left=$(changed)
+log "changed: $left"
+rc=0
+"$QOSLET" agent --config "$TMP/agent.json" --pin-dir "$PIN_DIR" --duration 5 2>"$TMP/second.err" || rc=$?
+assert_eq "$rc" 1 "a second agent on the same state_dir: exit status"
+grep -q "held by another qoslet agent" "$TMP/second.err" || fail "second agent: $(cat "$TMP/second.err")"
+assert_eq "$(snapshot)" "$left" "the refused agent changed nothing"
+kill -KILL "$AGENT_PID"
+wait "$AGENT_PID" 2>/dev/null || true
+assert_eq "$(snapshot)" "$left" "kill -9 leaves the values"
+[ -s "$STATE_DIR/actuator.json" ] || fail "no journal after kill -9"
+jq -e '.' "$STATE_DIR/actuator.json" >/dev/null || fail "the journal is not JSON"
+log "journal: $(jq -c . "$STATE_DIR/actuator.json" | head -c 600)"
+
+# Restart with the policies off: whatever the files show then is the reconcile's work.
+: >"$AGENT_ERR"
+agent_config '{"classes": [{"glob": "'"$LS_REL"'", "class": "LS"}, {"glob": "'"$BE_REL"'", "class": "BE"}],
+	"suppress": {"enabled": false}, "burst": {"policy": "none"},
+	"interference": {"enabled": false}, "evict": {"memory": {"enabled": false}, "cpu": {"enabled": false}}}'
+agent_start
+grep -q "restored [1-9][0-9]* cgroup settings a previous run left changed" "$AGENT_ERR" ||
+	fail "restart did not say it reconciled: $(cat "$AGENT_ERR")"
+assert_eq "$(snapshot)" "$ORIG" "restart reconciled every value"
+sleep 2
+agent_stop
+assert_eq "$(snapshot)" "$ORIG" "values after the restarted agent's clean stop"
+[ ! -e "$STATE_DIR/actuator.json" ] || fail "journal left after the restarted agent's clean stop"
+log "pass"

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Recordings: a tick survives the trip through JSON bit for bit, and bad lines are named. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent/record.h"
+
+static void fill(struct pol_input *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->ts_ns = 1795324388306986598ull;
+	in->interval_s = 1.0 / 3; /* not exact in decimal: needs 17 digits */
+	in->cgroup_v2 = true;
+	in->has_cpu_idle = true;
+	in->cpus = 1.5;
+	snprintf(in->cpu_list, sizeof(in->cpu_list), "0-1");
+	in->n_topo = 2;
+	in->topo[1] = (struct pol_cpu){1, 0, 0, 1};
+	in->mem_capacity = 24ull << 30;
+	in->mem_used = 123456789;
+	in->node_cpu_used = 0.1 + 0.2;
+	in->n_units = 2;
+	in->units = calloc(2, sizeof(*in->units));
+	assert_non_null(in->units);
+	in->units[0] = (struct pol_unit){.id = 7,
+					 .cls = QOS_LS,
+					 .priority = -5,
+					 .quota_us = 50000,
+					 .period_us = 100000,
+					 .burst_us = -1,
+					 .idle = -1,
+					 .request_cpus = 0.5,
+					 .limit_cpus = 0.5,
+					 .cpu_used = 0.123456789012345678,
+					 .nr_periods = 10,
+					 .nr_throttled = 3,
+					 .has_rq = true,
+					 .has_cpi = true,
+					 .cpi = 1.25,
+					 .mem_anon_unevict = 1 << 20,
+					 .mem_used = 2 << 20};
+	snprintf(in->units[0].path, sizeof(in->units[0].path), "kubepods/burstable/pod1");
+	snprintf(in->units[0].pod_uid, sizeof(in->units[0].pod_uid), "1");
+	in->units[0].rq.count = 3;
+	in->units[0].rq.sum_ns = 4000;
+	in->units[0].rq.slots[2] = 3;
+	in->units[1] = (struct pol_unit){
+		.id = UINT64_MAX - 1, .cls = QOS_BE, .quota_us = -1, .idle = 1, .limit_cpus = -1};
+	snprintf(in->units[1].path, sizeof(in->units[1].path), "batch/job");
+	snprintf(in->units[1].cpus, sizeof(in->units[1].cpus), "1");
+	in->n_blame = 1;
+	in->blame = calloc(1, sizeof(*in->blame));
+	assert_non_null(in->blame);
+	in->blame[0] = (struct pol_blame){7, POL_CULPRIT_OTHER, 99};
+}
+
+static void test_round_trip(void **state)
+{
+	struct pol_input a, b = {0};
+	char err[256];
+	json_t *o;
+	char *text;
+
+	(void)state;
+	fill(&a);
+	o = record_input_to_json(&a);
+	text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+	json_decref(o);
+	o = json_loads(text, 0, NULL);
+	assert_int_equal(record_input_from_json(o, &b, err, sizeof(err)), 0);
+	assert_memory_equal(&a.ts_ns, &b.ts_ns, offsetof(struct pol_input, units));
+	assert_int_equal(b.n_units, 2);
+	assert_memory_equal(a.units, b.units, 2 * sizeof(*a.units));
+	assert_int_equal(b.n_blame, 1);
+	assert_memory_equal(a.blame, b.blame, sizeof(*a.blame));
+	json_decref(o);
+	free(text);
+	pol_input_free(&a);
+	pol_input_free(&b);
+}
+
+/* Table: one damaged field each, and the message that names it. */
+static void test_bad_fields(void **state)
+{
+	static const struct {
+		const char *path, *set, *want;
+	} cases[] = {
+		{"units.0.class", "\"GOLD\"", "unknown class 'GOLD'"},
+		{"units.0.quota_us", "\"x\"", "unit.quota_us: Expected integer"},
+		{"units.0.rq.slots", "[1]", "rq: expected"},
+		{"units.1.id", "1", "not sorted by id"},
+		{"blame.0", "[1]", "blame[0]"},
+		{"topo.0", "[0]", "topo[0]"},
+		{"mem_used", "null", "mem_used: Expected integer"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pol_input a, b = {0};
+		char err[256] = "", path[64], *tok, *save;
+		json_t *o, *parent, *v = json_loads(cases[i].set, JSON_DECODE_ANY, NULL);
+
+		fill(&a);
+		a.n_topo = 1;
+		o = record_input_to_json(&a);
+		snprintf(path, sizeof(path), "%s", cases[i].path);
+		parent = o;
+		tok = strtok_r(path, ".", &save);
+		for (char *next; (next = strtok_r(NULL, ".", &save)); tok = next)
+			parent = json_is_array(parent) ? json_array_get(parent, atoi(tok))
+						       : json_object_get(parent, tok);
+		if (json_is_array(parent))
+			json_array_set_new(parent, atoi(tok), v);
+		else
+			json_object_set_new(parent, tok, v);
+		assert_int_equal(record_input_from_json(o, &b, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, cases[i].want))
+			fail_msg("%s: '%s' lacks '%s'", cases[i].path, err, cases[i].want);
+		json_decref(o);
+		pol_input_free(&a);
+		pol_input_free(&b);
+	}
+}
+
+static void test_file(void **state)
+{
+	char path[] = "/tmp/qoslet-test-record-XXXXXX", err[256];
+	struct record_reader r;
+	struct pol_input a, b = {0};
+	json_t *cfg = json_pack("{s:i}", "interval_s", 1), *got = NULL;
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+
+	(void)state;
+	fill(&a);
+	assert_int_equal(record_write_header(f, cfg), 0);
+	assert_int_equal(record_write_input(f, &a), 0);
+	fputs("{\"ts_ns\": 1}\n", f);
+	fclose(f);
+	assert_int_equal(record_open(&r, path, &got, err, sizeof(err)), 0);
+	assert_true(json_equal(cfg, got));
+	assert_int_equal(record_next(&r, &b, err, sizeof(err)), 1);
+	assert_memory_equal(a.units, b.units, 2 * sizeof(*a.units));
+	assert_int_equal(record_next(&r, &b, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "line 3"));
+	record_close(&r);
+	/* Not a recording. */
+	f = fopen(path, "w");
+	fputs("{\"hello\": 1}\n", f);
+	fclose(f);
+	assert_int_equal(record_open(&r, path, &got, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not a qoslet recording"));
+	unlink(path);
+	json_decref(cfg);
+	json_decref(got);
+	pol_input_free(&a);
+	pol_input_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_bad_fields),
+		cmocka_unit_test(test_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
