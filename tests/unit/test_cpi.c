@@ -99,6 +99,10 @@ static void test_choose_software_and_named(void **state)
 	assert_int_equal(choose("cycles,instructions", 0, 0, r, sizeof(r)), CPI_MODE_HARDWARE);
 	assert_int_equal(choose("cycles,instructions", -ENOENT, 0, r, sizeof(r)), CPI_MODE_OFF);
 	assert_string_equal(r, "cycles: hw text");
+	/* hardware: the generic pair or nothing (the agent's outlier detection). */
+	assert_int_equal(choose("hardware", 0, 0, r, sizeof(r)), CPI_MODE_HARDWARE);
+	assert_int_equal(choose("hardware", -ENOENT, 0, r, sizeof(r)), CPI_MODE_OFF);
+	assert_string_equal(r, "no hardware PMU: cycles: hw text");
 }
 
 static void test_needs_software(void **state)
@@ -112,6 +116,10 @@ static void test_needs_software(void **state)
 	cpi_spec_parse("software", &s);
 	assert_true(cpi_needs_software(&s, 0));
 	cpi_spec_parse("a,b", &s);
+	assert_false(cpi_needs_software(&s, -ENOENT));
+	assert_int_equal(cpi_spec_parse("hardware", &s), 0);
+	assert_int_equal(s.kind, CPI_SPEC_HARDWARE);
+	assert_string_equal(s.num, "cycles");
 	assert_false(cpi_needs_software(&s, -ENOENT));
 }
 

@@ -18,6 +18,8 @@
 #include "../actuate/actuator.h"
 #include "../log.h"
 #include "../policy/policy.h"
+#include "../probes/cpi_events.h"
+#include "../probes/cpi_mode.h"
 #include "agent_args.h"
 #include "config.h"
 #include "decision.h"
@@ -331,13 +333,32 @@ static int run_loop(struct agent *a)
 	return err;
 }
 
+/*
+ * CPI outliers need real cycles and instructions: without a PMU the cpi
+ * probe would only add its switch step for numbers no policy reads.
+ */
+static bool pmu_counts_cycles(void)
+{
+	struct cpi_event ev[2];
+	struct cpi_spec spec;
+	char why[160] = "";
+
+	if (!cpi_spec_parse("hardware", &spec) &&
+	    !cpi_events_resolve(&spec, false, ev, why, sizeof(why)) &&
+	    !cpi_events_try(ev, 0, why, sizeof(why)))
+		return true;
+	log_info("agent: CPI outlier detection off: no hardware cycles/instructions (%s)", why);
+	return false;
+}
+
 static int open_probes(struct agent *a)
 {
 	unsigned int want = PROBE_BIT(PROBE_SCHED);
 	struct probe_status st;
 	int err;
 
-	if (a->cfg.interference.enabled && a->cfg.interference.cpi_enabled)
+	a->args.probe.cpi_events = "hardware";
+	if (a->cfg.interference.enabled && a->cfg.interference.cpi_enabled && pmu_counts_cycles())
 		want |= PROBE_BIT(PROBE_CPI);
 	err = probe_set_open(&a->probes, want, &a->args.probe, &a->fs);
 	if (err) {

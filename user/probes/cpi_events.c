@@ -32,7 +32,7 @@ int cpi_events_resolve(const struct cpi_spec *spec, bool software, struct cpi_ev
 		ev[1] = generic(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "cpu-clock");
 		return 0;
 	}
-	if (spec->kind == CPI_SPEC_AUTO) {
+	if (spec->kind == CPI_SPEC_AUTO || spec->kind == CPI_SPEC_HARDWARE) {
 		/* The kernel's generic ids: no libpfm4 tables needed for the default. */
 		ev[0] = generic(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, spec->num);
 		ev[1] = generic(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, spec->den);

@@ -31,6 +31,12 @@ int cpi_spec_parse(const char *s, struct cpi_spec *spec)
 		snprintf(spec->den, sizeof(spec->den), "instructions");
 		return 0;
 	}
+	if (!strcmp(s, "hardware")) {
+		spec->kind = CPI_SPEC_HARDWARE;
+		snprintf(spec->num, sizeof(spec->num), "cycles");
+		snprintf(spec->den, sizeof(spec->den), "instructions");
+		return 0;
+	}
 	if (!strcmp(s, "software")) {
 		spec->kind = CPI_SPEC_SOFTWARE;
 		snprintf(spec->num, sizeof(spec->num), "task-clock");
@@ -64,6 +70,11 @@ enum cpi_mode choose_cpi_mode(const struct cpi_spec *spec, int hw_err, const cha
 {
 	reason[0] = '\0';
 	switch (spec->kind) {
+	case CPI_SPEC_HARDWARE:
+		if (!hw_err)
+			return CPI_MODE_HARDWARE;
+		snprintf(reason, len, "%s: %s", hw_failure(hw_err), hw_why);
+		return CPI_MODE_OFF;
 	case CPI_SPEC_NAMED:
 		if (!hw_err)
 			return CPI_MODE_HARDWARE;

@@ -20,6 +20,7 @@ enum cpi_spec_kind {
 	CPI_SPEC_AUTO = 0, /* generic cycles/instructions, else software */
 	CPI_SPEC_SOFTWARE, /* the software stand-ins only */
 	CPI_SPEC_NAMED,	   /* these two libpfm4 events, nothing else */
+	CPI_SPEC_HARDWARE, /* generic cycles/instructions or nothing: the agent's choice */
 };
 
 struct cpi_spec {
@@ -29,7 +30,8 @@ struct cpi_spec {
 };
 
 /*
- * Parses --cpi-events: NULL or "auto", "software", or "CYCLES,INSTRUCTIONS"
+ * Parses --cpi-events: NULL or "auto", "software", "hardware" (cycles and
+ * instructions, never the stand-ins), or "CYCLES,INSTRUCTIONS"
  * (two non-empty names without blanks, cycles first). -EINVAL otherwise.
  */
 int cpi_spec_parse(const char *s, struct cpi_spec *spec);
