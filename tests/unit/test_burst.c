@@ -433,6 +433,71 @@ static void test_state_dropped(void **state)
 	action_list_free(&out);
 }
 
+/*
+ * Fast-path ticks of 0.1 s add up to one 1 s window: one throttled period
+ * in ten raises the quota once, at the end, and the ticks before hold.
+ */
+static void test_short_ticks_make_one_window(void **state)
+{
+	struct burst_config cfg = config(BURST_CFS_QUOTA_ONLY);
+	struct burst_state st = {0};
+	struct action_list out = {0};
+
+	(void)state;
+	for (int t = 0; t < 10; t++) {
+		struct world w;
+
+		world_init(&w);
+		w.in.interval_s = 0.1;
+		throttle(world_unit(&w, 10, QOS_LS, 1), 1, t == 3);
+		run(&w, &cfg, &st, &out);
+		assert_int_equal(out.n, 1);
+		assert_string_equal(out.v[0].rule, t < 9 ? "burst.hold" : "burst.scale_up");
+		assert_int_equal(out.v[0].value, t < 9 ? 100000 : 120000);
+	}
+	assert_float_equal(evidence(&out.v[0], "window_s"), 1, 1e-9);
+	assert_float_equal(evidence(&out.v[0], "nr_periods"), 10, 0);
+	assert_float_equal(evidence(&out.v[0], "nr_throttled"), 1, 0);
+	burst_state_free(&st);
+	action_list_free(&out);
+}
+
+/* An unthrottled unit keeps its raised quota while its use would not fit the smaller one. */
+static void test_shrink_only_when_use_fits(void **state)
+{
+	static const struct {
+		double used;
+		int64_t quota;
+		const char *rule;
+	} ticks[] = {
+		{0.5, 60000, "burst.scale_up"},	  /* throttled (limit 0.5) */
+		{0.5, 72000, "burst.scale_up"},	  /* throttled */
+		{0.6, 72000, "burst.hold"},	  /* 0.6 > 0.8 x 0.72: would be throttled again */
+		{0.5, 57600, "burst.scale_down"}, /* 0.5 < 0.576 */
+		{0.2, 50000, "burst.scale_down"}, /* never below the limit */
+	};
+	struct burst_config cfg = config(BURST_CFS_QUOTA_ONLY);
+	struct burst_state st = {0};
+	struct action_list out = {0};
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(ticks) / sizeof(ticks[0]); t++) {
+		struct world w;
+		struct pol_unit *u;
+
+		world_init(&w);
+		u = world_unit(&w, 10, QOS_LS, 0.5);
+		throttle(u, 10, t < 2 ? 5 : 0);
+		u->cpu_used = ticks[t].used;
+		run(&w, &cfg, &st, &out);
+		assert_int_equal(out.v[0].value, ticks[t].quota);
+		assert_string_equal(out.v[0].rule, ticks[t].rule);
+		assert_float_equal(evidence(&out.v[0], "cpu_used_cpus"), ticks[t].used, 1e-9);
+	}
+	burst_state_free(&st);
+	action_list_free(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -443,6 +508,8 @@ int main(void)
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_governed_units),
 		cmocka_unit_test(test_state_dropped),
+		cmocka_unit_test(test_short_ticks_make_one_window),
+		cmocka_unit_test(test_shrink_only_when_use_fits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,6 +69,9 @@ static void set_window(struct pol_unit *u, char win)
 
 	if (!win)
 		return;
+	/* 'T': over, but the unit's own CFS limit throttled it in that window. */
+	u->nr_periods = win == 'T' ? 10 : 0;
+	u->nr_throttled = win == 'T' ? 3 : 0;
 	u->has_rq = true;
 	u->rq.slots[slot] = n;
 	u->rq.count = n;
@@ -181,6 +184,9 @@ static const struct rq_case rq_cases[] = {
 	{"few waits not over", "O-O", {{B, 80}, {V, 20}}, 0, -1, 0, 0},
 	/* ... and does not push counted windows out of the last n. */
 	{"few waits not counted", "OOUU----O", {{B, 80}, {V, 20}}, 0, 8, B, 0.8},
+	/* Waits behind its own quota are not interference: throttled windows do not count. */
+	{"throttled not counted", "TTTTOO", {{B, 80}, {V, 20}}, 0, -1, 0, 0},
+	{"throttled not counted, then 3", "TTOTOO", {{B, 80}, {V, 20}}, 0, 5, B, 0.8},
 	{"self delay", "OOO", {{V, 100}}, 0, -1, 0, 0},
 	{"idle and other", "OOO", {{POL_CULPRIT_IDLE, 60}, {POL_CULPRIT_OTHER, 40}}, 0, -1, 0, 0},
 	{"share under threshold", "OOO", {{B, 19}, {V, 81}}, 0, -1, 0, 0},

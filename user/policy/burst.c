@@ -14,15 +14,20 @@
 
 /* What one unit's tick decided. */
 struct burst_tick {
-	double limit;	     /* CPUs */
-	uint64_t period;     /* us */
-	double quota_before; /* the quota burst asked for last tick, CPUs */
-	int64_t quota_us;    /* the quota the unit has after this tick */
-	const char *rule;    /* the quota's rule */
-	double throttled;    /* throttled periods / periods */
-	double busy;	     /* node CPU used / capacity */
-	bool budget;	     /* the budget is on */
-	double budget_used;  /* CPU-seconds above the limit in this budget period */
+	double limit;		    /* CPUs */
+	double used;		    /* CPUs the unit used over the window */
+	bool judged;		    /* a full window was judged this tick (else the quota holds) */
+	double window;		    /* its length, s */
+	uint64_t periods;	    /* its CFS periods ... */
+	uint64_t throttled_periods; /* ... and the throttled ones */
+	uint64_t period;	    /* us */
+	double quota_before;	    /* the quota burst asked for last tick, CPUs */
+	int64_t quota_us;	    /* the quota the unit has after this tick */
+	const char *rule;	    /* the quota's rule */
+	double throttled;	    /* throttled periods / periods */
+	double busy;		    /* node CPU used / capacity */
+	bool budget;		    /* the budget is on */
+	double budget_used;	    /* CPU-seconds above the limit in this budget period */
 };
 
 static bool manages_quota(enum burst_policy p)
@@ -49,31 +54,66 @@ static uint64_t budget_period(const struct pol_input *in, const struct burst_con
 }
 
 /*
- * The quota for this tick, in e->quota_cpus: shrink when the node is busy (LS
- * elsewhere needs the CPU), hold just under that, else follow throttling.
+ * Adds this tick to the unit's window; true when the window is full, with
+ * its totals in t (throttled ratio, node busy, unit use) and the window
+ * started over.
+ */
+static bool gather(const struct pol_input *in, const struct pol_unit *u, struct burst_unit_state *e,
+		   struct burst_tick *t)
+{
+	e->win_s += in->interval_s;
+	e->win_periods += u->nr_periods;
+	e->win_throttled += u->nr_throttled;
+	e->win_cpu_s += u->cpu_used * in->interval_s;
+	e->win_busy_cpu_s += in->node_cpu_used * in->interval_s;
+	if (e->win_s < BURST_WINDOW_S - 1e-6) /* ten 0.1 s ticks add up to 0.99999... */
+		return false;
+	t->window = e->win_s;
+	t->periods = e->win_periods;
+	t->throttled_periods = e->win_throttled;
+	t->throttled = e->win_periods ? (double)e->win_throttled / (double)e->win_periods : 0;
+	/* Unknown capacity: as if busy, so the quota never grows blindly. */
+	t->busy = in->cpus > 0 ? e->win_busy_cpu_s / e->win_s / in->cpus : 1;
+	t->used = e->win_cpu_s / e->win_s;
+	return true;
+}
+
+/*
+ * The quota for this window, in e->quota_cpus: shrink when the node is busy
+ * (LS elsewhere needs the CPU), hold just under that, else follow
+ * throttling. Shrinking an unthrottled unit waits until its use fits the
+ * smaller quota: the burst bank hides throttling for a while after a raise,
+ * and shrinking on that alone makes the quota swing between two values.
  */
 static void scale_quota(const struct pol_input *in, const struct burst_config *cfg,
 			const struct pol_unit *u, struct burst_unit_state *e, struct burst_tick *t)
 {
-	bool throttled =
-		u->nr_periods > 0 && u->nr_throttled > 0 && t->throttled > cfg->throttled_min;
 	double factor;
 	double ceiling = fmax(t->limit, t->limit * cfg->max_percent / 100);
 
-	if (t->busy >= cfg->shared_pool_busy) {
-		factor = cfg->scale_down;
-		t->rule = "burst.scale_down";
-	} else if (t->busy >= 0.9 * cfg->shared_pool_busy) {
+	t->rule = "burst.hold";
+	t->judged = gather(in, u, e, t);
+	if (t->judged) {
+		bool throttled = t->periods > 0 && t->throttled_periods > 0 &&
+				 t->throttled > cfg->throttled_min;
+
 		factor = 1;
-		t->rule = "burst.hold";
-	} else if (throttled) {
-		factor = cfg->scale_up;
-		t->rule = "burst.scale_up";
-	} else {
-		factor = cfg->scale_down;
-		t->rule = "burst.scale_down";
+		if (t->busy >= cfg->shared_pool_busy) {
+			factor = cfg->scale_down;
+			t->rule = "burst.scale_down";
+		} else if (t->busy >= 0.9 * cfg->shared_pool_busy) {
+			/* hold */
+		} else if (throttled) {
+			factor = cfg->scale_up;
+			t->rule = "burst.scale_up";
+		} else if (t->used < e->quota_cpus * cfg->scale_down) {
+			factor = cfg->scale_down;
+			t->rule = "burst.scale_down";
+		}
+		e->quota_cpus = fmin(fmax(e->quota_cpus * factor, t->limit), ceiling);
+		e->win_s = e->win_cpu_s = e->win_busy_cpu_s = 0;
+		e->win_periods = e->win_throttled = 0;
 	}
-	e->quota_cpus = fmin(fmax(e->quota_cpus * factor, t->limit), ceiling);
 
 	t->budget = cfg->budget_cpu_s > 0;
 	if (!t->budget)
@@ -101,10 +141,12 @@ static int emit_quota(const struct pol_unit *u, const struct burst_tick *t, stru
 	action_evidence(a, "limit_cpus", t->limit);
 	action_evidence(a, "quota_cpus_before", t->quota_before);
 	action_evidence(a, "quota_cpus_after", (double)t->quota_us / (double)t->period);
-	action_evidence(a, "nr_periods", (double)u->nr_periods);
-	action_evidence(a, "nr_throttled", (double)u->nr_throttled);
+	action_evidence(a, "window_s", t->window);
+	action_evidence(a, "nr_periods", (double)t->periods);
+	action_evidence(a, "nr_throttled", (double)t->throttled_periods);
 	action_evidence(a, "throttled_ratio", t->throttled);
 	action_evidence(a, "node_busy_ratio", t->busy);
+	action_evidence(a, "cpu_used_cpus", t->used);
 	if (t->budget)
 		action_evidence(a, "budget_used_cpu_s", t->budget_used);
 	return 0;
@@ -134,9 +176,6 @@ static int run_unit(const struct pol_input *in, const struct burst_config *cfg,
 		.limit = u->limit_cpus,
 		.period = pol_unit_period_us(u),
 		.quota_before = e->quota_cpus,
-		.throttled = u->nr_periods ? (double)u->nr_throttled / (double)u->nr_periods : 0,
-		/* Unknown capacity: as if busy, so the quota never grows blindly. */
-		.busy = in->cpus > 0 ? in->node_cpu_used / in->cpus : 1,
 	};
 	/* The kernel's quota now (unlimited is above any): the writes' order depends on it. */
 	int64_t now = u->quota_us >= 0 ? u->quota_us : INT64_MAX;

@@ -19,7 +19,20 @@ struct burst_unit_state {
 	double quota_cpus;	  /* the quota it asked for last tick, in CPUs */
 	uint64_t budget_period;	  /* which budget period (ts_ns / budget_period_s) ... */
 	double budget_used_cpu_s; /* ... and the CPU-seconds used above the limit in it */
+	/* The window being gathered: ticks shorter than BURST_WINDOW_S add up. */
+	double win_s;		/* seconds gathered */
+	uint64_t win_periods;	/* CFS periods in it */
+	uint64_t win_throttled; /* throttled ones */
+	double win_cpu_s;	/* CPU-seconds the unit used */
+	double win_busy_cpu_s;	/* CPU-seconds the node used */
 };
+
+/*
+ * Scaling judges at least this much time: a fast-path tick of 0.1 s sees a
+ * period or two of cpu.stat, and one unthrottled period is no reason to
+ * shrink (nor one throttled period to grow).
+ */
+#define BURST_WINDOW_S 1.0
 
 /* Everything the policy remembers between ticks; all zero is the initial state. */
 struct burst_state {

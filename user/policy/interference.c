@@ -110,13 +110,19 @@ static int save_blame(struct interference_state *st, const struct pol_input *in,
 	return 0;
 }
 
-/* (3a) A window with too few waits says nothing about the p99: it does not count. */
+/*
+ * (3a) A window with too few waits says nothing about the p99: it does not
+ * count. Nor does one in which the unit's own CPU limit throttled it: its
+ * tasks then wait for their quota, not for an antagonist, and whoever ran
+ * meanwhile would be blamed for it.
+ */
 static void rq_update(struct interference_unit *s, const struct pol_unit *u,
 		      const struct interference_config *cfg)
 {
 	double p99;
 
-	if (!qos_is_ls(u->cls) || !u->has_rq || u->rq.count < cfg->rq_min_waits)
+	if (!qos_is_ls(u->cls) || !u->has_rq || u->rq.count < cfg->rq_min_waits ||
+	    u->nr_throttled)
 		return;
 	p99 = hist_quantile_ns(&u->rq, 0.99);
 	s->rq_over = s->rq_over << 1 | (p99 > cfg->rq_p99_us * 1000);
