@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "str.h"
 #include "readfile.h"
 
 /* The v1 hierarchy names, as in mount options and under /sys/fs/cgroup. */
@@ -31,16 +32,6 @@ static const char *const v2_names[CTRL_NR] = {
 /* A limit at or above this is "no limit": v1 prints PAGE_COUNTER_MAX pages in bytes (~2^63). */
 #define MEM_UNLIMITED_MIN (1ULL << 62)
 
-static int copy_path(char *dst, size_t size, const char *src)
-{
-	size_t n = strlen(src);
-
-	if (n >= size)
-		return -ENAMETOOLONG;
-	memcpy(dst, src, n + 1);
-	return 0;
-}
-
 struct detect_state {
 	struct cgroup_ctrls *c;
 	char v2[PATH_MAX];
@@ -52,12 +43,12 @@ static int detect_mount(void *ctx, const char *mnt, bool v2, const char *superop
 
 	if (v2) {
 		if (!d->v2[0])
-			copy_path(d->v2, sizeof(d->v2), mnt);
+			str_copy(d->v2, sizeof(d->v2), mnt);
 		return 0;
 	}
 	for (int i = 0; i < CTRL_NR; i++)
 		if (!d->c->root[i][0] && cgroup_has_option(superopts, ctrl_names[i]))
-			copy_path(d->c->root[i], sizeof(d->c->root[i]), mnt);
+			str_copy(d->c->root[i], sizeof(d->c->root[i]), mnt);
 	return 0;
 }
 
@@ -74,7 +65,7 @@ int cgroup_ctrls_detect(struct cgroup_ctrls *c, const char *mountinfo_path)
 	for (int i = 0; i < CTRL_NR && d.v2[0]; i++) {
 		if (c->root[i][0] || (v2_names[i] && !cgroup_v2_has_controller(d.v2, v2_names[i])))
 			continue;
-		copy_path(c->root[i], sizeof(c->root[i]), d.v2);
+		str_copy(c->root[i], sizeof(c->root[i]), d.v2);
 		c->v2[i] = true;
 	}
 	return c->root[CTRL_CPU][0] ? 0 : -ENOENT;

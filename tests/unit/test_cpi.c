@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "probes/cpi_mode.h"
+#include "cpulist.h"
 
 static void test_spec_defaults(void **state)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "../probes/cpi_mode.h"
+#include "../cpulist.h"
 
 int act_cpus_parse(const char *s, struct act_cpus *m)
 {
@@ -13,28 +13,7 @@ int act_cpus_parse(const char *s, struct act_cpus *m)
 
 int act_cpus_format(const struct act_cpus *m, char *buf, size_t size)
 {
-	size_t len = 0;
-
-	if (!size)
-		return -ENAMETOOLONG;
-	buf[0] = '\0';
-	for (int lo = 0; lo < ACT_CPUS_MAX; lo++) {
-		int hi = lo, n;
-
-		if (!m->on[lo])
-			continue;
-		while (hi + 1 < ACT_CPUS_MAX && m->on[hi + 1])
-			hi++;
-		if (hi == lo)
-			n = snprintf(buf + len, size - len, "%s%d", len ? "," : "", lo);
-		else
-			n = snprintf(buf + len, size - len, "%s%d-%d", len ? "," : "", lo, hi);
-		if (n < 0 || (size_t)n >= size - len)
-			return -ENAMETOOLONG;
-		len += (size_t)n;
-		lo = hi;
-	}
-	return 0;
+	return cpu_list_format(m->on, ACT_CPUS_MAX, buf, size);
 }
 
 bool act_cpus_subset(const struct act_cpus *a, const struct act_cpus *b)

@@ -21,6 +21,7 @@
 #include "internal.h"
 #include "../log.h"
 #include "../readfile.h"
+#include "../str.h"
 
 #define JOURNAL_VERSION 1
 
@@ -29,16 +30,6 @@ static void read_boot_id(char *buf, size_t size)
 	if (read_file_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id", buf, size))
 		buf[0] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
-}
-
-static int copy_str(char *dst, size_t size, const char *src)
-{
-	size_t n = strlen(src);
-
-	if (n >= size)
-		return -ENAMETOOLONG;
-	memcpy(dst, src, n + 1);
-	return 0;
 }
 
 int journal_add(struct journal *j, enum cg_knob k, const char *rel, const char *orig)
@@ -56,7 +47,7 @@ int journal_add(struct journal *j, enum cg_knob k, const char *rel, const char *
 	}
 	e = &j->v[j->n];
 	e->knob = k;
-	if (copy_str(e->rel, sizeof(e->rel), rel) || copy_str(e->orig, sizeof(e->orig), orig))
+	if (str_copy(e->rel, sizeof(e->rel), rel) || str_copy(e->orig, sizeof(e->orig), orig))
 		return -ENAMETOOLONG;
 	j->n++;
 	return 0;
@@ -188,7 +179,7 @@ static int fsync_dir_of(const char *path)
 	char dir[PATH_MAX];
 	int fd, err = 0;
 
-	if (copy_str(dir, sizeof(dir), path))
+	if (str_copy(dir, sizeof(dir), path))
 		return -ENAMETOOLONG;
 	fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)

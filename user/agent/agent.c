@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "../actuate/actuator.h"
+#include "../clock.h"
 #include "../log.h"
 #include "../policy/policy.h"
 #include "../probes/cpi_events.h"
@@ -79,14 +80,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 static bool original_quota(void *ctx, const char *rel, int64_t *quota_us)
@@ -236,7 +229,7 @@ static int tick(struct agent *a, bool fast)
 	bool have_delta = false;
 	int err = 0;
 
-	a->last_tick_ns = now_ns(CLOCK_MONOTONIC);
+	a->last_tick_ns = clock_ns(CLOCK_MONOTONIC);
 	if (a->probes) {
 		probe_set_poll(a->probes);
 		err = probe_set_read(a->probes, &now);
@@ -247,7 +240,7 @@ static int tick(struct agent *a, bool fast)
 			log_warn("agent: probes unreadable this tick: %s", strerror(-err));
 	}
 	err = inventory_read(a->inv, have_delta ? &delta : NULL, have_delta ? a->parts : 0,
-			     now_ns(CLOCK_REALTIME), a->last_tick_ns, &a->in);
+			     clock_ns(CLOCK_REALTIME), a->last_tick_ns, &a->in);
 	snapshot_free(&delta);
 	if (a->probes && now.ts_ns) {
 		snapshot_free(&a->before);
@@ -285,7 +278,7 @@ static int tick(struct agent *a, bool fast)
 /* Waits for the deadline or a fast-path alert; true when an alert came. */
 static bool wait_for(struct agent *a, uint64_t deadline_ns)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	int timeout = now >= deadline_ns ? 0 : (int)((deadline_ns - now + 999999) / 1000000);
 	struct pollfd pfd;
 
@@ -305,14 +298,14 @@ static bool wait_for(struct agent *a, uint64_t deadline_ns)
 static int run_loop(struct agent *a)
 {
 	uint64_t step = (uint64_t)(a->cfg.interval_s * 1e9);
-	uint64_t start = now_ns(CLOCK_MONOTONIC), deadline = start + step;
+	uint64_t start = clock_ns(CLOCK_MONOTONIC), deadline = start + step;
 	uint64_t end = a->args.duration_s ? start + (uint64_t)(a->args.duration_s * 1e9) : 0;
 	int err = tick(a, false);
 
 	while (!err && !stop) {
 		uint64_t follow = a->last_tick_ns + FOLLOW_UP_NS;
 		bool alert = wait_for(a, a->follow_ups && follow < deadline ? follow : deadline);
-		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
 		if (stop || (end && now >= end))
 			break;

@@ -12,7 +12,6 @@
 
 #include "../kube_path.h"
 #include "../log.h"
-#include "../probes/cpi_mode.h"
 #include "../readfile.h"
 #include "node.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../probes/cpi_mode.h"
+#include "../cpulist.h"
 #include "../readfile.h"
 
 struct node_reader {

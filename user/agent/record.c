@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../str.h"
+
 /* uint64 values travel as JSON integers (signed 64-bit): ids above 2^63 wrap and come back. */
 #define U64(v) json_integer((json_int_t)(v))
 
@@ -65,11 +67,10 @@ json_t *record_input_to_json(const struct pol_input *in)
 static int copy_str(char *dst, size_t size, const char *src, const char *name, char *err,
 		    size_t errlen)
 {
-	if (strlen(src) >= size) {
+	if (str_copy(dst, size, src)) {
 		snprintf(err, errlen, "%s: longer than %zu bytes", name, size - 1);
 		return -EINVAL;
 	}
-	memcpy(dst, src, strlen(src) + 1);
 	return 0;
 }
 

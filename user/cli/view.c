@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../clock.h"
 #include "../log.h"
 
 static volatile sig_atomic_t stop;
@@ -19,21 +20,13 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 const char *view_cgroup_path(struct view *v, uint64_t id, char *buf, size_t size)
 {
 	const char *rel;
 
 	if (id == QOSLET_CULPRIT_IDLE)
 		return "(idle)";
-	rel = cgroup_names_lookup(v->names, id, now_ns(CLOCK_MONOTONIC));
+	rel = cgroup_names_lookup(v->names, id, clock_ns(CLOCK_MONOTONIC));
 	if (!rel)
 		return NULL;
 	snprintf(buf, size, "/%s", rel);
@@ -46,7 +39,7 @@ int view_selected(struct view *v, uint64_t id)
 
 	if (!v->args.n_cgroups)
 		return 1;
-	rel = cgroup_names_lookup(v->names, id, now_ns(CLOCK_MONOTONIC));
+	rel = cgroup_names_lookup(v->names, id, clock_ns(CLOCK_MONOTONIC));
 	if (!rel)
 		return 0;
 	for (size_t i = 0; i < v->args.n_cgroups; i++)

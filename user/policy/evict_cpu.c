@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <stdbool.h>
 
-#include "probes/cpi_mode.h"
+#include "../cpulist.h"
 
 /* CPUs a cpuset list may name: the kernel's NR_CPUS ceiling on x86_64 and arm64. */
 #define CPULIST_CPUS 8192

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../cpulist.h"
+
 /* Words of a cpuset bitmap (struct suppress_state.cpuset). */
 #define SET_WORDS (POL_CPUS_MAX / 64)
 
@@ -255,27 +257,11 @@ static size_t choose_cpus(const struct pol_input *in, double allowed, uint64_t *
 /* "0-3,8": the canonical list; -ENOSPC when it does not fit. */
 static int cpulist_format(const uint64_t *set, char *buf, size_t size)
 {
-	size_t len = 0;
+	bool on[POL_CPUS_MAX];
 
-	buf[0] = '\0';
-	for (int cpu = 0; cpu < POL_CPUS_MAX; cpu++) {
-		int last = cpu;
-		int w;
-
-		if (!bit_get(set, cpu))
-			continue;
-		while (last + 1 < POL_CPUS_MAX && bit_get(set, last + 1))
-			last++;
-		if (last == cpu)
-			w = snprintf(buf + len, size - len, "%s%d", len ? "," : "", cpu);
-		else
-			w = snprintf(buf + len, size - len, "%s%d-%d", len ? "," : "", cpu, last);
-		if (w < 0 || (size_t)w >= size - len)
-			return -ENOSPC;
-		len += (size_t)w;
-		cpu = last;
-	}
-	return 0;
+	for (int cpu = 0; cpu < POL_CPUS_MAX; cpu++)
+		on[cpu] = bit_get(set, cpu);
+	return cpu_list_format(on, POL_CPUS_MAX, buf, size) ? -ENOSPC : 0;
 }
 
 /* cpuset: ceil(allowance) CPUs shared by every BE unit. */

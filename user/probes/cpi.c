@@ -16,6 +16,7 @@
 #include "cpi.skel.h"
 #include "cpi_events.h"
 #include "cpi_mode.h"
+#include "../cpulist.h"
 #include "percpu_map.h"
 
 #define ONLINE_CPUS "/sys/devices/system/cpu/online"

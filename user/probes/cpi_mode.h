@@ -68,11 +68,4 @@ struct cpi_labels cpi_mode_labels(enum cpi_mode mode);
 /* numerator / denominator; false when the denominator is 0 (no ratio). */
 bool cpi_ratio(uint64_t numerator, uint64_t denominator, double *out);
 
-/*
- * Parses a kernel CPU list ("0-3,5\n", as in /sys/devices/system/cpu/online)
- * into online[0..n): true for each CPU listed. CPUs >= n are ignored.
- * -EINVAL on a malformed list.
- */
-int cpu_list_parse(const char *s, bool *online, int n);
-
 #endif
