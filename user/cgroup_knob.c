@@ -227,6 +227,7 @@ const char *cg_knob_file(const struct cgroup_ctrls *c, enum cg_knob k)
 		[CG_KNOB_BURST] = {"cpu.cfs_burst_us", "cpu.max.burst"},
 		[CG_KNOB_IDLE] = {"cpu.idle", "cpu.idle"},
 		[CG_KNOB_CPUS] = {"cpuset.cpus", "cpuset.cpus"},
+		[CG_KNOB_WEIGHT] = {"cpu.shares", "cpu.weight"},
 	};
 
 	if ((unsigned int)k >= CG_KNOB_NR)
@@ -264,6 +265,7 @@ int cg_knob_format(const struct cgroup_ctrls *c, enum cg_knob k, int64_t value, 
 		break;
 	case CG_KNOB_BURST:
 	case CG_KNOB_IDLE:
+	case CG_KNOB_WEIGHT:
 		if (value < 0)
 			return -EINVAL;
 		n = snprintf(text, size, "%lld", (long long)value);
@@ -289,6 +291,7 @@ int cg_knob_parse(const struct cgroup_ctrls *c, enum cg_knob k, const char *text
 		return 0;
 	case CG_KNOB_BURST:
 	case CG_KNOB_IDLE:
+	case CG_KNOB_WEIGHT:
 		return parse_i64(text, value);
 	default:
 		return -EINVAL;

@@ -149,6 +149,7 @@ enum cg_knob {
 	CG_KNOB_BURST,	   /* v1 cpu.cfs_burst_us, v2 cpu.max.burst */
 	CG_KNOB_IDLE,	   /* cpu.idle */
 	CG_KNOB_CPUS,	   /* cpuset.cpus */
+	CG_KNOB_WEIGHT,	   /* v1 cpu.shares, v2 cpu.weight: journaled when cpu.idle is set */
 	CG_KNOB_NR,
 };
 

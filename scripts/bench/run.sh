@@ -8,6 +8,8 @@
 #                  (scripts/bench/ctxsw.sh) -> docs/bench/ctxsw.md
 #   top_footprint  RSS and CPU of `qoslet top -j` with 500 busy cgroups
 #                  (scripts/bench/top_footprint.sh) -> docs/bench/top_footprint.md
+#   colobench      LS wake-up latency next to BE batch, without and with
+#                  `qoslet agent` (scripts/bench/colobench.sh) -> docs/bench/colobench.md
 #
 # A benchmark that cannot run here (exit 77: a tool is missing, not root)
 # is reported as skipped with its reason and leaves its report untouched; a
@@ -19,6 +21,8 @@
 #   BENCH_LOOPS       perf bench sched pipe loops per block (default 100000)
 #   BENCH_CPU         CPU the pipe benchmark is pinned to (default 0)
 #   BENCH_QUIET_WAIT  seconds to wait for a quiet machine first (default 120)
+#   COLOBENCH_ROUNDS  rounds of colobench (default 5, about a minute each)
+#   COLOBENCH_WORK_US CPU work of colobench's LS service per 1 ms wake-up (default 0)
 #   BENCHES           space-separated benchmarks to run (default: all)
 set -euo pipefail
 
@@ -28,7 +32,7 @@ ROUNDS=${BENCH_ROUNDS:-15}
 LOOPS=${BENCH_LOOPS:-100000}
 CPU=${BENCH_CPU:-0}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
-BENCHES=${BENCHES:-ctxsw top_footprint}
+BENCHES=${BENCHES:-ctxsw top_footprint colobench}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench: not root: configurations that load BPF programs will be skipped" >&2
@@ -55,6 +59,10 @@ for b in $BENCHES; do
 		echo "bench: $b: qoslet top -j 1 with 500 busy cgroups, 3 rounds of 30 s"
 		scripts/bench/top_footprint.sh -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
+	colobench)
+		echo "bench: $b: LS wake-up latency next to BE stress-ng, without and with qoslet agent, ${COLOBENCH_ROUNDS:-5} rounds of 3 x 20 s"
+		scripts/bench/colobench.sh -r "${COLOBENCH_ROUNDS:-5}" -q "$QUIET_WAIT" -o "$tmp" >"$tmp.stdout" || rc=$?
+		;;
 	*)
 		echo "bench: unknown benchmark '$b'" >&2
 		rc=2
@@ -65,7 +73,7 @@ for b in $BENCHES; do
 		mv "$tmp" "$out"
 		rm -f "$tmp.stdout"
 		echo "bench: $b: wrote $out"
-		sed -n '/^| Configuration/,/^$/p;/^- qoslet/p' "$out"
+		sed -n '/^| Configuration/,/^$/p;/^| Target/,/^$/p;/^- qoslet/p' "$out"
 		ran=$((ran + 1))
 		;;
 	77)

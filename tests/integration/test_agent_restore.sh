@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # The agent leaves no trace it did not mean to. A BE unit under load gets a
-# CPU quota and cpu.idle from the agent; an LS unit with a limit gets a CPU
-# burst.
+# CPU quota and cpu.idle from the agent (which hides its CPU weight); an LS
+# unit with a limit gets a CPU burst.
 #  1. Clean stop (SIGTERM): every file is back to its original value within
 #     1 s, and the journal is gone.
 #  2. kill -9: the values stay as the agent left them and the journal lists
@@ -38,10 +38,14 @@ else
 	BURST=cpu.max.burst
 fi
 agent_run "$be" 0 "$DUTYCYCLE" 1000 0 60
+# A request of 2 CPUs: cpu.idle=1 hides it and clearing idle resets it to the
+# default, so the agent must bring it back itself.
+cg_weight "$be" 2048
+WEIGHT=$(if [ -e "$be/cpu.shares" ]; then echo cpu.shares; else echo cpu.weight; fi)
 
 # The files the agent changes, as "name=value" lines.
 snapshot() {
-	echo "be.quota=$(cfs_quota "$be") be.idle=$(cat "$be/cpu.idle") ls.quota=$(cfs_quota "$ls") ls.burst=$(cat "$ls/$BURST")"
+	echo "be.quota=$(cfs_quota "$be") be.idle=$(cat "$be/cpu.idle") be.weight=$(cat "$be/$WEIGHT") ls.quota=$(cfs_quota "$ls") ls.burst=$(cat "$ls/$BURST")"
 }
 ORIG=$(snapshot)
 log "originals: $ORIG"

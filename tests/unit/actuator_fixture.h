@@ -158,8 +158,10 @@ static void check_nesting(struct fx *f)
 static void on_write(void *ctx, const char *path, const char *value, int err)
 {
 	static const char *const short_names[][2] = {
-		{"cpu.cfs_quota_us", "quota"}, {"cpu.max", "quota"}, {"cpu.cfs_burst_us", "burst"},
-		{"cpu.max.burst", "burst"},    {"cpu.idle", "idle"}, {"cpuset.cpus", "cpus"},
+		{"cpu.cfs_quota_us", "quota"}, {"cpu.max", "quota"},
+		{"cpu.cfs_burst_us", "burst"}, {"cpu.max.burst", "burst"},
+		{"cpu.idle", "idle"},	       {"cpuset.cpus", "cpus"},
+		{"cpu.shares", "weight"},      {"cpu.weight", "weight"},
 	};
 	struct fx *f = ctx;
 	const char *p = path + strlen(f->root) + 1, *file = "";
@@ -217,6 +219,7 @@ static void make_node(struct fx *f, const struct node *nd)
 	if (!f->v2)
 		put(dir, "cpu.cfs_period_us", "100000");
 	put(dir, "cpu.idle", "0");
+	put(dir, cg_knob_file(&f->c, CG_KNOB_WEIGHT), f->v2 ? "100" : "1024");
 	xsnprintf(dir, sizeof(dir), "%s/%s", f->c.root[CTRL_CPUSET], nd->rel);
 	put(dir, "cpuset.cpus", nd->cpus);
 	put(dir, f->v2 ? "cpuset.cpus.effective" : "cpuset.effective_cpus", nd->cpus);

@@ -189,10 +189,13 @@ static void test_release(void **state)
 {
 	struct fx fx, *f = &fx;
 	struct action a = {.kind = ACT_CPU_QUOTA, .cls = QOS_BE, .restore = true};
+	struct action idle = {.kind = ACT_CPU_IDLE, .cls = QOS_BE};
 	struct act_result r;
+	char dir[PATH_MAX];
 
 	(void)state;
 	xsnprintf(a.path, sizeof(a.path), "%s", P1);
+	xsnprintf(idle.path, sizeof(idle.path), "%s", P1);
 	for (int v2 = 0; v2 <= 1; v2++) {
 		setup_fx(f, v2);
 		expect(f, ACT_CPU_QUOTA, P1, QOS_BE, 50000, NULL, OUT_APPLIED);
@@ -206,6 +209,14 @@ static void test_release(void **state)
 		assert_string_equal(knob_text(f, P1, CG_KNOB_IDLE), "1"); /* not asked */
 		actuator_apply(f->a, &a, &r);
 		assert_string_equal(act_outcome_name(r.outcome), "unchanged");
+		/* Releasing cpu.idle brings back the weight the kernel hid (and reset). */
+		xsnprintf(dir, sizeof(dir), "%s/%s", f->c.root[CTRL_CPU], P1);
+		put(dir, cg_knob_file(&f->c, CG_KNOB_WEIGHT), v2 ? "0" : "3");
+		idle.restore = true;
+		actuator_apply(f->a, &idle, &r);
+		assert_string_equal(act_outcome_name(r.outcome), "applied");
+		assert_string_equal(knob_text(f, P1, CG_KNOB_IDLE), "0");
+		assert_string_equal(knob_text(f, P1, CG_KNOB_WEIGHT), v2 ? "100" : "1024");
 		actuator_close(f->a);
 	}
 }

@@ -31,6 +31,7 @@ static void assert_journal(const char *path, const char *const *want)
 static void test_crash_reconcile(void **state)
 {
 	struct fx fx, *f = &fx;
+	char path[PATH_MAX];
 
 	(void)state;
 	for (int v2 = 0; v2 <= 1; v2++) {
@@ -47,9 +48,13 @@ static void test_crash_reconcile(void **state)
 						      "kubepods/be/pod1/c1/x cpuset.cpus=0-3",
 						      "kubepods/be/pod1/c1 cpuset.cpus=0-3",
 						      "kubepods/be/pod1 cpuset.cpus=0-3",
+						      "kubepods/be/pod1 cpu.shares=1024",
 						      "kubepods/be/pod1 cpu.idle=0",
 						      "kubepods/be/pod4 cpuset.cpus=0",
 						      "kubepods/be/pod4/c cpuset.cpus=0", NULL});
+		/* as the kernel does: an idle group shows the idle weight */
+		xsnprintf(path, sizeof(path), "%s/%s", f->c.root[CTRL_CPU], P1);
+		put(path, cg_knob_file(&f->c, CG_KNOB_WEIGHT), v2 ? "0" : "3");
 		actuator_close(f->a); /* a crash: nothing restored */
 		/* pod4's container vanished while qoslet was down */
 		for (int k = 0; k < (v2 ? 1 : CTRL_NR); k++) {
@@ -60,16 +65,16 @@ static void test_crash_reconcile(void **state)
 		}
 		f->n = 0;
 		open_a(f);
-		assert_int_equal(actuator_reconciled(f->a), v2 ? 6 : 7);
+		assert_int_equal(actuator_reconciled(f->a), v2 ? 7 : 8);
 		/* widen parents first, then idle, then narrow children first */
 		if (v2)
 			LOG("be/pod1 cpus=0-3", "be/pod1 quota=200000 100000",
 			    "be/pod1/c1 cpus=0-3", "be/pod1/c1/x cpus=0-3", "be/pod1 idle=0",
-			    "be/pod4 cpus=0");
+			    "be/pod1 weight=100", "be/pod4 cpus=0");
 		else
 			LOG("be/pod1 cpus=0-3", "be/pod1 quota=200000", "be/pod1/c1 cpus=0-3",
 			    "be/pod1/c1 quota=100000", "be/pod1/c1/x cpus=0-3", "be/pod1 idle=0",
-			    "be/pod4 cpus=0");
+			    "be/pod1 weight=1024", "be/pod4 cpus=0");
 		assert_false(exists(f->journal));
 		assert_string_equal(knob_text(f, C1, CG_KNOB_QUOTA),
 				    v2 ? "100000 100000" : "100000");

@@ -78,6 +78,21 @@ static void apply_number(struct actuator *a, enum cg_knob k, const char *rel, in
 	}
 	if (cg_knob_parse(a->c, k, r->before, &cur) || cur != value)
 		err = steps_add(&s, k, rel, r->after, PHASE_FLAT, 0, 0);
+	/*
+	 * cpu.idle=1 hides the owner's weight (the kernel shows the idle weight,
+	 * 3 shares) and setting it back to 0 resets the weight to the default,
+	 * not to what it was: journal the weight first. Restore goes in reverse
+	 * order of first change, so idle comes back before the weight (the
+	 * kernel refuses weight writes while idle is set).
+	 */
+	if (!err && s.n && k == CG_KNOB_IDLE && value && !a->dry_run) {
+		err = journal_first(a, CG_KNOB_WEIGHT, rel, r->why, sizeof(r->why));
+		if (err) {
+			set_outcome(r, OUT_FAILED, err, "%s", r->why);
+			steps_free(&s);
+			return;
+		}
+	}
 	if (err)
 		set_outcome(r, OUT_FAILED, err, "%s", strerror(-err));
 	else
@@ -369,6 +384,13 @@ static void apply_restore(struct actuator *a, const struct action *act, const ch
 	}
 	cg_read_knob(a->c, k, rel, r->before, sizeof(r->before));
 	ret = act_restore_knob(a, k, rel, &restored);
+	/* Clearing cpu.idle reset the weight to the default: the owner's comes back too. */
+	if (ret == 0 && k == CG_KNOB_IDLE) {
+		size_t weights = 0;
+
+		ret = act_restore_knob(a, CG_KNOB_WEIGHT, rel, &weights);
+		restored += weights;
+	}
 	cg_read_knob(a->c, k, rel, r->after, sizeof(r->after));
 	if (ret < 0)
 		set_outcome(r, OUT_FAILED, ret, "journal: %s", strerror(-ret));

@@ -111,6 +111,12 @@ void steps_sort(struct steps *s);
 void steps_free(struct steps *s);
 
 /*
+ * Journals the original of (rel, k) unless it already is, syncing the
+ * journal first; 0 or -errno with `why` filled.
+ */
+int journal_first(struct actuator *a, enum cg_knob k, const char *rel, char *why, size_t whylen);
+
+/*
  * One write: in dry-run only on_write; else, when `journal` and this is the
  * first change of (rel, k), its original text is journaled (and the journal
  * synced) first. Refuses (-EPERM) anything outside the managed subtree.

@@ -81,8 +81,7 @@ void act_notify(struct actuator *a, const char *path, const char *text, int err)
 }
 
 /* Journals the original text of (rel, k) before its first change. */
-static int journal_first(struct actuator *a, enum cg_knob k, const char *rel, char *why,
-			 size_t whylen)
+int journal_first(struct actuator *a, enum cg_knob k, const char *rel, char *why, size_t whylen)
 {
 	char orig[ACT_TEXT_MAX];
 	int err;

@@ -1,0 +1,652 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# scripts/bench/colobench.sh [-r ROUNDS] [-s SECS] [-w WORK_US] [-q SECS] [-x NAME=JSON]... [-k DIR] [-o FILE]
+#
+# Co-location: what best-effort batch work does to a latency-sensitive
+# service on the same node, without and with `qoslet agent`.
+#
+# LS service: tests/helpers/wakelat, one SCHED_OTHER thread waking every
+# 1 ms (absolute deadlines) for SECS seconds; the figure is each wake-up's
+# lateness (timer slack + wake-up + run-queue wait), every sample kept.
+# With -w, it also works WORK_US of CPU after each wake-up, as a request
+# handler does: a bare wake-up loop needs so little CPU that the scheduler
+# (EEVDF) lets it preempt CPU hogs of equal weight at once; a service using
+# most of its fair share of a CPU is the one BE hurts.
+# (cyclictest cannot run here: it always makes its main thread SCHED_FIFO,
+# which a kubepods cgroup refuses; see wakelat.c.)
+# BE: `stress-ng --cpu NPROC --metrics-brief` for SECS seconds; the figure
+# is bogo ops/s (real time).
+#
+# Placement, under a uniquely named parent (in every v1 hierarchy the agent
+# reads, or in v2), shaped as the kubelet lays out pods:
+#   PARENT/kubepods/burstable/pod<LS uid>/<container>  LS, cpu.shares 1024
+#   PARENT/kubepods/burstable/pod<BE uid>/<container>  BE, cpu.shares 1024 (default)
+# i.e. both with a CPU request of 1 CPU at normal weight (kubepods' own
+# besteffort tier would already give BE a tiny weight). The agent's config
+# classes the LS pod LS by its exact path and every other burstable pod BE.
+#
+# Scenarios, each a block of SECS seconds with a fresh LS process:
+#   alone   LS alone
+#   be      LS + BE, no agent
+#   agent   LS + BE, `qoslet agent` started (and settled) before; BE's pod
+#           cgroup is created and stress-ng started in it at once, and the
+#           reaction is the first protective decision on the BE pod
+#           (cpu_idle, cpu_quota or cpuset, applied): its ts_ns - BE start.
+#   agent-NAME  as agent, with -x NAME=JSON merged over the agent's config
+# The LS process starts first, then BE: the LS window covers BE's start and
+# the agent's reaction. One round runs every scenario once; each round starts
+# one scenario later. Medians over rounds, per-round numbers in the report.
+#
+# Noise: every block records the CPU time spent outside its cgroups and the
+# agent ("foreign"). Before each block it waits up to BLOCK_QUIET s for a
+# quiet machine, and repeats a block disturbed by foreign load once, during
+# the first BUDGET s of measuring (so a full run stays near 10 minutes).
+#
+# Targets (issue 4): LS p99 with the agent at most 1.25x alone; BE keeps at
+# least half its no-agent throughput; median reaction at most 250 ms.
+#
+# Everything it creates lives under its own parent cgroup, pin directory and
+# temporary directory, and is removed on exit, also on failure (lib.sh).
+# Exit 0 after a measurement, 77 when it cannot run here, 1 on failure,
+# 2 on bad usage.
+#
+#   -r ROUNDS  rounds (default $COLOBENCH_ROUNDS, else 5)
+#   -s SECS    seconds of LS measurement per block (default 20)
+#   -w WORK_US CPU work of the LS service per 1 ms wake-up (default
+#              $COLOBENCH_WORK_US, else 0: the bare wake-up loop)
+#   -q SECS    first wait up to SECS for a quiet machine (default 0: check
+#              once and warn); run.sh passes BENCH_QUIET_WAIT
+#   -x NAME=JSON  an extra agent scenario "agent-NAME" (repeatable)
+#   -k DIR     keep the raw data in DIR: LS samples (ls.SCENARIO.ROUND, as
+#              wakelat prints them), stress-ng's YAML, the agent's decisions
+#              and log
+#   -o FILE    also write the markdown report to FILE
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# lib.sh names the parent cgroup qoslet-test-<tag>-<random>.
+export QOSLET_TEST_TAG=colobench-$$
+# shellcheck source-path=SCRIPTDIR/../.. source=tests/integration/lib.sh
+. "$ROOT/tests/integration/lib.sh"
+# shellcheck source-path=SCRIPTDIR/../.. source=tests/integration/agent_lib.sh
+. "$ROOT/tests/integration/agent_lib.sh"
+WAKELAT=${WAKELAT:-$ROOT/build/tests/helpers/wakelat}
+
+ROUNDS=${COLOBENCH_ROUNDS:-5}
+SECS=20
+QUIET_WAIT=0
+OUT=""
+KEEP=""
+CMDLINE=$(printf '%q ' "$0" "$@")
+CMDLINE=${CMDLINE% }
+INTERVAL_US=1000
+WORK_US=${COLOBENCH_WORK_US:-0}
+SETTLE=1         # seconds between blocks, and after the agent's start-up
+FP_P99_US=1000   # the agent's interference.runq.p99_us: fast-path alerts over 1 ms
+TARGET_P99=1.25  # LS p99 with the agent / alone, at most
+TARGET_BE=0.5    # BE throughput with the agent / without, at least
+TARGET_REACT=250 # ms from BE start to the first protective decision, median
+NOISE_CPUS=0.10  # a block with more foreign CPU use than this is marked, and repeated
+BLOCK_QUIET=30   # seconds each block waits at most for a quiet machine
+BUDGET=480       # seconds after the start of measuring: no more waits or repeats
+BUSY_PROCS=(stress-ng dutycycle cyclictest memhog qoslet)
+
+usage() {
+	sed -n '4p' "$0" | sed 's/^# /usage: /' >&2
+	exit 2
+}
+
+SCENARIOS=(alone be agent)
+declare -A EXTRA=() # agent-NAME -> JSON
+while getopts "r:s:w:q:x:k:o:h" opt; do
+	case $opt in
+	r) ROUNDS=$OPTARG ;;
+	s) SECS=$OPTARG ;;
+	w) WORK_US=$OPTARG ;;
+	q) QUIET_WAIT=$OPTARG ;;
+	x)
+		[[ $OPTARG =~ ^([a-z0-9_]+)=(.+)$ ]] || usage
+		jq -e 'type == "object"' <<<"${BASH_REMATCH[2]}" >/dev/null 2>&1 || usage
+		EXTRA[agent-${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+		SCENARIOS+=("agent-${BASH_REMATCH[1]}")
+		;;
+	k) KEEP=$OPTARG ;;
+	o) OUT=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || usage
+for n in "$ROUNDS" "$SECS" "$QUIET_WAIT" "$WORK_US"; do
+	[[ $n =~ ^[0-9]+$ ]] || usage
+done
+if [ "$ROUNDS" -lt 1 ] || [ "$SECS" -lt 2 ] || [ "$WORK_US" -ge "$INTERVAL_US" ]; then
+	usage
+fi
+
+# lib.sh's log() prints on stdout, which carries the report here.
+log() {
+	echo "colobench: $*" >&2
+}
+
+require_root
+require_cmds jq stress-ng taskset
+[ -x "$QOSLET" ] || skip "$QOSLET is missing (run make)"
+[ -x "$WAKELAT" ] || skip "$WAKELAT is missing (run make $WAKELAT)"
+detect_cgroup_root >/dev/null || skip "no cgroup hierarchy with the cpu controller"
+
+NPROC=$(nproc)
+ALL_CPUS=0-$((NPROC - 1))
+HZ=$(getconf CLK_TCK)
+
+test_setup
+agent_setup
+REL=${TEST_PARENT_REL#/}
+LS_UID=$(cat /proc/sys/kernel/random/uuid)
+LS_POD=$(agent_cgroup "kubepods/burstable/pod$LS_UID")
+LS_CG=$(agent_cgroup "kubepods/burstable/pod$LS_UID/$(random_hex 32)")
+# As the kubelet sets them: the tiers' weights are the sum of their pods'
+# requests (1 CPU each, and at most two pods at a time).
+cg_weight "$TEST_PARENT/kubepods" $((2 * 1024))
+cg_weight "$TEST_PARENT/kubepods/burstable" $((2 * 1024))
+cg_weight "$LS_POD" 1024
+
+# The overrides of the embedded defaults, every one of them (the report
+# prints this; agent_config adds cgroup_root, state_dir and decisions.file).
+AGENT_JSON=$(jq -cn --arg root "$REL" --arg ls "$REL/kubepods/burstable/pod$LS_UID" \
+	--arg be "$REL/kubepods/burstable/*" --argjson p99 "$FP_P99_US" \
+	'{cgroup_root: $root,
+	  classes: [{glob: $ls, class: "LS"}, {glob: $be, class: "BE"}],
+	  interference: {runq: {p99_us: $p99}}}')
+
+# ---------------------------------------------------------------- helpers
+
+# The parent's CPU time in ns (all of LS and BE).
+SUB_USAGE=""
+if cg_is_v2; then
+	SUB_USAGE=$TEST_PARENT/cpu.stat
+else
+	SUB_USAGE=$(agent_cg_in "$TEST_PARENT" cpuacct)/cpuacct.usage
+fi
+sub_cpu_ns() {
+	if cg_is_v2; then
+		awk '$1 == "usage_usec" { printf "%.0f\n", $2 * 1000 }' "$SUB_USAGE"
+	else
+		cat "$SUB_USAGE"
+	fi
+}
+
+# Node CPU time from /proc/stat, in ns: "busy steal total".
+node_cpu_ns() {
+	awk -v hz="$HZ" '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i
+		printf "%.0f %.0f %.0f\n", ($2 + $3 + $4 + $7 + $8) * 1e9 / hz, $9 * 1e9 / hz, t * 1e9 / hz }' /proc/stat
+}
+
+# CPU time of process $1 in ns (0 when there is none).
+proc_cpu_ns() {
+	if [ -z "$1" ] || [ ! -r "/proc/$1/stat" ]; then
+		echo 0
+		return 0
+	fi
+	sed 's/.*) //' "/proc/$1/stat" | awk -v hz="$HZ" '{ printf "%.0f\n", ($12 + $13) * 1e9 / hz }'
+}
+
+# Busy processes that are not ours (ours are in our cgroups, or the agent).
+foreign_procs() {
+	local p pid cg
+	for p in "${BUSY_PROCS[@]}"; do
+		for pid in $(pgrep -x "$p" 2>/dev/null); do
+			[ "$pid" != "${AGENT_PID:-}" ] || continue
+			# Its cpu cgroup: the v1 cpu line, else the v2 one.
+			cg=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ { c = $3 } $1 == "0" { u = $3 }
+				END { print (c != "" ? c : u) }' "/proc/$pid/cgroup" 2>/dev/null)
+			case $cg in "$TEST_PARENT_REL"/*) continue ;; esac
+			printf '%s ' "$p"
+			break
+		done
+	done
+}
+
+# Foreign processes that disturb a block: load generators (another qoslet
+# is reported, but it is a tracer, not a load, and may idle for long).
+disturbing() {
+	local p
+	for p in $1; do
+		[ "$p" = qoslet ] || return 0
+	done
+	return 1
+}
+
+# Waits up to $1 s for a quiet machine: no disturbing foreign process and
+# CPUs 90% idle over 1 s. Sets QUIET; returns 1 when the wait ran out.
+wait_quiet() {
+	local deadline=$((SECONDS + $1)) a b idle busy said=""
+	while :; do
+		a=$(node_cpu_ns)
+		sleep 1
+		b=$(node_cpu_ns)
+		idle=$(echo "$a $b" | awk '{ t = $6 - $3; printf "%.0f\n", (t > 0 ? 100 - 100 * ($4 - $1 + $5 - $2) / t : 0) }')
+		busy=$(foreign_procs)
+		QUIET="${idle}% idle${busy:+; running: ${busy% }}"
+		if ! disturbing "$busy" && [ "$idle" -ge 90 ]; then
+			return 0
+		fi
+		[ "$SECONDS" -lt "$deadline" ] || return 1
+		[ -n "$said" ] || log "waiting up to $1 s for a quiet machine ($QUIET)"
+		said=1
+	done
+}
+
+# Starts the LS service for SECS in its container; LS_PID.
+ls_start() {
+	# shellcheck disable=SC2016
+	agent_run "$LS_CG" "$ALL_CPUS" sh -c 'out=$1; shift; exec "$@" >"$out"' sh "$1" \
+		"$WAKELAT" "$INTERVAL_US" "$SECS" "$WORK_US"
+	LS_PID=$CG_PID
+}
+
+# Starts BE in a new pod (created now, as a pod starts with its cgroup);
+# BE_POD, BE_PID, BE_T0 (CLOCK_REALTIME ns of the start).
+be_start() {
+	local uid
+	uid=$(cat /proc/sys/kernel/random/uuid)
+	BE_POD=$TEST_PARENT/kubepods/burstable/pod$uid
+	BE_T0=$(date +%s%N)
+	agent_cgroup "kubepods/burstable/pod$uid" >/dev/null
+	# Its weight stays the new cgroup's default, 1024 shares (v2: weight 100):
+	# a write here would race the agent, and the kernel refuses cpu.shares
+	# (EINVAL) once the agent has set cpu.idle=1.
+	local cg
+	cg=$(agent_cgroup "kubepods/burstable/pod$uid/$(random_hex 32)")
+	agent_run "$cg" "$ALL_CPUS" stress-ng --cpu "$NPROC" --metrics-brief --timeout "$SECS" -Y "$1"
+	BE_PID=$CG_PID
+}
+
+# Removes the BE pod from every hierarchy (its processes have exited).
+be_remove() {
+	local rel=${BE_POD#"$CG_ROOT"} mnt
+	cgroup_destroy "$BE_POD"
+	for mnt in "${AGENT_CTRLS[@]}"; do
+		cgroup_destroy "$mnt$rel"
+	done
+}
+
+# Waits for process $1 (ours) and returns its status.
+reap() {
+	local rc=0
+	wait "$1" || rc=$?
+	return "$rc"
+}
+
+# Samples file $1 (wakelat's output): "n p50 p99 max" in us; with $2, only
+# the samples whose deadline is $2 us or later after the first.
+ls_stats() {
+	tail -n +2 "$1" | awk -v from="${2:-0}" '$1 >= from { print $2 / 1000 }' | sort -g |
+		awk '{ v[++n] = $1 }
+		END {
+			if (!n) { print "0 NA NA NA"; exit }
+			# Nearest rank: the smallest value with at least q of the samples at or below it.
+			i50 = int(n * 0.50); if (i50 < n * 0.50) i50++
+			i99 = int(n * 0.99); if (i99 < n * 0.99) i99++
+			printf "%d %.1f %.1f %.1f\n", n, v[i50 ? i50 : 1], v[i99 ? i99 : 1], v[n]
+		}'
+}
+
+# bogo ops/s (real time) from stress-ng's YAML file $1.
+be_rate() {
+	awk '$1 == "bogo-ops-per-second-real-time:" { printf "%.1f\n", $2; f = 1 } END { exit !f }' "$1"
+}
+
+declare -A R=() # "scenario,round,field" -> value
+
+# Scenario $1, round $2: one block.
+run_block() {
+	local s=$1 r=$2 ls=$TMP/ls.$1.$2 be=$TMP/be.$1.$2.yaml n0 n1 sub0 sub1 ag0=0 ag1=0 el
+	local busy0 steal0 tot0 busy1 steal1 tot1 ext first cut n p50 p99 max
+	R[$s,$r,procs]=$(foreign_procs)
+	AGENT_PID=""
+	if [[ $s == agent* ]]; then
+		ext=${EXTRA[$s]:-"{}"}
+		AGENT_OUT=$TMP/decisions.$s.$r.jsonl
+		AGENT_ERR=$TMP/agent.$s.$r.err
+		agent_config "$(jq -cn --argjson a "$AGENT_JSON" --argjson b "$ext" '$a * $b')"
+		PIN_SAVE=$PIN_DIR
+		# A fresh pin dir per run, removed with PIN_DIR (bpffs refuses '.' in names).
+		PIN_DIR=$PIN_SAVE/${s}_$r
+		# shellcheck disable=SC2119 # no extra arguments
+		agent_start
+		PIN_DIR=$PIN_SAVE
+		sleep "$SETTLE" # its start-up (BTF, program loading) is not in the block
+		# A pod starts at any point of the agent's tick interval, not right after
+		# a tick: a random phase, or the reaction would always be the whole
+		# interval when nothing else wakes the agent.
+		sleep "$(awk -v r="$RANDOM" -v i="$("$QOSLET" agent --print-config --config "$TMP/agent.json" | jq .interval_s)" 'BEGIN { printf "%.3f\n", i * r / 32768 }')"
+		# Without probes the agent runs on cgroup counters only: say so.
+		grep -q "agent: managing.*fast path on" "$AGENT_ERR" || R[$s,$r,warn]=$(grep -m1 -E "warning|error" "$AGENT_ERR" || echo "fast path off")
+		ag0=$(proc_cpu_ns "$AGENT_PID")
+	fi
+	read -r busy0 steal0 tot0 < <(node_cpu_ns)
+	sub0=$(sub_cpu_ns)
+	n0=$(date +%s%N)
+	ls_start "$ls"
+	[ "$s" = alone ] || be_start "$be"
+	reap "$LS_PID" || fail "$s round $r: wakelat exited with status $?"
+	if [ "$s" != alone ]; then
+		reap "$BE_PID" || fail "$s round $r: stress-ng exited with status $?"
+	fi
+	n1=$(date +%s%N)
+	sub1=$(sub_cpu_ns)
+	read -r busy1 steal1 tot1 < <(node_cpu_ns)
+	if [ -n "$AGENT_PID" ]; then
+		ag1=$(proc_cpu_ns "$AGENT_PID")
+		agent_stop
+		R[$s,$r,ticks]=$(sed -n 's/.*stopping after \([0-9]*\) ticks (\([0-9]*\) on the fast path).*/\1 \2/p' "$AGENT_ERR")
+		R[$s,$r,agent_cpu]=$(awk -v a="$((ag1 - ag0))" -v e="$((n1 - n0))" 'BEGIN { printf "%.3f\n", a / e }')
+	fi
+	el=$((n1 - n0))
+	R[$s,$r,foreign]=$(awk -v b="$((busy1 - busy0))" -v s="$((sub1 - sub0))" -v a="$((ag1 - ag0))" -v e="$el" \
+		'BEGIN { f = (b - s - a) / e; printf "%.2f\n", (f < 0 ? 0 : f) }')
+	R[$s,$r,steal_pct]=$(awk -v s="$((steal1 - steal0))" -v t="$((tot1 - tot0))" 'BEGIN { printf "%.1f\n", t ? 100 * s / t : 0 }')
+	read -r n p50 p99 max < <(ls_stats "$ls")
+	R[$s,$r,n]=$n R[$s,$r,p50]=$p50 R[$s,$r,p99]=$p99 R[$s,$r,max]=$max
+	if [ "$s" != alone ]; then
+		R[$s,$r,ops]=$(be_rate "$be") || fail "$s round $r: no bogo ops/s in $be"
+		be_remove
+	fi
+	if [ -n "$AGENT_PID" ]; then
+		# The BE pod's decisions, ms after BE start: "ms kind rule value outcome".
+		jq -r --arg cg "${BE_POD#"$CG_ROOT"}" --argjson t0 "$BE_T0" \
+			'select(.target.cgroup == $cg) | "\((.ts_ns - $t0) / 1e6 | round) \(.kind) \(.rule) \(.value) \(.outcome)"' \
+			"$AGENT_OUT" >"$TMP/be_decisions.$s.$r" 2>/dev/null || true
+		first=$(awk '$2 ~ /^(cpu_idle|cpu_quota|cpuset)$/ && $5 == "applied" { print; exit }' "$TMP/be_decisions.$s.$r")
+		R[$s,$r,react]=${first%% *}
+		R[$s,$r,react]=${R[$s,$r,react]:-NA}
+		R[$s,$r,idle]=$(awk '$2 == "cpu_idle" && $5 == "applied" { print $1; exit }' "$TMP/be_decisions.$s.$r")
+		R[$s,$r,decisions]=$(awk '{ printf "%s%s %s=%s @%s ms%s", sep, $3, $2, $4, $1, ($5 == "applied" ? "" : " (" $5 ")"); sep = "; " }' \
+			"$TMP/be_decisions.$s.$r")
+		# LS after the first protective action: the steady state under the agent.
+		if [ "${R[$s,$r,react]}" != NA ]; then
+			cut=$(awk -v s="$(sed -n '1s/^start_realtime_ns //p' "$ls")" -v t="$BE_T0" -v m="${R[$s,$r,react]}" \
+				'BEGIN { printf "%.0f\n", (t - s) / 1000 + m * 1000 }')
+			read -r _ _ p99 _ < <(ls_stats "$ls" "$cut")
+			R[$s,$r,p99_after]=$p99
+		fi
+	fi
+	local msg="round $r: $s: LS p50 ${R[$s,$r,p50]} p99 ${R[$s,$r,p99]} max ${R[$s,$r,max]} us (${R[$s,$r,n]} samples)"
+	[ -z "${R[$s,$r,ops]:-}" ] || msg+=", BE ${R[$s,$r,ops]} ops/s"
+	[ -z "${R[$s,$r,react]:-}" ] || msg+=", reaction ${R[$s,$r,react]} ms"
+	msg+=", foreign ${R[$s,$r,foreign]} CPUs"
+	[ -z "${R[$s,$r,procs]}" ] || msg+=" (running: ${R[$s,$r,procs]% })"
+	[ -z "${R[$s,$r,warn]:-}" ] || msg+="; agent: ${R[$s,$r,warn]}"
+	log "$msg"
+}
+
+# A block disturbed by foreign load is repeated once, while the time budget
+# lasts; the disturbed one is listed in the report.
+DISCARDED=()
+gated_block() {
+	local s=$1 r=$2 attempt
+	for attempt in 1 2; do
+		if [ "$SECONDS" -ge "$BUDGET_END" ]; then
+			sleep "$SETTLE"
+		elif ! wait_quiet "$BLOCK_QUIET"; then
+			log "round $r: $s: not quiet after ${BLOCK_QUIET} s ($QUIET); measuring anyway"
+		fi
+		run_block "$s" "$r"
+		noisy "$s" "$r" || return 0
+		[ "$attempt" = 1 ] && [ "$SECONDS" -lt "$BUDGET_END" ] || return 0
+		DISCARDED+=("round $r, $s: LS p50 / p99 / max ${R[$s,$r,p50]} / ${R[$s,$r,p99]} / ${R[$s,$r,max]} us${R[$s,$r,ops]:+, BE ${R[$s,$r,ops]} ops/s}, foreign ${R[$s,$r,foreign]} CPUs${R[$s,$r,procs]:+ (running: ${R[$s,$r,procs]% })}")
+		log "round $r: $s: disturbed by foreign load, repeating it"
+		unset "R[$s,$r,ops]" "R[$s,$r,react]" "R[$s,$r,warn]" "R[$s,$r,p99_after]"
+	done
+}
+
+# True when block $1 of round $2 ran next to foreign load.
+noisy() {
+	disturbing "${R[$1,$2,procs]}" || awk -v f="${R[$1,$2,foreign]}" -v m="$NOISE_CPUS" 'BEGIN { exit !(f > m) }'
+}
+
+# Median of the numbers on stdin (NA when none).
+median() {
+	awk '$1 != "NA"' | sort -g | awk '{ v[++n] = $1 } END {
+		if (!n) { print "NA"; exit }
+		printf "%.1f\n", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
+}
+
+# Field $2 of scenario $1 over all rounds, one per line.
+col() {
+	local r
+	for ((r = 1; r <= ROUNDS; r++)); do
+		echo "${R[$1,$r,$2]:-NA}"
+	done
+}
+
+# a / b to 3 decimals, NA when either is NA.
+div() {
+	if [ "$1" = NA ] || [ "$2" = NA ]; then
+		echo NA
+		return 0
+	fi
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", b ? a / b : 0 }'
+}
+
+# Per-round ratios of field $3: scenario $1 / scenario $2.
+paired() {
+	local r
+	for ((r = 1; r <= ROUNDS; r++)); do
+		div "${R[$1,$r,$3]:-NA}" "${R[$2,$r,$3]:-NA}"
+	done
+}
+
+range() {
+	awk '$1 != "NA"' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print (NR ? lo "-" hi : "NA") }'
+}
+
+# PASS/FAIL: value $1 OP ($2: le or ge) target $3.
+verdict() {
+	[ "$1" != NA ] || {
+		echo "not measured"
+		return 0
+	}
+	if awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN { exit !(op == "le" ? v <= t : v >= t) }'; then
+		echo "**PASS**"
+	else
+		echo "**FAIL**"
+	fi
+}
+
+# ---------------------------------------------------------------- measure
+
+N=${#SCENARIOS[@]}
+QUIET=""
+if wait_quiet "$QUIET_WAIT"; then
+	QUIET_START="yes ($QUIET)"
+else
+	log "warning: machine not quiet ($QUIET); measuring anyway"
+	QUIET_START="no ($QUIET)"
+fi
+LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
+BUDGET_END=$((SECONDS + BUDGET))
+START=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
+log "$ROUNDS rounds of ${SCENARIOS[*]}, ${SECS} s each; parent $TEST_PARENT"
+declare -A ORDER=()
+for ((r = 1; r <= ROUNDS; r++)); do
+	order=()
+	for ((i = 0; i < N; i++)); do
+		order+=("${SCENARIOS[$(((r - 1 + i) % N))]}")
+	done
+	ORDER[$r]="${order[*]}"
+	for s in "${order[@]}"; do
+		gated_block "$s" "$r"
+	done
+done
+LOAD_END=$(cut -d' ' -f1 /proc/loadavg)
+if [ -n "$KEEP" ]; then
+	mkdir -p "$KEEP"
+	cp "$TMP"/ls.* "$TMP"/be.*.yaml "$KEEP"/
+	cp "$TMP"/decisions.* "$TMP"/agent.*.err "$KEEP"/ 2>/dev/null || true
+	log "raw data kept in $KEEP"
+fi
+
+# ---------------------------------------------------------------- report
+
+declare -A MED=()
+for s in "${SCENARIOS[@]}"; do
+	for f in p50 p99 max ops react p99_after foreign; do
+		MED[$s,$f]=$(col "$s" "$f" | median)
+	done
+done
+P99_RATIO=$(div "${MED[agent,p99]}" "${MED[alone,p99]}")
+BE_RATIO=$(div "${MED[agent,ops]}" "${MED[be,ops]}")
+CPU_MODEL=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+TREE_VERSION=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
+SLACK=$(awk '/^timerslack_ns/ { print $2 }' /proc/self/status 2>/dev/null || true)
+[ -n "$SLACK" ] || SLACK=$(cat /proc/self/timerslack_ns 2>/dev/null || echo unknown)
+
+declare -A LABEL=([alone]="(1) LS alone" [be]="(2) LS + BE, no agent" [agent]="(3) LS + BE + agent")
+label() {
+	echo "${LABEL[$1]:-(3x) LS + BE + agent, ${EXTRA[$1]}}"
+}
+
+report() {
+	local s r marks nnoisy=0 t f ticks react acpu seen hurt
+	echo "# colobench: an LS service next to BE batch, with and without qoslet agent"
+	echo
+	echo "- Date: $START; kernel $(uname -r); ${CPU_MODEL:-$(uname -m)}; $NPROC CPUs; tree $TREE_VERSION"
+	# run.sh writes to a temporary file first: show the file the report lands in.
+	echo "- Command: \`${CMDLINE/docs\/bench\/.colobench.md.*/docs/bench/colobench.md}\` (\`make bench\` runs it through \`scripts/bench/run.sh\`; \`COLOBENCH_ROUNDS\` sets the rounds)"
+	echo "- Rounds: $ROUNDS, each running every scenario once for $SECS s, starting one scenario later each round"
+	echo "- 1-minute load average: $LOAD_START at start, $LOAD_END at end; quiet at start: $QUIET_START"
+	echo
+	echo "## Setup"
+	echo
+	echo "- cgroups ($(cg_is_v2 && echo v2 || echo "v1: the same paths in cpu, cpuacct, cpuset, memory, freezer")): \`$TEST_PARENT_REL/kubepods/burstable/pod<uid>/<container>\`"
+	echo "  for LS (one pod for the whole run) and for BE (a new pod per block), \`cpu.shares\` 1024 on each pod"
+	echo "  (a CPU request of 1 CPU), 2048 on \`kubepods\` and \`burstable\` (the sum of the requests), as the kubelet sets them."
+	echo "- LS: \`wakelat $INTERVAL_US $SECS $WORK_US\` (tests/helpers/wakelat.c): one SCHED_OTHER thread sleeping to absolute"
+	echo "  deadlines 1 ms apart$( [ "$WORK_US" = 0 ] && echo ", doing nothing else (a bare wake-up loop)" || echo " and working $WORK_US us of CPU after each wake-up (a service using $((WORK_US / 10))% of a CPU)");"
+	echo "  each sample is its wake-up's lateness (timer slack ${SLACK} ns + wake-up + run-queue wait)."
+	echo "  Every sample is kept; p50/p99 are nearest-rank over the block. cyclictest cannot run in a kubepods cgroup:"
+	echo "  it always makes its main thread SCHED_FIFO, which a v1 cpu cgroup without an RT budget refuses."
+	echo "- BE: \`stress-ng --cpu $NPROC --metrics-brief --timeout $SECS\` (unpinned, like LS), bogo ops/s (real time)."
+	echo "  Its pod cgroup is created and stress-ng started in it right after LS starts; BE start = just before the pod's mkdir."
+	echo "- Agent: \`qoslet agent --config CFG --pin-dir DIR\`, started ${SETTLE} s plus a random part of its tick interval before"
+	echo "  the block (so BE starts at a random phase of its ticks, as a pod would). CFG overrides the"
+	echo "  embedded defaults with exactly this (plus \`state_dir\` and \`decisions.file\` in the run's temporary directory):"
+	echo
+	echo '```json'
+	jq . <<<"$AGENT_JSON" | sed "s/$LS_UID/<LS uid>/"
+	echo '```'
+	echo
+	echo "  \`classes\`: the LS pod by its path, every other burstable pod BE. \`interference.runq.p99_us\` $FP_P99_US"
+	echo "  (default 10000): the fast path wakes the agent when an LS run-queue wait exceeds 1 ms."
+	echo "- Reaction: the first decision on the BE pod of kind cpu_idle, cpu_quota or cpuset with outcome applied;"
+	echo "  its \`ts_ns\` (the tick's time) minus BE start. The per-round table also gives when \`cpu.idle\` was set: where"
+	echo "  \`suppress.min_cpus\` (default 2) is at least the node's CPUs, the suppress quota is the whole node and limits"
+	echo "  nothing, so \`cpu.idle\` is the action that protects."
+	echo
+	echo "## Results (medians over rounds)"
+	echo
+	echo "| Configuration | LS p50 us | LS p99 us | LS max us | LS p99 after the first action us | BE bogo ops/s | Reaction ms | Foreign CPUs |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	for s in "${SCENARIOS[@]}"; do
+		if [[ $s == agent* ]]; then
+			echo "| $(label "$s") | ${MED[$s,p50]} | ${MED[$s,p99]} | ${MED[$s,max]} | ${MED[$s,p99_after]} | ${MED[$s,ops]} | ${MED[$s,react]} | ${MED[$s,foreign]} |"
+		else
+			echo "| $(label "$s") | ${MED[$s,p50]} | ${MED[$s,p99]} | ${MED[$s,max]} | - | ${MED[$s,ops]//NA/-} | - | ${MED[$s,foreign]} |"
+		fi
+	done
+	echo
+	echo "| Target | Value (ratio of medians) | Per-round ratio, median (range) | Verdict |"
+	echo "|---|---:|---:|---|"
+	echo "| LS p99 (3) / (1) at most $TARGET_P99 | $P99_RATIO | $(paired agent alone p99 | median) ($(paired agent alone p99 | range)) | $(verdict "$P99_RATIO" le "$TARGET_P99") |"
+	echo "| BE throughput (3) / (2) at least $TARGET_BE | $BE_RATIO | $(paired agent be ops | median) ($(paired agent be ops | range)) | $(verdict "$BE_RATIO" ge "$TARGET_BE") |"
+	echo "| Median reaction at most $TARGET_REACT ms | ${MED[agent,react]} ms | ($(col agent react | range) ms) | $(verdict "${MED[agent,react]}" le "$TARGET_REACT") |"
+	for s in "${SCENARIOS[@]}"; do
+		[ -n "${EXTRA[$s]:-}" ] || continue
+		echo "| extra: $s, p99 / (1); BE / (2); reaction | $(div "${MED[$s,p99]}" "${MED[alone,p99]}"); $(div "${MED[$s,ops]}" "${MED[be,ops]}"); ${MED[$s,react]} ms | | (not a target) |"
+	done
+	echo
+	hurt=$(div "${MED[be,p99]}" "${MED[alone,p99]}")
+	echo "Also for reference: LS p99 (2) / (1) = $hurt, what BE at normal weight does without the agent."
+	if [ "$hurt" != NA ] && awk -v h="$hurt" -v t="$TARGET_P99" 'BEGIN { exit !(h <= t) }'; then
+		echo
+		echo "**BE did not delay this LS service beyond the target even without the agent**, so the LS verdict above"
+		echo "does not test the agent's protection. Run with \`-w\` (CPU work per wake-up; \`-w 800\` uses 80% of a CPU)"
+		echo "for a service that BE does delay."
+	fi
+	echo
+	echo "Reading it: on a VM, a wake-up on an idle CPU costs more than on a busy one (the vCPU halts and must be woken),"
+	echo "so LS alone can have a higher p50 than LS next to BE; a ratio below 1 is not a gain from the agent. A p99"
+	echo "from one 20 s block rests on its ~200 worst samples: a few ms of foreign load moves it, hence the per-round"
+	echo "table and the foreign-CPU column."
+	echo
+	echo "## Per round"
+	echo
+	echo "LS p50 / p99 / max in us; BE in bogo ops/s; foreign = average CPUs busy outside this benchmark's cgroups and the"
+	echo "agent during the block (other jobs, interrupts); blocks with more than $NOISE_CPUS foreign CPUs, or with another load"
+	echo "generator running at their start, are marked \*. Before each block the script waits up to $BLOCK_QUIET s for a quiet"
+	echo "machine (CPUs 90% idle over 1 s, no foreign load generator), and repeats a disturbed block once, for the first"
+	echo "$BUDGET s of the run."
+	echo
+	echo "| Round | Scenario | LS p50 / p99 / max | Samples | BE ops/s | Reaction ms (cpu.idle at) | Agent ticks (fast path) | Agent CPU | Foreign CPUs | Steal % |"
+	echo "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"
+	for ((r = 1; r <= ROUNDS; r++)); do
+		for s in ${ORDER[$r]}; do
+			marks=""
+			if noisy "$s" "$r"; then
+				marks="\*"
+				nnoisy=$((nnoisy + 1))
+			fi
+			ticks="-" react="-" acpu="-"
+			if [[ $s == agent* ]]; then
+				read -r t f <<<"${R[$s,$r,ticks]:-? ?}"
+				ticks="$t ($f)"
+				react="${R[$s,$r,react]} (${R[$s,$r,idle]:-never})"
+				acpu="${R[$s,$r,agent_cpu]}"
+			fi
+			echo "| $r | $s$marks | ${R[$s,$r,p50]} / ${R[$s,$r,p99]} / ${R[$s,$r,max]} | ${R[$s,$r,n]} | ${R[$s,$r,ops]:--} | $react | $ticks | $acpu | ${R[$s,$r,foreign]} | ${R[$s,$r,steal_pct]} |"
+		done
+	done
+	echo
+	seen=$(for ((r = 1; r <= ROUNDS; r++)); do
+		for s in "${SCENARIOS[@]}"; do
+			[ -z "${R[$s,$r,procs]}" ] || echo "- round $r, $s: ${R[$s,$r,procs]% }"
+		done
+	done)
+	echo "$nnoisy of $((ROUNDS * N)) blocks marked \*.${seen:+ Other processes seen at the start of a block:}"
+	[ -z "$seen" ] || printf '\n%s\n' "$seen"
+	if [ "${#DISCARDED[@]}" -gt 0 ]; then
+		echo
+		echo "Blocks disturbed by foreign load and repeated (not in any table above):"
+		echo
+		printf -- '- %s\n' "${DISCARDED[@]}"
+	fi
+	echo
+	echo "Agent CPU is the agent's own CPU time over the block, in CPUs. Ticks count its whole run, including its start-up"
+	echo "wait before the block."
+	for ((r = 1; r <= ROUNDS; r++)); do
+		for s in "${SCENARIOS[@]}"; do
+			# shellcheck disable=SC2016 # the backquotes are markdown
+			[ -z "${R[$s,$r,warn]:-}" ] || printf '\n**Round %s, %s: the agent ran without its fast path:** `%s`\n' "$r" "$s" "${R[$s,$r,warn]}"
+		done
+	done
+	echo
+	echo "## The agent's decisions on the BE pod"
+	echo
+	echo "Per round, in order: rule, kind=value, ms after BE start (decisions on the LS pod, if any, are not listed)."
+	echo
+	for s in "${SCENARIOS[@]}"; do
+		[[ $s == agent* ]] || continue
+		for ((r = 1; r <= ROUNDS; r++)); do
+			echo "- $s, round $r: ${R[$s,$r,decisions]:-none}"
+		done
+	done
+}
+
+if [ -n "$OUT" ]; then
+	report | tee "$OUT"
+else
+	report
+fi
