@@ -54,7 +54,9 @@
 #   -r ROUNDS  rounds (default $COLOBENCH_ROUNDS, else 5)
 #   -s SECS    seconds of LS measurement per block (default 20)
 #   -w WORK_US CPU work of the LS service per 1 ms wake-up (default
-#              $COLOBENCH_WORK_US, else 0: the bare wake-up loop)
+#              $COLOBENCH_WORK_US, else 800: a service that is busy 80% of
+#              the time. A bare wake-up loop (0) barely runs, and EEVDF lets
+#              it preempt BE hogs at normal weight at once: nothing to protect)
 #   -q SECS    first wait up to SECS for a quiet machine (default 0: check
 #              once and warn); run.sh passes BENCH_QUIET_WAIT
 #   -x NAME=JSON  an extra agent scenario "agent-NAME" (repeatable)
@@ -81,7 +83,7 @@ KEEP=""
 CMDLINE=$(printf '%q ' "$0" "$@")
 CMDLINE=${CMDLINE% }
 INTERVAL_US=1000
-WORK_US=${COLOBENCH_WORK_US:-0}
+WORK_US=${COLOBENCH_WORK_US:-800}
 SETTLE=1         # seconds between blocks, and after the agent's start-up
 FP_P99_US=1000   # the agent's interference.runq.p99_us: fast-path alerts over 1 ms
 TARGET_P99=1.25  # LS p99 with the agent / alone, at most

@@ -22,7 +22,7 @@
 #   BENCH_CPU         CPU the pipe benchmark is pinned to (default 0)
 #   BENCH_QUIET_WAIT  seconds to wait for a quiet machine first (default 120)
 #   COLOBENCH_ROUNDS  rounds of colobench (default 5, about a minute each)
-#   COLOBENCH_WORK_US CPU work of colobench's LS service per 1 ms wake-up (default 0)
+#   COLOBENCH_WORK_US CPU work of colobench's LS service per 1 ms wake-up (default 800)
 #   BENCHES           space-separated benchmarks to run (default: all)
 set -euo pipefail
 
