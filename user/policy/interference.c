@@ -121,8 +121,7 @@ static void rq_update(struct interference_unit *s, const struct pol_unit *u,
 {
 	double p99;
 
-	if (!qos_is_ls(u->cls) || !u->has_rq || u->rq.count < cfg->rq_min_waits ||
-	    u->nr_throttled)
+	if (!qos_is_ls(u->cls) || !u->has_rq || u->rq.count < cfg->rq_min_waits || u->nr_throttled)
 		return;
 	p99 = hist_quantile_ns(&u->rq, 0.99);
 	s->rq_over = s->rq_over << 1 | (p99 > cfg->rq_p99_us * 1000);
