@@ -226,14 +226,15 @@ static int forget_gone(struct agent *a)
 static int tick(struct agent *a, bool fast)
 {
 	struct snapshot now = {0}, delta = {0};
-	bool have_delta = false;
+	bool have_now = false, have_delta = false;
 	int err = 0;
 
 	a->last_tick_ns = clock_ns(CLOCK_MONOTONIC);
 	if (a->probes) {
 		probe_set_poll(a->probes);
-		err = probe_set_read(a->probes, &now);
-		if (!err && a->have_before)
+		err = probe_set_read(a->probes, &now); /* frees what it read on failure */
+		have_now = !err;
+		if (have_now && a->have_before)
 			err = snapshot_delta(&delta, &now, &a->before);
 		have_delta = !err && a->have_before;
 		if (err)
@@ -242,7 +243,7 @@ static int tick(struct agent *a, bool fast)
 	err = inventory_read(a->inv, have_delta ? &delta : NULL, have_delta ? a->parts : 0,
 			     clock_ns(CLOCK_REALTIME), a->last_tick_ns, &a->in);
 	snapshot_free(&delta);
-	if (a->probes && now.ts_ns) {
+	if (have_now) {
 		snapshot_free(&a->before);
 		a->before = now;
 		a->have_before = true;
