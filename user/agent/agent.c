@@ -287,9 +287,8 @@ static int label_cgroup(struct agent *a, const struct cg_sample *s, struct metri
 			uint64_t now)
 {
 	const char *path = cgroup_names_lookup(a->names, s->id, now);
-	size_t n;
-	const struct inventory_member *m = inventory_members(a->inv, &n);
-	const struct pol_unit *u = NULL;
+	const struct inventory_member *m;
+	const struct pol_unit *u;
 
 	if (!path)
 		return -ENOENT; /* removed: its counters stop with it */
@@ -298,18 +297,8 @@ static int label_cgroup(struct agent *a, const struct cg_sample *s, struct metri
 	if (!out->path)
 		return -ENOMEM;
 	out->s = s;
-	for (size_t lo = 0, hi = n; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m[mid].cgid == s->id) {
-			u = pol_input_find(&a->in, m[mid].unit);
-			break;
-		}
-		if (m[mid].cgid < s->id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	m = inventory_member_of(a->inv, s->id);
+	u = m ? pol_input_find(&a->in, m->unit) : NULL;
 	out->pod_uid = u ? u->pod_uid : NULL;
 	out->qos = u ? qos_class_name(u->cls) : NULL;
 	return 0;
@@ -387,7 +376,11 @@ static int tick(struct agent *a, bool fast)
 {
 	int err = tick_once(a, fast);
 
-	if (a->http)
+	/*
+	 * Once per interval: scrapes come every few seconds, and a burst of
+	 * fast-path ticks should spend its time deciding, not rendering.
+	 */
+	if (a->http && !fast)
 		publish(a, clock_ns(CLOCK_MONOTONIC) - a->last_tick_ns);
 	return err;
 }

@@ -216,7 +216,7 @@ static int cmp_prev(const void *a, const void *b)
 	return cmp_u64(((const struct unit_prev *)a)->id, ((const struct unit_prev *)b)->id);
 }
 
-static const struct inventory_member *member_of(const struct inventory *inv, uint64_t cgid)
+const struct inventory_member *inventory_member_of(const struct inventory *inv, uint64_t cgid)
 {
 	struct inventory_member key = {.cgid = cgid};
 
@@ -297,7 +297,7 @@ static int fold_probes(struct inventory *inv, const struct snapshot *delta, stru
 	den = num + in->n_units;
 	for (size_t i = 0; i < delta->n_cgroups; i++) {
 		const struct cg_sample *cg = &delta->cgroups[i];
-		const struct inventory_member *m = member_of(inv, cg->id);
+		const struct inventory_member *m = inventory_member_of(inv, cg->id);
 		struct pol_unit *u = m ? (struct pol_unit *)pol_input_find(in, m->unit) : NULL;
 
 		if (!u)
@@ -325,7 +325,7 @@ static uint64_t blame_party(const struct inventory *inv, uint64_t cgid)
 
 	if (cgid == QOSLET_CULPRIT_IDLE)
 		return POL_CULPRIT_IDLE;
-	m = member_of(inv, cgid);
+	m = inventory_member_of(inv, cgid);
 	return m ? m->unit : POL_CULPRIT_OTHER;
 }
 
@@ -348,7 +348,7 @@ static int fold_blame(struct inventory *inv, const struct snapshot *delta, struc
 		return -ENOMEM;
 	for (size_t i = 0; i < delta->n_blame; i++) {
 		const struct blame_sample *b = &delta->blame[i];
-		const struct inventory_member *v = member_of(inv, b->victim);
+		const struct inventory_member *v = inventory_member_of(inv, b->victim);
 
 		if (!v || !b->wait_ns)
 			continue;

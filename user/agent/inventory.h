@@ -54,6 +54,9 @@ int inventory_read(struct inventory *inv, const struct snapshot *delta, unsigned
 /* The members found by the last read, sorted by cgid. */
 const struct inventory_member *inventory_members(const struct inventory *inv, size_t *n);
 
+/* The member with cgroup id cgid in the last read, or NULL. */
+const struct inventory_member *inventory_member_of(const struct inventory *inv, uint64_t cgid);
+
 /*
  * Finds the kubelet's pod root under the cpu hierarchy: "kubepods" (cgroupfs
  * driver) or "kubepods.slice" (systemd driver). -ENOENT when neither exists.
