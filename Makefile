@@ -7,7 +7,7 @@ CLANG ?= clang
 LLVM_STRIP ?= llvm-strip
 BPFTOOL ?= bpftool
 CC ?= cc
-PKGS := libbpf libelf zlib jansson ncursesw libcurl
+PKGS := libbpf libelf zlib jansson ncursesw libcurl libmicrohttpd
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 # A fresh machine lacks the toolchain and libraries: install them (as root)

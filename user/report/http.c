@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The HTTP endpoint. Every request is answered on its first callback: the
+ * endpoint is read-only, so a request with a body is refused before the
+ * body is read, and headers are bounded by the per-connection memory limit.
+ */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../log.h"
+
+/* Request line and headers must fit here; MHD answers larger ones itself (431). */
+#define HTTP_CONN_MEMORY (16 * 1024)
+/* A scraper or two and a person with curl: more is a misbehaving client. */
+#define HTTP_MAX_CONNS 32
+#define HTTP_TIMEOUT_S 10
+
+#define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
+#define JSON_TYPE    "application/json"
+#define TEXT_TYPE    "text/plain; charset=utf-8"
+
+struct http_server {
+	struct MHD_Daemon *d;
+	int fd; /* the listening socket until MHD owns it (MHD_stop_daemon() closes it) */
+	pthread_mutex_t mu; /* guards everything below */
+	char *metrics, *decisions;
+	size_t metrics_len, decisions_len;
+	bool ready;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
+			     const char *body, size_t len)
+{
+	/* MUST_COPY: the published texts are replaced while a reply is still being sent. */
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status, const char *s)
+{
+	return reply(c, status, TEXT_TYPE, s, strlen(s));
+}
+
+/* A published text, copied under the lock. */
+static enum MHD_Result reply_published(struct http_server *s, struct MHD_Connection *c,
+				       bool metrics)
+{
+	enum MHD_Result ret;
+
+	pthread_mutex_lock(&s->mu);
+	if (!s->ready)
+		ret = reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "not ready: no tick yet\n");
+	else if (metrics)
+		ret = reply(c, MHD_HTTP_OK, METRICS_TYPE, s->metrics, s->metrics_len);
+	else
+		ret = reply(c, MHD_HTTP_OK, JSON_TYPE, s->decisions, s->decisions_len);
+	pthread_mutex_unlock(&s->mu);
+	return ret;
+}
+
+static bool has_body(struct MHD_Connection *c)
+{
+	const char *len =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	return (len && strcmp(len, "0")) ||
+	       MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **con_cls)
+{
+	struct http_server *s = cls;
+	bool ready;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)con_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only: GET or HEAD\n");
+	if (has_body(c))
+		return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "requests take no body\n");
+	if (!strcmp(url, "/metrics"))
+		return reply_published(s, c, true);
+	if (!strcmp(url, "/decisions"))
+		return reply_published(s, c, false);
+	if (!strcmp(url, "/healthz"))
+		return reply_text(c, MHD_HTTP_OK, "ok\n");
+	if (!strcmp(url, "/readyz")) {
+		pthread_mutex_lock(&s->mu);
+		ready = s->ready;
+		pthread_mutex_unlock(&s->mu);
+		return ready ? reply_text(c, MHD_HTTP_OK, "ok\n")
+			     : reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+					  "not ready: no tick yet\n");
+	}
+	return reply_text(c, MHD_HTTP_NOT_FOUND,
+			  "not found: /metrics, /healthz, /readyz, /decisions\n");
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	log_warn("http: %s", msg);
+}
+
+/* Our own socket, so a bind failure has its errno. Returns the fd or -errno. */
+static int listen_on(const char *address, uint16_t port)
+{
+	struct sockaddr_storage ss = {0};
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	socklen_t len;
+	int one = 1, fd, err;
+
+	if (inet_pton(AF_INET, address, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons(port);
+		len = sizeof(*in4);
+	} else if (inet_pton(AF_INET6, address, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		len = sizeof(*in6);
+	} else {
+		return -EINVAL;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* a restarted agent must not wait for its old connections' TIME_WAIT */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 16)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int http_start(struct http_server **out, const char *address, uint16_t port, char *err,
+	       size_t errlen)
+{
+	struct http_server *s = calloc(1, sizeof(*s));
+	sigset_t all, old;
+	int fd;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	fd = listen_on(address, port);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot listen on %s%s%s:%u: %s",
+			 strchr(address, ':') ? "[" : "", address, strchr(address, ':') ? "]" : "",
+			 port, strerror(-fd));
+		free(s);
+		return fd;
+	}
+	s->fd = fd;
+	pthread_mutex_init(&s->mu, NULL);
+	/* The server thread inherits this mask: SIGTERM must reach the agent loop. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+				handle, s, MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNS,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!s->d) {
+		snprintf(err, errlen, "cannot start the HTTP server on %s:%u", address, port);
+		http_stop(s);
+		return -EIO;
+	}
+	s->fd = -1;
+	*out = s;
+	return 0;
+}
+
+void http_publish(struct http_server *s, char *metrics, size_t metrics_len, char *decisions,
+		  size_t decisions_len)
+{
+	pthread_mutex_lock(&s->mu);
+	if (metrics) {
+		free(s->metrics);
+		s->metrics = metrics;
+		s->metrics_len = metrics_len;
+	}
+	if (decisions) {
+		free(s->decisions);
+		s->decisions = decisions;
+		s->decisions_len = decisions_len;
+	}
+	s->ready = true;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void http_stop(struct http_server *s)
+{
+	if (!s)
+		return;
+	if (s->d)
+		MHD_stop_daemon(s->d);
+	if (s->fd >= 0)
+		close(s->fd);
+	pthread_mutex_destroy(&s->mu);
+	free(s->metrics);
+	free(s->decisions);
+	free(s);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The agent's read-only HTTP endpoint (libmicrohttpd, one internal thread):
+ * /metrics, /healthz, /readyz and /decisions. The agent loop publishes
+ * finished texts once per tick; the HTTP thread serves copies of them and
+ * never touches agent state. Paths and statuses: docs/qoslet-agent.md, HTTP.
+ */
+#ifndef QOSLET_REPORT_HTTP_H
+#define QOSLET_REPORT_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct http_server;
+
+/*
+ * Listens on address (an IPv4 or IPv6 literal) and port, and serves from
+ * another thread. Returns 0, or -errno with err set to a message naming the
+ * address ("cannot listen on 127.0.0.1:9464: Address already in use").
+ */
+int http_start(struct http_server **out, const char *address, uint16_t port, char *err,
+	       size_t errlen);
+
+/*
+ * Replaces what is served (takes ownership of both malloc'd texts; NULL
+ * keeps the current one) and marks the server ready: /readyz answers 200
+ * from the first call on.
+ */
+void http_publish(struct http_server *s, char *metrics, size_t metrics_len, char *decisions,
+		  size_t decisions_len);
+
+/* Stops serving and frees everything; NULL is a no-op. */
+void http_stop(struct http_server *s);
+
+#endif
