@@ -81,6 +81,9 @@ static void test_defaults_documented(void **state)
 	assert_true(in->culprit_min_share == 0.2);
 	assert_true(in->cap_cpus == 0.2);
 	assert_true(in->cap_s == 300);
+	assert_true(c.http.enabled);
+	assert_string_equal(c.http.address, "127.0.0.1");
+	assert_int_equal(c.http.port, 9464);
 }
 
 /* The embedded text is exactly the effective defaults: every key, nothing more. */
@@ -161,7 +164,7 @@ static const struct bad bad_docs[] = {
 	/* unknown keys, at every depth */
 	{"{\"interval\": 1}",
 	 "interval: unknown key (allowed keys: cgroup_root, interval_s, dry_run, fast_path, "
-	 "state_dir, decisions, classes, suppress, burst, evict, interference)"},
+	 "state_dir, decisions, classes, suppress, burst, evict, interference, http)"},
 	{"{\"burst\": {\"polcy\": \"auto\"}}",
 	 "burst.polcy: unknown key (allowed keys: policy, burst_percent, scale_up, scale_down, "
 	 "max_percent, shared_pool_busy_percent, throttled_min_percent, budget_cpu_s, "
@@ -213,6 +216,10 @@ static const struct bad bad_docs[] = {
 	 "cgroup_root: \"kubepods/../system.slice\" has a \"..\" component (allowed: a path "
 	 "relative to the cpu controller's root, without a leading '/' or \"..\"; \"\" to detect "
 	 "the kubepods root, at most 4095 bytes)"},
+	{"{\"http\": {\"address\": \"localhost\"}}",
+	 "http.address: \"localhost\" is not an IP address (allowed: an IPv4 or IPv6 address such "
+	 "as \"127.0.0.1\", \"0.0.0.0\" or \"::1\", at most 63 bytes)"},
+	{"{\"http\": {\"port\": 0}}", "http.port: 0 is out of range (allowed: 1 to 65535)"},
 	/* class rules */
 	{"{\"classes\": [{\"glob\": \"a\", \"class\": \"BE\"}, {\"glob\": \"b\", \"class\": \"be\"}]}",
 	 "classes[1].class: unknown value \"be\" (allowed: SYSTEM, LSE, LSR, LS, BE)"},

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -46,6 +47,7 @@ enum str_rule {
 	S_GLOB,	  /* the same, but not empty */
 	S_ABS,	  /* absolute path */
 	S_OUTPUT, /* "-", "" or an absolute path */
+	S_ADDR,	  /* an IPv4 or IPv6 address literal (no host names: nothing to resolve) */
 };
 
 #define OPEN_LO 1 /* lo itself not allowed */
@@ -190,6 +192,13 @@ static const struct field interference_fields[] = {
 	{0},
 };
 
+static const struct field http_fields[] = {
+	BOOL("enabled", http.enabled),
+	STR("address", http.address, S_ADDR),
+	INT("port", http.port, 1, 65535),
+	{0},
+};
+
 static const struct field top_fields[] = {
 	STR("cgroup_root", cgroup_root, S_REL),
 	NUM("interval_s", interval_s, 0.1, 60),
@@ -202,6 +211,7 @@ static const struct field top_fields[] = {
 	OBJ("burst", burst_fields),
 	OBJ("evict", evict_fields),
 	OBJ("interference", interference_fields),
+	OBJ("http", http_fields),
 	{0},
 };
 
@@ -334,6 +344,7 @@ static const char *const str_allowed[] = {
 		"leading '/' or \"..\"",
 	[S_ABS] = "an absolute path",
 	[S_OUTPUT] = "\"-\" for stdout, \"\" for none, or an absolute path",
+	[S_ADDR] = "an IPv4 or IPv6 address such as \"127.0.0.1\", \"0.0.0.0\" or \"::1\"",
 };
 
 /* Appends " (allowed: ...)" for f and returns -EINVAL. */
@@ -394,6 +405,13 @@ static const char *str_problem(enum str_rule r, const char *s)
 		return s[0] == '/' ? NULL : "is not an absolute path";
 	case S_OUTPUT:
 		return !strcmp(s, "-") || !n || s[0] == '/' ? NULL : "is not an absolute path";
+	case S_ADDR: {
+		struct in6_addr a;
+
+		return inet_pton(AF_INET, s, &a) == 1 || inet_pton(AF_INET6, s, &a) == 1
+			       ? NULL
+			       : "is not an IP address";
+	}
 	case S_GLOB:
 		if (!n)
 			return "is empty";

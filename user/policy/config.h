@@ -90,6 +90,13 @@ enum evict_action {
 	EVICT_KUBERNETES, /* "kubernetes": the Eviction API (reporting layer) */
 };
 
+/* The reporting layer's HTTP endpoint (user/report/http.h). */
+struct http_config {
+	bool enabled;	  /* true */
+	char address[64]; /* an IPv4 or IPv6 literal: "127.0.0.1" */
+	uint32_t port;	  /* 9464 */
+};
+
 #define CONFIG_MAX_CLASS_RULES 32
 
 /* Standalone classes: the first glob (fnmatch, FNM_PATHNAME) matching a cgroup path wins. */
@@ -115,6 +122,7 @@ struct agent_config {
 	struct evict_memory_config evict_memory;
 	struct evict_cpu_config evict_cpu;
 	struct interference_config interference;
+	struct http_config http;
 };
 
 #endif
