@@ -112,11 +112,12 @@ agent_run() {
 
 # agent_config JSON: the test's config, $TMP/agent.json: JSON merged over a
 # base that points the agent at the test's parent, its own state directory,
-# and the decisions file.
+# and the decisions file. The HTTP endpoint is off (tests run side by side and
+# would race for its port): a test that wants it turns it on with a free port.
 agent_config() {
 	jq -n --arg root "${TEST_PARENT_REL#/}" --arg state "$STATE_DIR" --arg out "$AGENT_OUT" \
 		--argjson extra "${1:-{\}}" \
-		'{cgroup_root: $root, state_dir: $state, decisions: {file: $out}} * $extra' \
+		'{cgroup_root: $root, state_dir: $state, decisions: {file: $out}, http: {enabled: false}} * $extra' \
 		>"$TMP/agent.json" || fail "agent_config: bad JSON: $1"
 	chmod 600 "$TMP/agent.json"
 }

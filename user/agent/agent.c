@@ -21,6 +21,8 @@
 #include "../policy/policy.h"
 #include "../probes/cpi_events.h"
 #include "../probes/cpi_mode.h"
+#include "../report/http.h"
+#include "../report/metrics.h"
 #include "agent_args.h"
 #include "config.h"
 #include "decision.h"
@@ -72,6 +74,10 @@ struct agent {
 	unsigned int follow_ups; /* short-interval ticks still due after an alert */
 	uint64_t last_status_ns; /* CLOCK_MONOTONIC */
 	uint64_t ticks, fast_ticks;
+	struct http_server *http;   /* NULL when http.enabled is false */
+	struct cgroup_names *names; /* the metrics' cgroup labels */
+	uint64_t published_seq;	    /* the decisions /decisions serves */
+	bool published;
 };
 
 static volatile sig_atomic_t stop;
@@ -223,7 +229,7 @@ static int forget_gone(struct agent *a)
  * One tick. The first one only primes the counters (there is no interval
  * yet to judge), so policies run from the second on.
  */
-static int tick(struct agent *a, bool fast)
+static int tick_once(struct agent *a, bool fast)
 {
 	struct snapshot now = {0}, delta = {0};
 	bool have_now = false, have_delta = false;
@@ -274,6 +280,116 @@ static int tick(struct agent *a, bool fast)
 	for (size_t i = 0; i < a->actions.n; i++)
 		decide(a, &a->actions.v[i]);
 	return forget_gone(a);
+}
+
+/* The labels of a snapshot cgroup: its path, and its unit's pod and class. */
+static int label_cgroup(struct agent *a, const struct cg_sample *s, struct metrics_cgroup *out,
+			uint64_t now)
+{
+	const char *path = cgroup_names_lookup(a->names, s->id, now);
+	size_t n;
+	const struct inventory_member *m = inventory_members(a->inv, &n);
+	const struct pol_unit *u = NULL;
+
+	if (!path)
+		return -ENOENT; /* removed: its counters stop with it */
+	/* copied: the next lookup may rewalk and free the name */
+	out->path = strdup(path);
+	if (!out->path)
+		return -ENOMEM;
+	out->s = s;
+	for (size_t lo = 0, hi = n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m[mid].cgid == s->id) {
+			u = pol_input_find(&a->in, m[mid].unit);
+			break;
+		}
+		if (m[mid].cgid < s->id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	out->pod_uid = u ? u->pod_uid : NULL;
+	out->qos = u ? qos_class_name(u->cls) : NULL;
+	return 0;
+}
+
+/* The recent decisions, oldest first, as one JSON array; NULL when out of memory. */
+static char *decisions_json(const struct decision_log *l, size_t *len)
+{
+	json_t *arr = json_array();
+	char *text;
+
+	for (size_t i = l->n; arr && i-- > 0;)
+		json_array_append_new(arr, decision_to_json(decision_log_recent(l, i)));
+	text = arr ? json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12))
+		   : NULL;
+	json_decref(arr);
+	*len = text ? strlen(text) : 0;
+	return text;
+}
+
+/* Renders what the HTTP endpoint serves: the loop's thread is the only one reading agent state. */
+static void publish(struct agent *a, uint64_t loop_ns)
+{
+	struct metrics_cgroup *cgs = calloc(a->before.n_cgroups + 1, sizeof(*cgs));
+	struct metrics_probe probes[PROBE_NR] = {
+		{.name = "sched"}}; /* no probe set: sched is off */
+	struct metrics_input in = {.cgroups = cgs,
+				   .log = &a->log,
+				   .ticks = a->ticks,
+				   .fast_ticks = a->fast_ticks,
+				   .loop_ns = loop_ns,
+				   .probes = probes,
+				   .n_probes = 1};
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	char *metrics = NULL, *decisions = NULL;
+	size_t metrics_len = 0, decisions_len = 0;
+	int err = cgs ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && a->have_before && i < a->before.n_cgroups; i++) {
+		const struct cg_sample *s = &a->before.cgroups[i];
+
+		if (s->parts & CG_RQ) {
+			err = label_cgroup(a, s, &cgs[in.n_cgroups], now);
+			in.n_cgroups += !err;
+			err = err == -ENOENT ? 0 : err;
+		}
+	}
+	for (int id = 0; a->probes && id < PROBE_NR; id++) {
+		struct probe_status st = probe_set_status(a->probes, id);
+
+		probes[id] = (struct metrics_probe){st.name, st.on, st.on ? st.detail : NULL};
+		in.n_probes = PROBE_NR;
+	}
+	if (!err)
+		err = metrics_render(&in, &metrics, &metrics_len);
+	if (!err && (!a->published || a->log.seq != a->published_seq)) {
+		decisions = decisions_json(&a->log, &decisions_len);
+		err = decisions ? 0 : -ENOMEM;
+		a->published_seq = a->log.seq;
+	}
+	for (size_t i = 0; i < in.n_cgroups; i++)
+		free((char *)cgs[i].path);
+	free(cgs);
+	if (err) {
+		/* the endpoint keeps serving the last tick's texts */
+		log_warn("agent: cannot render the metrics: %s", strerror(-err));
+		free(metrics);
+		return;
+	}
+	a->published = true;
+	http_publish(a->http, metrics, metrics_len, decisions, decisions_len);
+}
+
+static int tick(struct agent *a, bool fast)
+{
+	int err = tick_once(a, fast);
+
+	if (a->http)
+		publish(a, clock_ns(CLOCK_MONOTONIC) - a->last_tick_ns);
+	return err;
 }
 
 /* Waits for the deadline or a fast-path alert; true when an alert came. */
@@ -409,6 +525,22 @@ static int setup(struct agent *a)
 	}
 	if (resolve_subtree(a))
 		return 2;
+	/* Before anything is opened or written: a taken port must change nothing. */
+	if (a->cfg.http.enabled && a->args.mode == AGENT_RUN) {
+		char err[256];
+
+		if (http_start(&a->http, a->cfg.http.address, (uint16_t)a->cfg.http.port, err,
+			       sizeof(err))) {
+			fprintf(stderr, "qoslet agent: %s (config http.address, http.port)\n", err);
+			return 1;
+		}
+		a->names = cgroup_names_new(&a->fs);
+		if (!a->names)
+			return 1;
+		log_info("agent: serving http://%s%s%s:%u/metrics",
+			 strchr(a->cfg.http.address, ':') ? "[" : "", a->cfg.http.address,
+			 strchr(a->cfg.http.address, ':') ? "]" : "", a->cfg.http.port);
+	}
 	if (a->cfg.decisions_file[0] && a->args.mode == AGENT_RUN) {
 		a->decisions = open_output(a->cfg.decisions_file, "decisions file");
 		if (!a->decisions)
@@ -447,6 +579,8 @@ static int setup(struct agent *a)
 
 static void teardown(struct agent *a)
 {
+	http_stop(a->http);
+	cgroup_names_free(a->names);
 	fast_path_close(a->fp);
 	if (a->act) {
 		int failed = a->cfg.dry_run ? 0 : actuator_restore(a->act);
