@@ -79,8 +79,8 @@ static bool yaml_pair(char *line, char **key, char **val)
 	*val = colon + 2 + strspn(colon + 2, " \t");
 	end = *val + strcspn(*val, "\r\n");
 	*end = '\0';
-	if ((**val == '"' || **val == '\'') && end > *val + 1 && end[-1] == **val) {
-		end[-1] = '\0';
+	if ((**val == '"' || **val == '\'') && (end = strchr(*val + 1, **val))) {
+		*end = '\0'; /* what follows the closing quote is a comment or nothing */
 		(*val)++;
 	} else if ((end = strstr(*val, " #"))) {
 		*end = '\0';
