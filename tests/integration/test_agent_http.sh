@@ -14,7 +14,7 @@
 #    nothing (no decisions file, no journal).
 #  - A real Prometheus server (when installed) scrapes the agent, and a
 #    PromQL histogram_quantile() over the unit's buckets returns a number.
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2015
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
