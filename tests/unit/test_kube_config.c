@@ -162,6 +162,7 @@ static void test_kubeconfig(void **state)
 		 -EINVAL, "no user token"},
 		{"clusters:\n- cluster:\n    server: https://a\n    certificate-authority-data: AAAA\n",
 		 -ENOTSUP, "certificate-authority-data"},
+		{"users:\n- user:\n    exec:\n      command: aws\n", -ENOTSUP, "\"exec\""},
 		{"clusters:\n- cluster:\n    server: https://a\n    insecure-skip-tls-verify: true\n",
 		 -ENOTSUP, "insecure-skip-tls-verify"},
 		{"clusters:\n- cluster:\n    server: https://a\n    certificate-authority: missing.crt\n"

@@ -68,17 +68,22 @@ static bool yaml_pair(char *line, char **key, char **val)
 {
 	char *colon, *end;
 
+	line[strcspn(line, "\r\n")] = '\0';
 	line += strspn(line, " \t");
 	if (line[0] == '-' && line[1] == ' ')
 		line += 2 + strspn(line + 2, " \t");
+	if (*line == '#')
+		return false;
 	colon = strstr(line, ": ");
-	if (!colon || *line == '#')
+	end = line + strlen(line);
+	/* "key:" alone opens a mapping (exec:, user:): a key with an empty value. */
+	if (!colon && end > line && end[-1] == ':')
+		colon = end - 1;
+	if (!colon)
 		return false;
 	*colon = '\0';
 	*key = line;
-	*val = colon + 2 + strspn(colon + 2, " \t");
-	end = *val + strcspn(*val, "\r\n");
-	*end = '\0';
+	*val = colon < end - 1 ? colon + 2 + strspn(colon + 2, " \t") : end;
 	if ((**val == '"' || **val == '\'') && (end = strchr(*val + 1, **val))) {
 		*end = '\0'; /* what follows the closing quote is a comment or nothing */
 		(*val)++;
@@ -109,7 +114,16 @@ static int kubeconfig_line(struct kube_config *cfg, const char *path, char *line
 	char *key, *val;
 	int rc = 0;
 
-	if (!yaml_pair(line, &key, &val) || !*val)
+	if (!yaml_pair(line, &key, &val))
+		return 0;
+	if (!strcmp(key, "certificate-authority-data") || !strcmp(key, "client-certificate") ||
+	    !strcmp(key, "client-certificate-data") || !strcmp(key, "exec") ||
+	    !strcmp(key, "auth-provider"))
+		return fail(
+			err, errlen, -ENOTSUP,
+			"kubeconfig: \"%s\" is not supported (give certificate-authority as a file and a token or tokenFile)",
+			key);
+	if (!*val)
 		return 0;
 	if (!strcmp(key, "server") && !cfg->server[0])
 		rc = str_copy(cfg->server, sizeof(cfg->server), val);
@@ -119,12 +133,6 @@ static int kubeconfig_line(struct kube_config *cfg, const char *path, char *line
 		rc = str_copy(cfg->token, sizeof(cfg->token), val);
 	else if (!strcmp(key, "tokenFile") && !cfg->token[0] && !cfg->token_path[0])
 		rc = kubeconfig_file(cfg->token_path, sizeof(cfg->token_path), path, val);
-	else if (!strcmp(key, "certificate-authority-data") || !strcmp(key, "client-certificate") ||
-		 !strcmp(key, "client-certificate-data") || !strcmp(key, "exec"))
-		return fail(
-			err, errlen, -ENOTSUP,
-			"kubeconfig: \"%s\" is not supported (give certificate-authority as a file and a token or tokenFile)",
-			key);
 	else if (!strcmp(key, "insecure-skip-tls-verify") && !strcmp(val, "true"))
 		return fail(err, errlen, -ENOTSUP,
 			    "kubeconfig: %s is refused: the API server must be verified", key);
