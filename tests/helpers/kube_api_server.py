@@ -105,7 +105,10 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(404, status_body(404, "NotFound", "the server could not find it"),
                        v + ["unexpected-path"])
             return
-        query = urllib.parse.parse_qs(url.query, strict_parsing=True)
+        try:
+            query = urllib.parse.parse_qs(url.query, strict_parsing=True)
+        except ValueError:  # empty or malformed query
+            query = {}
         sel = query.get("fieldSelector", [])
         if len(sel) != 1 or not sel[0].startswith("spec.nodeName=") or len(query) != 1:
             v.append("field-selector")

@@ -9,7 +9,7 @@
  * (KUBERNETES_SERVICE_HOST/PORT). Commands, one a line on stdin:
  *   list NODE            -> "pod UID NS NAME KOORDQOS PRIORITY QOSCLASS OWNERKIND OWNERNAME"
  *                           lines ("-" for absent), then "list ok N SKIPPED"
- *   evict NS NAME UID    -> "evict OUTCOME STATUS"
+ *   evict NS NAME UID    -> "evict OUTCOME STATUS", then the server's message unless evicted
  * A failed command prints "error RC MESSAGE". At the end: "stats requests=N
  * transport_errors=N http_errors=N parse_errors=N". Exit 0, or 2 when the
  * configuration is unusable.
@@ -59,8 +59,10 @@ static void evict(struct kube_client *c, const char *ns, const char *name, const
 
 	if (rc)
 		printf("error %d %s\n", rc, err);
-	else
+	else if (o == KUBE_EVICT_EVICTED)
 		printf("evict %s %ld\n", kube_evict_outcome_name(o), status);
+	else
+		printf("evict %s %ld %s\n", kube_evict_outcome_name(o), status, err);
 }
 
 static void run(struct kube_client *c, char *line)

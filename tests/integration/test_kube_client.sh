@@ -64,8 +64,7 @@ start_server() { # BIND PORTFILE
 		--evict-script "$TMP/evict-script" --log "$TMP/api.log" --port-file "$2" \
 		2>>"$TMP/server.err" &
 	SERVER_PIDS+=($!)
-	local i
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		[ -s "$2" ] && return 0
 		kill -0 "${SERVER_PIDS[-1]}" 2>/dev/null || return 1
 		sleep 0.05
@@ -87,11 +86,11 @@ answered() {
 	grep -cE '^(list|evict|error) ' "$TMP/out" || true
 }
 ask() {
-	local before want i
+	local before want
 	before=$(wc -l <"$TMP/out")
 	want=$(($(answered) + 1))
 	echo "$*" >&3
-	for i in $(seq 200); do
+	for _ in $(seq 200); do
 		[ "$(answered)" -ge "$want" ] && break
 		sleep 0.05
 	done
@@ -121,9 +120,12 @@ log "evictions: each scripted status"
 printf '201\n429\n404\n500\n200\n' >"$TMP/evict-script"
 uid=6f1c2a8e-0b1d-4c55-9d7e-1a2b3c4d5e01
 assert_eq "$(ask evict batch spark-exec-1 $uid)" "evict evicted 201" "201"
-assert_eq "$(ask evict batch spark-exec-1 $uid)" "evict retry 429" "429 (disruption budget)"
-assert_eq "$(ask evict batch spark-exec-1 $uid)" "evict gone 404" "404"
-assert_eq "$(ask evict batch spark-exec-1 $uid)" "evict failed 500" "500"
+out=$(ask evict batch spark-exec-1 $uid)
+assert_eq "$out" "evict retry 429 evict batch/spark-exec-1: status 429 Cannot evict pod as it would violate the pod's disruption budget." "429 (disruption budget)"
+assert_eq "$(ask evict batch spark-exec-1 $uid)" \
+	"evict gone 404 evict batch/spark-exec-1: status 404 pods \"spark-exec-1\" not found" "404"
+assert_eq "$(ask evict batch spark-exec-1 $uid)" \
+	"evict failed 500 evict batch/spark-exec-1: status 500 scripted failure" "500"
 assert_eq "$(ask evict batch spark-exec-1 $uid)" "evict evicted 200" "200"
 out=$(ask list Bad_Node)
 case $out in "error -22 "*) ;; *) fail "invalid node name: $out" ;; esac
