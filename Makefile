@@ -7,7 +7,7 @@ CLANG ?= clang
 LLVM_STRIP ?= llvm-strip
 BPFTOOL ?= bpftool
 CC ?= cc
-PKGS := libbpf libelf zlib jansson ncursesw libmicrohttpd
+PKGS := libbpf libelf zlib jansson ncursesw libcurl libmicrohttpd
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 # A fresh machine lacks the toolchain and libraries: install them (as root)
@@ -93,6 +93,11 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(USER_OBJS) $(wildcard tests/unit/*.
 $(BUILD)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -lm -o $@
+
+# kubecheck drives the Kubernetes client library, so it links the user objects.
+$(BUILD)/tests/helpers/kubecheck: tests/helpers/kubecheck.c $(USER_OBJS)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 test-unit: $(UNIT_BINS)
 	tests/run.sh unit $(UNIT_BINS)

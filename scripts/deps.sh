@@ -6,6 +6,7 @@ set -eu
 PKGS="
 clang llvm make pkg-config git
 libbpf-dev libelf-dev zlib1g-dev libjansson-dev libncurses-dev bpftool libpfm4-dev
+libcurl4-openssl-dev python3 openssl
 libmicrohttpd-dev prometheus
 libcmocka-dev jq
 stress-ng rt-tests util-linux procps

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The pod list parser, the eviction outcome and the eviction body (user/kube/). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kube/evict.h"
+#include "kube/pods.h"
+
+/* Two usable pods: full (controller owner second), and bare (no labels, priority, owner). */
+static const char good_list[] =
+	"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"7\"},"
+	"\"items\":["
+	"{\"metadata\":{\"uid\":\"1111-aa\",\"namespace\":\"batch\",\"name\":\"job-x\","
+	"\"labels\":{\"koordinator.sh/qosClass\":\"BE\",\"app\":\"x\"},"
+	"\"ownerReferences\":[{\"kind\":\"ConfigMap\",\"name\":\"cm\"},"
+	"{\"kind\":\"Job\",\"name\":\"job\",\"controller\":true}]},"
+	"\"spec\":{\"nodeName\":\"n1\",\"priority\":-100},"
+	"\"status\":{\"qosClass\":\"BestEffort\"}},"
+	"{\"metadata\":{\"uid\":\"2222-bb\",\"namespace\":\"web\",\"name\":\"api\"},"
+	"\"spec\":{}}"
+	"]}";
+
+static void parse_str(const char *text, struct kube_pod_list *out, int want_rc)
+{
+	char err[256] = "";
+	json_error_t jerr;
+	json_t *doc = json_loads(text, JSON_DECODE_ANY, &jerr);
+	int rc;
+
+	if (!doc)
+		fail_msg("fixture is not JSON: %s", jerr.text);
+	rc = kube_pods_parse(doc, out, err, sizeof(err));
+	json_decref(doc);
+	if (rc != want_rc)
+		fail_msg("rc %d (want %d) for %s: %s", rc, want_rc, text, err);
+	if (rc)
+		assert_true(err[0] != '\0');
+}
+
+static void test_parse_fields(void **state)
+{
+	struct kube_pod_list l;
+	const struct kube_pod *p;
+
+	(void)state;
+	parse_str(good_list, &l, 0);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.skipped, 0);
+	p = &l.pods[0];
+	assert_string_equal(p->uid, "1111-aa");
+	assert_string_equal(p->ns, "batch");
+	assert_string_equal(p->name, "job-x");
+	assert_string_equal(p->koord_qos, "BE");
+	assert_true(p->has_priority);
+	assert_int_equal(p->priority, -100);
+	assert_string_equal(p->qos_class, "BestEffort");
+	assert_string_equal(p->owner_kind, "Job"); /* the controller, not the first reference */
+	assert_string_equal(p->owner_name, "job");
+	p = &l.pods[1];
+	assert_string_equal(p->uid, "2222-bb");
+	assert_string_equal(p->koord_qos, "");
+	assert_false(p->has_priority);
+	assert_string_equal(p->qos_class, "");
+	assert_string_equal(p->owner_kind, "");
+	kube_pod_list_free(&l);
+	assert_null(l.pods);
+}
+
+static void test_parse_first_owner_without_controller(void **state)
+{
+	struct kube_pod_list l;
+
+	(void)state;
+	parse_str("{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"uid\":\"u\",\"namespace\":"
+		  "\"n\",\"name\":\"p\",\"ownerReferences\":[{\"kind\":\"A\",\"name\":\"a\"},"
+		  "{\"kind\":\"B\",\"name\":\"b\"}]}}]}",
+		  &l, 0);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.pods[0].owner_kind, "A");
+	assert_string_equal(l.pods[0].owner_name, "a");
+	kube_pod_list_free(&l);
+}
+
+static void test_parse_empty_list(void **state)
+{
+	struct kube_pod_list l;
+
+	(void)state;
+	/* kind may be absent (some proxies strip it); an empty node is not an error. */
+	parse_str("{\"items\":[]}", &l, 0);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(l.skipped, 0);
+	kube_pod_list_free(&l);
+}
+
+/* Documents that are not a PodList at all. */
+static void test_parse_bad_documents(void **state)
+{
+	static const char *const docs[] = {
+		"[]",
+		"\"PodList\"",
+		"null",
+		"{}",
+		"{\"kind\":\"PodList\"}",
+		"{\"kind\":\"PodList\",\"items\":{}}",
+		"{\"kind\":\"Status\",\"items\":[]}",
+		"{\"kind\":\"PodList\",\"items\":null}",
+	};
+	struct kube_pod_list l;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		parse_str(docs[i], &l, -EBADMSG);
+		assert_int_equal(l.n, 0);
+		assert_null(l.pods);
+	}
+}
+
+/* Items that are skipped and counted, each beside one good pod that must survive. */
+static void test_parse_bad_items(void **state)
+{
+	static const char *const items[] = {
+		"1",
+		"{}",
+		"{\"metadata\":[]}",
+		"{\"metadata\":{\"namespace\":\"n\",\"name\":\"p\"}}",		    /* no uid */
+		"{\"metadata\":{\"uid\":\"\",\"namespace\":\"n\",\"name\":\"p\"}}", /* empty uid */
+		"{\"metadata\":{\"uid\":7,\"namespace\":\"n\",\"name\":\"p\"}}", /* uid not string
+										  */
+		"{\"metadata\":{\"uid\":\"u\",\"name\":\"p\"}}",		 /* no namespace */
+		"{\"metadata\":{\"uid\":\"u\",\"namespace\":\"n\"}}",		 /* no name */
+		"{\"metadata\":{\"uid\":\"u\",\"namespace\":\"n\",\"name\":\"p\",\"labels\":[]}}",
+		"{\"metadata\":{\"uid\":\"u\",\"namespace\":\"n\",\"name\":\"p\",\"labels\":"
+		"{\"koordinator.sh/qosClass\":5}}}",
+		"{\"metadata\":{\"uid\":\"u\",\"namespace\":\"n\",\"name\":\"p\","
+		"\"ownerReferences\":{}}}",
+		"{\"metadata\":{\"uid\":\"u\",\"namespace\":\"n\",\"name\":\"p\","
+		"\"ownerReferences\":[{\"kind\":\"Job\"}]}}", /* owner without a name */
+		"{\"metadata\":{\"uid\":\"u\",\"namespace\":\"n\",\"name\":\"p\"},"
+		"\"spec\":{\"priority\":\"high\"}}",
+		"{\"metadata\":{\"uid\":\"u\",\"namespace\":\"n\",\"name\":\"p\"},"
+		"\"spec\":{\"priority\":4294967296}}", /* beyond int32 */
+		"{\"metadata\":{\"uid\":\"u\",\"namespace\":\"n\",\"name\":\"p\"},"
+		"\"status\":{\"qosClass\":\"BestEffortButLongerThanAny\"}}",
+		"{\"metadata\":{\"uid\":\"0123456789012345678901234567890123456789\","
+		"\"namespace\":\"n\",\"name\":\"p\"}}", /* uid longer than a UUID */
+	};
+	static const char good[] =
+		"{\"metadata\":{\"uid\":\"g\",\"namespace\":\"n\",\"name\":\"ok\"}}";
+	struct kube_pod_list l;
+	char doc[1024];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
+		snprintf(doc, sizeof(doc), "{\"kind\":\"PodList\",\"items\":[%s,%s]}", items[i],
+			 good);
+		parse_str(doc, &l, 0);
+		if (l.n != 1 || l.skipped != 1 || strcmp(l.pods[0].name, "ok"))
+			fail_msg("item %s: n=%zu skipped=%zu", items[i], l.n, l.skipped);
+		kube_pod_list_free(&l);
+	}
+}
+
+static void test_name_valid(void **state)
+{
+	(void)state;
+	assert_true(kube_name_valid("node-1.example.com"));
+	assert_false(kube_name_valid(""));
+	assert_false(kube_name_valid("Node1"));
+	assert_false(kube_name_valid("a/b"));
+	assert_false(kube_name_valid("a&b=c"));
+	assert_false(kube_name_valid("a b"));
+}
+
+static void test_evict_outcome(void **state)
+{
+	static const struct {
+		long status;
+		enum kube_evict_outcome want;
+	} cases[] = {
+		{200, KUBE_EVICT_EVICTED}, {201, KUBE_EVICT_EVICTED}, {429, KUBE_EVICT_RETRY},
+		{404, KUBE_EVICT_GONE},	   {500, KUBE_EVICT_FAILED},  {409, KUBE_EVICT_FAILED},
+		{403, KUBE_EVICT_FAILED},  {401, KUBE_EVICT_FAILED},  {0, KUBE_EVICT_FAILED},
+		{204, KUBE_EVICT_FAILED},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (kube_evict_outcome(cases[i].status) != cases[i].want)
+			fail_msg("status %ld: got %d want %d", cases[i].status,
+				 kube_evict_outcome(cases[i].status), cases[i].want);
+	assert_string_equal(kube_evict_outcome_name(KUBE_EVICT_EVICTED), "evicted");
+	assert_string_equal(kube_evict_outcome_name(KUBE_EVICT_RETRY), "retry");
+	assert_string_equal(kube_evict_outcome_name(KUBE_EVICT_GONE), "gone");
+	assert_string_equal(kube_evict_outcome_name(KUBE_EVICT_FAILED), "failed");
+	assert_string_equal(kube_evict_outcome_name((enum kube_evict_outcome)99), "failed");
+}
+
+static void test_evict_body(void **state)
+{
+	json_t *b = kube_evict_body("batch", "job-x", "1111-aa");
+	char *s;
+
+	(void)state;
+	assert_non_null(b);
+	s = json_dumps(b, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(s, "{\"apiVersion\":\"policy/v1\",\"deleteOptions\":{\"preconditions\":"
+			       "{\"uid\":\"1111-aa\"}},\"kind\":\"Eviction\",\"metadata\":"
+			       "{\"name\":\"job-x\",\"namespace\":\"batch\"}}");
+	free(s);
+	json_decref(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_fields),
+		cmocka_unit_test(test_parse_first_owner_without_controller),
+		cmocka_unit_test(test_parse_empty_list),
+		cmocka_unit_test(test_parse_bad_documents),
+		cmocka_unit_test(test_parse_bad_items),
+		cmocka_unit_test(test_name_valid),
+		cmocka_unit_test(test_evict_outcome),
+		cmocka_unit_test(test_evict_body),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

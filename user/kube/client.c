@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "kube/client.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KUBE_DEFAULT_CONNECT_MS 3000
+#define KUBE_DEFAULT_TIMEOUT_MS 10000
+/* A node's pod list is ~10 KB a pod at worst; 16 MiB covers a dense node with room. */
+#define KUBE_DEFAULT_MAX_BODY (16u << 20)
+
+struct body_buf {
+	char *data;
+	size_t len, cap, max;
+	bool too_large;
+};
+
+int kube_client_init(struct kube_client *c, const struct kube_config *cfg, char *err, size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	c->cfg = *cfg;
+	c->connect_timeout_ms = KUBE_DEFAULT_CONNECT_MS;
+	c->timeout_ms = KUBE_DEFAULT_TIMEOUT_MS;
+	c->max_body = KUBE_DEFAULT_MAX_BODY;
+	/* Reference-counted by libcurl, so several clients may each init and free. */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(err, errlen, "libcurl: global init failed");
+		return -ENOMEM;
+	}
+	c->curl = curl_easy_init();
+	if (!c->curl) {
+		curl_global_cleanup();
+		snprintf(err, errlen, "libcurl: cannot create a handle");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void kube_client_free(struct kube_client *c)
+{
+	if (!c->curl)
+		return;
+	curl_easy_cleanup(c->curl);
+	curl_global_cleanup();
+	c->curl = NULL;
+	explicit_bzero(c->cfg.token, sizeof(c->cfg.token));
+}
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
+{
+	struct body_buf *b = user;
+	size_t n = size * nmemb, cap;
+	char *p;
+
+	if (n > b->max - b->len) {
+		b->too_large = true;
+		return 0; /* makes libcurl stop with CURLE_WRITE_ERROR */
+	}
+	if (b->len + n + 1 > b->cap) {
+		cap = b->cap ? b->cap : 16384;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		p = realloc(b->data, cap);
+		if (!p)
+			return 0;
+		b->data = p;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, ptr, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return n;
+}
+
+static int curl_errno(CURLcode rc, const struct body_buf *b)
+{
+	if (b->too_large || rc == CURLE_FILESIZE_EXCEEDED)
+		return -EFBIG;
+	switch (rc) {
+	case CURLE_OPERATION_TIMEDOUT:
+		return -ETIMEDOUT;
+	case CURLE_COULDNT_CONNECT:
+		return -ECONNREFUSED;
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+		return -EPERM;
+	default:
+		return -EIO;
+	}
+}
+
+/* Sets every option of one request; false when libcurl refused one (then err says which). */
+static bool set_options(struct kube_client *c, CURL *h, const char *url, const char *method,
+			const char *payload, struct curl_slist *hdrs, struct body_buf *b)
+{
+	static const char agent[] = "qoslet/" QOSLET_VERSION;
+	CURLcode rc = CURLE_OK;
+
+	curl_easy_reset(h); /* options only: the connection cache survives */
+#define SET(opt, val)                                                                              \
+	do {                                                                                       \
+		if (rc == CURLE_OK)                                                                \
+			rc = curl_easy_setopt(h, opt, val);                                        \
+	} while (0)
+	SET(CURLOPT_URL, url);
+	/* Only HTTPS, also after a redirect (which is not followed anyway). */
+	SET(CURLOPT_PROTOCOLS_STR, "https");
+	SET(CURLOPT_CAINFO, c->cfg.ca_path);
+	SET(CURLOPT_CAPATH, NULL); /* the service-account CA alone, not the system's */
+	SET(CURLOPT_SSL_VERIFYPEER, 1L);
+	SET(CURLOPT_SSL_VERIFYHOST, 2L);
+	SET(CURLOPT_NOSIGNAL, 1L); /* timeouts without SIGALRM, safe beside the agent's signals */
+	SET(CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+	SET(CURLOPT_TIMEOUT_MS, c->timeout_ms);
+	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body);
+	SET(CURLOPT_USERAGENT, agent);
+	SET(CURLOPT_HTTPHEADER, hdrs);
+	SET(CURLOPT_WRITEFUNCTION, on_body);
+	SET(CURLOPT_WRITEDATA, b);
+	if (payload) {
+		SET(CURLOPT_POSTFIELDS, payload);
+		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(payload));
+	}
+	if (strcmp(method, payload ? "POST" : "GET"))
+		SET(CURLOPT_CUSTOMREQUEST, method);
+#undef SET
+	return rc == CURLE_OK;
+}
+
+/* Authorization, Accept and (with a body) Content-Type; NULL on error. */
+static struct curl_slist *headers(const struct kube_config *cfg, bool with_body, char *err,
+				  size_t errlen)
+{
+	char token[KUBE_TOKEN_MAX], line[KUBE_TOKEN_MAX + 32];
+	struct curl_slist *h = NULL, *n;
+
+	if (kube_config_token(cfg, token, sizeof(token), err, errlen))
+		return NULL;
+	snprintf(line, sizeof(line), "Authorization: Bearer %s", token);
+	explicit_bzero(token, sizeof(token));
+	n = curl_slist_append(h, line);
+	explicit_bzero(line, sizeof(line));
+	h = n ? curl_slist_append(n, "Accept: application/json") : NULL;
+	/* "Expect:" off: the API server answers at once, 100-continue only adds a round trip. */
+	if (h && with_body)
+		h = curl_slist_append(h, "Content-Type: application/json");
+	if (h && with_body)
+		h = curl_slist_append(h, "Expect:");
+	if (!h) {
+		curl_slist_free_all(n);
+		snprintf(err, errlen, "out of memory for request headers");
+	}
+	return h;
+}
+
+static int do_request(struct kube_client *c, const char *method, const char *path,
+		      const char *payload, struct kube_response *resp, char *err, size_t errlen)
+{
+	char url[sizeof(c->cfg.server) + 2048], cerr[CURL_ERROR_SIZE] = "";
+	struct body_buf b = {.max = c->max_body};
+	struct curl_slist *hdrs;
+	json_error_t jerr;
+	CURLcode rc;
+	int ret = 0;
+
+	if ((size_t)snprintf(url, sizeof(url), "%s%s", c->cfg.server, path) >= sizeof(url)) {
+		snprintf(err, errlen, "%s %s: path too long", method, path);
+		return -ENAMETOOLONG;
+	}
+	hdrs = headers(&c->cfg, payload != NULL, err, errlen);
+	if (!hdrs)
+		return -EACCES;
+	if (!set_options(c, c->curl, url, method, payload, hdrs, &b) ||
+	    curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, cerr) != CURLE_OK) {
+		curl_slist_free_all(hdrs);
+		snprintf(err, errlen, "%s %s: libcurl refused an option", method, path);
+		return -EINVAL;
+	}
+	rc = curl_easy_perform(c->curl);
+	curl_slist_free_all(hdrs);
+	if (rc != CURLE_OK) {
+		ret = curl_errno(rc, &b);
+		snprintf(err, errlen, "%s %s%s: %s", method, c->cfg.server, path,
+			 ret == -EFBIG ? "response larger than the limit"
+			 : cerr[0]     ? cerr
+				       : curl_easy_strerror(rc));
+	} else {
+		curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &resp->status);
+		if (b.len) {
+			resp->body = json_loadb(b.data, b.len, 0, &jerr);
+			if (!resp->body) {
+				snprintf(err, errlen, "%s %s: status %ld, body is not JSON: %s",
+					 method, path, resp->status, jerr.text);
+				ret = -EBADMSG;
+			}
+		}
+	}
+	free(b.data);
+	return ret;
+}
+
+int kube_request(struct kube_client *c, const char *method, const char *path, const json_t *body,
+		 struct kube_response *resp, char *err, size_t errlen)
+{
+	char *payload = NULL;
+	int rc;
+
+	resp->status = 0;
+	resp->body = NULL;
+	c->stats.requests++;
+	if (body && !(payload = json_dumps(body, JSON_COMPACT))) {
+		snprintf(err, errlen, "%s %s: cannot encode the body", method, path);
+		c->stats.transport_errors++;
+		return -ENOMEM;
+	}
+	rc = do_request(c, method, path, payload, resp, err, errlen);
+	free(payload);
+	if (rc == -EBADMSG || rc == -EFBIG)
+		c->stats.parse_errors++;
+	else if (rc)
+		c->stats.transport_errors++;
+	else if (resp->status >= 400)
+		c->stats.http_errors++;
+	return rc;
+}
+
+const char *kube_status_message(const json_t *body)
+{
+	const char *m = json_string_value(json_object_get(body, "message"));
+
+	return m ? m : "";
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * One call to the Kubernetes API over libcurl: HTTPS only, the server
+ * verified against the configured CA (and nothing else), the bearer token
+ * read fresh for every request, bounded in time and in response size. A
+ * failure is returned and counted, never fatal: the agent keeps protecting
+ * the node when the API is away.
+ */
+#ifndef QOSLET_KUBE_CLIENT_H
+#define QOSLET_KUBE_CLIENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "kube/config.h"
+
+struct kube_client_stats {
+	unsigned long requests;
+	unsigned long transport_errors; /* no HTTP answer: DNS, connect, TLS, timeout, token */
+	unsigned long http_errors;	/* answered with a status >= 400 */
+	unsigned long parse_errors;	/* answered with a body that is not JSON or too large */
+};
+
+struct kube_client {
+	struct kube_config cfg;
+	void *curl;		 /* CURL *, kept so connections are reused */
+	long connect_timeout_ms; /* default 3000 */
+	long timeout_ms;	 /* whole request, default 10000 */
+	size_t max_body;	 /* response body bound, default 16 MiB */
+	struct kube_client_stats stats;
+};
+
+struct kube_response {
+	long status;  /* HTTP status */
+	json_t *body; /* parsed JSON body, or NULL when it was empty; caller json_decref()s it */
+};
+
+/* 0, or a negative errno (libcurl could not start) with err set. */
+int kube_client_init(struct kube_client *c, const struct kube_config *cfg, char *err,
+		     size_t errlen);
+void kube_client_free(struct kube_client *c);
+
+/*
+ * method ("GET", "POST", ...) on path (starting with '/', query included),
+ * with body sent as application/json when not NULL. Returns 0 when the server
+ * answered (any status: resp filled), or a negative errno with err set: no
+ * answer (-EIO, -ETIMEDOUT, -ECONNREFUSED), TLS verification failed
+ * (-EPERM), response too large (-EFBIG) or not JSON (-EBADMSG).
+ */
+int kube_request(struct kube_client *c, const char *method, const char *path, const json_t *body,
+		 struct kube_response *resp, char *err, size_t errlen);
+
+/* The "message" of a Kubernetes Status body, or "" when there is none. */
+const char *kube_status_message(const json_t *body);
+
+#endif

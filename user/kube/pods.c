@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "kube/pods.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "str.h"
+
+#define KOORD_QOS_LABEL "koordinator.sh/qosClass"
+
+bool kube_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n <= 253 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-.") == n;
+}
+
+/* Copies an optional string member; false when present but not a string or too long. */
+static bool copy_opt(char *dst, size_t size, const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	dst[0] = '\0';
+	if (!v)
+		return true;
+	return json_is_string(v) && str_copy(dst, size, json_string_value(v)) == 0;
+}
+
+/* The same for a required member: it must be a non-empty string. */
+static bool copy_req(char *dst, size_t size, const json_t *obj, const char *key)
+{
+	return json_is_string(json_object_get(obj, key)) && copy_opt(dst, size, obj, key) && dst[0];
+}
+
+/* The controller's reference (the one kubectl shows as "Controlled By"), else the first. */
+static bool parse_owner(struct kube_pod *p, const json_t *meta)
+{
+	const json_t *refs = json_object_get(meta, "ownerReferences"), *ref, *pick = NULL;
+	size_t i;
+
+	if (!refs)
+		return true;
+	if (!json_is_array(refs))
+		return false;
+	json_array_foreach(refs, i, ref)
+	{
+		if (!pick || json_is_true(json_object_get(ref, "controller")))
+			pick = ref;
+		if (json_is_true(json_object_get(ref, "controller")))
+			break;
+	}
+	if (!pick)
+		return true;
+	return copy_req(p->owner_kind, sizeof(p->owner_kind), pick, "kind") &&
+	       copy_req(p->owner_name, sizeof(p->owner_name), pick, "name");
+}
+
+static bool parse_pod(struct kube_pod *p, const json_t *item)
+{
+	const json_t *meta = json_object_get(item, "metadata");
+	const json_t *labels = json_object_get(meta, "labels");
+	const json_t *spec = json_object_get(item, "spec");
+	const json_t *prio = json_object_get(spec, "priority");
+	json_int_t v;
+
+	memset(p, 0, sizeof(*p));
+	if (!json_is_object(meta) || (labels && !json_is_object(labels)))
+		return false;
+	if (!copy_req(p->uid, sizeof(p->uid), meta, "uid") ||
+	    !copy_req(p->ns, sizeof(p->ns), meta, "namespace") ||
+	    !copy_req(p->name, sizeof(p->name), meta, "name") ||
+	    !copy_opt(p->koord_qos, sizeof(p->koord_qos), labels, KOORD_QOS_LABEL) ||
+	    !copy_opt(p->qos_class, sizeof(p->qos_class), json_object_get(item, "status"),
+		      "qosClass") ||
+	    !parse_owner(p, meta))
+		return false;
+	if (prio) {
+		v = json_integer_value(prio);
+		/* spec.priority is an int32 in the API: anything else is a broken document. */
+		if (!json_is_integer(prio) || v < INT32_MIN || v > INT32_MAX)
+			return false;
+		p->has_priority = true;
+		p->priority = (int32_t)v;
+	}
+	return true;
+}
+
+int kube_pods_parse(const json_t *doc, struct kube_pod_list *out, char *err, size_t errlen)
+{
+	const json_t *items = json_object_get(doc, "items"), *item;
+	const char *kind = json_string_value(json_object_get(doc, "kind"));
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(doc) || (kind && strcmp(kind, "PodList")) || !json_is_array(items)) {
+		snprintf(err, errlen, "not a PodList (%s)",
+			 !json_is_object(doc)		   ? "not an object"
+			 : kind && strcmp(kind, "PodList") ? "another kind"
+							   : "no items array");
+		return -EBADMSG;
+	}
+	if (json_array_size(items)) {
+		out->pods = calloc(json_array_size(items), sizeof(*out->pods));
+		if (!out->pods) {
+			snprintf(err, errlen, "out of memory for %zu pods", json_array_size(items));
+			return -ENOMEM;
+		}
+	}
+	json_array_foreach(items, i, item)
+	{
+		if (parse_pod(&out->pods[out->n], item))
+			out->n++;
+		else
+			out->skipped++;
+	}
+	return 0;
+}
+
+/* An error status as an errno: the caller's credentials, or anything else. */
+static int status_errno(long status)
+{
+	return status == 401 || status == 403 ? -EACCES : -EPROTO;
+}
+
+int kube_pods_list(struct kube_client *c, const char *node, struct kube_pod_list *out, char *err,
+		   size_t errlen)
+{
+	struct kube_response r;
+	char path[320];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!kube_name_valid(node)) {
+		snprintf(err, errlen, "node name \"%s\" is not a valid Kubernetes name", node);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", node);
+	rc = kube_request(c, "GET", path, NULL, &r, err, errlen);
+	if (rc)
+		return rc;
+	if (r.status != 200) {
+		snprintf(err, errlen, "list pods on %s: status %ld %s", node, r.status,
+			 kube_status_message(r.body));
+		rc = status_errno(r.status);
+	} else {
+		rc = kube_pods_parse(r.body, out, err, errlen);
+	}
+	json_decref(r.body);
+	return rc;
+}
+
+void kube_pod_list_free(struct kube_pod_list *list)
+{
+	free(list->pods);
+	memset(list, 0, sizeof(*list));
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The pods on this node, from GET /api/v1/pods?fieldSelector=spec.nodeName=NODE:
+ * what the agent needs to map pod UIDs (in cgroup paths) to names, classes
+ * and owners. Parsing is separate from the call so it can be tested on
+ * fixtures and fuzzed.
+ */
+#ifndef QOSLET_KUBE_PODS_H
+#define QOSLET_KUBE_PODS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kube/client.h"
+
+struct kube_pod {
+	char uid[40];	      /* metadata.uid */
+	char ns[64];	      /* metadata.namespace (DNS label, <= 63) */
+	char name[254];	      /* metadata.name (DNS subdomain, <= 253) */
+	char koord_qos[64];   /* label koordinator.sh/qosClass (label value, <= 63); "" if absent */
+	bool has_priority;    /* spec.priority is set */
+	int32_t priority;     /* spec.priority */
+	char qos_class[16];   /* status.qosClass: Guaranteed, Burstable, BestEffort; "" if absent */
+	char owner_kind[64];  /* controller ownerReference (else the first): kind; "" if none */
+	char owner_name[254]; /* ... and name */
+};
+
+struct kube_pod_list {
+	struct kube_pod *pods; /* caller frees with kube_pod_list_free() */
+	size_t n;
+	size_t skipped; /* items without a usable uid/namespace/name or with over-long fields */
+};
+
+/*
+ * Parses a PodList document. Returns 0 (items that are not usable pods are
+ * skipped and counted, not fatal), or a negative errno with err set when the
+ * document itself is not a PodList (-EBADMSG) or memory ran out (-ENOMEM).
+ */
+int kube_pods_parse(const json_t *doc, struct kube_pod_list *out, char *err, size_t errlen);
+
+/*
+ * Lists the pods whose spec.nodeName is node. 0, or a negative errno with err
+ * set (the transport's, -EACCES/-EPROTO for an error status, the parser's).
+ */
+int kube_pods_list(struct kube_client *c, const char *node, struct kube_pod_list *out, char *err,
+		   size_t errlen);
+
+void kube_pod_list_free(struct kube_pod_list *list);
+
+/* True when s is a DNS-1123 name (lowercase alphanumerics, '-', '.'), safe in a URL path. */
+bool kube_name_valid(const char *s);
+
+#endif
