@@ -22,8 +22,8 @@
 #include "../probes/cpi_events.h"
 #include "../probes/cpi_mode.h"
 #include "../report/http.h"
-#include "../report/metrics.h"
 #include "agent_args.h"
+#include "agent_state.h"
 #include "config.h"
 #include "decision.h"
 #include "fast_path.h"
@@ -43,42 +43,6 @@
 #define FOLLOW_UPS   3
 /* A one-line summary of what the agent sees, at the first tick and then this often. */
 #define STATUS_EVERY_NS (60 * 1000000000ull)
-
-struct unit_ref {
-	uint64_t id;
-	char path[POL_PATH_MAX];
-};
-
-struct agent {
-	struct agent_args args;
-	struct agent_config cfg;
-	struct cgroup_fs fs;
-	struct cgroup_ctrls ctrls;
-	char subtree[PATH_MAX];
-	struct probe_set *probes;
-	unsigned int parts; /* enum cg_part the running probes provide */
-	struct inventory_opts inv_opts;
-	struct inventory *inv;
-	struct actuator *act;
-	struct fast_path *fp;
-	struct decision_log log;
-	FILE *decisions, *record;
-	struct policy_state pol;
-	struct snapshot before;
-	bool have_before;
-	struct pol_input in;
-	struct action_list actions;
-	struct unit_ref *known; /* the units of the last tick, sorted by id */
-	size_t n_known;
-	uint64_t last_tick_ns;	 /* CLOCK_MONOTONIC */
-	unsigned int follow_ups; /* short-interval ticks still due after an alert */
-	uint64_t last_status_ns; /* CLOCK_MONOTONIC */
-	uint64_t ticks, fast_ticks;
-	struct http_server *http;   /* NULL when http.enabled is false */
-	struct cgroup_names *names; /* the metrics' cgroup labels */
-	uint64_t published_seq;	    /* the decisions /decisions serves */
-	bool published;
-};
 
 static volatile sig_atomic_t stop;
 
@@ -282,96 +246,6 @@ static int tick_once(struct agent *a, bool fast)
 	return forget_gone(a);
 }
 
-/* The labels of a snapshot cgroup: its path, and its unit's pod and class. */
-static int label_cgroup(struct agent *a, const struct cg_sample *s, struct metrics_cgroup *out,
-			uint64_t now)
-{
-	const char *path = cgroup_names_lookup(a->names, s->id, now);
-	const struct inventory_member *m;
-	const struct pol_unit *u;
-
-	if (!path)
-		return -ENOENT; /* removed: its counters stop with it */
-	/* copied: the next lookup may rewalk and free the name */
-	out->path = strdup(path);
-	if (!out->path)
-		return -ENOMEM;
-	out->s = s;
-	m = inventory_member_of(a->inv, s->id);
-	u = m ? pol_input_find(&a->in, m->unit) : NULL;
-	out->pod_uid = u ? u->pod_uid : NULL;
-	out->qos = u ? qos_class_name(u->cls) : NULL;
-	return 0;
-}
-
-/* The recent decisions, oldest first, as one JSON array; NULL when out of memory. */
-static char *decisions_json(const struct decision_log *l, size_t *len)
-{
-	json_t *arr = json_array();
-	char *text;
-
-	for (size_t i = l->n; arr && i-- > 0;)
-		json_array_append_new(arr, decision_to_json(decision_log_recent(l, i)));
-	text = arr ? json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12))
-		   : NULL;
-	json_decref(arr);
-	*len = text ? strlen(text) : 0;
-	return text;
-}
-
-/* Renders what the HTTP endpoint serves: the loop's thread is the only one reading agent state. */
-static void publish(struct agent *a, uint64_t loop_ns)
-{
-	struct metrics_cgroup *cgs = calloc(a->before.n_cgroups + 1, sizeof(*cgs));
-	struct metrics_probe probes[PROBE_NR] = {
-		{.name = "sched"}}; /* no probe set: sched is off */
-	struct metrics_input in = {.cgroups = cgs,
-				   .log = &a->log,
-				   .ticks = a->ticks,
-				   .fast_ticks = a->fast_ticks,
-				   .loop_ns = loop_ns,
-				   .probes = probes,
-				   .n_probes = 1};
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
-	char *metrics = NULL, *decisions = NULL;
-	size_t metrics_len = 0, decisions_len = 0;
-	int err = cgs ? 0 : -ENOMEM;
-
-	for (size_t i = 0; !err && a->have_before && i < a->before.n_cgroups; i++) {
-		const struct cg_sample *s = &a->before.cgroups[i];
-
-		if (s->parts & CG_RQ) {
-			err = label_cgroup(a, s, &cgs[in.n_cgroups], now);
-			in.n_cgroups += !err;
-			err = err == -ENOENT ? 0 : err;
-		}
-	}
-	for (int id = 0; a->probes && id < PROBE_NR; id++) {
-		struct probe_status st = probe_set_status(a->probes, id);
-
-		probes[id] = (struct metrics_probe){st.name, st.on, st.on ? st.detail : NULL};
-		in.n_probes = PROBE_NR;
-	}
-	if (!err)
-		err = metrics_render(&in, &metrics, &metrics_len);
-	if (!err && (!a->published || a->log.seq != a->published_seq)) {
-		decisions = decisions_json(&a->log, &decisions_len);
-		err = decisions ? 0 : -ENOMEM;
-		a->published_seq = a->log.seq;
-	}
-	for (size_t i = 0; i < in.n_cgroups; i++)
-		free((char *)cgs[i].path);
-	free(cgs);
-	if (err) {
-		/* the endpoint keeps serving the last tick's texts */
-		log_warn("agent: cannot render the metrics: %s", strerror(-err));
-		free(metrics);
-		return;
-	}
-	a->published = true;
-	http_publish(a->http, metrics, metrics_len, decisions, decisions_len);
-}
-
 static int tick(struct agent *a, bool fast)
 {
 	int err = tick_once(a, fast);
@@ -381,7 +255,7 @@ static int tick(struct agent *a, bool fast)
 	 * fast-path ticks should spend its time deciding, not rendering.
 	 */
 	if (a->http && !fast)
-		publish(a, clock_ns(CLOCK_MONOTONIC) - a->last_tick_ns);
+		agent_publish(a, clock_ns(CLOCK_MONOTONIC) - a->last_tick_ns);
 	return err;
 }
 

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The running agent's state, shared by the files that make up the agent
+ * (agent.c: the loop; publish.c: what the HTTP endpoint serves). Only the
+ * loop's thread reads or writes it.
+ */
+#ifndef QOSLET_AGENT_AGENT_STATE_H
+#define QOSLET_AGENT_AGENT_STATE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../cgroup.h"
+#include "../policy/policy.h"
+#include "../probes/probes.h"
+#include "../snapshot.h"
+#include "agent_args.h"
+#include "config.h"
+#include "decision.h"
+#include "inventory.h"
+
+struct actuator;
+struct fast_path;
+struct http_server;
+
+struct unit_ref {
+	uint64_t id;
+	char path[POL_PATH_MAX];
+};
+
+struct agent {
+	struct agent_args args;
+	struct agent_config cfg;
+	struct cgroup_fs fs;
+	struct cgroup_ctrls ctrls;
+	char subtree[PATH_MAX];
+	struct probe_set *probes;
+	unsigned int parts; /* enum cg_part the running probes provide */
+	struct inventory_opts inv_opts;
+	struct inventory *inv;
+	struct actuator *act;
+	struct fast_path *fp;
+	struct decision_log log;
+	FILE *decisions, *record;
+	struct policy_state pol;
+	struct snapshot before;
+	bool have_before;
+	struct pol_input in;
+	struct action_list actions;
+	struct unit_ref *known; /* the units of the last tick, sorted by id */
+	size_t n_known;
+	uint64_t last_tick_ns;	 /* CLOCK_MONOTONIC */
+	unsigned int follow_ups; /* short-interval ticks still due after an alert */
+	uint64_t last_status_ns; /* CLOCK_MONOTONIC */
+	uint64_t ticks, fast_ticks;
+	struct http_server *http;   /* NULL when http.enabled is false */
+	struct cgroup_names *names; /* the metrics' cgroup labels */
+	uint64_t published_seq;	    /* the decisions /decisions serves */
+	bool published;
+};
+
+/* Renders what the HTTP endpoint serves (metrics, decisions) and hands it to the server. */
+void agent_publish(struct agent *a, uint64_t loop_ns);
+
+#endif
