@@ -22,7 +22,10 @@ static const char good_list[] =
 	"\"ownerReferences\":[{\"kind\":\"ConfigMap\",\"name\":\"cm\"},"
 	"{\"kind\":\"Job\",\"name\":\"job\",\"controller\":true}]},"
 	"\"spec\":{\"nodeName\":\"n1\",\"priority\":-100},"
-	"\"status\":{\"qosClass\":\"BestEffort\"}},"
+	"\"status\":{\"qosClass\":\"BestEffort\","
+	"\"initContainerStatuses\":[{\"name\":\"init\",\"containerID\":\"containerd://c0\"}],"
+	"\"containerStatuses\":[{\"name\":\"main\",\"containerID\":\"cri-o://c1\"},"
+	"{\"name\":\"waiting\",\"containerID\":\"\"},{\"name\":\"new\"}]}},"
 	"{\"metadata\":{\"uid\":\"2222-bb\",\"namespace\":\"web\",\"name\":\"api\"},"
 	"\"spec\":{}}"
 	"]}";
@@ -63,7 +66,17 @@ static void test_parse_fields(void **state)
 	assert_string_equal(p->qos_class, "BestEffort");
 	assert_string_equal(p->owner_kind, "Job"); /* the controller, not the first reference */
 	assert_string_equal(p->owner_name, "job");
+	assert_string_equal(p->node, "n1");
+	/* only started containers (they have an id, so a cgroup), runtime prefix dropped */
+	assert_int_equal(p->n_containers, 2);
+	assert_string_equal(p->containers[0].id, "c0");
+	assert_string_equal(p->containers[0].name, "init");
+	assert_string_equal(p->containers[1].id, "c1");
+	assert_string_equal(kube_pod_container_name(p, "c1"), "main");
+	assert_null(kube_pod_container_name(p, "c2"));
 	p = &l.pods[1];
+	assert_string_equal(p->node, "");
+	assert_int_equal(p->n_containers, 0);
 	assert_string_equal(p->uid, "2222-bb");
 	assert_string_equal(p->koord_qos, "");
 	assert_false(p->has_priority);
@@ -151,6 +164,13 @@ static void test_parse_bad_items(void **state)
 		"\"status\":{\"qosClass\":\"BestEffortButLongerThanAny\"}}",
 		"{\"metadata\":{\"uid\":\"0123456789012345678901234567890123456789\","
 		"\"namespace\":\"n\",\"name\":\"p\"}}", /* uid longer than a UUID */
+		"{\"metadata\":{\"uid\":\"u\",\"namespace\":\"n\",\"name\":\"p\"},"
+		"\"status\":{\"containerStatuses\":{}}}",
+		"{\"metadata\":{\"uid\":\"u\",\"namespace\":\"n\",\"name\":\"p\"},"
+		"\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"containerID\":\"x://1\"},"
+		"{\"containerID\":\"x://2\"}]}}", /* a started container without a name */
+		"{\"metadata\":{\"uid\":\"u\",\"namespace\":\"n\",\"name\":\"p\"},"
+		"\"spec\":{\"nodeName\":3}}",
 	};
 	static const char good[] =
 		"{\"metadata\":{\"uid\":\"g\",\"namespace\":\"n\",\"name\":\"ok\"}}";
@@ -166,6 +186,25 @@ static void test_parse_bad_items(void **state)
 			fail_msg("item %s: n=%zu skipped=%zu", items[i], l.n, l.skipped);
 		kube_pod_list_free(&l);
 	}
+}
+
+static void test_find_after_sort(void **state)
+{
+	struct kube_pod_list l;
+
+	(void)state;
+	parse_str("{\"items\":[{\"metadata\":{\"uid\":\"c\",\"namespace\":\"n\",\"name\":"
+		  "\"pc\"}},{\"metadata\":{\"uid\":\"a\",\"namespace\":\"n\",\"name\":\"pa\"}},"
+		  "{\"metadata\":{\"uid\":\"b\",\"namespace\":\"n\",\"name\":\"pb\"}}]}",
+		  &l, 0);
+	kube_pod_list_sort(&l);
+	assert_string_equal(kube_pod_find(&l, "a")->name, "pa");
+	assert_string_equal(kube_pod_find(&l, "b")->name, "pb");
+	assert_string_equal(kube_pod_find(&l, "c")->name, "pc");
+	assert_null(kube_pod_find(&l, "d"));
+	assert_null(kube_pod_find(&l, ""));
+	kube_pod_list_free(&l);
+	assert_null(kube_pod_find(&l, "a")); /* an empty list finds nothing */
 }
 
 static void test_name_valid(void **state)
@@ -226,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_parse_empty_list),
 		cmocka_unit_test(test_parse_bad_documents),
 		cmocka_unit_test(test_parse_bad_items),
+		cmocka_unit_test(test_find_after_sort),
 		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_evict_outcome),
 		cmocka_unit_test(test_evict_body),

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "decision.h"
 #include "inventory.h"
+#include "kube_sync.h"
 
 struct actuator;
 struct fast_path;
@@ -59,6 +60,8 @@ struct agent {
 	struct cgroup_names *names; /* the metrics' cgroup labels */
 	uint64_t published_seq;	    /* the decisions /decisions serves */
 	bool published;
+	struct kube_sync *kube;	   /* NULL when kubernetes.enabled is false */
+	struct kube_pod_list pods; /* sorted by uid; empty until the first list */
 };
 
 /* Renders what the HTTP endpoint serves (metrics, decisions) and hands it to the server. */

@@ -57,12 +57,44 @@ static bool parse_owner(struct kube_pod *p, const json_t *meta)
 	       copy_req(p->owner_name, sizeof(p->owner_name), pick, "name");
 }
 
+/* Appends the started containers of one status array ("containerStatuses", ...). */
+static bool parse_containers(struct kube_pod *p, const json_t *status, const char *key)
+{
+	const json_t *arr = json_object_get(status, key), *c;
+	struct kube_container *v;
+	size_t i;
+
+	if (!arr)
+		return true;
+	if (!json_is_array(arr))
+		return false;
+	json_array_foreach(arr, i, c)
+	{
+		const char *id = json_string_value(json_object_get(c, "containerID"));
+		const char *sep = id ? strstr(id, "://") : NULL;
+
+		if (!id || !id[0])
+			continue; /* not started yet: it has no cgroup either */
+		v = realloc(p->containers, (p->n_containers + 1) * sizeof(*v));
+		if (!v)
+			return false;
+		p->containers = v;
+		v += p->n_containers;
+		if (str_copy(v->id, sizeof(v->id), sep ? sep + 3 : id) ||
+		    !copy_req(v->name, sizeof(v->name), c, "name"))
+			return false;
+		p->n_containers++;
+	}
+	return true;
+}
+
 static bool parse_pod(struct kube_pod *p, const json_t *item)
 {
 	const json_t *meta = json_object_get(item, "metadata");
 	const json_t *labels = json_object_get(meta, "labels");
 	const json_t *spec = json_object_get(item, "spec");
 	const json_t *prio = json_object_get(spec, "priority");
+	const json_t *status = json_object_get(item, "status");
 	json_int_t v;
 
 	memset(p, 0, sizeof(*p));
@@ -72,9 +104,11 @@ static bool parse_pod(struct kube_pod *p, const json_t *item)
 	    !copy_req(p->ns, sizeof(p->ns), meta, "namespace") ||
 	    !copy_req(p->name, sizeof(p->name), meta, "name") ||
 	    !copy_opt(p->koord_qos, sizeof(p->koord_qos), labels, KOORD_QOS_LABEL) ||
-	    !copy_opt(p->qos_class, sizeof(p->qos_class), json_object_get(item, "status"),
-		      "qosClass") ||
-	    !parse_owner(p, meta))
+	    !copy_opt(p->qos_class, sizeof(p->qos_class), status, "qosClass") ||
+	    !copy_opt(p->node, sizeof(p->node), spec, "nodeName") || !parse_owner(p, meta) ||
+	    !parse_containers(p, status, "initContainerStatuses") ||
+	    !parse_containers(p, status, "containerStatuses") ||
+	    !parse_containers(p, status, "ephemeralContainerStatuses"))
 		return false;
 	if (prio) {
 		v = json_integer_value(prio);
@@ -110,10 +144,14 @@ int kube_pods_parse(const json_t *doc, struct kube_pod_list *out, char *err, siz
 	}
 	json_array_foreach(items, i, item)
 	{
-		if (parse_pod(&out->pods[out->n], item))
+		struct kube_pod *p = &out->pods[out->n];
+
+		if (parse_pod(p, item)) {
 			out->n++;
-		else
+		} else {
+			free(p->containers);
 			out->skipped++;
+		}
 	}
 	return 0;
 }
@@ -151,8 +189,38 @@ int kube_pods_list(struct kube_client *c, const char *node, struct kube_pod_list
 	return rc;
 }
 
+static int cmp_pod_uid(const void *x, const void *y)
+{
+	return strcmp(((const struct kube_pod *)x)->uid, ((const struct kube_pod *)y)->uid);
+}
+
+void kube_pod_list_sort(struct kube_pod_list *list)
+{
+	if (list->n)
+		qsort(list->pods, list->n, sizeof(*list->pods), cmp_pod_uid);
+}
+
+const struct kube_pod *kube_pod_find(const struct kube_pod_list *list, const char *uid)
+{
+	struct kube_pod key;
+
+	if (!list->n || str_copy(key.uid, sizeof(key.uid), uid))
+		return NULL;
+	return bsearch(&key, list->pods, list->n, sizeof(key), cmp_pod_uid);
+}
+
+const char *kube_pod_container_name(const struct kube_pod *p, const char *container_id)
+{
+	for (size_t i = 0; i < p->n_containers; i++)
+		if (!strcmp(p->containers[i].id, container_id))
+			return p->containers[i].name;
+	return NULL;
+}
+
 void kube_pod_list_free(struct kube_pod_list *list)
 {
+	for (size_t i = 0; i < list->n; i++)
+		free(list->pods[i].containers);
 	free(list->pods);
 	memset(list, 0, sizeof(*list));
 }

@@ -15,6 +15,12 @@
 
 #include "kube/client.h"
 
+/* A container of a pod, as status.containerStatuses shows it once it started. */
+struct kube_container {
+	char id[72];   /* containerID without its "<runtime>://" prefix: the id in cgroup paths */
+	char name[64]; /* the container's name (a DNS label, <= 63) */
+};
+
 struct kube_pod {
 	char uid[40];	      /* metadata.uid */
 	char ns[64];	      /* metadata.namespace (DNS label, <= 63) */
@@ -25,6 +31,10 @@ struct kube_pod {
 	char qos_class[16];   /* status.qosClass: Guaranteed, Burstable, BestEffort; "" if absent */
 	char owner_kind[64];  /* controller ownerReference (else the first): kind; "" if none */
 	char owner_name[254]; /* ... and name */
+	char node[254];	      /* spec.nodeName; "" when not scheduled */
+	/* started containers: init, regular and ephemeral; caller frees with the list */
+	struct kube_container *containers;
+	size_t n_containers;
 };
 
 struct kube_pod_list {
@@ -48,6 +58,15 @@ int kube_pods_list(struct kube_client *c, const char *node, struct kube_pod_list
 		   size_t errlen);
 
 void kube_pod_list_free(struct kube_pod_list *list);
+
+/* Sorts the list by uid, which kube_pod_find() needs. */
+void kube_pod_list_sort(struct kube_pod_list *list);
+
+/* The pod with this uid in a sorted list, or NULL. */
+const struct kube_pod *kube_pod_find(const struct kube_pod_list *list, const char *uid);
+
+/* The name of the pod's container with this id (as in cgroup paths), or NULL. */
+const char *kube_pod_container_name(const struct kube_pod *p, const char *container_id);
 
 /* True when s is a DNS-1123 name (lowercase alphanumerics, '-', '.'), safe in a URL path. */
 bool kube_name_valid(const char *s);
