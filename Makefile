@@ -12,7 +12,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 # A fresh machine lacks the toolchain and libraries: install them (as root)
 # before anything below asks pkg-config, so one `make` works from scratch.
-DEPS_CMDS := $(CLANG) $(BPFTOOL) pkg-config jq stress-ng perf taskset
+DEPS_CMDS := $(CLANG) $(BPFTOOL) pkg-config jq stress-ng perf taskset go-md2man
 HAVE_DEPS := $(shell for t in $(DEPS_CMDS); do command -v $$t >/dev/null || exit; done; \
 	pkg-config --exists $(PKGS) cmocka && echo yes)
 ifneq ($(HAVE_DEPS),yes)
@@ -99,6 +99,11 @@ $(BUILD)/tests/helpers/kubecheck: tests/helpers/kubecheck.c $(USER_OBJS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# kubesync drives the agent's API thread (user/agent/kube_sync.h): the same.
+$(BUILD)/tests/helpers/kubesync: tests/helpers/kubesync.c $(USER_OBJS)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
 test-unit: $(UNIT_BINS)
 	tests/run.sh unit $(UNIT_BINS)
 
@@ -111,6 +116,108 @@ test: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS)
 
 bench: $(BUILD)/qoslet $(HELPER_BINS)
 	scripts/bench/run.sh
+
+# ---- fuzzing: tests/fuzz/, docs/fuzzing.md -----------------------------------
+# `make fuzz` builds one libFuzzer binary per tests/fuzz/fuzz_*.c, with clang,
+# ASan and UBSan, from its own sanitized objects of user/ (build/fuzz/): the
+# normal objects are never mixed in. tests/integration/test_fuzz.sh runs them.
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(USER_SRCS))
+# A UBSan finding aborts, so libFuzzer stops and saves the input as for a crash.
+FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined
+
+.PHONY: fuzz
+fuzz: $(FUZZ_BINS)
+
+$(BUILD)/fuzz/%.o: %.c $(SKELS)
+	@mkdir -p $(@D)
+	@echo "  FUZZCC  $@"
+	$(Q)$(CLANG) $(CFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(BUILD)/fuzz/user/agent/config.o: user/agent/default-config.json
+
+# An archive, so each target links only the objects it reaches.
+$(BUILD)/fuzz/libqoslet.a: $(FUZZ_OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/fuzz/libqoslet.a
+	@echo "  FUZZ    $@"
+	$(Q)$(CLANG) $(CFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(BUILD)/fuzz/libqoslet.a \
+		$(LDLIBS) -o $@
+
+-include $(FUZZ_OBJS:.o=.d)
+
+# ---- container image: Containerfile, docs/deploy.md ---------------------------
+# `make image` stages build/qoslet with the shared libraries it links in
+# IMAGE_DIR/rootfs and builds the image FROM scratch with buildah, named IMAGE.
+# vfs storage works everywhere (no overlay mounts, no fuse) at some disk cost;
+# tests/integration/test_image.sh adds --root/--runroot of its own.
+IMAGE ?= localhost/qoslet:latest
+IMAGE_DIR ?= $(BUILD)/image
+BUILDAH ?= buildah
+BUILDAH_FLAGS ?= --storage-driver vfs
+
+.PHONY: image
+image: $(BUILD)/qoslet
+	STRIP=$(LLVM_STRIP) scripts/deploy/image-rootfs.sh $(BUILD)/qoslet $(IMAGE_DIR)/rootfs
+	$(BUILDAH) $(BUILDAH_FLAGS) build --isolation chroot -f Containerfile \
+		--build-arg VERSION=$(VERSION) -t $(IMAGE) $(IMAGE_DIR)
+
+# ---- install outside Kubernetes: docs/install.md -----------------------------
+# `make install PREFIX=/usr/local DESTDIR=` installs the binary, the man pages,
+# bash completion, the systemd unit and the config reference with an example;
+# `make uninstall` removes exactly those. The man pages are built from the
+# manuals in docs/ (scripts/man/md2man.sh), all in section 8: every command
+# but replay needs root, and it shares record's page. The unit's paths are
+# substituted here, so one source serves every PREFIX. SYSCONFDIR stays /etc
+# for any PREFIX: the unit reads /etc/default/qoslet, where admins look.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/qoslet
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+MAN_PAGES := $(patsubst docs/%.md,$(BUILD)/man/%.8,$(wildcard docs/qoslet.md docs/qoslet-*.md)) \
+	$(BUILD)/man/qoslet-record.8
+INSTALLED := $(BINDIR)/qoslet $(patsubst $(BUILD)/man/%,$(MANDIR)/man8/%,$(MAN_PAGES)) \
+	$(BASHCOMPDIR)/qoslet $(SYSTEMDUNITDIR)/qoslet.service \
+	$(DOCDIR)/agent-config.md $(DOCDIR)/examples/agent.json
+
+.PHONY: man install uninstall
+man: $(MAN_PAGES)
+
+$(BUILD)/man/%.8: docs/%.md scripts/man/md2man.sh
+	@mkdir -p $(@D)
+	@echo "  MAN     $@"
+	$(Q)scripts/man/md2man.sh $< $* 8 > $@.tmp && mv $@.tmp $@
+
+# docs/qoslet-replay.md is the manual of both; man follows .so to it.
+$(BUILD)/man/qoslet-record.8:
+	@mkdir -p $(@D)
+	$(Q)echo '.so man8/qoslet-replay.8' > $@
+
+# The example config is the embedded defaults (= `qoslet agent --print-config`,
+# tests/integration/test_install.sh checks): copied, not run, so installing
+# never executes the binary.
+install: $(BUILD)/qoslet $(MAN_PAGES)
+	install -D -m 0755 $(BUILD)/qoslet $(DESTDIR)$(BINDIR)/qoslet
+	install -d $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(DOCDIR)/examples
+	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man8/
+	install -D -m 0644 scripts/completion/qoslet.bash $(DESTDIR)$(BASHCOMPDIR)/qoslet
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		scripts/systemd/qoslet.service > $(DESTDIR)$(SYSTEMDUNITDIR)/qoslet.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/qoslet.service
+	install -m 0644 docs/agent-config.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 user/agent/default-config.json $(DESTDIR)$(DOCDIR)/examples/agent.json
+
+# Only qoslet's own directories go; bin/, man8/ and the like stay.
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	for d in $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR); do \
+		[ ! -d $$d ] || rmdir $$d; done
 
 format:
 	clang-format -i $(wildcard bpf/*.c bpf/*.h user/*.c user/*.h user/*/*.c user/*/*.h \

@@ -11,6 +11,8 @@ libmicrohttpd-dev prometheus
 libcmocka-dev jq
 stress-ng rt-tests util-linux procps
 linux-perf bpftrace
+go-md2man man-db
+buildah python3-yaml curl
 "
 
 if [ "$(id -u)" != 0 ]; then

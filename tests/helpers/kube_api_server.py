@@ -4,19 +4,39 @@
 
 Serves HTTPS with the certificate it is given and checks every request the
 way the API reference describes it:
-  GET  /api/v1/pods?fieldSelector=spec.nodeName=NODE  -> the fixture's pods on NODE
-  POST /api/v1/namespaces/NS/pods/NAME/eviction       -> the next scripted status
+  GET   /api/v1/pods?fieldSelector=spec.nodeName=NODE   -> the fixture's pods on NODE
+  POST  /api/v1/namespaces/NS/pods/NAME/eviction        -> the next scripted status
+  POST  /apis/events.k8s.io/v1/namespaces/NS/events     -> 201 (409 for a name taken)
+  PATCH /apis/events.k8s.io/v1/namespaces/NS/events/N   -> 200 (404 for an unknown one)
+  PATCH /api/v1/nodes/NODE/status                       -> 200 (404 for another node)
 Each request must carry "Authorization: Bearer <token>" with the token file's
 content at that moment (so a client that caches a rotated token gets 401),
 "Accept: application/json" and a qoslet User-Agent; an eviction must send
 Content-Type application/json and a policy/v1 Eviction naming the same pod with
 a UID precondition. A request that breaks a rule gets 400 (401 for the token),
 and the rule it broke goes into the log: one JSON object a line with method,
-path, status, violations and the parsed body.
+path, status, violations, the parsed body and the time it arrived (Unix
+seconds, float).
 
-The eviction script is a file of statuses (201, 200, 429, 404, 500), one a
-line, consumed from the top; with the file empty the answer is 500. The
-chosen port is written to --port-file once the server listens.
+An Event must be an events.k8s.io/v1 Event about a Pod in the same namespace
+(a name that is a DNS-1123 subdomain: labels of [a-z0-9-] beginning and ending
+alphanumeric, at most 253 in all; eventTime as MicroTime, reportingController,
+reportingInstance, action, reason, type Normal/Warning, a note of at most
+1 KiB); its update a merge patch
+(application/merge-patch+json) of series {count >= 2, lastObservedTime} only.
+A node status patch must be a strategic merge patch
+(application/strategic-merge-patch+json) of status.conditions entries with
+type, status True/False/Unknown, reason, message and RFC 3339 heartbeat and
+transition times.
+
+The eviction script is a file of statuses (201, 200, 429, 403, 404, 500, ...),
+one a line, consumed from the top; with the file empty the answer is 500. While
+the --down-file exists every request gets the status it holds, 503 (an API
+server in trouble) when it is empty, or say 403 (a refusal). While
+the --delay-file exists every request waits as many seconds as it holds (30 when
+it is empty) before it is answered, as a hung API server would; a client that
+gives up meanwhile is no error. The chosen port is written to --port-file once
+the server listens.
 """
 import argparse
 import json
@@ -24,11 +44,26 @@ import os
 import re
 import socket
 import ssl
+import sys
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 EVICT_PATH = re.compile(r"^/api/v1/namespaces/([a-z0-9.-]+)/pods/([a-z0-9.-]+)/eviction$")
+EVENTS_PATH = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([a-z0-9.-]+)/events$")
+EVENT_PATH = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([a-z0-9.-]+)/events/([a-z0-9.-]+)$")
+NODE_STATUS_PATH = re.compile(r"^/api/v1/nodes/([a-z0-9.-]+)/status$")
+MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+CAMEL = re.compile(r"^[A-Z][A-Za-z0-9]{0,127}$")
+DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS_SUBDOMAIN = re.compile(r"^(?=.{1,253}$)%s(\.%s)*$" % (DNS_LABEL, DNS_LABEL))
+# The reasons of the Status bodies the eviction script's codes get.
+STATUS_REASONS = {401: "Unauthorized", 403: "Forbidden", 409: "Conflict", 422: "Invalid",
+                  429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable"}
+EVENTS = {}  # (namespace, name) -> the stored Event
+CONDITIONS = {}  # type -> the node's condition
 MAX_BODY = 64 * 1024
 LOCK = threading.Lock()
 
@@ -50,9 +85,13 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):  # the JSON log below replaces stderr chatter
         pass
 
+    def parse_request(self):
+        self.arrived = time.time()  # each request of a kept-alive connection
+        return super().parse_request()
+
     def record(self, status, violations, body):
         entry = {"method": self.command, "path": self.path, "status": status,
-                 "violations": violations, "body": body}
+                 "violations": violations, "body": body, "time": self.arrived}
         with LOCK, open(self.server.opts.log, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
 
@@ -91,6 +130,29 @@ class Handler(BaseHTTPRequestHandler):
             v.append("body-not-json")
             return None
 
+    def content_type(self, v, want):
+        if (self.headers.get("Content-Type") or "").split(";")[0].strip() != want:
+            v.append("content-type")
+
+    def down(self):
+        """While the down file exists: its status (503 when empty) for every request.
+        First, while the delay file exists, the answer waits."""
+        try:
+            with open(self.server.opts.delay_file, encoding="utf-8") as f:
+                time.sleep(float(f.read().strip() or 30))
+        except FileNotFoundError:
+            pass
+        try:
+            with open(self.server.opts.down_file, encoding="utf-8") as f:
+                code = int(f.read().strip() or 503)
+        except FileNotFoundError:
+            return False
+        # Read past the body: unread, it would be taken for the next request on this connection.
+        self.rfile.read(min(int(self.headers.get("Content-Length") or 0), MAX_BODY))
+        self.reply(code, status_body(code, STATUS_REASONS.get(code, "InternalError"),
+                                     "scripted outage"), [])
+        return True
+
     def refuse(self, v, body=None):
         if "token" in v:
             self.reply(401, status_body(401, "Unauthorized", "Unauthorized"), v, body)
@@ -99,6 +161,8 @@ class Handler(BaseHTTPRequestHandler):
                        v, body)
 
     def do_GET(self):
+        if self.down():
+            return
         v = self.common_violations()
         url = urllib.parse.urlsplit(self.path)
         if url.path != "/api/v1/pods":
@@ -124,6 +188,11 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(200, pods, v)
 
     def do_POST(self):
+        if self.down():
+            return
+        if EVENTS_PATH.match(self.path):
+            self.post_event(EVENTS_PATH.match(self.path).group(1))
+            return
         v = self.common_violations()
         m = EVICT_PATH.match(self.path)
         ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
@@ -160,14 +229,125 @@ class Handler(BaseHTTPRequestHandler):
             doc = status_body(404, "NotFound", 'pods "%s" not found' % name,
                               {"name": name, "kind": "pods"})
         else:
-            doc = status_body(code, "InternalError", "scripted failure")
+            doc = status_body(code, STATUS_REASONS.get(code, "InternalError"),
+                              "scripted failure")
         self.reply(code, doc, v, body)
+
+    def post_event(self, ns):
+        v = self.common_violations()
+        self.content_type(v, "application/json")
+        ev = self.read_body(v)
+        if not isinstance(ev, dict):
+            v.append("event-not-object")
+            self.refuse(v, ev)
+            return
+        meta, reg = ev.get("metadata") or {}, ev.get("regarding") or {}
+        checks = {
+            "event-kind": ev.get("apiVersion") == "events.k8s.io/v1" and ev.get("kind") == "Event",
+            "event-name": isinstance(meta.get("name"), str) and
+                          DNS_SUBDOMAIN.match(meta["name"]) is not None,
+            "event-namespace": meta.get("namespace") == ns,
+            "event-time": isinstance(ev.get("eventTime"), str) and
+                          MICRO_TIME.match(ev["eventTime"]) is not None,
+            "event-controller": isinstance(ev.get("reportingController"), str) and
+                                "/" in ev["reportingController"],
+            "event-instance": isinstance(ev.get("reportingInstance"), str) and
+                              0 < len(ev["reportingInstance"]) <= 128,
+            "event-action": isinstance(ev.get("action"), str) and CAMEL.match(ev["action"]),
+            "event-reason": isinstance(ev.get("reason"), str) and CAMEL.match(ev["reason"]),
+            "event-type": ev.get("type") in ("Normal", "Warning"),
+            "event-note": isinstance(ev.get("note"), str) and
+                          len(ev["note"].encode()) <= 1024,
+            "event-regarding": reg.get("apiVersion") == "v1" and reg.get("kind") == "Pod" and
+                               reg.get("namespace") == ns and bool(reg.get("name")) and
+                               bool(reg.get("uid")),
+            "event-no-series": "series" not in ev,
+        }
+        v += [k for k, ok in checks.items() if not ok]
+        if v:
+            self.refuse(v, ev)
+            return
+        key = (ns, meta["name"])
+        with LOCK:
+            taken = key in EVENTS
+            if not taken:
+                EVENTS[key] = ev
+        if taken:
+            self.reply(409, status_body(409, "AlreadyExists", "events \"%s\" already exists"
+                                        % meta["name"]), v, ev)
+        else:
+            self.reply(201, ev, v, ev)
+
+    def do_PATCH(self):
+        if self.down():
+            return
+        v = self.common_violations()
+        m_ev, m_node = EVENT_PATH.match(self.path), NODE_STATUS_PATH.match(self.path)
+        if not m_ev and not m_node:
+            self.reply(404, status_body(404, "NotFound", "the server could not find it"),
+                       v + ["unexpected-path"])
+            return
+        self.content_type(v, "application/merge-patch+json" if m_ev
+                          else "application/strategic-merge-patch+json")
+        patch = self.read_body(v)
+        if m_ev:
+            self.patch_event(m_ev.groups(), patch, v)
+        else:
+            self.patch_node(m_node.group(1), patch, v)
+
+    def patch_event(self, key, patch, v):
+        series = patch.get("series") if isinstance(patch, dict) else None
+        if not isinstance(series, dict) or set(patch) != {"series"} or \
+                set(series) != {"count", "lastObservedTime"} or \
+                not isinstance(series["count"], int) or series["count"] < 2 or \
+                not isinstance(series["lastObservedTime"], str) or \
+                not MICRO_TIME.match(series["lastObservedTime"]):
+            v.append("event-series-patch")
+        if v:
+            self.refuse(v, patch)
+            return
+        with LOCK:
+            ev = EVENTS.get(key)
+            if ev:
+                ev["series"] = series
+        if not ev:
+            self.reply(404, status_body(404, "NotFound", 'events "%s" not found' % key[1]),
+                       v, patch)
+        else:
+            self.reply(200, ev, v, patch)
+
+    def patch_node(self, node, patch, v):
+        conds = (patch.get("status") or {}).get("conditions") if isinstance(patch, dict) else None
+        if not isinstance(conds, list) or not conds or set(patch) != {"status"}:
+            v.append("node-status-patch")
+        else:
+            for c in conds:
+                if not isinstance(c, dict) or not isinstance(c.get("type"), str) or \
+                        c.get("status") not in ("True", "False", "Unknown") or \
+                        not CAMEL.match(str(c.get("reason"))) or \
+                        not isinstance(c.get("message"), str) or \
+                        not TIME.match(str(c.get("lastHeartbeatTime"))) or \
+                        not TIME.match(str(c.get("lastTransitionTime"))):
+                    v.append("node-condition")
+        if v:
+            self.refuse(v, patch)
+            return
+        if node != self.server.opts.node:
+            self.reply(404, status_body(404, "NotFound", 'nodes "%s" not found' % node), v,
+                       patch)
+            return
+        with LOCK:
+            for c in conds:
+                CONDITIONS[c["type"]] = c
+            doc = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": node},
+                   "status": {"conditions": list(CONDITIONS.values())}}
+        self.reply(200, doc, v, patch)
 
     def do_method_not_allowed(self):
         self.reply(405, status_body(405, "MethodNotAllowed", "method not allowed"),
                    ["unexpected-method"])
 
-    do_PUT = do_PATCH = do_DELETE = do_method_not_allowed
+    do_PUT = do_DELETE = do_method_not_allowed
 
     def next_status(self):
         with LOCK:
@@ -188,11 +368,22 @@ def main():
     ap.add_argument("--evict-script", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--port-file", required=True)
+    ap.add_argument("--node", default="n1", help="the one node whose status may be patched")
+    ap.add_argument("--down-file", default="/nonexistent",
+                    help="while this file exists, every request gets the status it holds "
+                         "(503 when empty)")
+    ap.add_argument("--delay-file", default="/nonexistent",
+                    help="while this file exists, every answer waits the seconds it holds")
     opts = ap.parse_args()
 
     class Server(ThreadingHTTPServer):
         address_family = socket.AF_INET6 if ":" in opts.bind else socket.AF_INET
         daemon_threads = True
+
+        def handle_error(self, request, client_address):
+            # A client that gave up on a delayed answer is expected; the rest is a bug here.
+            if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+                super().handle_error(request, client_address)
 
     srv = Server((opts.bind, 0), Handler)
     srv.opts = opts

@@ -12,66 +12,32 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-require_cmds openssl
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3 || true)
-[ -n "$PY" ] || skip "needs python3 (scripts/deps.sh installs it)"
+# shellcheck source=tests/integration/kube_lib.sh
+. "$(dirname "$0")/kube_lib.sh"
+
 KUBECHECK=$QOSLET_ROOT/build/tests/helpers/kubecheck
-SERVER=$QOSLET_ROOT/tests/helpers/kube_api_server.py
 [ -x "$KUBECHECK" ] || fail "$KUBECHECK is missing: run make $KUBECHECK"
 
 TMP=$(mktemp -d "/tmp/qoslet-$TEST_NAME.XXXXXX")
-SERVER_PIDS=()
+KUBE_TMP=$TMP
 KC_PID=""
 cleanup() {
-	local p
 	exec 3>&- 2>/dev/null || true
-	for p in "${SERVER_PIDS[@]}" $KC_PID; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
+	kube_stop_servers
+	if [ -n "$KC_PID" ]; then
+		kill "$KC_PID" 2>/dev/null || true
+		wait "$KC_PID" 2>/dev/null || true
+	fi
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+kube_require
 
-# ---- a CA, a server certificate it signs, and an unrelated CA ----------------
-mkcert() { # NAME SUBJECT [openssl req args...]
-	local name=$1 subj=$2
-	shift 2
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "$subj" \
-		-keyout "$TMP/$name.key" "$@" 2>/dev/null
-}
-mkcert ca /CN=qoslet-test-ca -x509 -days 1 -out "$TMP/ca.crt" \
-	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
-mkcert other-ca /CN=qoslet-other-ca -x509 -days 1 -out "$TMP/other-ca.crt" \
-	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
-mkcert srv /CN=kubernetes -out "$TMP/srv.csr"
-printf 'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
-	>"$TMP/srv.ext"
-openssl x509 -req -in "$TMP/srv.csr" -CA "$TMP/ca.crt" -CAkey "$TMP/ca.key" -CAcreateserial \
-	-days 1 -extfile "$TMP/srv.ext" -out "$TMP/srv.crt" 2>/dev/null
-
-# ---- the API stand-in ----------------------------------------------------------
-echo "token-one" >"$TMP/token"
-: >"$TMP/evict-script"
-: >"$TMP/api.log"
-
-start_server() { # BIND PORTFILE
-	"$PY" "$SERVER" --bind "$1" --cert "$TMP/srv.crt" --key "$TMP/srv.key" \
-		--token-file "$TMP/token" --pods "$QOSLET_ROOT/tests/helpers/kube_pods.json" \
-		--evict-script "$TMP/evict-script" --log "$TMP/api.log" --port-file "$2" \
-		2>>"$TMP/server.err" &
-	SERVER_PIDS+=($!)
-	for _ in $(seq 100); do
-		[ -s "$2" ] && return 0
-		kill -0 "${SERVER_PIDS[-1]}" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
-start_server 127.0.0.1 "$TMP/port" || fail "API stand-in did not start: $(cat "$TMP/server.err")"
+# ---- a CA, a server certificate it signs, and an unrelated CA; the API stand-in ----
+kube_certs
+kube_server 127.0.0.1 "$TMP/port" || fail "API stand-in did not start: $(cat "$TMP/server.err")"
 export KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT
 KUBERNETES_SERVICE_PORT=$(cat "$TMP/port")
 
@@ -180,28 +146,12 @@ out=$("$KUBECHECK" --token "$TMP/nope" --ca "$TMP/ca.crt" </dev/null 2>&1) &&
 echo "$out" | grep -q "$TMP/nope" || fail "unnamed missing token: $out"
 
 log "kubeconfig with relative certificate-authority and tokenFile"
-cat >"$TMP/kubeconfig" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster:
-    server: "https://127.0.0.1:$KUBERNETES_SERVICE_PORT/"
-    certificate-authority: ca.crt
-users:
-- name: agent
-  user:
-    tokenFile: token
-contexts:
-- name: test
-  context: {cluster: test, user: agent}
-current-context: test
-KC
+kube_kubeconfig "$TMP/kubeconfig" "$KUBERNETES_SERVICE_PORT"
 out=$(env -u KUBERNETES_SERVICE_HOST "$KUBECHECK" --kubeconfig "$TMP/kubeconfig" <<<"list n1" 2>&1)
 echo "$out" | grep -qx "list ok 3 0" || fail "kubeconfig: $out"
 
 log "an IPv6 API address goes in brackets"
-if start_server ::1 "$TMP/port6" 2>/dev/null; then
+if kube_server ::1 "$TMP/port6" 2>/dev/null; then
 	out=$(KUBERNETES_SERVICE_HOST=::1 KUBERNETES_SERVICE_PORT=$(cat "$TMP/port6") \
 		"$KUBECHECK" --token "$TMP/token" --ca "$TMP/ca.crt" <<<"list n1" 2>&1)
 	echo "$out" | grep -qx "server https://\[::1\]:$(cat "$TMP/port6")" || fail "IPv6 URL: $out"

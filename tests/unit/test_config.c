@@ -164,7 +164,7 @@ static const struct bad bad_docs[] = {
 	/* unknown keys, at every depth */
 	{"{\"interval\": 1}",
 	 "interval: unknown key (allowed keys: cgroup_root, interval_s, dry_run, fast_path, "
-	 "state_dir, decisions, classes, suppress, burst, evict, interference, http)"},
+	 "state_dir, decisions, classes, suppress, burst, evict, interference, http, kubernetes)"},
 	{"{\"burst\": {\"polcy\": \"auto\"}}",
 	 "burst.polcy: unknown key (allowed keys: policy, burst_percent, scale_up, scale_down, "
 	 "max_percent, shared_pool_busy_percent, throttled_min_percent, budget_cpu_s, "
@@ -206,6 +206,18 @@ static const struct bad bad_docs[] = {
 	 "auto)"},
 	{"{\"evict\": {\"action\": \"Kill\"}}",
 	 "evict.action: unknown value \"Kill\" (allowed: report, kill, kubernetes)"},
+	{"{\"evict\": {\"action\": \"kubernetes\"}}",
+	 "evict.action: \"kubernetes\" needs kubernetes.enabled: true"},
+	{"{\"kubernetes\": {\"node_name\": \"Node_1\"}}",
+	 "kubernetes.node_name: \"Node_1\" is not a valid node name (allowed: a node name "
+	 "(lowercase letters, digits, '-' and '.'), or \"\", at most 253 bytes)"},
+	{"{\"kubernetes\": {\"kubeconfig\": \"kube.conf\"}}",
+	 "kubernetes.kubeconfig: \"kube.conf\" is not an absolute path (allowed: an absolute "
+	 "path, or \"\", at most 4095 bytes)"},
+	{"{\"kubernetes\": {\"events\": {\"per_minute\": 0}}}",
+	 "kubernetes.events.per_minute: 0 is out of range (allowed: 1 to 6000)"},
+	{"{\"kubernetes\": {\"resync_s\": 0.5}}",
+	 "kubernetes.resync_s: 0.5 is out of range (allowed: 1 to 3600)"},
 	{"{\"state_dir\": \"run/qoslet\"}",
 	 "state_dir: \"run/qoslet\" is not an absolute path (allowed: an absolute path, at most "
 	 "4095 bytes)"},
@@ -390,7 +402,12 @@ static void test_round_trip(void **state)
 		"                     \"satisfaction_upper_percent\": 29.000000000000004}},"
 		" \"interference\": {\"runq\": {\"p99_us\": 250.5, \"k\": 64, \"n\": 64,"
 		"                   \"min_waits\": 1000000}, \"cpi\": {\"sigma\": 0.5,"
-		"                   \"correlation\": 0.1234567890123456, \"outliers\": 16}}}",
+		"                   \"correlation\": 0.1234567890123456, \"outliers\": 16}},"
+		" \"kubernetes\": {\"enabled\": true, \"kubeconfig\": \"/etc/kube.conf\","
+		"                \"node_name\": \"node-7.zone-b\", \"resync_s\": 2.5,"
+		"                \"timeout_s\": 120, \"events\": {\"enabled\": false,"
+		"                \"interval_s\": 86400, \"per_minute\": 1}, \"node_condition\":"
+		"                {\"enabled\": false, \"hold_s\": 1}}}",
 	};
 
 	(void)state;

@@ -16,13 +16,14 @@
 #include "../log.h"
 
 static const char *const outcome_names[] = {
-	[OUT_APPLIED] = "applied", [OUT_DRY_RUN] = "dry_run", [OUT_UNCHANGED] = "unchanged",
-	[OUT_REFUSED] = "refused", [OUT_FAILED] = "failed",   [OUT_REPORTED] = "reported",
+	[OUT_APPLIED] = "applied",     [OUT_DRY_RUN] = "dry_run", [OUT_UNCHANGED] = "unchanged",
+	[OUT_REFUSED] = "refused",     [OUT_FAILED] = "failed",	  [OUT_REPORTED] = "reported",
+	[OUT_REQUESTED] = "requested",
 };
 
 const char *act_outcome_name(enum act_outcome o)
 {
-	return (unsigned int)o <= OUT_REPORTED ? outcome_names[o] : "?";
+	return (unsigned int)o <= OUT_REQUESTED ? outcome_names[o] : "?";
 }
 
 /* Entries a previous run journaled outside today's subtree are not ours to write. */
@@ -153,6 +154,15 @@ bool actuator_original_quota(const struct actuator *a, const char *rel, int64_t 
 	const struct journal_entry *e = journal_find(&a->j, CG_KNOB_QUOTA, rel);
 
 	return e && !cg_knob_parse(a->c, CG_KNOB_QUOTA, e->orig, quota_us);
+}
+
+bool actuator_changed(const struct actuator *a, size_t i, enum cg_knob *knob, const char **rel)
+{
+	if (i >= a->j.n)
+		return false;
+	*knob = a->j.v[i].knob;
+	*rel = a->j.v[i].rel;
+	return true;
 }
 
 void actuator_forget(struct actuator *a, const char *rel)

@@ -35,9 +35,17 @@ struct actuator_opts {
 	void *ctx;
 };
 
-enum act_outcome { OUT_APPLIED, OUT_DRY_RUN, OUT_UNCHANGED, OUT_REFUSED, OUT_FAILED, OUT_REPORTED };
+enum act_outcome {
+	OUT_APPLIED,
+	OUT_DRY_RUN,
+	OUT_UNCHANGED,
+	OUT_REFUSED,
+	OUT_FAILED,
+	OUT_REPORTED,
+	OUT_REQUESTED, /* an eviction the caller hands to the Kubernetes Eviction API */
+};
 
-/* "applied", "dry_run", "unchanged", "refused", "failed", "reported". */
+/* "applied", "dry_run", "unchanged", "refused", "failed", "reported", "requested". */
 const char *act_outcome_name(enum act_outcome o);
 
 #define ACT_TEXT_MAX 256
@@ -69,6 +77,14 @@ void actuator_apply(struct actuator *a, const struct action *act, struct act_res
 
 /* The owner's quota before qoslet changed it, if qoslet did. */
 bool actuator_original_quota(const struct actuator *a, const char *rel, int64_t *quota_us);
+
+/*
+ * The settings qoslet changed and has not restored yet (the journal), for
+ * reports: entry i (from 0, in the order of first change) as its knob and
+ * cgroup; false past the last. *rel is valid until the next apply, forget
+ * or restore.
+ */
+bool actuator_changed(const struct actuator *a, size_t i, enum cg_knob *knob, const char **rel);
 
 /* A unit vanished: drop the journal entries of it and its descendants. */
 void actuator_forget(struct actuator *a, const char *rel);

@@ -52,6 +52,13 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+static const struct kube_pod *pod_of(void *ctx, const char *uid)
+{
+	struct agent *a = ctx;
+
+	return kube_pod_find(&a->pods, uid);
+}
+
 static bool original_quota(void *ctx, const char *rel, int64_t *quota_us)
 {
 	struct agent *a = ctx;
@@ -124,6 +131,52 @@ static const struct pol_unit *unit_of(const struct pol_input *in, uint64_t id)
 	return pol_input_find(in, id);
 }
 
+/* Records d, and tells the cluster about it when it is worth an Event. */
+static void record_decision(struct agent *a, struct decision *d)
+{
+	if (!strcmp(d->outcome, "failed") || !strcmp(d->outcome, "refused"))
+		log_warn("agent: %s %s on /%s %s: %s", d->act.rule, act_kind_name(d->act.kind),
+			 d->act.path, d->outcome, d->why[0] ? d->why : strerror(d->err));
+	if (decision_log_add(&a->log, d))
+		log_err("agent: out of memory counting decisions");
+	if (a->kube)
+		kube_report(a, d);
+}
+
+/* The actuator let an eviction through: the Eviction API does it, for pods of this node only. */
+static void request_eviction(struct agent *a, struct decision *d)
+{
+	const struct kube_pod *p = kube_pod_find(&a->pods, d->pod_uid);
+	struct kube_evict_req req = {.act = d->act, .ts_ns = d->ts_ns};
+	int rc;
+
+	if (!p) {
+		d->outcome = "failed";
+		snprintf(d->why, sizeof(d->why), "%s",
+			 d->pod_uid[0]
+				 ? "the pod is not (yet) in the API's list of this node's pods"
+				 : "not a pod: the Eviction API evicts pods only");
+		return;
+	}
+	if (strcmp(p->node, kube_sync_node(a->kube))) {
+		d->outcome = "refused";
+		snprintf(d->why, sizeof(d->why),
+			 "pod %.30s/%.50s runs on node \"%.40s\", not on this one", p->ns, p->name,
+			 p->node);
+		return;
+	}
+	snprintf(req.uid, sizeof(req.uid), "%s", p->uid);
+	snprintf(req.ns, sizeof(req.ns), "%s", p->ns);
+	snprintf(req.name, sizeof(req.name), "%s", p->name);
+	snprintf(d->after, sizeof(d->after), "evict pod %.63s/%.150s through the Eviction API",
+		 p->ns, p->name);
+	rc = kube_sync_evict(a->kube, &req);
+	if (rc == -EALREADY)
+		d->outcome = "pending"; /* its earlier request is still being tried */
+	else if (rc)
+		d->outcome = "failed", d->err = -rc;
+}
+
 static void decide(struct agent *a, const struct action *act)
 {
 	const struct pol_unit *u = unit_of(&a->in, act->id);
@@ -138,11 +191,33 @@ static void decide(struct agent *a, const struct action *act)
 	snprintf(d.before, sizeof(d.before), "%s", r.before);
 	snprintf(d.after, sizeof(d.after), "%s", r.after);
 	snprintf(d.why, sizeof(d.why), "%s", r.why);
-	if (r.outcome == OUT_FAILED || r.outcome == OUT_REFUSED)
-		log_warn("agent: %s %s on /%s %s: %s", act->rule, act_kind_name(act->kind),
-			 act->path, d.outcome, r.why[0] ? r.why : strerror(-r.err));
-	if (decision_log_add(&a->log, &d))
-		log_err("agent: out of memory counting decisions");
+	if (r.outcome == OUT_REQUESTED)
+		request_eviction(a, &d);
+	record_decision(a, &d);
+}
+
+/* Every attempt of an eviction through the API, as a decision record of its own. */
+static void eviction_results(struct agent *a)
+{
+	struct kube_evict_result res[8];
+	size_t n;
+
+	while ((n = kube_sync_take_results(a->kube, res, 8)))
+		for (size_t i = 0; i < n; i++) {
+			const struct kube_evict_result *r = &res[i];
+			struct decision d = {.ts_ns = r->ts_ns, .act = r->req.act};
+
+			snprintf(d.pod_uid, sizeof(d.pod_uid), "%s", r->req.uid);
+			d.outcome = r->outcome;
+			snprintf(d.before, sizeof(d.before), "pod %s/%s, attempt %u", r->req.ns,
+				 r->req.name, r->attempt);
+			if (r->status)
+				snprintf(d.after, sizeof(d.after), "HTTP %ld", r->status);
+			else
+				snprintf(d.after, sizeof(d.after), "no answer");
+			snprintf(d.why, sizeof(d.why), "%s", r->why);
+			record_decision(a, &d);
+		}
 }
 
 static int cmp_ref(const void *x, const void *y)
@@ -207,9 +282,13 @@ static int tick_once(struct agent *a, bool fast)
 		if (have_now && a->have_before)
 			err = snapshot_delta(&delta, &now, &a->before);
 		have_delta = !err && a->have_before;
-		if (err)
+		if (err) {
 			log_warn("agent: probes unreadable this tick: %s", strerror(-err));
+			a->errors[METRICS_ERR_PROBE_READ]++;
+		}
 	}
+	if (a->kube && kube_sync_take_pods(a->kube, &a->pods))
+		log_debug("agent: %zu pods on this node from the API", a->pods.n);
 	err = inventory_read(a->inv, have_delta ? &delta : NULL, have_delta ? a->parts : 0,
 			     clock_ns(CLOCK_REALTIME), a->last_tick_ns, &a->in);
 	snapshot_free(&delta);
@@ -219,6 +298,7 @@ static int tick_once(struct agent *a, bool fast)
 		a->have_before = true;
 	}
 	if (err) {
+		a->errors[METRICS_ERR_SUBTREE_READ]++;
 		log_err("agent: cannot read the managed subtree /%s: %s", a->subtree,
 			strerror(-err));
 		return err;
@@ -243,6 +323,11 @@ static int tick_once(struct agent *a, bool fast)
 		return err;
 	for (size_t i = 0; i < a->actions.n; i++)
 		decide(a, &a->actions.v[i]);
+	if (a->kube) {
+		eviction_results(a);
+		if (!fast)
+			kube_report_condition(a);
+	}
 	return forget_gone(a);
 }
 
@@ -330,7 +415,8 @@ static bool pmu_counts_cycles(void)
 
 static int open_probes(struct agent *a)
 {
-	unsigned int want = PROBE_BIT(PROBE_SCHED);
+	/* memstall's tracepoints fire only in reclaim and OOM kills: free the rest of the time */
+	unsigned int want = PROBE_BIT(PROBE_SCHED) | PROBE_BIT(PROBE_MEMSTALL);
 	struct probe_status st;
 	int err;
 
@@ -350,6 +436,8 @@ static int open_probes(struct agent *a)
 		a->parts |= CG_RQ;
 	if (probe_set_status(a->probes, PROBE_CPI).on)
 		a->parts |= CG_CPU;
+	if (probe_set_status(a->probes, PROBE_MEMSTALL).on)
+		a->parts |= CG_MEMSTALL;
 	if (!st.on || !a->cfg.fast_path)
 		return 0;
 	err = fast_path_open(&a->fp,
@@ -408,6 +496,17 @@ static int setup(struct agent *a)
 			 strchr(a->cfg.http.address, ':') ? "[" : "", a->cfg.http.address,
 			 strchr(a->cfg.http.address, ':') ? "]" : "", a->cfg.http.port);
 	}
+	/* Also before any write: a missing token or node name is a configuration error. */
+	if (a->cfg.kube.enabled && a->args.mode == AGENT_RUN) {
+		char err[512];
+
+		if (kube_sync_start(&a->kube, &a->cfg.kube, err, sizeof(err))) {
+			fprintf(stderr, "qoslet agent: kubernetes: %s; nothing was changed\n", err);
+			return 2;
+		}
+		log_info("agent: Kubernetes API link on for node %s (pods every %g s)",
+			 kube_sync_node(a->kube), a->cfg.kube.resync_s);
+	}
 	if (a->cfg.decisions_file[0] && a->args.mode == AGENT_RUN) {
 		a->decisions = open_output(a->cfg.decisions_file, "decisions file");
 		if (!a->decisions)
@@ -433,6 +532,7 @@ static int setup(struct agent *a)
 					      .subtree = a->subtree,
 					      .cfg = &a->cfg,
 					      .original_quota = original_quota,
+					      .pod = a->kube ? pod_of : NULL,
 					      .ctx = a};
 	a->inv = inventory_new(&a->inv_opts);
 	if (!a->inv || open_probes(a))
@@ -446,6 +546,8 @@ static int setup(struct agent *a)
 
 static void teardown(struct agent *a)
 {
+	/* At once: a call in flight is abandoned, so the restore below is not held up. */
+	kube_sync_stop(a->kube);
 	http_stop(a->http);
 	cgroup_names_free(a->names);
 	fast_path_close(a->fp);
@@ -461,6 +563,7 @@ static void teardown(struct agent *a)
 	snapshot_free(&a->before);
 	pol_input_free(&a->in);
 	policy_state_free(&a->pol);
+	kube_pod_list_free(&a->pods);
 	action_list_free(&a->actions);
 	decision_log_free(&a->log);
 	free(a->known);
@@ -508,12 +611,7 @@ int agent_main(enum agent_mode mode, int argc, char **argv)
 		printf("%s: valid\n", a->args.config ? a->args.config : "embedded defaults");
 	else if (!rc && a->args.print_config)
 		rc = print_config(&a->cfg);
-	else if (!rc && a->cfg.evict_action == EVICT_KUBERNETES && mode == AGENT_RUN) {
-		fprintf(stderr, "qoslet agent: evict.action \"kubernetes\" needs the Kubernetes "
-				"client, which this build does not have; use \"report\" or "
-				"\"kill\"\n");
-		rc = 2;
-	} else if (!rc) {
+	else if (!rc) {
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		rc = setup(a);

@@ -15,6 +15,7 @@
 #include "../cgroup.h"
 #include "../policy/policy.h"
 #include "../probes/probes.h"
+#include "../report/metrics.h"
 #include "../snapshot.h"
 #include "agent_args.h"
 #include "config.h"
@@ -62,7 +63,16 @@ struct agent {
 	bool published;
 	struct kube_sync *kube;	   /* NULL when kubernetes.enabled is false */
 	struct kube_pod_list pods; /* sorted by uid; empty until the first list */
+	uint64_t errors[METRICS_ERR_NR]; /* by enum metrics_error: qoslet_agent_errors_total */
+	uint64_t interference_ns;  /* CLOCK_MONOTONIC of the last interference decision; 0 none */
+	char interference[512];	   /* ... what it said, for the node condition */
 };
+
+/* Tells the cluster about a decision: an Event on its pod, the node condition (kube_report.c). */
+void kube_report(struct agent *a, const struct decision *d);
+
+/* Once per interval: the node condition the loop currently wants. */
+void kube_report_condition(struct agent *a);
 
 /* Renders what the HTTP endpoint serves (metrics, decisions) and hands it to the server. */
 void agent_publish(struct agent *a, uint64_t loop_ns);

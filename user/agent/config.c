@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kube/pods.h"
 #include "policy/interference.h"
 
 /* The defaults, in the binary's read-only data: make runs from the repo root. */
@@ -43,11 +44,13 @@ enum ftype {
 
 /* What a string must look like. */
 enum str_rule {
-	S_REL,	  /* relative path without "..", or "" */
-	S_GLOB,	  /* the same, but not empty */
-	S_ABS,	  /* absolute path */
-	S_OUTPUT, /* "-", "" or an absolute path */
-	S_ADDR,	  /* an IPv4 or IPv6 address literal (no host names: nothing to resolve) */
+	S_REL,	   /* relative path without "..", or "" */
+	S_GLOB,	   /* the same, but not empty */
+	S_ABS,	   /* absolute path */
+	S_OUTPUT,  /* "-", "" or an absolute path */
+	S_ADDR,	   /* an IPv4 or IPv6 address literal (no host names: nothing to resolve) */
+	S_ABS_OPT, /* an absolute path, or "" */
+	S_NAME,	   /* a Kubernetes (DNS-1123) name, or "" */
 };
 
 #define OPEN_LO 1 /* lo itself not allowed */
@@ -199,6 +202,30 @@ static const struct field http_fields[] = {
 	{0},
 };
 
+static const struct field kube_event_fields[] = {
+	BOOL("enabled", kube.events),
+	NUM("interval_s", kube.event_interval_s, 1, 86400),
+	INT("per_minute", kube.events_per_minute, 1, 6000),
+	{0},
+};
+
+static const struct field kube_condition_fields[] = {
+	BOOL("enabled", kube.node_condition),
+	NUM("hold_s", kube.condition_hold_s, 1, 86400),
+	{0},
+};
+
+static const struct field kube_fields[] = {
+	BOOL("enabled", kube.enabled),
+	STR("kubeconfig", kube.kubeconfig, S_ABS_OPT),
+	STR("node_name", kube.node_name, S_NAME),
+	NUM("resync_s", kube.resync_s, 1, 3600),
+	NUM("timeout_s", kube.timeout_s, 1, 120),
+	OBJ("events", kube_event_fields),
+	OBJ("node_condition", kube_condition_fields),
+	{0},
+};
+
 static const struct field top_fields[] = {
 	STR("cgroup_root", cgroup_root, S_REL),
 	NUM("interval_s", interval_s, 0.1, 60),
@@ -212,6 +239,7 @@ static const struct field top_fields[] = {
 	OBJ("evict", evict_fields),
 	OBJ("interference", interference_fields),
 	OBJ("http", http_fields),
+	OBJ("kubernetes", kube_fields),
 	{0},
 };
 
@@ -345,6 +373,8 @@ static const char *const str_allowed[] = {
 	[S_ABS] = "an absolute path",
 	[S_OUTPUT] = "\"-\" for stdout, \"\" for none, or an absolute path",
 	[S_ADDR] = "an IPv4 or IPv6 address such as \"127.0.0.1\", \"0.0.0.0\" or \"::1\"",
+	[S_ABS_OPT] = "an absolute path, or \"\"",
+	[S_NAME] = "a node name (lowercase letters, digits, '-' and '.'), or \"\"",
 };
 
 /* Appends " (allowed: ...)" for f and returns -EINVAL. */
@@ -403,6 +433,10 @@ static const char *str_problem(enum str_rule r, const char *s)
 	switch (r) {
 	case S_ABS:
 		return s[0] == '/' ? NULL : "is not an absolute path";
+	case S_ABS_OPT:
+		return !n || s[0] == '/' ? NULL : "is not an absolute path";
+	case S_NAME:
+		return !n || kube_name_valid(s) ? NULL : "is not a valid node name";
 	case S_OUTPUT:
 		return !strcmp(s, "-") || !n || s[0] == '/' ? NULL : "is not an absolute path";
 	case S_ADDR: {
@@ -669,6 +703,11 @@ static int check_cross(struct ctx *x, const struct agent_config *c)
 		need(x, "interference.cpi.outliers", in->cpi_outliers, LE,
 		     "interference.cpi.window_s / interval_s", samples);
 
+	if (!r && c->evict_action == EVICT_KUBERNETES && !c->kube.enabled) {
+		start(x, "evict.action", NULL);
+		put(x, "\"kubernetes\" needs kubernetes.enabled: true");
+		return -EINVAL;
+	}
 	if (r || !c->burst.budget_cpu_s)
 		return r;
 	/* a budget renewed between two ticks could not be accounted */

@@ -85,19 +85,33 @@ int inventory_detect_kubepods(const struct cgroup_ctrls *ctrls, char *rel, size_
 	return -ENOENT;
 }
 
-/* The config's class rules first (standalone), then the kubelet's QoS tiers. */
-static enum qos_class classify(const struct agent_config *cfg, const char *rel, char *pod_uid,
-			       size_t uid_size)
+/*
+ * The config's class rules first (the operator's word), then the pod's
+ * koordinator.sh/qosClass label, then the kubelet's QoS tier. A pod's
+ * uid and priority come with it whichever decided the class.
+ */
+static enum qos_class classify(const struct inventory_opts *o, const char *rel, char *pod_uid,
+			       size_t uid_size, int32_t *priority)
 {
+	const struct kube_pod *pod = NULL;
 	struct kube_ids ids;
+	enum qos_class label;
+	bool is_pod = kube_path_parse(rel, &ids) && ids.pod_uid[0] && !ids.container_id[0];
 
 	pod_uid[0] = '\0';
-	for (size_t i = 0; i < cfg->n_classes; i++)
-		if (!fnmatch(cfg->classes[i].glob, rel, FNM_PATHNAME))
-			return cfg->classes[i].cls;
-	if (!kube_path_parse(rel, &ids) || !ids.pod_uid[0] || ids.container_id[0])
+	*priority = 0;
+	if (is_pod) {
+		snprintf(pod_uid, uid_size, "%s", ids.pod_uid);
+		pod = o->pod ? o->pod(o->ctx, ids.pod_uid) : NULL;
+		*priority = pod && pod->has_priority ? pod->priority : 0;
+	}
+	for (size_t i = 0; i < o->cfg->n_classes; i++)
+		if (!fnmatch(o->cfg->classes[i].glob, rel, FNM_PATHNAME))
+			return o->cfg->classes[i].cls;
+	if (!is_pod)
 		return QOS_UNMANAGED;
-	snprintf(pod_uid, uid_size, "%s", ids.pod_uid);
+	if (pod && pod->koord_qos[0] && !qos_class_parse(pod->koord_qos, &label))
+		return label;
 	switch (ids.qos) {
 	case KUBE_QOS_GUARANTEED:
 		return QOS_LSR;
@@ -133,7 +147,7 @@ static int add_member(struct inventory *inv, uint64_t cgid, const struct pol_uni
 }
 
 static int add_unit(struct inventory *inv, uint64_t id, const char *rel, enum qos_class cls,
-		    const char *pod_uid)
+		    const char *pod_uid, int32_t priority)
 {
 	struct pol_unit *u;
 
@@ -145,6 +159,7 @@ static int add_unit(struct inventory *inv, uint64_t id, const char *rel, enum qo
 	u->cls = cls;
 	snprintf(u->path, sizeof(u->path), "%s", rel);
 	snprintf(u->pod_uid, sizeof(u->pod_uid), "%s", pod_uid);
+	u->priority = priority;
 	return 0;
 }
 
@@ -164,10 +179,11 @@ static int walk(struct inventory *inv, const char *rel, long unit, int depth)
 	if (cgroup_id_of(inv->o->fs, rel, &id))
 		return 0;
 	if (unit < 0 && depth > 0) {
-		enum qos_class cls = classify(inv->o->cfg, rel, pod_uid, sizeof(pod_uid));
+		int32_t prio;
+		enum qos_class cls = classify(inv->o, rel, pod_uid, sizeof(pod_uid), &prio);
 
 		if (cls != QOS_UNMANAGED) {
-			err = add_unit(inv, id, rel, cls, pod_uid);
+			err = add_unit(inv, id, rel, cls, pod_uid, prio);
 			unit = (long)inv->n_units - 1;
 		}
 	}

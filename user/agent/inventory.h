@@ -14,6 +14,7 @@
 
 #include "../cgroup.h"
 #include "../cgroup_knob.h"
+#include "../kube/pods.h"
 #include "../policy/config.h"
 #include "../policy/model.h"
 #include "../snapshot.h"
@@ -25,6 +26,12 @@ struct inventory_opts {
 	const struct agent_config *cfg;
 	/* The owner's quota before qoslet changed it (the actuator knows); may be NULL. */
 	bool (*original_quota)(void *ctx, const char *rel, int64_t *quota_us);
+	/*
+	 * What the Kubernetes API says about the pod with this uid, or NULL
+	 * (unknown, or no API); may be NULL. Its koordinator.sh/qosClass label
+	 * classes the pod ahead of the kubelet's tier, and it gives the priority.
+	 */
+	const struct kube_pod *(*pod)(void *ctx, const char *uid);
 	void *ctx;
 };
 

@@ -1,12 +1,80 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The thread behind user/agent/kube_sync.h. Everything shared with the loop
+ * sits under one lock; API calls are made without it, on copies, so the
+ * loop never waits for the network. After a call that got no answer (or a
+ * 5xx) the whole link backs off, doubling from 1 s up to the resync
+ * interval, so an API server in trouble sees a trickle, not a storm.
+ */
 #include "kube_sync.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../clock.h"
+#include "../kube/events.h"
+#include "../kube/node_status.h"
+#include "../log.h"
+#include "../str.h"
+
+#define SEC 1000000000ull
+/* An eviction is tried for this long (429 and failures back off 1, 2, 4, ... s). */
+#define EVICT_LIFETIME_NS (60 * SEC)
+/* The node condition is rewritten this often even when unchanged: its heartbeat. */
+#define CONDITION_HEARTBEAT_NS (300 * SEC)
+/* An Event's series ends after this many event intervals without an occurrence. */
+#define SERIES_IDLE_INTERVALS 10
+#define CONDITION_TYPE	      "QoSletInterference"
+#define CONTROLLER	      "qoslet.io/agent"
+
+struct evict_job {
+	struct kube_evict_req req;
+	unsigned int attempts;
+	uint64_t deadline, not_before; /* CLOCK_MONOTONIC */
+};
+
+/* One Event and its series: an occurrence of (uid, reason). */
+struct series {
+	struct kube_event_req first; /* what the Event says */
+	char name[KUBE_EVENT_NAME_MAX];
+	bool created;
+	uint32_t seen, sent;	       /* occurrences, and the count the API has */
+	uint64_t last_ns;	       /* CLOCK_REALTIME of the last occurrence */
+	uint64_t last_seen, last_call; /* CLOCK_MONOTONIC */
+};
+
 struct kube_sync {
+	struct kubernetes_config cfg;
+	struct kube_client client; /* the thread's alone */
+	char node[254], instance[300];
+	pthread_t thread;
 	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	int stopping; /* also the client's cancel flag */
+
+	/* under lock */
 	struct kube_sync_stats stats;
+	struct kube_pod_list fresh;
+	bool fresh_ready;
+	struct evict_job *jobs;
+	size_t n_jobs, cap_jobs;
+	struct kube_evict_result *results;
+	size_t n_results, cap_results;
+	struct series *series;
+	size_t n_series, cap_series;
+	bool want_condition;
+	char condition_msg[512];
+
+	/* the thread's own */
+	uint64_t next_list, backoff_until, backoff_ns;
+	bool api_down; /* logged once per outage */
+	double tokens; /* event rate limit: a bucket of events_per_minute */
+	uint64_t tokens_at;
+	bool condition_written, written_status;
+	uint64_t condition_at, transition_ns;
 };
 
 const char *kube_call_name(enum kube_call c)
@@ -18,9 +86,538 @@ const char *kube_call_name(enum kube_call c)
 	return c < KUBE_CALL_NR ? names[c] : "unknown";
 }
 
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t want = *cap ? 2 * *cap : 16;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*v, want * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = want;
+	return 0;
+}
+
+/* The API server's or the network's trouble, not a refusal of the request itself. */
+static bool transient(int rc)
+{
+	switch (rc) {
+	case -EIO:
+	case -ETIMEDOUT:
+	case -ECONNREFUSED:
+	case -EAGAIN:
+	case -EPERM: /* TLS verification: a CA rotation may be under way */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Counts a call; a transient failure backs the whole link off. */
+static void account(struct kube_sync *ks, enum kube_call call, int rc, const char *err)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	bool outage = transient(rc);
+
+	pthread_mutex_lock(&ks->lock);
+	ks->stats.requests[call]++;
+	ks->stats.errors[call] += rc != 0;
+	pthread_mutex_unlock(&ks->lock);
+	if (!outage) {
+		if (ks->api_down && !rc)
+			log_info("kube: the API server answers again");
+		ks->api_down = ks->api_down && rc;
+		ks->backoff_ns = 0;
+		if (rc)
+			log_warn("kube: %s: %s", kube_call_name(call), err);
+		return;
+	}
+	ks->backoff_ns = ks->backoff_ns ? 2 * ks->backoff_ns : SEC;
+	if (ks->backoff_ns > (uint64_t)(ks->cfg.resync_s * SEC))
+		ks->backoff_ns = (uint64_t)(ks->cfg.resync_s * SEC);
+	ks->backoff_until = now + ks->backoff_ns;
+	if (!ks->api_down)
+		log_warn("kube: %s: %s; backing off (the agent keeps protecting the node)",
+			 kube_call_name(call), err);
+	ks->api_down = true;
+}
+
+static bool backing_off(const struct kube_sync *ks, uint64_t now)
+{
+	return now < ks->backoff_until;
+}
+
+static void list_pods(struct kube_sync *ks, uint64_t now)
+{
+	struct kube_pod_list l;
+	char err[256];
+	int rc;
+
+	if (now < ks->next_list || backing_off(ks, now))
+		return;
+	rc = kube_pods_list(&ks->client, ks->node, &l, err, sizeof(err));
+	account(ks, KUBE_CALL_LIST_PODS, rc, err);
+	/* After an outage, again once the backoff allows; a refusal (403, 400) waits a resync. */
+	ks->next_list = now + (transient(rc) ? SEC : (uint64_t)(ks->cfg.resync_s * SEC));
+	if (rc)
+		return;
+	kube_pod_list_sort(&l);
+	if (l.skipped)
+		log_warn("kube: %zu pods in the list were unusable and skipped", l.skipped);
+	pthread_mutex_lock(&ks->lock);
+	kube_pod_list_free(&ks->fresh);
+	ks->fresh = l;
+	ks->fresh_ready = true;
+	ks->stats.pods = l.n;
+	ks->stats.last_list_ns = clock_ns(CLOCK_REALTIME);
+	pthread_mutex_unlock(&ks->lock);
+}
+
+/* Under the lock: hands one attempt's result to the loop. */
+static void put_result(struct kube_sync *ks, const struct evict_job *j, const char *outcome,
+		       long status, const char *why)
+{
+	struct kube_evict_result *r;
+
+	if (grow((void **)&ks->results, &ks->cap_results, ks->n_results, sizeof(*r))) {
+		log_err("kube: out of memory for an eviction result of %s/%s", j->req.ns,
+			j->req.name);
+		return;
+	}
+	r = &ks->results[ks->n_results++];
+	r->req = j->req;
+	r->outcome = outcome;
+	r->attempt = j->attempts;
+	r->status = status;
+	r->ts_ns = clock_ns(CLOCK_REALTIME);
+	snprintf(r->why, sizeof(r->why), "%s", why);
+}
+
+/* One attempt at the first due eviction; false when none was due. */
+static bool evict_one(struct kube_sync *ks, uint64_t now)
+{
+	enum kube_evict_outcome o;
+	struct evict_job j;
+	const char *outcome;
+	char err[256] = "";
+	uint64_t wait;
+	long status;
+	bool again;
+	size_t i;
+	int rc;
+
+	pthread_mutex_lock(&ks->lock);
+	for (i = 0; i < ks->n_jobs && ks->jobs[i].not_before > now; i++)
+		;
+	if (i < ks->n_jobs)
+		j = ks->jobs[i];
+	pthread_mutex_unlock(&ks->lock);
+	if (i == ks->n_jobs || backing_off(ks, now))
+		return false;
+	j.attempts++;
+	rc = kube_evict(&ks->client, j.req.ns, j.req.name, j.req.uid, &o, &status, err,
+			sizeof(err));
+	rc = rc ?: o == KUBE_EVICT_FAILED ? kube_status_errno(status) : 0;
+	account(ks, KUBE_CALL_EVICT, rc, err);
+	/* A budget (429), no answer, or a server error may pass: try again until the deadline. */
+	again = o == KUBE_EVICT_RETRY || transient(rc);
+	wait = SEC << (j.attempts < 6 ? j.attempts - 1 : 5);
+
+	if (again && now + wait < j.deadline)
+		outcome = "retry";
+	else
+		outcome = o == KUBE_EVICT_EVICTED ? "evicted"
+			  : o == KUBE_EVICT_GONE  ? "gone"
+						  : "failed";
+	if (!strcmp(outcome, "failed") && again)
+		snprintf(err + strlen(err), sizeof(err) - strlen(err),
+			 " (gave up after %u attempts)", j.attempts);
+	pthread_mutex_lock(&ks->lock);
+	for (i = 0; i < ks->n_jobs && strcmp(ks->jobs[i].req.uid, j.req.uid); i++)
+		;
+	if (i < ks->n_jobs) {
+		put_result(ks, &j, outcome, status, o == KUBE_EVICT_EVICTED ? "" : err);
+		if (!strcmp(outcome, "retry")) {
+			ks->jobs[i].attempts = j.attempts;
+			ks->jobs[i].not_before = now + wait;
+		} else {
+			ks->jobs[i] = ks->jobs[--ks->n_jobs];
+		}
+	}
+	pthread_mutex_unlock(&ks->lock);
+	return true;
+}
+
+/* The event bucket refills at events_per_minute per minute, holding at most that many. */
+static bool take_token(struct kube_sync *ks, uint64_t now)
+{
+	double cap = ks->cfg.events_per_minute;
+
+	ks->tokens += (double)(now - ks->tokens_at) / (60.0 * SEC) * cap;
+	ks->tokens_at = now;
+	if (ks->tokens > cap)
+		ks->tokens = cap;
+	if (ks->tokens < 1)
+		return false;
+	ks->tokens -= 1;
+	return true;
+}
+
+/*
+ * One API call for the first series that needs one: a new Event, or a
+ * series count the API has not seen for an event interval. False when none.
+ */
+static bool event_one(struct kube_sync *ks, uint64_t now)
+{
+	uint64_t interval = (uint64_t)(ks->cfg.event_interval_s * SEC);
+	struct series s;
+	char err[256];
+	size_t i;
+	int rc;
+
+	if (backing_off(ks, now))
+		return false;
+	pthread_mutex_lock(&ks->lock);
+	for (i = 0; i < ks->n_series; i++) {
+		struct series *p = &ks->series[i];
+
+		if (!p->created || (p->seen > p->sent && now - p->last_call >= interval))
+			break;
+	}
+	if (i < ks->n_series)
+		s = ks->series[i];
+	pthread_mutex_unlock(&ks->lock);
+	if (i == ks->n_series)
+		return false;
+	if (!take_token(ks, now)) {
+		if (s.created)
+			return false; /* the count waits for a token; nothing is lost */
+		pthread_mutex_lock(&ks->lock);
+		ks->stats.events_dropped += ks->series[i].seen;
+		ks->series[i] = ks->series[--ks->n_series];
+		pthread_mutex_unlock(&ks->lock);
+		return true;
+	}
+	if (!s.created) {
+		struct kube_event ev = {.ns = s.first.ns,
+					.pod = s.first.pod,
+					.uid = s.first.uid,
+					.type = s.first.type,
+					.reason = s.first.reason,
+					.action = s.first.action,
+					.note = s.first.note,
+					.controller = CONTROLLER,
+					.instance = ks->instance,
+					.time_ns = s.first.ts_ns};
+
+		kube_event_name(&ev, s.name);
+		rc = kube_event_create(&ks->client, &ev, s.name, err, sizeof(err));
+		account(ks, KUBE_CALL_EVENT_CREATE, rc, err);
+		s.sent = 1;
+	} else {
+		rc = kube_event_update_series(&ks->client, s.first.ns, s.name, s.seen, s.last_ns,
+					      err, sizeof(err));
+		account(ks, KUBE_CALL_EVENT_PATCH, rc, err);
+		s.sent = s.seen;
+	}
+	pthread_mutex_lock(&ks->lock);
+	/* The table may have changed meanwhile: find the series again by pod and reason. */
+	for (i = 0; i < ks->n_series; i++) {
+		struct series *p = &ks->series[i];
+
+		if (strcmp(p->first.uid, s.first.uid) || p->first.reason != s.first.reason)
+			continue;
+		p->last_call = now;
+		if (!rc) {
+			p->created = true;
+			memcpy(p->name, s.name, sizeof(p->name));
+			p->sent = s.sent;
+		} else if (s.created && rc == -ENOENT) {
+			p->created = false; /* the Event expired or was deleted: a new one */
+		} else if (!s.created && !transient(rc)) {
+			ks->series[i] = ks->series[--ks->n_series]; /* refused: not again */
+		}
+		break; /* a transient failure: the same call after the backoff */
+	}
+	pthread_mutex_unlock(&ks->lock);
+	return true;
+}
+
+/* Drops the series that have been quiet long enough and have nothing left to send. */
+static void expire_series(struct kube_sync *ks, uint64_t now)
+{
+	uint64_t idle = (uint64_t)(ks->cfg.event_interval_s * SEC) * SERIES_IDLE_INTERVALS;
+
+	pthread_mutex_lock(&ks->lock);
+	for (size_t i = 0; i < ks->n_series;) {
+		struct series *p = &ks->series[i];
+
+		if (p->created && p->seen == p->sent && now - p->last_seen >= idle)
+			*p = ks->series[--ks->n_series];
+		else
+			i++;
+	}
+	pthread_mutex_unlock(&ks->lock);
+}
+
+static void write_condition(struct kube_sync *ks, uint64_t now)
+{
+	struct kube_condition c = {.type = CONDITION_TYPE};
+	char msg[512], err[256];
+	bool want;
+	int rc;
+
+	pthread_mutex_lock(&ks->lock);
+	want = ks->want_condition;
+	memcpy(msg, ks->condition_msg, sizeof(msg));
+	pthread_mutex_unlock(&ks->lock);
+	if (backing_off(ks, now) || (ks->condition_written && want == ks->written_status &&
+				     now - ks->condition_at < CONDITION_HEARTBEAT_NS))
+		return;
+	c.heartbeat_ns = clock_ns(CLOCK_REALTIME);
+	if (!ks->condition_written || want != ks->written_status)
+		ks->transition_ns = c.heartbeat_ns;
+	c.transition_ns = ks->transition_ns;
+	c.status = want ? "True" : "False";
+	c.reason = want ? "InterferenceDetected" : "NoInterference";
+	c.message = msg;
+	rc = kube_node_set_condition(&ks->client, ks->node, &c, err, sizeof(err));
+	account(ks, KUBE_CALL_NODE_STATUS, rc, err);
+	/* a refused write is retried at the heartbeat, not at once */
+	ks->condition_at = now;
+	if (rc && !transient(rc)) {
+		ks->condition_written = true;
+		ks->written_status = want;
+		return;
+	}
+	if (rc)
+		return;
+	ks->condition_written = true;
+	ks->written_status = want;
+	pthread_mutex_lock(&ks->lock);
+	ks->stats.condition_known = true;
+	ks->stats.condition = want;
+	pthread_mutex_unlock(&ks->lock);
+}
+
+static void *run(void *arg)
+{
+	struct kube_sync *ks = arg;
+
+	while (!__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED)) {
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		struct timespec until;
+		uint64_t next;
+		bool busy;
+
+		list_pods(ks, now);
+		busy = evict_one(ks, now);
+		busy |= event_one(ks, now);
+		expire_series(ks, now);
+		if (ks->cfg.node_condition)
+			write_condition(ks, now);
+		if (busy)
+			continue;
+		/* Work queued by the loop wakes the thread; time-based work is checked each second.
+		 */
+		next = clock_ns(CLOCK_MONOTONIC) + SEC;
+		until = (struct timespec){(time_t)(next / SEC), (long)(next % SEC)};
+		pthread_mutex_lock(&ks->lock);
+		if (!__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED))
+			pthread_cond_timedwait(&ks->wake, &ks->lock, &until);
+		pthread_mutex_unlock(&ks->lock);
+	}
+	return NULL;
+}
+
+static int resolve(struct kube_sync *ks, const struct kubernetes_config *cfg, char *err,
+		   size_t errlen)
+{
+	const char *node = cfg->node_name[0] ? cfg->node_name : getenv("NODE_NAME");
+	struct kube_config api;
+	int rc;
+
+	if (!node || !node[0]) {
+		snprintf(err, errlen,
+			 "kubernetes.node_name is empty and NODE_NAME is not set: which node is "
+			 "this? (the DaemonSet sets NODE_NAME from spec.nodeName)");
+		return -EINVAL;
+	}
+	if (!kube_name_valid(node)) {
+		snprintf(err, errlen, "node name \"%s\" (NODE_NAME) is not a valid Kubernetes name",
+			 node);
+		return -EINVAL;
+	}
+	snprintf(ks->node, sizeof(ks->node), "%s", node);
+	/* The API takes a reportingInstance of at most 128 characters; node names go to 253. */
+	snprintf(ks->instance, sizeof(ks->instance), "qoslet-%.121s", node);
+	rc = cfg->kubeconfig[0] ? kube_config_from_kubeconfig(&api, cfg->kubeconfig, err, errlen)
+				: kube_config_in_cluster(&api, NULL, NULL, err, errlen);
+	if (rc)
+		return rc;
+	rc = kube_client_init(&ks->client, &api, err, errlen);
+	explicit_bzero(&api, sizeof(api));
+	return rc;
+}
+
+int kube_sync_start(struct kube_sync **out, const struct kubernetes_config *cfg, char *err,
+		    size_t errlen)
+{
+	struct kube_sync *ks = calloc(1, sizeof(*ks));
+	pthread_condattr_t ca;
+	int rc;
+
+	*out = NULL;
+	if (!ks) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ks->cfg = *cfg;
+	rc = resolve(ks, cfg, err, errlen);
+	if (rc) {
+		free(ks);
+		return rc;
+	}
+	ks->client.timeout_ms = (long)(cfg->timeout_s * 1000);
+	if (ks->client.connect_timeout_ms > ks->client.timeout_ms)
+		ks->client.connect_timeout_ms = ks->client.timeout_ms;
+	ks->client.cancel = &ks->stopping;
+	ks->tokens = cfg->events_per_minute;
+	ks->tokens_at = clock_ns(CLOCK_MONOTONIC);
+	snprintf(ks->condition_msg, sizeof(ks->condition_msg), "no interference seen");
+	pthread_mutex_init(&ks->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&ks->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	rc = -pthread_create(&ks->thread, NULL, run, ks);
+	if (rc) {
+		snprintf(err, errlen, "cannot start the API thread: %s", strerror(-rc));
+		kube_client_free(&ks->client);
+		free(ks);
+		return rc;
+	}
+	*out = ks;
+	return 0;
+}
+
+void kube_sync_stop(struct kube_sync *ks)
+{
+	if (!ks)
+		return;
+	__atomic_store_n(&ks->stopping, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&ks->lock);
+	pthread_cond_signal(&ks->wake);
+	pthread_mutex_unlock(&ks->lock);
+	pthread_join(ks->thread, NULL);
+	kube_client_free(&ks->client);
+	kube_pod_list_free(&ks->fresh);
+	free(ks->jobs);
+	free(ks->results);
+	free(ks->series);
+	pthread_cond_destroy(&ks->wake);
+	pthread_mutex_destroy(&ks->lock);
+	free(ks);
+}
+
+const char *kube_sync_node(const struct kube_sync *ks)
+{
+	return ks->node;
+}
+
 void kube_sync_stats(struct kube_sync *ks, struct kube_sync_stats *out)
 {
 	pthread_mutex_lock(&ks->lock);
 	*out = ks->stats;
+	pthread_mutex_unlock(&ks->lock);
+}
+
+bool kube_sync_take_pods(struct kube_sync *ks, struct kube_pod_list *pods)
+{
+	bool took;
+
+	pthread_mutex_lock(&ks->lock);
+	took = ks->fresh_ready;
+	if (took) {
+		kube_pod_list_free(pods);
+		*pods = ks->fresh;
+		memset(&ks->fresh, 0, sizeof(ks->fresh));
+		ks->fresh_ready = false;
+	}
+	pthread_mutex_unlock(&ks->lock);
+	return took;
+}
+
+int kube_sync_evict(struct kube_sync *ks, const struct kube_evict_req *req)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	int rc = 0;
+
+	pthread_mutex_lock(&ks->lock);
+	for (size_t i = 0; i < ks->n_jobs; i++)
+		if (!strcmp(ks->jobs[i].req.uid, req->uid))
+			rc = -EALREADY;
+	if (!rc)
+		rc = grow((void **)&ks->jobs, &ks->cap_jobs, ks->n_jobs, sizeof(*ks->jobs));
+	if (!rc) {
+		ks->jobs[ks->n_jobs++] = (struct evict_job){
+			.req = *req, .deadline = now + EVICT_LIFETIME_NS, .not_before = now};
+		pthread_cond_signal(&ks->wake);
+	}
+	pthread_mutex_unlock(&ks->lock);
+	return rc;
+}
+
+size_t kube_sync_take_results(struct kube_sync *ks, struct kube_evict_result *out, size_t max)
+{
+	size_t n;
+
+	pthread_mutex_lock(&ks->lock);
+	n = ks->n_results < max ? ks->n_results : max;
+	memcpy(out, ks->results, n * sizeof(*out));
+	memmove(ks->results, ks->results + n, (ks->n_results - n) * sizeof(*out));
+	ks->n_results -= n;
+	pthread_mutex_unlock(&ks->lock);
+	return n;
+}
+
+void kube_sync_event(struct kube_sync *ks, const struct kube_event_req *ev)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct series *p = NULL;
+
+	if (!ks->cfg.events)
+		return;
+	pthread_mutex_lock(&ks->lock);
+	for (size_t i = 0; i < ks->n_series && !p; i++)
+		if (!strcmp(ks->series[i].first.uid, ev->uid) &&
+		    ks->series[i].first.reason == ev->reason)
+			p = &ks->series[i];
+	if (p) {
+		p->seen++;
+		p->last_ns = ev->ts_ns;
+		p->last_seen = now;
+		ks->stats.events_aggregated++;
+	} else if (!grow((void **)&ks->series, &ks->cap_series, ks->n_series, sizeof(*p))) {
+		p = &ks->series[ks->n_series++];
+		*p = (struct series){
+			.first = *ev, .seen = 1, .last_ns = ev->ts_ns, .last_seen = now};
+		pthread_cond_signal(&ks->wake);
+	} else {
+		ks->stats.events_dropped++;
+	}
+	pthread_mutex_unlock(&ks->lock);
+}
+
+void kube_sync_condition(struct kube_sync *ks, bool interference, const char *message)
+{
+	pthread_mutex_lock(&ks->lock);
+	if (interference != ks->want_condition)
+		pthread_cond_signal(&ks->wake);
+	ks->want_condition = interference;
+	snprintf(ks->condition_msg, sizeof(ks->condition_msg), "%s", message);
 	pthread_mutex_unlock(&ks->lock);
 }

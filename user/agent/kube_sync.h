@@ -3,8 +3,8 @@
  * The agent's link to the Kubernetes API, on a thread of its own so that a
  * slow or absent API server never delays the loop: it lists the pods on
  * this node every resync interval, sends the evictions, Events and node
- * condition the loop asks for, retries with backoff, and hands results back.
- * The loop only ever takes and puts under a short lock.
+ * condition the loop asks for, backs off when the API fails, and hands the
+ * results back. The loop only ever takes and puts under a short lock.
  */
 #ifndef QOSLET_AGENT_KUBE_SYNC_H
 #define QOSLET_AGENT_KUBE_SYNC_H
@@ -13,9 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../kube/config.h"
 #include "../kube/evict.h"
 #include "../kube/pods.h"
-#include "config.h"
+#include "../policy/action.h"
+#include "../policy/config.h"
 
 /* The API calls the agent makes, for counting. */
 enum kube_call {
@@ -41,9 +43,66 @@ struct kube_sync_stats {
 /* "list_pods", "evict", "event_create", "event_patch", "node_status". */
 const char *kube_call_name(enum kube_call c);
 
+/* A pod to evict, with the decision that asked for it. */
+struct kube_evict_req {
+	struct action act;
+	char uid[40], ns[64], name[254];
+	uint64_t ts_ns; /* CLOCK_REALTIME of the decision */
+};
+
+/* What one attempt came to: each becomes a decision record. */
+struct kube_evict_result {
+	struct kube_evict_req req;
+	const char *outcome; /* "evicted", "gone", "retry" (tried again later), "failed" (final) */
+	unsigned int attempt; /* 1, 2, ... */
+	long status;	      /* HTTP status, 0 when there was no answer */
+	uint64_t ts_ns;	      /* CLOCK_REALTIME of the attempt */
+	char why[160];	      /* the server's message, or the transport's error */
+};
+
+/* An occurrence worth an Event on a pod; repeats of (uid, reason) join one Event's series. */
+struct kube_event_req {
+	char uid[40], ns[64], pod[254];
+	const char *type;   /* static: "Normal", "Warning" */
+	const char *reason; /* static, CamelCase */
+	const char *action; /* static, CamelCase */
+	char note[512];
+	uint64_t ts_ns; /* CLOCK_REALTIME */
+};
+
 struct kube_sync;
+
+/*
+ * Resolves where the API is (cfg->kubeconfig, else in-cluster) and this
+ * node's name (cfg->node_name, else $NODE_NAME), then starts the thread.
+ * Returns 0, or a negative errno with err saying what is missing; nothing
+ * has been called then.
+ */
+int kube_sync_start(struct kube_sync **out, const struct kubernetes_config *cfg, char *err,
+		    size_t errlen);
+
+/* Abandons calls in flight, stops the thread and frees. NULL is fine. */
+void kube_sync_stop(struct kube_sync *ks);
+
+/* This node's name. */
+const char *kube_sync_node(const struct kube_sync *ks);
 
 /* A copy of the counters (under the lock). */
 void kube_sync_stats(struct kube_sync *ks, struct kube_sync_stats *out);
+
+/* When a newer pod list came, frees *pods and puts it there (sorted by uid); true then. */
+bool kube_sync_take_pods(struct kube_sync *ks, struct kube_pod_list *pods);
+
+/* Queues an eviction. -EALREADY when that pod's eviction is still being tried, -ENOMEM. */
+int kube_sync_evict(struct kube_sync *ks, const struct kube_evict_req *req);
+
+/* Moves up to max results into out; returns how many. */
+size_t kube_sync_take_results(struct kube_sync *ks, struct kube_evict_result *out, size_t max);
+
+/* Notes an occurrence for an Event (aggregated and rate-limited by the thread). */
+void kube_sync_event(struct kube_sync *ks, const struct kube_event_req *ev);
+
+/* The node condition the loop wants: interference seen or not, and why. */
+void kube_sync_condition(struct kube_sync *ks, bool interference, const char *message);
 
 #endif

@@ -85,12 +85,24 @@ static int curl_errno(CURLcode rc, const struct body_buf *b)
 		return -ETIMEDOUT;
 	case CURLE_COULDNT_CONNECT:
 		return -ECONNREFUSED;
+	case CURLE_ABORTED_BY_CALLBACK:
+		return -ECANCELED;
 	case CURLE_PEER_FAILED_VERIFICATION:
 	case CURLE_SSL_CACERT_BADFILE:
 		return -EPERM;
 	default:
 		return -EIO;
 	}
+}
+
+/* libcurl calls this during a transfer: nonzero abandons it. */
+static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	const int *cancel = user;
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return __atomic_load_n(cancel, __ATOMIC_RELAXED);
 }
 
 /* Sets every option of one request; false when libcurl refused one (then err says which). */
@@ -121,6 +133,11 @@ static bool set_options(struct kube_client *c, CURL *h, const char *url, const c
 	SET(CURLOPT_HTTPHEADER, hdrs);
 	SET(CURLOPT_WRITEFUNCTION, on_body);
 	SET(CURLOPT_WRITEDATA, b);
+	if (c->cancel) {
+		SET(CURLOPT_NOPROGRESS, 0L);
+		SET(CURLOPT_XFERINFOFUNCTION, on_progress);
+		SET(CURLOPT_XFERINFODATA, (void *)c->cancel);
+	}
 	if (payload) {
 		SET(CURLOPT_POSTFIELDS, payload);
 		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(payload));
@@ -132,10 +149,10 @@ static bool set_options(struct kube_client *c, CURL *h, const char *url, const c
 }
 
 /* Authorization, Accept and (with a body) Content-Type; NULL on error. */
-static struct curl_slist *headers(const struct kube_config *cfg, bool with_body, char *err,
-				  size_t errlen)
+static struct curl_slist *headers(const struct kube_config *cfg, const char *content_type,
+				  char *err, size_t errlen)
 {
-	char token[KUBE_TOKEN_MAX], line[KUBE_TOKEN_MAX + 32];
+	char token[KUBE_TOKEN_MAX], line[KUBE_TOKEN_MAX + 32], ctype[128];
 	struct curl_slist *h = NULL, *n;
 
 	if (kube_config_token(cfg, token, sizeof(token), err, errlen))
@@ -146,9 +163,10 @@ static struct curl_slist *headers(const struct kube_config *cfg, bool with_body,
 	explicit_bzero(line, sizeof(line));
 	h = n ? curl_slist_append(n, "Accept: application/json") : NULL;
 	/* "Expect:" off: the API server answers at once, 100-continue only adds a round trip. */
-	if (h && with_body)
-		h = curl_slist_append(h, "Content-Type: application/json");
-	if (h && with_body)
+	snprintf(ctype, sizeof(ctype), "Content-Type: %s", content_type ? content_type : "");
+	if (h && content_type)
+		h = curl_slist_append(h, ctype);
+	if (h && content_type)
 		h = curl_slist_append(h, "Expect:");
 	if (!h) {
 		curl_slist_free_all(n);
@@ -158,7 +176,8 @@ static struct curl_slist *headers(const struct kube_config *cfg, bool with_body,
 }
 
 static int do_request(struct kube_client *c, const char *method, const char *path,
-		      const char *payload, struct kube_response *resp, char *err, size_t errlen)
+		      const char *payload, const char *content_type, struct kube_response *resp,
+		      char *err, size_t errlen)
 {
 	char url[sizeof(c->cfg.server) + 2048], cerr[CURL_ERROR_SIZE] = "";
 	struct body_buf b = {.max = c->max_body};
@@ -171,7 +190,7 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 		snprintf(err, errlen, "%s %s: path too long", method, path);
 		return -ENAMETOOLONG;
 	}
-	hdrs = headers(&c->cfg, payload != NULL, err, errlen);
+	hdrs = headers(&c->cfg, payload ? content_type : NULL, err, errlen);
 	if (!hdrs)
 		return -EACCES;
 	if (!set_options(c, c->curl, url, method, payload, hdrs, &b) ||
@@ -203,8 +222,8 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 	return ret;
 }
 
-int kube_request(struct kube_client *c, const char *method, const char *path, const json_t *body,
-		 struct kube_response *resp, char *err, size_t errlen)
+int kube_request_as(struct kube_client *c, const char *method, const char *path, const json_t *body,
+		    const char *content_type, struct kube_response *resp, char *err, size_t errlen)
 {
 	char *payload = NULL;
 	int rc;
@@ -217,7 +236,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 		c->stats.transport_errors++;
 		return -ENOMEM;
 	}
-	rc = do_request(c, method, path, payload, resp, err, errlen);
+	rc = do_request(c, method, path, payload, content_type, resp, err, errlen);
 	free(payload);
 	if (rc == -EBADMSG || rc == -EFBIG)
 		c->stats.parse_errors++;
@@ -226,6 +245,44 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 	else if (resp->status >= 400)
 		c->stats.http_errors++;
 	return rc;
+}
+
+int kube_request(struct kube_client *c, const char *method, const char *path, const json_t *body,
+		 struct kube_response *resp, char *err, size_t errlen)
+{
+	return kube_request_as(c, method, path, body, "application/json", resp, err, errlen);
+}
+
+int kube_call(struct kube_client *c, const char *method, const char *path, json_t *body,
+	      const char *ctype, char *err, size_t errlen)
+{
+	struct kube_response r;
+	int rc;
+
+	if (!body) {
+		snprintf(err, errlen, "%s %s: out of memory", method, path);
+		return -ENOMEM;
+	}
+	rc = kube_request_as(c, method, path, body, ctype, &r, err, errlen);
+	json_decref(body);
+	if (rc)
+		return rc;
+	if (r.status < 200 || r.status > 299) {
+		snprintf(err, errlen, "%s %s: status %ld %s", method, path, r.status,
+			 kube_status_message(r.body));
+		rc = r.status == 409   ? -EEXIST
+		     : r.status == 404 ? -ENOENT
+				       : kube_status_errno(r.status);
+	}
+	json_decref(r.body);
+	return rc;
+}
+
+int kube_status_errno(long status)
+{
+	if (status == 401 || status == 403)
+		return -EACCES;
+	return status == 429 || status >= 500 ? -EAGAIN : -EPROTO;
 }
 
 const char *kube_status_message(const json_t *body)

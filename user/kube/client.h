@@ -27,6 +27,9 @@ struct kube_client {
 	long connect_timeout_ms; /* default 3000 */
 	long timeout_ms;	 /* whole request, default 10000 */
 	size_t max_body;	 /* response body bound, default 16 MiB */
+	/* When set and nonzero, a request in flight is abandoned (-ECANCELED): a clean stop
+	 * must not wait out a slow API server. Read atomically from the transfer. */
+	const int *cancel;
 	struct kube_client_stats stats;
 };
 
@@ -49,6 +52,29 @@ void kube_client_free(struct kube_client *c);
  */
 int kube_request(struct kube_client *c, const char *method, const char *path, const json_t *body,
 		 struct kube_response *resp, char *err, size_t errlen);
+
+/*
+ * The same with the body sent as content_type: PATCH documents say how they
+ * merge ("application/merge-patch+json", "application/strategic-merge-patch+json").
+ */
+int kube_request_as(struct kube_client *c, const char *method, const char *path, const json_t *body,
+		    const char *content_type, struct kube_response *resp, char *err, size_t errlen);
+
+/*
+ * A call that only needs to succeed: sends body (taken: it is freed; NULL
+ * means out of memory) as ctype. 0 for a 2xx answer, else a negative errno
+ * with err set: the transport's, or for an error status -ENOENT (404),
+ * -EEXIST (409), or kube_status_errno()'s, with the server's message.
+ */
+int kube_call(struct kube_client *c, const char *method, const char *path, json_t *body,
+	      const char *ctype, char *err, size_t errlen);
+
+/*
+ * An error status as an errno: -EACCES for 401/403 (the credentials),
+ * -EAGAIN for 429 and 5xx (the server's trouble: worth retrying later), else
+ * -EPROTO (the request itself was refused).
+ */
+int kube_status_errno(long status);
 
 /* The "message" of a Kubernetes Status body, or "" when there is none. */
 const char *kube_status_message(const json_t *body);

@@ -156,12 +156,6 @@ int kube_pods_parse(const json_t *doc, struct kube_pod_list *out, char *err, siz
 	return 0;
 }
 
-/* An error status as an errno: the caller's credentials, or anything else. */
-static int status_errno(long status)
-{
-	return status == 401 || status == 403 ? -EACCES : -EPROTO;
-}
-
 int kube_pods_list(struct kube_client *c, const char *node, struct kube_pod_list *out, char *err,
 		   size_t errlen)
 {
@@ -181,7 +175,7 @@ int kube_pods_list(struct kube_client *c, const char *node, struct kube_pod_list
 	if (r.status != 200) {
 		snprintf(err, errlen, "list pods on %s: status %ld %s", node, r.status,
 			 kube_status_message(r.body));
-		rc = status_errno(r.status);
+		rc = kube_status_errno(r.status);
 	} else {
 		rc = kube_pods_parse(r.body, out, err, errlen);
 	}

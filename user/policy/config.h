@@ -97,6 +97,20 @@ struct http_config {
 	uint32_t port;	  /* 9464 */
 };
 
+/* The link to the Kubernetes API (user/agent/kube_sync.h, docs/kubernetes.md). */
+struct kubernetes_config {
+	bool enabled;		    /* false: no API calls at all */
+	char kubeconfig[PATH_MAX];  /* "": in-cluster (service account) */
+	char node_name[254];	    /* "": the NODE_NAME environment variable */
+	double resync_s;	    /* 30: how often the pods on this node are listed */
+	double timeout_s;	    /* 10: one API call, connection included */
+	bool events;		    /* true: Events on the pods the decisions concern */
+	double event_interval_s;    /* 60: one API call per (pod, reason) at most this often */
+	uint32_t events_per_minute; /* 30: all Events together, at most */
+	bool node_condition;	    /* true: the QoSletInterference node condition */
+	double condition_hold_s;    /* 300: it stays True this long after the last interference */
+};
+
 #define CONFIG_MAX_CLASS_RULES 32
 
 /* Standalone classes: the first glob (fnmatch, FNM_PATHNAME) matching a cgroup path wins. */
@@ -123,6 +137,7 @@ struct agent_config {
 	struct evict_cpu_config evict_cpu;
 	struct interference_config interference;
 	struct http_config http;
+	struct kubernetes_config kube;
 };
 
 #endif

@@ -3,16 +3,54 @@
  * Prometheus text exposition of the agent's state. Families come in a fixed
  * order and series inside a family are sorted, so the same state always
  * renders to the same text (tests compare it byte by byte).
+ *
+ * Each cgroup's label text is escaped once per render and reused by every
+ * line of every family: a histogram alone has 29 lines per cgroup.
  */
 #include "metrics.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../hist.h"
+#include "../kube_path.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A cgroup of the input, with its label text. */
+struct row {
+	const struct metrics_cgroup *c;
+	size_t off;	    /* of its labels in the arena, while it is being written */
+	const char *labels; /* `cgroup="/...",...`, without braces */
+	bool shown;	    /* the newest id of its path: the one published */
+};
+
+struct render {
+	const struct metrics_input *in;
+	FILE *f;
+	struct row *rows;   /* by path, newest id first */
+	struct row **by_id; /* the shown rows by id */
+	size_t n_rows, n_by_id;
+	char *arena;		       /* every row's labels */
+	char le[QOSLET_LAT_SLOTS][32]; /* the buckets' bounds as written */
+};
+
+const char *metrics_error_name(enum metrics_error e)
+{
+	static const char *const names[METRICS_ERR_NR] = {
+		[METRICS_ERR_PROBE_READ] = "probe_read",
+		[METRICS_ERR_SUBTREE_READ] = "subtree_read",
+		[METRICS_ERR_CGROUP_READ] = "cgroup_read",
+		[METRICS_ERR_RENDER] = "render",
+	};
+
+	return e < METRICS_ERR_NR ? names[e] : "unknown";
+}
 
 /* A label value as the exposition format wants it: \, " and newline escaped. */
 static void put_escaped(FILE *f, const char *value)
@@ -27,9 +65,10 @@ static void put_escaped(FILE *f, const char *value)
 	}
 }
 
-static void put_label(FILE *f, const char *name, const char *value)
+/* `,PREFIXname="value"`: every label but a set's first. */
+static void put_label(FILE *f, const char *prefix, const char *name, const char *value)
 {
-	fprintf(f, "%s=\"", name);
+	fprintf(f, ",%s%s=\"", prefix, name);
 	put_escaped(f, value);
 	fputc('"', f);
 }
@@ -47,79 +86,445 @@ static const char *seconds(char buf[32], uint64_t ns)
 	return buf;
 }
 
+/* A gauge's value: +Inf, or the shortest text that reads back as (nearly) the same double. */
+static void put_double(FILE *f, double v)
+{
+	if (isinf(v))
+		fputs(v > 0 ? "+Inf" : "-Inf", f);
+	else
+		fprintf(f, "%.15g", v);
+}
+
 static void family(FILE *f, const char *name, const char *type, const char *help)
 {
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void cgroup_labels(FILE *f, const struct metrics_cgroup *c)
+/* The family's HELP and TYPE before its first series: a family without series is left out. */
+static void family_once(FILE *f, bool *done, const char *name, const char *type, const char *help)
 {
-	fputs("cgroup=\"/", f); /* absolute, as people write cgroup paths */
-	put_escaped(f, c->path);
-	fputc('"', f);
-	if (c->pod_uid && c->pod_uid[0]) {
-		fputc(',', f);
-		put_label(f, "pod_uid", c->pod_uid);
-	}
-	if (c->qos) {
-		fputc(',', f);
-		put_label(f, "qos", c->qos);
-	}
+	if (!*done)
+		family(f, name, type, help);
+	*done = true;
 }
 
-static int cmp_cgroup(const void *x, const void *y)
+/*
+ * A cgroup's labels: its path, its pod (uid, and namespace, name and
+ * container when the pod list knows them) and its unit's class. PREFIX
+ * names the culprit's labels of a blame pair apart from the victim's.
+ */
+static void put_cgroup_labels(FILE *f, const char *prefix, const struct metrics_cgroup *c,
+			      const struct kube_pod_list *pods)
 {
-	const struct metrics_cgroup *a = *(const struct metrics_cgroup *const *)x;
-	const struct metrics_cgroup *b = *(const struct metrics_cgroup *const *)y;
-	int r = strcmp(a->path, b->path);
+	const struct kube_pod *pod = NULL;
+	const char *container = NULL;
+
+	fprintf(f, "%scgroup=\"/", prefix); /* absolute, as people write cgroup paths */
+	put_escaped(f, c->path);
+	fputc('"', f);
+	if (c->pod_uid && c->pod_uid[0])
+		put_label(f, prefix, "pod_uid", c->pod_uid);
+	if (pods && pods->n) {
+		struct kube_ids ids;
+		bool kube = kube_path_parse(c->path, &ids);
+
+		pod = kube_pod_find(pods, kube ? ids.pod_uid : c->pod_uid ? c->pod_uid : "");
+		if (pod && kube && ids.container_id[0])
+			container = kube_pod_container_name(pod, ids.container_id);
+	}
+	if (pod) {
+		put_label(f, prefix, "namespace", pod->ns);
+		put_label(f, prefix, "pod", pod->name);
+	}
+	if (container)
+		put_label(f, prefix, "container", container);
+	if (c->qos)
+		put_label(f, prefix, "qos", c->qos);
+}
+
+static int cmp_row_path(const void *x, const void *y)
+{
+	const struct row *a = x, *b = y;
+	int r = strcmp(a->c->path, b->c->path);
 
 	if (r)
 		return r;
 	/* newest id first: it is the one kept */
-	return a->s->id > b->s->id ? -1 : a->s->id < b->s->id;
+	return a->c->s->id > b->c->s->id ? -1 : a->c->s->id < b->c->s->id;
 }
 
-static int runqueue(FILE *f, const struct metrics_input *in)
+static int cmp_row_id(const void *x, const void *y)
+{
+	const struct row *a = *(const struct row *const *)x, *b = *(const struct row *const *)y;
+
+	return a->c->s->id < b->c->s->id ? -1 : a->c->s->id > b->c->s->id;
+}
+
+/* The shown row of cgroup id, or NULL (not in the input, or a path's older id). */
+static const struct row *row_of(const struct render *r, uint64_t id)
+{
+	size_t lo = 0, hi = r->n_by_id;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->by_id[mid]->c->s->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->n_by_id && r->by_id[lo]->c->s->id == id ? r->by_id[lo] : NULL;
+}
+
+/* Sorts the cgroups, keeps the newest id of each path, and writes their labels once. */
+static int rows_build(struct render *r)
+{
+	const struct metrics_input *in = r->in;
+	size_t arena_len = 0;
+	FILE *a;
+
+	r->rows = malloc((in->n_cgroups + 1) * sizeof(*r->rows));
+	r->by_id = malloc((in->n_cgroups + 1) * sizeof(*r->by_id));
+	a = open_memstream(&r->arena, &arena_len);
+	if (!r->rows || !r->by_id || !a) {
+		if (a)
+			fclose(a);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < in->n_cgroups; i++)
+		r->rows[i] = (struct row){.c = &in->cgroups[i]};
+	r->n_rows = in->n_cgroups;
+	qsort(r->rows, r->n_rows, sizeof(*r->rows), cmp_row_path);
+	for (size_t i = 0; i < r->n_rows; i++) {
+		struct row *w = &r->rows[i];
+
+		w->shown = !i || strcmp(w->c->path, w[-1].c->path);
+		if (!w->shown)
+			continue;
+		w->off = (size_t)ftell(a);
+		put_cgroup_labels(a, "", w->c, in->pods);
+		fputc('\0', a);
+		r->by_id[r->n_by_id++] = w;
+	}
+	/* open_memstream() allocates while writing: fclose() reports a failure */
+	if (fclose(a))
+		return -ENOMEM;
+	for (size_t i = 0; i < r->n_by_id; i++)
+		r->by_id[i]->labels = r->arena + r->by_id[i]->off;
+	qsort(r->by_id, r->n_by_id, sizeof(*r->by_id), cmp_row_id);
+	return 0;
+}
+
+/* One histogram's series: cumulative buckets, _sum, and _count (= the +Inf bucket). */
+static void histogram(struct render *r, const char *name, const char *labels, const char *extra,
+		      const struct lat_hist *h)
+{
+	uint64_t cum = 0;
+	char buf[32];
+
+	for (int slot = 0; slot < QOSLET_LAT_SLOTS; slot++) {
+		cum += h->slots[slot];
+		fprintf(r->f, "%s_bucket{%s%s,le=\"%s\"} %" PRIu64 "\n", name, labels, extra,
+			r->le[slot], cum);
+	}
+	fprintf(r->f, "%s_sum{%s%s} %s\n", name, labels, extra, seconds(buf, h->sum_ns));
+	/*
+	 * The +Inf bucket, not h->count: the probe bumps the two apart, and a
+	 * reading between them must still be a consistent histogram.
+	 */
+	fprintf(r->f, "%s_count{%s%s} %" PRIu64 "\n", name, labels, extra, cum);
+}
+
+static void runqueue(struct render *r)
 {
 	static const char name[] = "qoslet_runqueue_wait_seconds";
-	const struct metrics_cgroup **v = malloc((in->n_cgroups + 1) * sizeof(*v));
-	size_t n = 0;
+
+	/* Always described: every agent has the sched probe in mind. */
+	family(r->f, name, "histogram",
+	       "Time tasks of the cgroup waited on a run queue before running, since the sched "
+	       "probe started.");
+	for (size_t i = 0; i < r->n_rows; i++)
+		if (r->rows[i].shown && (r->rows[i].c->s->parts & CG_RQ))
+			histogram(r, name, r->rows[i].labels, "", &r->rows[i].c->s->rq);
+}
+
+/* A blame pair with both cgroups known (culprit NULL: the CPU was idle). */
+struct pair {
+	uint64_t victim_id, culprit_id, wait_ns;
+	const struct row *victim, *culprit;
+};
+
+static int cmp_pair_ids(const void *x, const void *y)
+{
+	const struct pair *a = x, *b = y;
+
+	if (a->victim_id != b->victim_id)
+		return a->victim_id < b->victim_id ? -1 : 1;
+	return a->culprit_id < b->culprit_id ? -1 : a->culprit_id > b->culprit_id;
+}
+
+/* Largest wait first; ties by ids, so the choice of the top pairs is deterministic. */
+static int cmp_pair_wait(const void *x, const void *y)
+{
+	const struct pair *a = x, *b = y;
+
+	if (a->wait_ns != b->wait_ns)
+		return a->wait_ns > b->wait_ns ? -1 : 1;
+	return cmp_pair_ids(x, y);
+}
+
+static int cmp_pair_labels(const void *x, const void *y)
+{
+	const struct pair *a = x, *b = y;
+	int r = strcmp(a->victim->c->path, b->victim->c->path);
+
+	if (r)
+		return r;
+	/* the idle culprit first */
+	if (!a->culprit || !b->culprit)
+		return !!a->culprit - !!b->culprit;
+	return strcmp(a->culprit->c->path, b->culprit->c->path);
+}
+
+/*
+ * The blame_top pairs with the largest totals, one series each; the waits
+ * of every other pair (beyond the top, or of a cgroup not published: removed,
+ * or an older id of a path) are summed in one gauge, so nothing is dropped
+ * silently. That sum is a gauge, not a counter: it falls when a pair enters
+ * the top.
+ */
+static int blame(struct render *r)
+{
+	static const char name[] = "qoslet_blame_wait_seconds_total";
+	const struct metrics_input *in = r->in;
+	struct pair *v = malloc((in->n_blame + 1) * sizeof(*v));
+	size_t n = 0, m = 0, top;
+	uint64_t other = 0;
 	char buf[32];
 
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < in->n_cgroups; i++)
-		if (in->cgroups[i].s->parts & CG_RQ)
-			v[n++] = &in->cgroups[i];
-	qsort(v, n, sizeof(*v), cmp_cgroup);
-	family(f, name, "histogram",
-	       "Time tasks of the cgroup waited on a run queue before running, since the sched "
-	       "probe started.");
+	for (size_t i = 0; i < in->n_blame; i++)
+		v[n++] = (struct pair){.victim_id = in->blame[i].victim,
+				       .culprit_id = in->blame[i].culprit,
+				       .wait_ns = in->blame[i].wait_ns};
+	/* one series per pair, even if the input repeats one */
+	qsort(v, n, sizeof(*v), cmp_pair_ids);
 	for (size_t i = 0; i < n; i++) {
-		const struct lat_hist *h = &v[i]->s->rq;
-		uint64_t cum = 0;
-
-		if (i && !strcmp(v[i]->path, v[i - 1]->path))
+		if (m && !cmp_pair_ids(&v[i], &v[m - 1])) {
+			v[m - 1].wait_ns += v[i].wait_ns;
 			continue;
-		for (int slot = 0; slot < QOSLET_LAT_SLOTS; slot++) {
-			uint64_t le = hist_slot_le_ns(slot);
-
-			cum += h->slots[slot];
-			fprintf(f, "%s_bucket{", name);
-			cgroup_labels(f, v[i]);
-			fprintf(f, ",le=\"%s\"} %" PRIu64 "\n",
-				le == UINT64_MAX ? "+Inf" : seconds(buf, le), cum);
 		}
-		fprintf(f, "%s_sum{", name);
-		cgroup_labels(f, v[i]);
-		fprintf(f, "} %s\n", seconds(buf, h->sum_ns));
-		/*
-		 * The +Inf bucket, not h->count: the probe bumps the two apart, and a
-		 * reading between them must still be a consistent histogram.
-		 */
-		fprintf(f, "%s_count{", name);
-		cgroup_labels(f, v[i]);
-		fprintf(f, "} %" PRIu64 "\n", cum);
+		v[m++] = v[i];
+	}
+	n = m;
+	m = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct pair p = v[i];
+
+		p.victim = row_of(r, p.victim_id);
+		p.culprit = p.culprit_id == QOSLET_CULPRIT_IDLE ? NULL : row_of(r, p.culprit_id);
+		if (!p.victim || (!p.culprit && p.culprit_id != QOSLET_CULPRIT_IDLE))
+			other += p.wait_ns;
+		else
+			v[m++] = p;
+	}
+	qsort(v, m, sizeof(*v), cmp_pair_wait);
+	top = m < in->blame_top ? m : in->blame_top;
+	for (size_t i = top; i < m; i++)
+		other += v[i].wait_ns;
+	qsort(v, top, sizeof(*v), cmp_pair_labels);
+	if (top)
+		family(r->f, name, "counter",
+		       "Run-queue wait of the victim cgroup's tasks charged to the culprit cgroup "
+		       "(the task that ran before them), for the pairs with the largest totals.");
+	for (size_t i = 0; i < top; i++) {
+		fprintf(r->f, "%s{%s,", name, v[i].victim->labels);
+		if (v[i].culprit)
+			put_cgroup_labels(r->f, "culprit_", v[i].culprit->c, in->pods);
+		else
+			fputs("culprit_cgroup=\"(idle)\"", r->f);
+		fprintf(r->f, "} %s\n", seconds(buf, v[i].wait_ns));
+	}
+	if (n) {
+		family(r->f, "qoslet_blame_pairs", "gauge",
+		       "Victim/culprit pairs the sched probe holds.");
+		fprintf(r->f, "qoslet_blame_pairs %zu\n", n);
+		family(r->f, "qoslet_blame_other_wait_seconds", "gauge",
+		       "Run-queue wait of the pairs not published one by one.");
+		fprintf(r->f, "qoslet_blame_other_wait_seconds %s\n", seconds(buf, other));
+	}
+	free(v);
+	return 0;
+}
+
+enum unit { UNIT_COUNT, UNIT_NS, UNIT_US };
+
+/* A family with one series per cgroup that has `part`: a uint64_t of the sample. */
+struct cg_family {
+	uint32_t part;
+	bool hardware; /* only when the cpi probe counts real cycles/instructions */
+	const char *name, *type, *help;
+	size_t offset; /* of the value in struct cg_sample */
+	enum unit unit;
+};
+
+static const struct cg_family cg_families[] = {
+	{CG_CPU, false, "qoslet_cpu_usage_seconds_total", "counter",
+	 "Time the cgroup's tasks ran on a CPU, as the cpi probe counts it.",
+	 offsetof(struct cg_sample, cpu.cpu_ns), UNIT_NS},
+	{CG_CPU, true, "qoslet_cpu_cycles_total", "counter",
+	 "CPU cycles while the cgroup's tasks ran (hardware PMU).",
+	 offsetof(struct cg_sample, cpu.numerator), UNIT_COUNT},
+	{CG_CPU, true, "qoslet_cpu_instructions_total", "counter",
+	 "Instructions retired while the cgroup's tasks ran (hardware PMU).",
+	 offsetof(struct cg_sample, cpu.denominator), UNIT_COUNT},
+	{CG_THROTTLE, false, "qoslet_cpu_cfs_periods_total", "counter",
+	 "CFS bandwidth periods that elapsed while the cgroup had runnable tasks (cpu.stat "
+	 "nr_periods).",
+	 offsetof(struct cg_sample, throttle.nr_periods), UNIT_COUNT},
+	{CG_THROTTLE, false, "qoslet_cpu_cfs_throttled_periods_total", "counter",
+	 "CFS bandwidth periods in which the cgroup was throttled (cpu.stat nr_throttled).",
+	 offsetof(struct cg_sample, throttle.nr_throttled), UNIT_COUNT},
+	{CG_THROTTLE, false, "qoslet_cpu_cfs_throttled_seconds_total", "counter",
+	 "Time the cgroup's run queues spent throttled (cpu.stat throttled time).",
+	 offsetof(struct cg_sample, throttle.throttled_ns), UNIT_NS},
+	{CG_THROTTLE, false, "qoslet_cpu_cfs_bursts_total", "counter",
+	 "CFS bandwidth periods in which the cgroup used its burst (cpu.stat nr_bursts).",
+	 offsetof(struct cg_sample, throttle.nr_bursts), UNIT_COUNT},
+	{CG_THROTTLE, false, "qoslet_cpu_cfs_burst_seconds_total", "counter",
+	 "CPU time the cgroup ran beyond its quota on its burst (cpu.stat burst time).",
+	 offsetof(struct cg_sample, throttle.burst_ns), UNIT_NS},
+};
+
+static void put_value(FILE *f, uint64_t v, enum unit unit)
+{
+	char buf[32];
+
+	if (unit == UNIT_COUNT)
+		fprintf(f, "%" PRIu64 "\n", v);
+	else
+		fprintf(f, "%s\n", seconds(buf, unit == UNIT_US ? v * 1000 : v));
+}
+
+static void cg_family(struct render *r, const struct cg_family *fam)
+{
+	bool done = false;
+
+	if (fam->hardware && !r->in->cpi_hardware)
+		return; /* software stand-ins are no cycles/instructions */
+	for (size_t i = 0; i < r->n_rows; i++) {
+		const struct row *w = &r->rows[i];
+		uint64_t v;
+
+		if (!w->shown || !(w->c->s->parts & fam->part))
+			continue;
+		family_once(r->f, &done, fam->name, fam->type, fam->help);
+		memcpy(&v, (const char *)w->c->s + fam->offset, sizeof(v));
+		fprintf(r->f, "%s{%s} ", fam->name, w->labels);
+		put_value(r->f, v, fam->unit);
+	}
+}
+
+static void memstall(struct render *r)
+{
+	static const char name[] = "qoslet_memory_reclaim_stall_seconds";
+	bool done = false, oom_done = false;
+
+	for (size_t i = 0; i < r->n_rows; i++) {
+		const struct row *w = &r->rows[i];
+
+		if (!w->shown || !(w->c->s->parts & CG_MEMSTALL))
+			continue;
+		family_once(r->f, &done, name, "histogram",
+			    "Time the cgroup's tasks spent in one reclaim pass: direct (global) or "
+			    "memcg (their memory cgroup's limit).");
+		histogram(r, name, w->labels, ",reclaim=\"direct\"", &w->c->s->mem.direct);
+		histogram(r, name, w->labels, ",reclaim=\"memcg\"", &w->c->s->mem.memcg);
+	}
+	for (size_t i = 0; i < r->n_rows; i++) {
+		const struct row *w = &r->rows[i];
+
+		if (!w->shown || !(w->c->s->parts & CG_MEMSTALL))
+			continue;
+		family_once(r->f, &oom_done, "qoslet_oom_kills_total", "counter",
+			    "Tasks of the cgroup the kernel chose as OOM victims.");
+		fprintf(r->f, "qoslet_oom_kills_total{%s} %" PRIu64 "\n", w->labels,
+			w->c->s->mem.oom_kills);
+	}
+}
+
+static void pressure(struct render *r)
+{
+	static const char name[] = "qoslet_pressure_stall_seconds_total";
+	static const char *const resources[PSI_NR] = {
+		[PSI_CPU] = "cpu", [PSI_MEMORY] = "memory", [PSI_IO] = "io"};
+	bool done = false;
+	char buf[32];
+
+	for (size_t i = 0; i < r->n_rows; i++) {
+		const struct row *w = &r->rows[i];
+		const struct psi_sample *p = &w->c->s->psi;
+
+		if (!w->shown || !(w->c->s->parts & CG_PSI))
+			continue;
+		family_once(r->f, &done, name, "counter",
+			    "Time some (at least one) or full (all non-idle) tasks of the cgroup "
+			    "were stalled on the resource (PSI total).");
+		for (int res = 0; res < PSI_NR; res++) {
+			fprintf(r->f, "%s{%s,resource=\"%s\",kind=\"some\"} %s\n", name, w->labels,
+				resources[res], seconds(buf, p->some[res].total_us * 1000));
+			fprintf(r->f, "%s{%s,resource=\"%s\",kind=\"full\"} %s\n", name, w->labels,
+				resources[res], seconds(buf, p->full[res].total_us * 1000));
+		}
+	}
+}
+
+static int cmp_setting(const void *x, const void *y)
+{
+	const struct metrics_setting *a = *(const struct metrics_setting *const *)x;
+	const struct metrics_setting *b = *(const struct metrics_setting *const *)y;
+
+	return a->knob != b->knob ? (a->knob < b->knob ? -1 : 1) : strcmp(a->path, b->path);
+}
+
+static int settings(struct render *r)
+{
+	static const struct {
+		const char *name, *help;
+	} fams[CG_KNOB_NR] = {
+		[CG_KNOB_QUOTA] = {"qoslet_applied_cpu_quota_cores",
+				   "CFS quota / period qoslet set on the unit, in CPUs (+Inf: "
+				   "unlimited)."},
+		[CG_KNOB_BURST] = {"qoslet_applied_cpu_burst_seconds",
+				   "CFS burst qoslet set on the unit."},
+		[CG_KNOB_IDLE] = {"qoslet_applied_cpu_idle", "cpu.idle qoslet set on the unit."},
+		[CG_KNOB_CPUS] = {"qoslet_applied_cpuset_cpus",
+				  "Number of CPUs in the cpuset qoslet set on the unit."},
+	};
+	const struct metrics_input *in = r->in;
+	const struct metrics_setting **v = malloc((in->n_settings + 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_settings; i++)
+		if (in->settings[i].knob < CG_KNOB_NR && fams[in->settings[i].knob].name)
+			v[n++] = &in->settings[i];
+	qsort(v, n, sizeof(*v), cmp_setting);
+	for (size_t i = 0; i < n; i++) {
+		const struct metrics_setting *s = v[i];
+		struct metrics_cgroup c = {.path = s->path, .pod_uid = s->pod_uid, .qos = s->qos};
+
+		if (i && !cmp_setting(&v[i], &v[i - 1]))
+			continue; /* one series per unit and knob */
+		if (!i || s->knob != v[i - 1]->knob)
+			family(r->f, fams[s->knob].name, "gauge", fams[s->knob].help);
+		fprintf(r->f, "%s{", fams[s->knob].name);
+		put_cgroup_labels(r->f, "", &c, in->pods);
+		fputs("} ", r->f);
+		put_double(r->f, s->value);
+		fputc('\n', r->f);
 	}
 	free(v);
 	return 0;
@@ -150,12 +555,11 @@ static int decisions(FILE *f, const struct decision_log *log)
 	       "Decisions the agent made since it started, by action kind, policy rule and "
 	       "outcome.");
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s{", name);
-		put_label(f, "kind", act_kind_name(v[i]->kind));
-		fputc(',', f);
-		put_label(f, "rule", v[i]->rule);
-		fputc(',', f);
-		put_label(f, "outcome", v[i]->outcome);
+		fprintf(f, "%s{kind=\"", name);
+		put_escaped(f, act_kind_name(v[i]->kind));
+		fputc('"', f);
+		put_label(f, "", "rule", v[i]->rule);
+		put_label(f, "", "outcome", v[i]->outcome);
 		fprintf(f, "} %" PRIu64 "\n", v[i]->n);
 	}
 	free(v);
@@ -175,37 +579,142 @@ static void health(FILE *f, const struct metrics_input *in)
 	family(f, "qoslet_agent_loop_duration_seconds", "gauge",
 	       "How long the last tick of the agent loop took.");
 	fprintf(f, "qoslet_agent_loop_duration_seconds %s\n", seconds(buf, in->loop_ns));
+	family(f, "qoslet_agent_errors_total", "counter",
+	       "Errors the agent met and went on after, by kind.");
+	for (int e = 0; e < METRICS_ERR_NR; e++)
+		fprintf(f, "qoslet_agent_errors_total{kind=\"%s\"} %" PRIu64 "\n",
+			metrics_error_name(e), in->errors[e]);
 	family(f, "qoslet_agent_probe_up", "gauge", "1 when the probe runs, 0 when it is off.");
 	for (size_t i = 0; i < in->n_probes; i++) {
-		fputs("qoslet_agent_probe_up{", f);
-		put_label(f, "probe", in->probes[i].name);
-		fprintf(f, "} %d\n", in->probes[i].on);
+		fputs("qoslet_agent_probe_up{probe=\"", f);
+		put_escaped(f, in->probes[i].name);
+		fprintf(f, "\"} %d\n", in->probes[i].on);
 	}
 	family(f, "qoslet_agent_probe_info", "gauge",
-	       "Always 1: where a running probe's BPF maps are pinned.");
+	       "Always 1: the path a running probe takes its data by (hook, source).");
 	for (size_t i = 0; i < in->n_probes; i++) {
 		if (!in->probes[i].on || !in->probes[i].path)
 			continue;
-		fputs("qoslet_agent_probe_info{", f);
-		put_label(f, "probe", in->probes[i].name);
-		fputc(',', f);
-		put_label(f, "path", in->probes[i].path);
+		fputs("qoslet_agent_probe_info{probe=\"", f);
+		put_escaped(f, in->probes[i].name);
+		fputc('"', f);
+		put_label(f, "", "path", in->probes[i].path);
 		fputs("} 1\n", f);
 	}
 }
 
+/* The names and meanings Prometheus client libraries give these, so dashboards work as is. */
+static void process(FILE *f, const struct metrics_process *p)
+{
+	static const struct {
+		const char *name, *type, *help;
+		size_t offset;
+		enum unit unit;
+	} fams[] = {
+		{"process_cpu_seconds_total", "counter",
+		 "User and system CPU time the agent spent, all threads.",
+		 offsetof(struct metrics_process, cpu_ns), UNIT_NS},
+		{"process_resident_memory_bytes", "gauge", "Resident memory of the agent.",
+		 offsetof(struct metrics_process, rss_bytes), UNIT_COUNT},
+		{"process_virtual_memory_bytes", "gauge", "Virtual memory of the agent.",
+		 offsetof(struct metrics_process, vm_bytes), UNIT_COUNT},
+		{"process_open_fds", "gauge", "File descriptors the agent has open.",
+		 offsetof(struct metrics_process, open_fds), UNIT_COUNT},
+		{"process_max_fds", "gauge", "The agent's limit of open file descriptors.",
+		 offsetof(struct metrics_process, max_fds), UNIT_COUNT},
+	};
+
+	for (size_t i = 0; p && i < ARRAY_LEN(fams); i++) {
+		int64_t v;
+
+		memcpy(&v, (const char *)p + fams[i].offset, sizeof(v));
+		if (v < 0)
+			continue; /* unknown: no series rather than a made-up one */
+		family(f, fams[i].name, fams[i].type, fams[i].help);
+		fprintf(f, "%s ", fams[i].name);
+		put_value(f, (uint64_t)v, fams[i].unit);
+	}
+}
+
+static void kube(FILE *f, const struct kube_sync_stats *k)
+{
+	char buf[32];
+
+	if (!k)
+		return;
+	family(f, "qoslet_kube_requests_total", "counter",
+	       "Kubernetes API calls the agent made, by call.");
+	for (int c = 0; c < KUBE_CALL_NR; c++)
+		fprintf(f, "qoslet_kube_requests_total{call=\"%s\"} %" PRIu64 "\n",
+			kube_call_name(c), k->requests[c]);
+	family(f, "qoslet_kube_request_errors_total", "counter",
+	       "Kubernetes API calls that got no answer or an error status, by call.");
+	for (int c = 0; c < KUBE_CALL_NR; c++)
+		fprintf(f, "qoslet_kube_request_errors_total{call=\"%s\"} %" PRIu64 "\n",
+			kube_call_name(c), k->errors[c]);
+	family(f, "qoslet_kube_events_aggregated_total", "counter",
+	       "Occurrences folded into an existing Kubernetes Event's series.");
+	fprintf(f, "qoslet_kube_events_aggregated_total %" PRIu64 "\n", k->events_aggregated);
+	family(f, "qoslet_kube_events_dropped_total", "counter",
+	       "Occurrences the Event rate limit dropped.");
+	fprintf(f, "qoslet_kube_events_dropped_total %" PRIu64 "\n", k->events_dropped);
+	family(f, "qoslet_kube_pods", "gauge", "Pods on this node in the last successful list.");
+	fprintf(f, "qoslet_kube_pods %" PRIu64 "\n", k->pods);
+	family(f, "qoslet_kube_last_pod_list_timestamp_seconds", "gauge",
+	       "Unix time of the last successful pod list; 0 before the first.");
+	fprintf(f, "qoslet_kube_last_pod_list_timestamp_seconds %s\n",
+		seconds(buf, k->last_list_ns));
+	if (k->condition_known) {
+		family(f, "qoslet_kube_node_interference", "gauge",
+		       "The node condition the agent last wrote: 1 interference, 0 none.");
+		fprintf(f, "qoslet_kube_node_interference %d\n", k->condition);
+	}
+}
+
+static int render_all(struct render *r)
+{
+	int err = rows_build(r);
+
+	if (err)
+		return err;
+	for (int slot = 0; slot < QOSLET_LAT_SLOTS; slot++) {
+		uint64_t le = hist_slot_le_ns(slot);
+
+		if (le == UINT64_MAX)
+			snprintf(r->le[slot], sizeof(r->le[slot]), "+Inf");
+		else
+			seconds(r->le[slot], le);
+	}
+	runqueue(r);
+	err = blame(r);
+	if (err)
+		return err;
+	for (size_t i = 0; i < ARRAY_LEN(cg_families); i++)
+		cg_family(r, &cg_families[i]);
+	memstall(r);
+	pressure(r);
+	err = settings(r) ?: decisions(r->f, r->in->log);
+	if (err)
+		return err;
+	health(r->f, r->in);
+	process(r->f, r->in->process);
+	kube(r->f, r->in->kube);
+	return 0;
+}
+
 int metrics_render(const struct metrics_input *in, char **text, size_t *len)
 {
-	FILE *f = open_memstream(text, len);
+	struct render r = {.in = in, .f = open_memstream(text, len)};
 	int err;
 
-	if (!f)
+	if (!r.f)
 		return -ENOMEM;
-	err = runqueue(f, in) ?: decisions(f, in->log);
-	if (!err)
-		health(f, in);
+	err = render_all(&r);
+	free(r.rows);
+	free(r.by_id);
+	free(r.arena);
 	/* open_memstream() allocates while writing: fclose() reports a failure */
-	if (fclose(f) || err) {
+	if (fclose(r.f) || err) {
 		free(*text);
 		*text = NULL;
 		return -ENOMEM;

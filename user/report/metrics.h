@@ -13,9 +13,19 @@
 #include <stdint.h>
 
 #include "../agent/decision.h"
+#include "../agent/kube_sync.h"
+#include "../cgroup_knob.h"
+#include "../kube/pods.h"
 #include "../snapshot.h"
 
-/* A cgroup of the snapshot with the labels it is published under. */
+/* Blame pairs the agent publishes: the largest totals; the rest are summed in one gauge. */
+#define METRICS_BLAME_TOP 20
+
+/*
+ * A cgroup with the labels it is published under. Its parts (enum cg_part)
+ * say which families it appears in; a cgroup with no part only names a
+ * blame culprit.
+ */
 struct metrics_cgroup {
 	const struct cg_sample *s; /* cumulative: the probes' counters since they started */
 	const char *path;	   /* relative to the cgroup root ("" is the root) */
@@ -23,27 +33,65 @@ struct metrics_cgroup {
 	const char *qos;	   /* the unit's class name; NULL when it belongs to no unit */
 };
 
+/* A setting qoslet changed on a unit, as the cgroup holds it now. */
+struct metrics_setting {
+	const char *path, *pod_uid, *qos; /* the unit, labelled as its cgroup is */
+	enum cg_knob knob;		  /* CG_KNOB_QUOTA, _BURST, _IDLE or _CPUS */
+	/* quota: CPUs (quota / period; INFINITY when unlimited); burst: seconds;
+	 * idle: 0 or 1; cpus: how many CPUs the cpuset holds */
+	double value;
+};
+
 struct metrics_probe {
 	const char *name; /* "sched", "cpi", ... */
 	bool on;
-	const char *path; /* where its maps are pinned when on; NULL otherwise */
+	const char *path; /* the path in use when on ("tp_btf, sched_info"); NULL otherwise */
+};
+
+/* The agent's error counters, by kind: qoslet_agent_errors_total{kind}. */
+enum metrics_error {
+	METRICS_ERR_PROBE_READ = 0, /* a tick could not read the probes */
+	METRICS_ERR_SUBTREE_READ,   /* a tick could not read the managed subtree */
+	METRICS_ERR_CGROUP_READ,    /* a unit's file for the metrics could not be read */
+	METRICS_ERR_RENDER,	    /* the metrics could not be rendered (out of memory) */
+	METRICS_ERR_NR,
+};
+
+/* The agent process (the `process_` metrics client libraries export); -1: unknown. */
+struct metrics_process {
+	int64_t rss_bytes, vm_bytes;
+	int64_t open_fds, max_fds;
+	int64_t cpu_ns; /* user + system, all threads */
 };
 
 struct metrics_input {
-	const struct metrics_cgroup *cgroups; /* any order; only those with CG_RQ are shown */
+	const struct metrics_cgroup *cgroups; /* any order */
 	size_t n_cgroups;
-	const struct decision_log *log; /* NULL: no decision counters */
+	bool cpi_hardware; /* CG_CPU counts cycles/instructions (else: no CPI series) */
+	const struct blame_sample *blame; /* cumulative pairs, any order */
+	size_t n_blame;
+	size_t blame_top; /* pairs published one by one (METRICS_BLAME_TOP) */
+	const struct metrics_setting *settings;
+	size_t n_settings;
+	const struct kube_pod_list *pods; /* sorted by uid; NULL: no namespace/pod labels */
+	const struct decision_log *log;	  /* NULL: no decision counters */
 	uint64_t ticks, fast_ticks;
 	uint64_t loop_ns; /* how long the last tick took */
 	const struct metrics_probe *probes;
 	size_t n_probes;
+	uint64_t errors[METRICS_ERR_NR];
+	const struct metrics_process *process; /* NULL: no process metrics */
+	const struct kube_sync_stats *kube;    /* NULL: Kubernetes off */
 };
+
+/* "probe_read", "subtree_read", "cgroup_read", "render". */
+const char *metrics_error_name(enum metrics_error e);
 
 /*
  * Renders the text into *text (malloc'd, NUL-terminated, length in *len).
  * Two cgroups with one path (an id the name cache has not yet seen removed)
- * would be two series with one label set: the newer id (the larger) wins.
- * Returns 0 or -ENOMEM.
+ * would be two series with one label set: the newer id (the larger) wins,
+ * in every family. Returns 0 or -ENOMEM.
  */
 int metrics_render(const struct metrics_input *in, char **text, size_t *len);
 

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Drives the agent's Kubernetes link (user/agent/kube_sync.h) against a test
+ * API server, as the agent's loop would: it queues occurrences, conditions
+ * and evictions, and reads results and counters back.
+ *
+ *   kubesync KUBECONFIG NODE [--resync S] [--timeout S] [--event-interval S]
+ *            [--events-per-minute N] [--no-events] [--no-condition] < commands
+ *
+ * Commands, one a line on stdin:
+ *   event UID NS POD REASON N  N occurrences of REASON (CamelCase) on the pod
+ *   condition on|off MESSAGE   the node condition the loop wants
+ *   evict UID NS NAME          queues an eviction ("error evict RC" when refused)
+ *   sleep S                    waits S seconds (fractions allowed)
+ *   results                    "result UID OUTCOME ATTEMPT STATUS TS_MS WHY" for each
+ *                              eviction attempt since the last time, then "results N"
+ *   pods                       "pods N" when a newer pod list came, else "pods none"
+ *   stats                      "stat KEY VALUE" lines: requests.CALL, errors.CALL,
+ *                              aggregated, dropped, pods, listed (0/1), condition
+ *                              (unknown/true/false)
+ *   stop                       stops the link and prints "stop MS" (how long that took)
+ * The link is stopped at the end of input too. Exit 0, 1 for a bad command,
+ * 2 when the link did not start.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent/kube_sync.h"
+#include "clock.h"
+
+#define MAX_REASONS 32
+
+/* kube_sync tells reasons apart by pointer (they are static in the agent): one copy each. */
+static const char *intern(const char *reason)
+{
+	static char *reasons[MAX_REASONS];
+	size_t i;
+
+	for (i = 0; i < MAX_REASONS && reasons[i]; i++)
+		if (!strcmp(reasons[i], reason))
+			return reasons[i];
+	if (i == MAX_REASONS || !(reasons[i] = strdup(reason)))
+		return NULL;
+	return reasons[i];
+}
+
+static int event(struct kube_sync *ks, char **arg)
+{
+	struct kube_event_req ev = {.type = "Warning", .action = "Detect"};
+	long n = strtol(arg[4], NULL, 10);
+
+	ev.reason = intern(arg[3]);
+	if (!ev.reason || n < 1)
+		return -EINVAL;
+	snprintf(ev.uid, sizeof(ev.uid), "%s", arg[0]);
+	snprintf(ev.ns, sizeof(ev.ns), "%s", arg[1]);
+	snprintf(ev.pod, sizeof(ev.pod), "%s", arg[2]);
+	for (long i = 1; i <= n; i++) {
+		snprintf(ev.note, sizeof(ev.note), "kubesync: %s occurrence %ld of %ld", arg[3], i,
+			 n);
+		ev.ts_ns = clock_ns(CLOCK_REALTIME);
+		kube_sync_event(ks, &ev);
+	}
+	return 0;
+}
+
+static int evict(struct kube_sync *ks, char **arg)
+{
+	struct kube_evict_req r = {.ts_ns = clock_ns(CLOCK_REALTIME)};
+	int rc;
+
+	snprintf(r.uid, sizeof(r.uid), "%s", arg[0]);
+	snprintf(r.ns, sizeof(r.ns), "%s", arg[1]);
+	snprintf(r.name, sizeof(r.name), "%s", arg[2]);
+	rc = kube_sync_evict(ks, &r);
+	if (rc)
+		printf("error evict %d\n", rc);
+	return 0;
+}
+
+static void results(struct kube_sync *ks)
+{
+	struct kube_evict_result r[16];
+	size_t n, total = 0;
+
+	while ((n = kube_sync_take_results(ks, r, 16)) > 0) {
+		for (size_t i = 0; i < n; i++)
+			printf("result %s %s %u %ld %llu %s\n", r[i].req.uid, r[i].outcome,
+			       r[i].attempt, r[i].status,
+			       (unsigned long long)(r[i].ts_ns / 1000000),
+			       r[i].why[0] ? r[i].why : "-");
+		total += n;
+	}
+	printf("results %zu\n", total);
+}
+
+static void stats(struct kube_sync *ks)
+{
+	struct kube_sync_stats s;
+
+	kube_sync_stats(ks, &s);
+	for (int c = 0; c < KUBE_CALL_NR; c++)
+		printf("stat requests.%s %llu\nstat errors.%s %llu\n", kube_call_name(c),
+		       (unsigned long long)s.requests[c], kube_call_name(c),
+		       (unsigned long long)s.errors[c]);
+	printf("stat aggregated %llu\nstat dropped %llu\nstat pods %llu\nstat listed %d\n",
+	       (unsigned long long)s.events_aggregated, (unsigned long long)s.events_dropped,
+	       (unsigned long long)s.pods, s.last_list_ns != 0);
+	printf("stat condition %s\n", !s.condition_known ? "unknown"
+				      : s.condition	 ? "true"
+							 : "false");
+}
+
+static void pods(struct kube_sync *ks)
+{
+	struct kube_pod_list l = {0};
+
+	if (kube_sync_take_pods(ks, &l))
+		printf("pods %zu\n", l.n);
+	else
+		printf("pods none\n");
+	kube_pod_list_free(&l);
+}
+
+static void nap(double s)
+{
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* One command; 1 after "stop", 0 to go on, -1 for a bad command. */
+static int run(struct kube_sync *ks, char *line)
+{
+	char *arg[6] = {0}, *cmd = strtok(line, " \t\n"), *msg;
+	size_t n = 0;
+	uint64_t t0;
+
+	if (!cmd)
+		return 0;
+	if (!strcmp(cmd, "condition")) { /* the message is the rest of the line */
+		arg[0] = strtok(NULL, " \t\n");
+		msg = strtok(NULL, "\n");
+		if (!arg[0] || (strcmp(arg[0], "on") && strcmp(arg[0], "off")))
+			return -1;
+		kube_sync_condition(ks, !strcmp(arg[0], "on"), msg ? msg : "");
+		return 0;
+	}
+	while (n < 6 && (arg[n] = strtok(NULL, " \t\n")))
+		n++;
+	if (!strcmp(cmd, "event") && n == 5)
+		return event(ks, arg);
+	if (!strcmp(cmd, "evict") && n == 3)
+		return evict(ks, arg);
+	if (!strcmp(cmd, "sleep") && n == 1) {
+		nap(strtod(arg[0], NULL));
+		return 0;
+	}
+	if (n == 0 && !strcmp(cmd, "results"))
+		results(ks);
+	else if (n == 0 && !strcmp(cmd, "stats"))
+		stats(ks);
+	else if (n == 0 && !strcmp(cmd, "pods"))
+		pods(ks);
+	else if (n == 0 && !strcmp(cmd, "stop")) {
+		t0 = clock_ns(CLOCK_MONOTONIC);
+		kube_sync_stop(ks);
+		printf("stop %llu\n",
+		       (unsigned long long)((clock_ns(CLOCK_MONOTONIC) - t0) / 1000000));
+		return 1;
+	} else
+		return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"resync", required_argument, NULL, 'r'},
+		{"timeout", required_argument, NULL, 't'},
+		{"event-interval", required_argument, NULL, 'i'},
+		{"events-per-minute", required_argument, NULL, 'e'},
+		{"no-events", no_argument, NULL, 'E'},
+		{"no-condition", no_argument, NULL, 'C'},
+		{NULL, 0, NULL, 0},
+	};
+	/* The defaults of docs/agent-config.md, but for resync: tests want results sooner. */
+	struct kubernetes_config cfg = {.enabled = true,
+					.resync_s = 5,
+					.timeout_s = 10,
+					.events = true,
+					.event_interval_s = 60,
+					.events_per_minute = 30,
+					.node_condition = true,
+					.condition_hold_s = 300};
+	struct kube_sync *ks;
+	char err[512], line[1024];
+	int o, rc = 0;
+
+	/* Line-buffered: a test may read answers while commands are still coming. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (o == 'r')
+			cfg.resync_s = strtod(optarg, NULL);
+		else if (o == 't')
+			cfg.timeout_s = strtod(optarg, NULL);
+		else if (o == 'i')
+			cfg.event_interval_s = strtod(optarg, NULL);
+		else if (o == 'e')
+			cfg.events_per_minute = (uint32_t)strtoul(optarg, NULL, 10);
+		else if (o == 'E')
+			cfg.events = false;
+		else if (o == 'C')
+			cfg.node_condition = false;
+		else
+			return 2;
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr, "usage: kubesync KUBECONFIG NODE [options] < commands\n");
+		return 2;
+	}
+	snprintf(cfg.kubeconfig, sizeof(cfg.kubeconfig), "%s", argv[optind]);
+	snprintf(cfg.node_name, sizeof(cfg.node_name), "%s", argv[optind + 1]);
+	if (kube_sync_start(&ks, &cfg, err, sizeof(err))) {
+		fprintf(stderr, "kubesync: %s\n", err);
+		return 2;
+	}
+	while (ks && fgets(line, sizeof(line), stdin)) {
+		o = run(ks, line);
+		if (o < 0) {
+			printf("error unknown command %s\n", line);
+			rc = 1;
+		} else if (o > 0) {
+			ks = NULL;
+		}
+	}
+	kube_sync_stop(ks);
+	return rc;
+}

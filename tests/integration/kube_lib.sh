@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Shared by the tests that talk to the Kubernetes API stand-in
+# (tests/helpers/kube_api_server.py). Source after lib.sh, with KUBE_TMP set
+# to a private directory the caller removes. Provides:
+#   kube_certs            a CA (ca.crt), a server certificate it signs for
+#                         127.0.0.1/::1/localhost (srv.crt/srv.key), and an
+#                         unrelated CA (other-ca.crt), all in KUBE_TMP
+#   kube_server BIND PORTFILE [server args...]
+#                         starts the stand-in (token file KUBE_TMP/token, eviction
+#                         script KUBE_TMP/evict-script, log KUBE_TMP/api.log;
+#                         pods from KUBE_PODS); its pid joins KUBE_SERVER_PIDS
+#   kube_kubeconfig FILE PORT
+#                         a kubeconfig for https://127.0.0.1:PORT with the CA and
+#                         token files given relative to FILE's directory
+#   kube_stop_servers     ends the servers it started (call from the cleanup)
+#   kube_violations       the API log's calls that broke a rule, as JSON lines
+# shellcheck shell=bash
+
+KUBE_PY=/usr/bin/python3
+[ -x "$KUBE_PY" ] || KUBE_PY=$(command -v python3 || true)
+KUBE_SERVER=$QOSLET_ROOT/tests/helpers/kube_api_server.py
+KUBE_PODS=${KUBE_PODS:-$QOSLET_ROOT/tests/helpers/kube_pods.json}
+KUBE_SERVER_PIDS=()
+
+kube_require() {
+	require_cmds openssl
+	[ -n "$KUBE_PY" ] || skip "needs python3 (scripts/deps.sh installs it)"
+	if [ -z "${KUBE_TMP:-}" ] || [ ! -d "$KUBE_TMP" ]; then
+		fail "kube_lib.sh: KUBE_TMP is not a directory"
+	fi
+}
+
+_kube_mkcert() { # NAME SUBJECT [openssl req args...]
+	local name=$1 subj=$2
+	shift 2
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "$subj" \
+		-keyout "$KUBE_TMP/$name.key" "$@" 2>/dev/null
+}
+
+kube_certs() {
+	local ca_ext=(-addext basicConstraints=critical,CA:TRUE
+		-addext keyUsage=critical,keyCertSign,cRLSign)
+	_kube_mkcert ca /CN=qoslet-test-ca -x509 -days 1 -out "$KUBE_TMP/ca.crt" "${ca_ext[@]}"
+	_kube_mkcert other-ca /CN=qoslet-other-ca -x509 -days 1 -out "$KUBE_TMP/other-ca.crt" \
+		"${ca_ext[@]}"
+	_kube_mkcert srv /CN=kubernetes -out "$KUBE_TMP/srv.csr"
+	printf 'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
+		>"$KUBE_TMP/srv.ext"
+	openssl x509 -req -in "$KUBE_TMP/srv.csr" -CA "$KUBE_TMP/ca.crt" -CAkey "$KUBE_TMP/ca.key" \
+		-CAcreateserial -days 1 -extfile "$KUBE_TMP/srv.ext" -out "$KUBE_TMP/srv.crt" 2>/dev/null
+	[ -s "$KUBE_TMP/token" ] || echo "token-one" >"$KUBE_TMP/token"
+	[ -e "$KUBE_TMP/evict-script" ] || : >"$KUBE_TMP/evict-script"
+	[ -e "$KUBE_TMP/api.log" ] || : >"$KUBE_TMP/api.log"
+}
+
+kube_server() { # BIND PORTFILE [server args...]
+	local bind=$1 portfile=$2
+	shift 2
+	"$KUBE_PY" "$KUBE_SERVER" --bind "$bind" --cert "$KUBE_TMP/srv.crt" \
+		--key "$KUBE_TMP/srv.key" --token-file "$KUBE_TMP/token" --pods "$KUBE_PODS" \
+		--evict-script "$KUBE_TMP/evict-script" --log "$KUBE_TMP/api.log" \
+		--port-file "$portfile" "$@" 2>>"$KUBE_TMP/server.err" &
+	KUBE_SERVER_PIDS+=($!)
+	for _ in $(seq 100); do
+		[ -s "$portfile" ] && return 0
+		kill -0 "${KUBE_SERVER_PIDS[-1]}" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+kube_kubeconfig() { # FILE PORT
+	cat >"$1" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: "https://127.0.0.1:$2/"
+    certificate-authority: ca.crt
+users:
+- name: agent
+  user:
+    tokenFile: token
+contexts:
+- name: test
+  context: {cluster: test, user: agent}
+current-context: test
+KC
+}
+
+kube_stop_servers() {
+	local p
+	for p in "${KUBE_SERVER_PIDS[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	KUBE_SERVER_PIDS=()
+}
+
+kube_violations() {
+	jq -c 'select(.violations != [])' "$KUBE_TMP/api.log"
+}

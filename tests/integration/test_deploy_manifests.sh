@@ -1,0 +1,307 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The Kubernetes manifests (scripts/deploy/) against the binary, each other
+# and docs/deploy.md. Needs no cluster and no root:
+#  - every manifest parses as YAML, names its kind, and lives in qoslet-system;
+#    the kustomization lists every one but the PodMonitor (and itself);
+#  - the ConfigMap's config.json passes `qoslet agent --check-config`;
+#  - the DaemonSet's command is the image's entrypoint and the binary's path in
+#    the image; its arguments use only flags `qoslet agent --help` lists, with
+#    the values they take; the --config file is where the ConfigMap is mounted;
+#  - the liveness (/healthz) and readiness (/readyz) probes use the config's
+#    http.port, which listens beyond loopback; the state_dir is a hostPath at
+#    the same path; every hostPath is mounted at its own path; the pin dir
+#    (--help's default) is on the mounted bpffs; NODE_NAME comes from
+#    spec.nodeName (with kubernetes.node_name empty);
+#  - capabilities: drop ALL, add exactly docs/deploy.md's "capability" rows;
+#    the container mounts exactly its "mount" rows; the ClusterRole's rules are
+#    exactly its API access table; binding, service account, PodMonitor port
+#    and selector, tolerations, priority class, requests <= limits, grace
+#    period > the API timeout, rolling update without surge, the image name.
+set -euo pipefail
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3 || true)
+[ -n "$PY" ] || skip "needs python3 (scripts/deps.sh installs it)"
+"$PY" -c 'import yaml' 2>/dev/null || skip "needs python3-yaml (scripts/deps.sh installs it)"
+[ -x "$QOSLET" ] || fail "$QOSLET is missing: run make first"
+
+TMP=$(mktemp -d "/tmp/qoslet-$TEST_NAME.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+"$QOSLET" agent --help >"$TMP/help.txt" || fail "qoslet agent --help failed"
+
+"$PY" - "$QOSLET_ROOT" "$QOSLET" "$TMP" <<'EOF'
+import glob, json, os, re, subprocess, sys
+import yaml
+
+root, qoslet, tmp = sys.argv[1:4]
+deploy = os.path.join(root, "scripts", "deploy")
+NS = "qoslet-system"
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def ok(msg):
+    print("# ok: " + msg)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+    ok(msg)
+
+
+# ---- every manifest parses ---------------------------------------------------
+objs = {}  # (kind, name) -> object
+files = sorted(glob.glob(os.path.join(deploy, "*.yaml")))
+check(len(files) >= 7, "scripts/deploy holds the manifests (%d files)" % len(files))
+for f in files:
+    try:
+        docs = [d for d in yaml.safe_load_all(open(f)) if d is not None]
+    except yaml.YAMLError as e:
+        fail("%s does not parse as YAML: %s" % (f, e))
+    if not docs:
+        fail("%s holds no document" % f)
+    for d in docs:
+        if not isinstance(d, dict) or not d.get("apiVersion") or not d.get("kind"):
+            fail("%s: a document without apiVersion and kind" % f)
+        name = (d.get("metadata") or {}).get("name", "")
+        if d["kind"] != "Kustomization" and not name:
+            fail("%s: a %s without metadata.name" % (f, d["kind"]))
+        objs[(d["kind"], name)] = d
+ok("%d manifests parse as YAML (%d objects)" % (len(files), len(objs)))
+
+
+def get(kind, name="qoslet"):
+    if (kind, name) not in objs:
+        fail("no %s %s in scripts/deploy" % (kind, name))
+    return objs[(kind, name)]
+
+
+cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding", "Kustomization"}
+for (kind, name), d in objs.items():
+    if kind not in cluster_scoped and d["metadata"].get("namespace") != NS:
+        fail("%s %s is not in namespace %s" % (kind, name, NS))
+get("Namespace", NS)
+ok("every namespaced object is in %s" % NS)
+
+kust = get("Kustomization", "")
+listed = set(kust.get("resources", []))
+want = {os.path.basename(f) for f in files} - {"kustomization.yaml", "podmonitor.yaml"}
+check(listed == want, "the kustomization lists %s" % sorted(want))
+
+# ---- the config ----------------------------------------------------------------
+cm = get("ConfigMap", "qoslet-config")
+if "config.json" not in cm.get("data", {}):
+    fail("ConfigMap qoslet-config has no config.json")
+cfg_file = os.path.join(tmp, "config.json")
+with open(cfg_file, "w") as f:
+    f.write(cm["data"]["config.json"])
+r = subprocess.run([qoslet, "agent", "--check-config", "--config", cfg_file],
+                   capture_output=True, text=True)
+check(r.returncode == 0,
+      "the ConfigMap's config.json passes qoslet agent --check-config (%s)"
+      % (r.stdout + r.stderr).strip())
+eff = json.loads(subprocess.run([qoslet, "agent", "--print-config", "--config", cfg_file],
+                                capture_output=True, text=True, check=True).stdout)
+
+# ---- the DaemonSet's command against the binary and the image ----------------
+ds = get("DaemonSet")
+pod = ds["spec"]["template"]["spec"]
+check(len(pod["containers"]) == 1, "the DaemonSet has one container")
+c = pod["containers"][0]
+
+containerfile = open(os.path.join(root, "Containerfile")).read()
+m = re.search(r"^ENTRYPOINT (\[.*\])$", containerfile, re.M)
+if not m:
+    fail("Containerfile has no ENTRYPOINT [...]")
+entry = json.loads(m.group(1))
+check(c.get("command") == entry, "the DaemonSet's command is the image's ENTRYPOINT %s" % entry)
+stager = open(os.path.join(deploy, "image-rootfs.sh")).read()
+check(('"$dir%s"' % entry[0]) in stager,
+      "image-rootfs.sh puts the binary at %s" % entry[0])
+
+# Options of `qoslet agent --help`: "  -v, --verbose", "      --config FILE  ...".
+flags = {}
+for line in open(os.path.join(tmp, "help.txt")):
+    m = re.match(r"^\s+(?:(-\w), )?(--[a-z][a-z-]*)(?: ([A-Z]+))?(?:\s|$)", line)
+    if m:
+        for f in (m.group(1), m.group(2)):
+            if f:
+                flags[f] = m.group(3) is not None
+check("--config" in flags and flags["--config"], "--help lists --config FILE")
+args = c.get("args", [])
+check(args[:1] == ["agent"], "the container runs 'qoslet agent'")
+values = {}
+i = 1
+while i < len(args):
+    a = args[i]
+    if a not in flags:
+        fail("the DaemonSet passes %s, which 'qoslet agent --help' does not list" % a)
+    if flags[a]:
+        if i + 1 >= len(args):
+            fail("%s needs a value" % a)
+        values[a] = args[i + 1]
+        i += 1
+    i += 1
+ok("every argument %s is a flag of 'qoslet agent --help'" % args[1:])
+
+mounts = {vm["mountPath"].rstrip("/"): vm for vm in c.get("volumeMounts", [])}
+volumes = {v["name"]: v for v in pod.get("volumes", [])}
+
+
+def mount_of(path):
+    """The volumeMount that holds path, and its volume."""
+    best = None
+    for mp in mounts:
+        if path == mp or path.startswith(mp + "/"):
+            if best is None or len(mp) > len(best):
+                best = mp
+    if best is None:
+        return None, None
+    return mounts[best], volumes.get(mounts[best]["name"])
+
+
+cfg_path = values.get("--config")
+check(cfg_path is not None, "the DaemonSet passes --config")
+vm, vol = mount_of(cfg_path)
+check(vol is not None and vol.get("configMap", {}).get("name") == "qoslet-config"
+      and vm.get("readOnly") is True,
+      "--config %s is in the read-only mount of ConfigMap qoslet-config" % cfg_path)
+check(os.path.relpath(cfg_path, vm["mountPath"]) in cm["data"],
+      "the ConfigMap has the key %s" % os.path.relpath(cfg_path, vm["mountPath"]))
+
+# ---- HTTP, state_dir, host paths, node name -------------------------------------
+port = eff["http"]["port"]
+ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
+check(eff["http"]["enabled"] and eff["http"]["address"] in ("0.0.0.0", "::"),
+      "http serves beyond loopback (%s), for the kubelet's probes and Prometheus"
+      % eff["http"]["address"])
+for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+    hg = c.get(probe, {}).get("httpGet", {})
+    p = hg.get("port")
+    p = ports.get(p, p) if isinstance(p, str) else p
+    check(hg.get("path") == path and p == port,
+          "%s is GET %s on port %s, the config's http.port" % (probe, path, p))
+
+state = eff["state_dir"]
+vm, vol = mount_of(state)
+check(vm is not None and vm["mountPath"].rstrip("/") == state.rstrip("/")
+      and vol.get("hostPath", {}).get("path", "").rstrip("/") == state.rstrip("/")
+      and not vm.get("readOnly"),
+      "state_dir %s is a writable hostPath mounted at the same path" % state)
+for name, v in volumes.items():
+    if "hostPath" in v:
+        mp = [vm["mountPath"] for vm in c["volumeMounts"] if vm["name"] == name]
+        check(mp == [v["hostPath"]["path"]],
+              "hostPath %s is mounted at its own path" % v["hostPath"]["path"])
+help_text = open(os.path.join(tmp, "help.txt")).read()
+m = re.search(r"--pin-dir DIR.*\(default (/[^)]+)\)", help_text)
+check(m is not None, "--help names the default pin dir")
+vm, vol = mount_of(m.group(1))
+check(vol is not None and vol.get("hostPath", {}).get("path") == "/sys/fs/bpf"
+      and vm.get("mountPropagation") == "HostToContainer" and not vm.get("readOnly"),
+      "the pin dir %s is on the node's bpffs, writable, HostToContainer" % m.group(1))
+
+env = {e["name"]: e for e in c.get("env", [])}
+check(env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+      == "spec.nodeName", "NODE_NAME comes from spec.nodeName")
+if "kubernetes" in eff:
+    check(eff["kubernetes"].get("node_name") == "",
+          "kubernetes.node_name is empty, so the agent takes NODE_NAME")
+
+# ---- privileges against docs/deploy.md --------------------------------------------
+docs = open(os.path.join(root, "docs", "deploy.md")).read()
+sc = c.get("securityContext", {})
+caps = sc.get("capabilities", {})
+doc_caps = set(re.findall(r"^\| capability `([A-Z_]+)` \|", docs, re.M))
+check(doc_caps and set(caps.get("add", [])) == doc_caps and len(caps["add"]) == len(doc_caps),
+      "the added capabilities are exactly docs/deploy.md's: %s" % sorted(doc_caps))
+check(caps.get("drop") == ["ALL"], "every other capability is dropped")
+check(sc.get("privileged") is False and sc.get("readOnlyRootFilesystem") is True
+      and sc.get("runAsUser") == 0,
+      "not privileged, read-only root filesystem, root user")
+doc_mounts = set(re.findall(r"^\| mount `(/[^`]*)` \|", docs, re.M))
+check(doc_mounts == set(mounts), "the mounts are exactly docs/deploy.md's: %s" % sorted(doc_mounts))
+
+check(pod.get("hostPID") is True and not pod.get("hostNetwork"), "hostPID, not hostNetwork")
+check(pod.get("priorityClassName") == "system-node-critical", "priority system-node-critical")
+check({"operator": "Exists"} in pod.get("tolerations", []), "tolerates every taint")
+timeout = eff.get("kubernetes", {}).get("timeout_s", 10)
+check(pod.get("terminationGracePeriodSeconds", 30) > timeout + 1,
+      "the grace period (%s s) covers an API call in flight (%s s) and the restore"
+      % (pod.get("terminationGracePeriodSeconds", 30), timeout))
+us = ds["spec"].get("updateStrategy", {})
+check(us.get("type") == "RollingUpdate" and us.get("rollingUpdate", {}).get("maxSurge") == 0,
+      "rolling update, never two agents on a node")
+
+
+def qty(s):
+    s = str(s)
+    units = {"m": 1e-3, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
+    for u, f in units.items():
+        if s.endswith(u):
+            return float(s[:-len(u)]) * f
+    return float(s)
+
+
+res = c.get("resources", {})
+for r_ in ("cpu", "memory"):
+    req, lim = res.get("requests", {}).get(r_), res.get("limits", {}).get(r_)
+    check(req is not None and lim is not None and qty(req) <= qty(lim),
+          "%s request %s <= limit %s" % (r_, req, lim))
+
+labels = ds["spec"]["template"]["metadata"]["labels"]
+sel = ds["spec"]["selector"]["matchLabels"]
+check(all(labels.get(k) == v for k, v in sel.items()), "the DaemonSet's selector matches its pods")
+
+# ---- RBAC against docs/deploy.md ----------------------------------------------------
+doc_rules = set()
+for g, res_, verbs in re.findall(
+        r"^\| `([^`]*)` \| `([a-z/]+)` \| ((?:`[a-z]+`(?:, )?)+) \|", docs, re.M):
+    for v in re.findall(r"`([a-z]+)`", verbs):
+        doc_rules.add(("" if g == '""' else g, res_, v))
+role = get("ClusterRole")
+rules = set()
+for r_ in role["rules"]:
+    if set(r_) - {"apiGroups", "resources", "verbs"}:
+        fail("a ClusterRole rule with more than groups, resources and verbs: %s" % r_)
+    for g in r_["apiGroups"]:
+        for res_ in r_["resources"]:
+            for v in r_["verbs"]:
+                rules.add((g, res_, v))
+check(doc_rules and rules == doc_rules,
+      "the ClusterRole's rules are exactly docs/deploy.md's: %s" % sorted(doc_rules))
+sa = get("ServiceAccount")
+crb = get("ClusterRoleBinding")
+check(crb["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                         "name": "qoslet"}
+      and crb["subjects"] == [{"kind": "ServiceAccount", "name": sa["metadata"]["name"],
+                               "namespace": NS}]
+      and pod.get("serviceAccountName") == sa["metadata"]["name"],
+      "the binding gives the ClusterRole to the DaemonSet's service account")
+
+# ---- PodMonitor and image name -------------------------------------------------------
+pm = get("PodMonitor")
+eps = pm["spec"]["podMetricsEndpoints"]
+check(all(labels.get(k) == v for k, v in pm["spec"]["selector"]["matchLabels"].items())
+      and [e["port"] for e in eps] == ["metrics"] and ports.get("metrics") == port
+      and eps[0].get("path") == "/metrics",
+      "the PodMonitor scrapes /metrics on the agent pods' port 'metrics' (%s)" % port)
+
+image = c["image"]
+name = image.rsplit(":", 1)[0] if ":" in image.split("/")[-1] else image
+check([i["name"] for i in kust.get("images", [])] == [name],
+      "the kustomization sets the DaemonSet's image %s" % name)
+m = re.search(r"^IMAGE \?= (\S+)$", open(os.path.join(root, "Makefile")).read(), re.M)
+check(m is not None and m.group(1) == image, "make image builds %s, the DaemonSet's image" % image)
+EOF
+
+echo "# all deployment checks passed"

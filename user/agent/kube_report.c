@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * What the cluster hears of the agent's decisions: an Event on the pod a
+ * decision concerns (interference found, BE suppressed or capped, an
+ * eviction), and the node condition that says whether this node currently
+ * sees interference. Burst changes and hand-backs are routine and make no
+ * Events; dry-run changes make none either, since nothing happened.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../clock.h"
+#include "../kube_path.h"
+#include "agent_state.h"
+
+/* What kind of Event a decision makes; reason NULL for none. */
+struct event_kind {
+	const char *type, *reason, *action;
+};
+
+static struct event_kind event_kind_of(const struct decision *d)
+{
+	const char *rule = d->act.rule, *out = d->outcome;
+	bool applied = !strcmp(out, "applied");
+
+	switch (d->act.kind) {
+	case ACT_REPORT:
+		return (struct event_kind){"Warning", "Interference", "Detect"};
+	case ACT_CPU_QUOTA:
+	case ACT_CPUSET:
+	case ACT_CPU_IDLE:
+		if (!applied || d->act.restore)
+			break;
+		if (!strcmp(rule, "interference.cap"))
+			return (struct event_kind){"Warning", "InterferenceCapped", "Cap"};
+		if (!strncmp(rule, "suppress.", 9))
+			return (struct event_kind){"Normal", "Suppressed", "Suppress"};
+		break;
+	case ACT_EVICT:
+		if (!strcmp(out, "requested"))
+			return (struct event_kind){"Warning", "Evicting", "Evict"};
+		if (applied) /* evict.action "kill" */
+			return (struct event_kind){"Warning", "Killed", "Evict"};
+		if (!strcmp(out, "reported"))
+			return (struct event_kind){"Normal", "EvictionAdvised", "Evict"};
+		if (!strcmp(out, "failed"))
+			return (struct event_kind){"Warning", "EvictionFailed", "Evict"};
+		break;
+	default:
+		break;
+	}
+	return (struct event_kind){0};
+}
+
+/* "ns/name" of the pod a cgroup path belongs to, else the path itself. */
+static void describe_path(const struct agent *a, const char *path, char *buf, size_t size)
+{
+	const struct kube_pod *p;
+	struct kube_ids ids;
+
+	if (kube_path_parse(path, &ids) && (p = kube_pod_find(&a->pods, ids.pod_uid)))
+		snprintf(buf, size, "pod %s/%s", p->ns, p->name);
+	else
+		snprintf(buf, size, "cgroup /%s", path);
+}
+
+/* The note: the rule, the change, the other party and the numbers it saw. */
+static void note_of(const struct agent *a, const struct decision *d, char *buf, size_t size)
+{
+	char other[POL_PATH_MAX + 16] = "";
+	size_t n;
+
+	if (d->act.related[0])
+		describe_path(a, d->act.related, other, sizeof(other));
+	n = (size_t)snprintf(buf, size, "qoslet %s: %s%s%s%s%s%s%s", d->act.rule, d->before,
+			     d->before[0] && d->after[0] ? " -> " : "", d->after,
+			     other[0] ? "; " : "",
+			     d->act.kind == ACT_REPORT ? "delayed by "
+			     : other[0]		       ? "for "
+						       : "",
+			     other, d->why[0] ? "; " : "");
+	if (n < size && d->why[0])
+		n += (size_t)snprintf(buf + n, size - n, "%s", d->why);
+	for (size_t i = 0; i < d->act.n_ev && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s=%.6g", i ? ", " : " (",
+				      d->act.ev[i].name, d->act.ev[i].value);
+	if (d->act.n_ev && n + 1 < size)
+		snprintf(buf + n, size - n, ")");
+}
+
+void kube_report(struct agent *a, const struct decision *d)
+{
+	struct event_kind k = event_kind_of(d);
+	const struct kube_pod *p;
+	struct kube_event_req ev;
+
+	if (!strncmp(d->act.rule, "interference.", 13) &&
+	    (d->act.kind == ACT_REPORT || !strcmp(d->outcome, "applied"))) {
+		a->interference_ns = clock_ns(CLOCK_MONOTONIC);
+		note_of(a, d, a->interference, sizeof(a->interference));
+	}
+	if (!k.reason || !(p = kube_pod_find(&a->pods, d->pod_uid)))
+		return;
+	ev = (struct kube_event_req){.type = k.type,
+				     .reason = k.reason,
+				     .action = k.action,
+				     .ts_ns = clock_ns(CLOCK_REALTIME)};
+	snprintf(ev.uid, sizeof(ev.uid), "%s", p->uid);
+	snprintf(ev.ns, sizeof(ev.ns), "%s", p->ns);
+	snprintf(ev.pod, sizeof(ev.pod), "%s", p->name);
+	note_of(a, d, ev.note, sizeof(ev.note));
+	kube_sync_event(a->kube, &ev);
+}
+
+void kube_report_condition(struct agent *a)
+{
+	double hold = a->cfg.kube.condition_hold_s;
+	bool on = a->interference_ns &&
+		  clock_ns(CLOCK_MONOTONIC) - a->interference_ns < (uint64_t)(hold * 1e9);
+	char msg[sizeof(a->interference) + 64];
+
+	if (on)
+		snprintf(msg, sizeof(msg), "%s", a->interference);
+	else
+		snprintf(msg, sizeof(msg), "no interference seen in the last %g s", hold);
+	kube_sync_condition(a->kube, on, msg);
+}
