@@ -260,6 +260,35 @@ static void test_event_note_cut(void **state)
 	}
 }
 
+/* Bytes that are not UTF-8 (a cut sequence, an odd cgroup name) become '?', the rest stays. */
+static void test_event_note_not_utf8(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{"ok \xc3\xa9 ok", "ok \xc3\xa9 ok"},	       /* é: valid */
+		{"cut \xe2\x82", "cut ??"},		       /* € cut after 2 of 3 bytes */
+		{"lone \x80 byte", "lone ? byte"},	       /* a continuation byte alone */
+		{"over \xc0\xaf long", "over ?? long"},	       /* overlong '/' */
+		{"sur \xed\xa0\x80 rogate", "sur ??? rogate"}, /* a UTF-16 surrogate */
+		{"big \xf4\x90\x80\x80", "big ????"},	       /* beyond U+10FFFF */
+		{"\xf0\x9f\x98\x80 emoji", "\xf0\x9f\x98\x80 emoji"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct kube_event ev = base_event;
+		json_t *b;
+
+		ev.note = cases[i].in;
+		b = kube_event_body(&ev, "n.0");
+		if (!b)
+			fail_msg("case %zu: no body", i);
+		assert_string_equal(str_of(b, "note"), cases[i].want);
+		json_decref(b);
+	}
+}
+
 static void test_series_patch(void **state)
 {
 	static const struct {
@@ -395,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_event_name),
 		cmocka_unit_test(test_event_body_fields),
 		cmocka_unit_test(test_event_note_cut),
+		cmocka_unit_test(test_event_note_not_utf8),
 		cmocka_unit_test(test_series_patch),
 		cmocka_unit_test(test_condition_patch),
 		cmocka_unit_test(test_status_errno),

@@ -244,7 +244,9 @@ static bool evict_one(struct kube_sync *ks, uint64_t now)
 			ks->jobs[i].attempts = j.attempts;
 			ks->jobs[i].not_before = now + wait;
 		} else {
-			ks->jobs[i] = ks->jobs[--ks->n_jobs];
+			/* in order: the first asked is the first tried */
+			memmove(&ks->jobs[i], &ks->jobs[i + 1],
+				(--ks->n_jobs - i) * sizeof(*ks->jobs));
 		}
 	}
 	pthread_mutex_unlock(&ks->lock);

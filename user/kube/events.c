@@ -45,6 +45,44 @@ void kube_event_name(const struct kube_event *ev, char name[KUBE_EVENT_NAME_MAX]
 }
 
 /* note cut to what the API accepts, on a UTF-8 character boundary. */
+/* Length of the valid UTF-8 sequence at s (a code point, not overlong, no surrogate), else 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+	static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
+	size_t len = s[0] < 0x80	     ? 1
+		     : (s[0] & 0xe0) == 0xc0 ? 2
+		     : (s[0] & 0xf0) == 0xe0 ? 3
+		     : (s[0] & 0xf8) == 0xf0 ? 4
+					     : 0;
+	uint32_t cp = len == 1 ? s[0] : s[0] & (0x7f >> len);
+
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (len > 1 && (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)))
+		return 0;
+	return len;
+}
+
+/*
+ * A note is made of cgroup paths and snprintf cuts, so it may hold bytes that
+ * are not UTF-8, which JSON cannot carry: each becomes '?', and the rest of
+ * the note still gets through.
+ */
+static void utf8_fix(char *s)
+{
+	while (*s) {
+		size_t n = utf8_len((const unsigned char *)s);
+
+		if (!n)
+			*s++ = '?';
+		else
+			s += n;
+	}
+}
+
 static void cut_note(const char *note, char out[KUBE_EVENT_NOTE_MAX])
 {
 	size_t n = strlen(note);
@@ -66,6 +104,7 @@ json_t *kube_event_body(const struct kube_event *ev, const char *name)
 
 	kube_micro_time(ev->time_ns, when);
 	cut_note(ev->note, note);
+	utf8_fix(note);
 	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
 			 "s:{s:s, s:s, s:s, s:s, s:s}}",
 			 "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name",
