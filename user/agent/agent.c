@@ -77,7 +77,7 @@ static int load_config(struct agent *a)
 	else
 		ret = (config_defaults(&a->cfg), 0);
 	if (ret) {
-		fprintf(stderr, "qoslet agent: %s\n", err);
+		log_err("agent: %s", err);
 		return 2;
 	}
 	if (a->args.dry_run)
@@ -94,9 +94,8 @@ static int resolve_subtree(struct agent *a)
 	if (a->cfg.cgroup_root[0]) {
 		if (cgroup_path_normalize(a->fs.root, a->cfg.cgroup_root, rel, sizeof(rel)) ||
 		    cgroup_id_of(&a->fs, rel, &id)) {
-			fprintf(stderr,
-				"qoslet agent: cgroup_root '%s': no such cgroup under %s; nothing "
-				"was changed\n",
+			log_err("agent: cgroup_root '%s': no such cgroup under %s; nothing was "
+				"changed",
 				a->cfg.cgroup_root, a->fs.root);
 			return 2;
 		}
@@ -122,7 +121,7 @@ static FILE *open_output(const char *path, const char *what)
 		return stdout;
 	f = fopen(path, "a");
 	if (!f)
-		fprintf(stderr, "qoslet agent: %s %s: %s\n", what, path, strerror(errno));
+		log_err("agent: %s %s: %s", what, path, strerror(errno));
 	return f;
 }
 
@@ -475,7 +474,7 @@ static int setup(struct agent *a)
 	if (cgroup_fs_detect(&a->fs, "/proc/self/mountinfo") ||
 	    cgroup_fs_read_hierarchy_id(&a->fs, "/proc/self/cgroup") ||
 	    cgroup_ctrls_detect(&a->ctrls, "/proc/self/mountinfo")) {
-		fprintf(stderr, "qoslet agent: no cgroup hierarchy with the cpu controller\n");
+		log_err("agent: no cgroup hierarchy with the cpu controller");
 		return 1;
 	}
 	if (resolve_subtree(a))
@@ -486,7 +485,7 @@ static int setup(struct agent *a)
 
 		if (http_start(&a->http, a->cfg.http.address, (uint16_t)a->cfg.http.port, err,
 			       sizeof(err))) {
-			fprintf(stderr, "qoslet agent: %s (config http.address, http.port)\n", err);
+			log_err("agent: %s (config http.address, http.port)", err);
 			return 1;
 		}
 		a->names = cgroup_names_new(&a->fs);
@@ -501,7 +500,7 @@ static int setup(struct agent *a)
 		char err[512];
 
 		if (kube_sync_start(&a->kube, &a->cfg.kube, err, sizeof(err))) {
-			fprintf(stderr, "qoslet agent: kubernetes: %s; nothing was changed\n", err);
+			log_err("agent: kubernetes: %s; nothing was changed", err);
 			return 2;
 		}
 		log_info("agent: Kubernetes API link on for node %s (pods every %g s)",
@@ -606,6 +605,10 @@ int agent_main(enum agent_mode mode, int argc, char **argv)
 		free(a);
 		return 0;
 	}
+	/* A running daemon's records carry their time; a one-shot check answers plainly. */
+	if (!a->args.log_format)
+		log_format =
+			a->args.check_config || a->args.print_config ? LOG_TEXT : LOG_TEXT_TIME;
 	rc = load_config(a);
 	if (!rc && a->args.check_config)
 		printf("%s: valid\n", a->args.config ? a->args.config : "embedded defaults");

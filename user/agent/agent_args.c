@@ -18,7 +18,8 @@ enum {
 	OPT_RECORD,
 	OPT_DURATION,
 	OPT_PIN_DIR,
-	OPT_HOOK
+	OPT_HOOK,
+	OPT_LOG_FORMAT,
 };
 
 #define COMMON_HELP                                                                                \
@@ -27,6 +28,8 @@ enum {
 	"      --pin-dir DIR     where the maps are pinned (default " QOSLET_DEFAULT_PIN_DIR ")\n" \
 	"      --hook HOOK       auto (default), tp_btf or raw_tp\n"                               \
 	"      --duration SECONDS  stop after this long (default: until SIGINT/SIGTERM)\n"         \
+	"      --log-format FORMAT  text (default: RFC 3339 time, level, message) or json\n"       \
+	"                        (one {\"time\", \"level\", \"msg\"} object a line), on stderr\n"  \
 	"  -v, --verbose         more diagnostics on stderr\n"                                     \
 	"  -h, --help            this text\n"
 
@@ -91,6 +94,7 @@ int agent_args_parse(struct agent_args *a, enum agent_mode mode, int argc, char 
 		{"duration", required_argument, NULL, OPT_DURATION},
 		{"pin-dir", required_argument, NULL, OPT_PIN_DIR},
 		{"hook", required_argument, NULL, OPT_HOOK},
+		{"log-format", required_argument, NULL, OPT_LOG_FORMAT},
 		{"json", no_argument, NULL, 'j'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -109,8 +113,8 @@ int agent_args_parse(struct agent_args *a, enum agent_mode mode, int argc, char 
 		if ((mode != AGENT_RUN &&
 		     (c == OPT_CHECK || c == OPT_PRINT || c == OPT_DRY_RUN || c == OPT_RECORD)) ||
 		    (mode != AGENT_RECORD && c == 'o') || (mode != AGENT_REPLAY && c == 'j') ||
-		    (mode == AGENT_REPLAY &&
-		     (c == OPT_DURATION || c == OPT_PIN_DIR || c == OPT_HOOK)))
+		    (mode == AGENT_REPLAY && (c == OPT_DURATION || c == OPT_PIN_DIR ||
+					      c == OPT_HOOK || c == OPT_LOG_FORMAT)))
 			c = '?';
 		switch (c) {
 		case OPT_CONFIG:
@@ -147,6 +151,11 @@ int agent_args_parse(struct agent_args *a, enum agent_mode mode, int argc, char 
 		case OPT_HOOK:
 			if (probe_hook_parse(optarg, &a->probe.hook))
 				return fail(err, errlen, "--hook: expected auto, tp_btf or raw_tp");
+			break;
+		case OPT_LOG_FORMAT:
+			if (log_format_parse(optarg, true, &log_format))
+				return fail(err, errlen, "--log-format: expected text or json");
+			a->log_format = true;
 			break;
 		case 'v':
 			log_max_level++;

@@ -28,6 +28,7 @@ struct agent_args {
 	bool json;	    /* replay -j */
 	double duration_s;  /* --duration: stop after this long; 0 never */
 	bool help;
+	bool log_format;	 /* --log-format was given (log_format holds it) */
 	struct probe_opts probe; /* --pin-dir, --hook */
 };
 
