@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,12 +45,14 @@
 /* A one-line summary of what the agent sees, at the first tick and then this often. */
 #define STATUS_EVERY_NS (60 * 1000000000ull)
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, reload;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop = 1;
+	if (sig == SIGHUP)
+		reload = 1;
+	else
+		stop = 1;
 }
 
 static const struct kube_pod *pod_of(void *ctx, const char *uid)
@@ -70,18 +73,11 @@ static bool original_quota(void *ctx, const char *rel, int64_t *quota_us)
 static int load_config(struct agent *a)
 {
 	char err[512];
-	int ret;
 
-	if (a->args.config)
-		ret = config_load(&a->cfg, a->args.config, err, sizeof(err));
-	else
-		ret = (config_defaults(&a->cfg), 0);
-	if (ret) {
+	if (agent_config_read(a, &a->cfg, err, sizeof(err))) {
 		log_err("agent: %s", err);
 		return 2;
 	}
-	if (a->args.dry_run)
-		a->cfg.dry_run = true;
 	return 0;
 }
 
@@ -109,6 +105,7 @@ static int resolve_subtree(struct agent *a)
 		 "only (dry-run), with the whole hierarchy as scope",
 		 a->fs.root);
 	a->subtree[0] = '\0';
+	a->observe_only = true;
 	a->cfg.dry_run = true;
 	return 0;
 }
@@ -365,13 +362,20 @@ static bool wait_for(struct agent *a, uint64_t deadline_ns)
 
 static int run_loop(struct agent *a)
 {
-	uint64_t step = (uint64_t)(a->cfg.interval_s * 1e9);
-	uint64_t start = clock_ns(CLOCK_MONOTONIC), deadline = start + step;
+	uint64_t start = clock_ns(CLOCK_MONOTONIC);
+	uint64_t deadline = start + (uint64_t)(a->cfg.interval_s * 1e9);
 	uint64_t end = a->args.duration_s ? start + (uint64_t)(a->args.duration_s * 1e9) : 0;
 	int err = tick(a, false);
 
 	while (!err && !stop) {
+		uint64_t step = (uint64_t)(a->cfg.interval_s * 1e9); /* a reload may change it */
 		uint64_t follow = a->last_tick_ns + FOLLOW_UP_NS;
+
+		if (reload) {
+			/* between ticks: a tick sees one config from start to end */
+			reload = 0;
+			agent_reload(a);
+		}
 		bool alert = wait_for(a, a->follow_ups && follow < deadline ? follow : deadline);
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
@@ -586,6 +590,7 @@ static int print_config(const struct agent_config *cfg)
 int agent_main(enum agent_mode mode, int argc, char **argv)
 {
 	struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: poll returns */
+	sigset_t mask;
 	struct agent *a = calloc(1, sizeof(*a));
 	const char *name = mode == AGENT_RECORD ? "record" : "agent";
 	char err[256];
@@ -617,7 +622,18 @@ int agent_main(enum agent_mode mode, int argc, char **argv)
 	else if (!rc) {
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		/*
+		 * The threads setup starts (HTTP, the API link) inherit a mask
+		 * without these: the signals reach this thread, whose poll they cut short.
+		 */
+		sigemptyset(&mask);
+		sigaddset(&mask, SIGINT);
+		sigaddset(&mask, SIGTERM);
+		sigaddset(&mask, SIGHUP);
+		pthread_sigmask(SIG_BLOCK, &mask, NULL);
 		rc = setup(a);
+		pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
 		if (!rc) {
 			/* Past start-up, the same sizes are allocated every tick: reuse the heap.
 			 */

@@ -61,12 +61,24 @@ struct agent {
 	struct cgroup_names *names; /* the metrics' cgroup labels */
 	uint64_t published_seq;	    /* the decisions /decisions serves */
 	bool published;
-	struct kube_sync *kube;	   /* NULL when kubernetes.enabled is false */
-	struct kube_pod_list pods; /* sorted by uid; empty until the first list */
+	struct kube_sync *kube;		 /* NULL when kubernetes.enabled is false */
+	struct kube_pod_list pods;	 /* sorted by uid; empty until the first list */
 	uint64_t errors[METRICS_ERR_NR]; /* by enum metrics_error: qoslet_agent_errors_total */
-	uint64_t interference_ns;  /* CLOCK_MONOTONIC of the last interference decision; 0 none */
-	char interference[512];	   /* ... what it said, for the node condition */
+	bool observe_only;	  /* no kubepods and no cgroup_root: dry-run, whatever the config */
+	uint64_t reloads;	  /* configs swapped in by SIGHUP */
+	uint64_t interference_ns; /* CLOCK_MONOTONIC of the last interference decision; 0 none */
+	char interference[512];	  /* ... what it said, for the node condition */
 };
+
+/*
+ * The config: --config FILE (refused when others may write it) or the
+ * embedded defaults, with --dry-run and observe_only applied. 0, or a
+ * negative errno with err set.
+ */
+int agent_config_read(const struct agent *a, struct agent_config *out, char *err, size_t errlen);
+
+/* SIGHUP: the config read again and swapped in whole, or refused with the reason (reload.c). */
+void agent_reload(struct agent *a);
 
 /* Tells the cluster about a decision: an Event on its pod, the node condition (kube_report.c). */
 void kube_report(struct agent *a, const struct decision *d);
