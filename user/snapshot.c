@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 void snapshot_free(struct snapshot *s)
 {
 	free(s->cgroups);
@@ -14,27 +16,11 @@ void snapshot_free(struct snapshot *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static int grow(void **arr, size_t n, size_t *cap, size_t size)
-{
-	size_t ncap;
-	void *tmp;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	tmp = realloc(*arr, ncap * size);
-	if (!tmp)
-		return -ENOMEM;
-	*arr = tmp;
-	*cap = ncap;
-	return 0;
-}
-
 struct cg_sample *snapshot_add(struct snapshot *s, uint64_t id)
 {
 	struct cg_sample *cg;
 
-	if (grow((void **)&s->cgroups, s->n_cgroups, &s->cap_cgroups, sizeof(*cg)))
+	if (array_grow((void **)&s->cgroups, &s->cap_cgroups, s->n_cgroups, sizeof(*cg)))
 		return NULL;
 	cg = &s->cgroups[s->n_cgroups++];
 	memset(cg, 0, sizeof(*cg));
@@ -44,7 +30,7 @@ struct cg_sample *snapshot_add(struct snapshot *s, uint64_t id)
 
 int snapshot_add_blame(struct snapshot *s, const struct blame_sample *b)
 {
-	if (grow((void **)&s->blame, s->n_blame, &s->cap_blame, sizeof(*b)))
+	if (array_grow((void **)&s->blame, &s->cap_blame, s->n_blame, sizeof(*b)))
 		return -ENOMEM;
 	s->blame[s->n_blame++] = *b;
 	return 0;
@@ -52,7 +38,7 @@ int snapshot_add_blame(struct snapshot *s, const struct blame_sample *b)
 
 int snapshot_add_oom(struct snapshot *s, const struct oom_event *e)
 {
-	if (grow((void **)&s->ooms, s->n_ooms, &s->cap_ooms, sizeof(*e)))
+	if (array_grow((void **)&s->ooms, &s->cap_ooms, s->n_ooms, sizeof(*e)))
 		return -ENOMEM;
 	s->ooms[s->n_ooms++] = *e;
 	return 0;

@@ -23,22 +23,18 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-require_cmds openssl jq
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3 || true)
-[ -n "$PY" ] || skip "needs python3 (scripts/deps.sh installs it)"
+# shellcheck source=tests/integration/kube_lib.sh
+. "$(dirname "$0")/kube_lib.sh"
+
+require_cmds jq
 KUBESYNC=${KUBESYNC:-$QOSLET_ROOT/build/tests/helpers/kubesync}
-SERVER=$QOSLET_ROOT/tests/helpers/kube_api_server.py
 [ -x "$KUBESYNC" ] || fail "$KUBESYNC is missing: run make $KUBESYNC"
 
 TMP=$(mktemp -d "/tmp/qoslet-$TEST_NAME.XXXXXX")
-SERVER_PID=""
+KUBE_TMP=$TMP
 cleanup() {
 	local rc=$?
-	if [ -n "$SERVER_PID" ]; then
-		kill "$SERVER_PID" 2>/dev/null || true
-		wait "$SERVER_PID" 2>/dev/null || true
-	fi
+	kube_stop_servers
 	if [ "$rc" != 0 ] && [ -n "${QOSLET_TEST_KEEP:-}" ]; then
 		echo "# kept $TMP" >&2
 	else
@@ -48,54 +44,13 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+kube_require
 
-# ---- a CA and a server certificate it signs ------------------------------------
-mkcert() { # NAME SUBJECT [openssl req args...]
-	local name=$1 subj=$2
-	shift 2
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "$subj" \
-		-keyout "$TMP/$name.key" "$@" 2>/dev/null
-}
-mkcert ca /CN=qoslet-test-ca -x509 -days 1 -out "$TMP/ca.crt" \
-	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
-mkcert srv /CN=kubernetes -out "$TMP/srv.csr"
-printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
-	>"$TMP/srv.ext"
-openssl x509 -req -in "$TMP/srv.csr" -CA "$TMP/ca.crt" -CAkey "$TMP/ca.key" -CAcreateserial \
-	-days 1 -extfile "$TMP/srv.ext" -out "$TMP/srv.crt" 2>/dev/null
-
-# ---- the API stand-in --------------------------------------------------------------
-echo "token-one" >"$TMP/token"
-: >"$TMP/evict-script"
-: >"$TMP/api.log"
-"$PY" "$SERVER" --cert "$TMP/srv.crt" --key "$TMP/srv.key" --token-file "$TMP/token" \
-	--pods "$QOSLET_ROOT/tests/helpers/kube_pods.json" --evict-script "$TMP/evict-script" \
-	--log "$TMP/api.log" --port-file "$TMP/port" --node n1 --down-file "$TMP/down" \
-	--delay-file "$TMP/delay" 2>"$TMP/server.err" &
-SERVER_PID=$!
-for _ in $(seq 100); do
-	[ -s "$TMP/port" ] && break
-	kill -0 "$SERVER_PID" 2>/dev/null || fail "API stand-in exited: $(cat "$TMP/server.err")"
-	sleep 0.05
-done
-[ -s "$TMP/port" ] || fail "API stand-in did not start"
-cat >"$TMP/kubeconfig" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster:
-    server: "https://127.0.0.1:$(cat "$TMP/port")"
-    certificate-authority: ca.crt
-users:
-- name: agent
-  user:
-    tokenFile: token
-contexts:
-- name: test
-  context: {cluster: test, user: agent}
-current-context: test
-KC
+# ---- a CA, a server certificate it signs, the API stand-in, a kubeconfig --------------
+kube_certs
+kube_server 127.0.0.1 "$TMP/port" --node n1 --down-file "$TMP/down" --delay-file "$TMP/delay" ||
+	fail "API stand-in did not start: $(cat "$TMP/server.err")"
+kube_kubeconfig "$TMP/kubeconfig" "$(cat "$TMP/port")"
 
 # ---- helpers -----------------------------------------------------------------------
 # run_sync NAME [kubesync options...] < commands: runs the link for one part of the test

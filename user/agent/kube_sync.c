@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../clock.h"
+#include "../grow.h"
 #include "../kube/events.h"
 #include "../kube/node_status.h"
 #include "../log.h"
@@ -84,21 +85,6 @@ const char *kube_call_name(enum kube_call c)
 	};
 
 	return c < KUBE_CALL_NR ? names[c] : "unknown";
-}
-
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t want = *cap ? 2 * *cap : 16;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*v, want * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = want;
-	return 0;
 }
 
 /* The API server's or the network's trouble, not a refusal of the request itself. */
@@ -182,7 +168,7 @@ static void put_result(struct kube_sync *ks, const struct evict_job *j, const ch
 {
 	struct kube_evict_result *r;
 
-	if (grow((void **)&ks->results, &ks->cap_results, ks->n_results, sizeof(*r))) {
+	if (array_grow((void **)&ks->results, &ks->cap_results, ks->n_results, sizeof(*r))) {
 		log_err("kube: out of memory for an eviction result of %s/%s", j->req.ns,
 			j->req.name);
 		return;
@@ -317,6 +303,12 @@ static bool event_one(struct kube_sync *ks, uint64_t now)
 
 		kube_event_name(&ev, s.name);
 		rc = kube_event_create(&ks->client, &ev, s.name, err, sizeof(err));
+		/*
+		 * The name is this occurrence's own (pod and nanosecond): taken means
+		 * an earlier try that timed out on our side did create it.
+		 */
+		if (rc == -EEXIST)
+			rc = 0;
 		account(ks, KUBE_CALL_EVENT_CREATE, rc, err);
 		s.sent = 1;
 	} else {
@@ -563,7 +555,7 @@ int kube_sync_evict(struct kube_sync *ks, const struct kube_evict_req *req)
 		if (!strcmp(ks->jobs[i].req.uid, req->uid))
 			rc = -EALREADY;
 	if (!rc)
-		rc = grow((void **)&ks->jobs, &ks->cap_jobs, ks->n_jobs, sizeof(*ks->jobs));
+		rc = array_grow((void **)&ks->jobs, &ks->cap_jobs, ks->n_jobs, sizeof(*ks->jobs));
 	if (!rc) {
 		ks->jobs[ks->n_jobs++] = (struct evict_job){
 			.req = *req, .deadline = now + EVICT_LIFETIME_NS, .not_before = now};
@@ -603,7 +595,7 @@ void kube_sync_event(struct kube_sync *ks, const struct kube_event_req *ev)
 		p->last_ns = ev->ts_ns;
 		p->last_seen = now;
 		ks->stats.events_aggregated++;
-	} else if (!grow((void **)&ks->series, &ks->cap_series, ks->n_series, sizeof(*p))) {
+	} else if (!array_grow((void **)&ks->series, &ks->cap_series, ks->n_series, sizeof(*p))) {
 		p = &ks->series[ks->n_series++];
 		*p = (struct series){
 			.first = *ev, .seen = 1, .last_ns = ev->ts_ns, .last_seen = now};

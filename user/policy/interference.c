@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../grow.h"
+
 /*
  * Pearson's r over fewer paired ticks is left undefined: over a handful of
  * points it reaches the 0.35 threshold by chance alone.
@@ -26,22 +28,6 @@
 /* The kernel's default CFS period, and the smallest quota it accepts. */
 #define DEFAULT_PERIOD_US 100000
 #define MIN_QUOTA_US	  1000
-
-/* Room for n + 1 elements of size bytes in *v (capacity *cap). 0 or -ENOMEM. */
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap ? 2 * *cap : 8;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
 
 static int check_config(const struct interference_config *cfg)
 {
@@ -395,7 +381,7 @@ static int report(const struct pol_input *in, struct interference_state *st,
 
 	if (pair_find(st, v->id, c->id))
 		return 0;
-	if (grow((void **)&st->pairs, &st->cap_pairs, st->n_pairs, sizeof(*st->pairs)))
+	if (array_grow((void **)&st->pairs, &st->cap_pairs, st->n_pairs, sizeof(*st->pairs)))
 		return -ENOMEM;
 	a = action_add(out, ACT_REPORT, v, by_cpi ? "interference.cpi" : "interference.runq_slo");
 	if (!a)
@@ -432,7 +418,7 @@ static int cap_guilty(struct interference_state *st, uint64_t culprit, uint64_t 
 			st->caps[i].guilty_ns = now;
 			return 0;
 		}
-	if (grow((void **)&st->caps, &st->cap_caps, st->n_caps, sizeof(*st->caps)))
+	if (array_grow((void **)&st->caps, &st->cap_caps, st->n_caps, sizeof(*st->caps)))
 		return -ENOMEM;
 	st->caps[st->n_caps++] = (struct interference_cap){culprit, victim, now};
 	return 0;
