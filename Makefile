@@ -7,7 +7,7 @@ CLANG ?= clang
 LLVM_STRIP ?= llvm-strip
 BPFTOOL ?= bpftool
 CC ?= cc
-PKGS := libbpf libelf zlib jansson ncursesw libcurl libmicrohttpd
+PKGS := libbpf libelf zlib jansson ncursesw libcurl libmicrohttpd libcap-ng
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 # A fresh machine lacks the toolchain and libraries: install them (as root)
@@ -104,6 +104,11 @@ $(BUILD)/tests/helpers/kubesync: tests/helpers/kubesync.c $(USER_OBJS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# oldpins creates maps with BTF as an older qoslet pinned them: libbpf.
+$(BUILD)/tests/helpers/oldpins: tests/helpers/oldpins.c bpf/sched.h bpf/lat_hist.h
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
+
 test-unit: $(UNIT_BINS)
 	tests/run.sh unit $(UNIT_BINS)
 
@@ -148,6 +153,61 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/fuzz/libqos
 		$(LDLIBS) -o $@
 
 -include $(FUZZ_OBJS:.o=.d)
+
+# ---- sanitizers: docs/testing.md ----------------------------------------------
+# `make asan` builds build/asan/qoslet, the unit tests and the helpers that
+# link user/ with ASan, UBSan and LeakSanitizer, from objects of their own
+# (the BPF objects and skeletons are shared), then runs the unit tests and
+# the integration tests against them. tests/run.sh (SANITIZER_LOGS) sets the
+# sanitizers' options and fails the test behind any report, also one from a
+# process the test ran in the background. tests/asan.skip lists the tests
+# that cannot hold under the slowdown, each with its reason; ASAN_TESTS
+# names a subset to run.
+ASAN_BUILD := $(BUILD)/asan
+# clang: its ASan runtime carries UBSan, so one log_path takes every report
+# (GCC links two runtimes, and its reports ignore log_path). -O1 keeps the
+# stacks readable at about half the cost of -O0. UBSan aborts on its first
+# finding, so undefined behaviour fails the test.
+ASAN_CC ?= $(CLANG)
+ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined
+ASAN_OBJS := $(patsubst %.c,$(ASAN_BUILD)/%.o,$(USER_SRCS))
+ASAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN_BUILD)/tests/%,$(UNIT_SRCS))
+# Only these helpers run code of user/; the others just make load.
+ASAN_HELPERS := $(ASAN_BUILD)/tests/helpers/kubecheck $(ASAN_BUILD)/tests/helpers/kubesync
+ASAN_TESTS ?=
+
+.PHONY: asan asan-build
+asan-build: $(ASAN_BUILD)/qoslet $(ASAN_UNIT_BINS) $(ASAN_HELPERS)
+
+asan: asan-build $(HELPER_BINS)
+	SANITIZER_LOGS=$(ASAN_BUILD)/logs SKIP_FILE=tests/asan.skip TESTS="$(ASAN_TESTS)" \
+	QOSLET=$(abspath $(ASAN_BUILD)/qoslet) \
+	KUBECHECK=$(abspath $(ASAN_BUILD)/tests/helpers/kubecheck) \
+	KUBESYNC=$(abspath $(ASAN_BUILD)/tests/helpers/kubesync) \
+		tests/run.sh all $(ASAN_UNIT_BINS)
+
+$(ASAN_BUILD)/%.o: %.c $(SKELS)
+	@mkdir -p $(@D)
+	@echo "  ASANCC  $@"
+	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_CFLAGS) -MMD -MP -c $< -o $@
+
+$(ASAN_BUILD)/user/agent/config.o: user/agent/default-config.json
+
+$(ASAN_BUILD)/qoslet: $(ASAN_BUILD)/user/main.o $(ASAN_OBJS)
+	@echo "  LINK    $@"
+	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(ASAN_BUILD)/tests/test_%: tests/unit/test_%.c $(ASAN_OBJS) $(wildcard tests/unit/*.h)
+	@mkdir -p $(@D)
+	@echo "  TEST    $@"
+	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_CFLAGS) $(LDFLAGS) $(filter-out %.h,$^) $(LDLIBS) -lcmocka -o $@
+
+$(ASAN_HELPERS): $(ASAN_BUILD)/tests/helpers/%: tests/helpers/%.c $(ASAN_OBJS)
+	@mkdir -p $(@D)
+	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+-include $(ASAN_OBJS:.o=.d) $(ASAN_BUILD)/user/main.d
 
 # ---- container image: Containerfile, docs/deploy.md ---------------------------
 # `make image` stages build/qoslet with the shared libraries it links in

@@ -3,11 +3,14 @@
 # qoslet needs. Safe to re-run. Needs root (apt-get).
 set -eu
 
+# libclang-rt-14-dev: clang's sanitizer and libFuzzer runtimes (make asan, make
+# fuzz), which clang only recommends.
 PKGS="
 clang llvm make pkg-config git
+libclang-rt-14-dev
 libbpf-dev libelf-dev zlib1g-dev libjansson-dev libncurses-dev bpftool libpfm4-dev
 libcurl4-openssl-dev python3 openssl
-libmicrohttpd-dev prometheus
+libmicrohttpd-dev prometheus libcap-ng-dev
 libcmocka-dev jq
 stress-ng rt-tests util-linux procps
 linux-perf bpftrace

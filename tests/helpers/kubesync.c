@@ -226,7 +226,7 @@ int main(int argc, char **argv)
 	}
 	snprintf(cfg.kubeconfig, sizeof(cfg.kubeconfig), "%s", argv[optind]);
 	snprintf(cfg.node_name, sizeof(cfg.node_name), "%s", argv[optind + 1]);
-	if (kube_sync_start(&ks, &cfg, err, sizeof(err))) {
+	if (kube_sync_open(&ks, &cfg, err, sizeof(err)) || kube_sync_start(ks, err, sizeof(err))) {
 		fprintf(stderr, "kubesync: %s\n", err);
 		return 2;
 	}

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/utsname.h>
 
 #include "../actuate/actuator.h"
 #include "../clock.h"
@@ -29,6 +30,7 @@
 #include "decision.h"
 #include "fast_path.h"
 #include "inventory.h"
+#include "privileges.h"
 #include "record.h"
 
 /* Fast-path ticks come at most this often, however many alerts arrive. */
@@ -473,6 +475,52 @@ static int open_actuator(struct agent *a)
 	return 0;
 }
 
+/* Everything privileged is done: keep only what the config and the kernel still need. */
+static int drop_privileges(struct agent *a)
+{
+	struct privileges_kept keep;
+	char release[65] = "", err[256], kept[64];
+	struct utsname u;
+	bool bounding;
+	int disabled = 1; /* unknown: as if set */
+	FILE *f;
+
+	if (!uname(&u))
+		snprintf(release, sizeof(release), "%s", u.release);
+	f = fopen("/proc/sys/kernel/unprivileged_bpf_disabled", "r");
+	if (f) {
+		if (fscanf(f, "%d", &disabled) != 1)
+			disabled = 1;
+		fclose(f);
+	}
+	keep = privileges_needed(a->cfg.evict_action == EVICT_KILL && !a->cfg.dry_run, release,
+				 disabled);
+	privileges_describe(keep, kept, sizeof(kept));
+	if (privileges_drop(keep, &bounding, err, sizeof(err))) {
+		log_err("agent: %s", err);
+		return -1;
+	}
+	log_info("agent: capabilities dropped; kept: %s%s", kept,
+		 bounding ? "" : " (the bounding set stays: no CAP_SETPCAP)");
+	return 0;
+}
+
+/* The threads come after the drop: they inherit what is left, not what was. */
+static int start_threads(struct agent *a)
+{
+	char err[256];
+
+	if (a->http && http_serve(a->http, err, sizeof(err))) {
+		log_err("agent: %s (config http.address, http.port)", err);
+		return -1;
+	}
+	if (a->kube && kube_sync_start(a->kube, err, sizeof(err))) {
+		log_err("agent: kubernetes: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
 static int setup(struct agent *a)
 {
 	if (cgroup_fs_detect(&a->fs, "/proc/self/mountinfo") ||
@@ -487,8 +535,8 @@ static int setup(struct agent *a)
 	if (a->cfg.http.enabled && a->args.mode == AGENT_RUN) {
 		char err[256];
 
-		if (http_start(&a->http, a->cfg.http.address, (uint16_t)a->cfg.http.port, err,
-			       sizeof(err))) {
+		if (http_listen(&a->http, a->cfg.http.address, (uint16_t)a->cfg.http.port, err,
+				sizeof(err))) {
 			log_err("agent: %s (config http.address, http.port)", err);
 			return 1;
 		}
@@ -503,7 +551,7 @@ static int setup(struct agent *a)
 	if (a->cfg.kube.enabled && a->args.mode == AGENT_RUN) {
 		char err[512];
 
-		if (kube_sync_start(&a->kube, &a->cfg.kube, err, sizeof(err))) {
+		if (kube_sync_open(&a->kube, &a->cfg.kube, err, sizeof(err))) {
 			log_err("agent: kubernetes: %s; nothing was changed", err);
 			return 2;
 		}
@@ -538,7 +586,7 @@ static int setup(struct agent *a)
 					      .pod = a->kube ? pod_of : NULL,
 					      .ctx = a};
 	a->inv = inventory_new(&a->inv_opts);
-	if (!a->inv || open_probes(a))
+	if (!a->inv || open_probes(a) || drop_privileges(a) || start_threads(a))
 		return 1;
 	log_info("agent: managing /%s (cgroup %s, cpu at %s)%s, every %.3g s%s", a->subtree,
 		 a->ctrls.v2[CTRL_CPU] ? "v2" : "v1", a->ctrls.root[CTRL_CPU],

@@ -52,6 +52,7 @@ struct kube_sync {
 	struct kube_client client; /* the thread's alone */
 	char node[254], instance[300];
 	pthread_t thread;
+	bool running; /* the thread was started */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	int stopping; /* also the client's cancel flag */
@@ -457,8 +458,8 @@ static int resolve(struct kube_sync *ks, const struct kubernetes_config *cfg, ch
 	return rc;
 }
 
-int kube_sync_start(struct kube_sync **out, const struct kubernetes_config *cfg, char *err,
-		    size_t errlen)
+int kube_sync_open(struct kube_sync **out, const struct kubernetes_config *cfg, char *err,
+		   size_t errlen)
 {
 	struct kube_sync *ks = calloc(1, sizeof(*ks));
 	pthread_condattr_t ca;
@@ -487,15 +488,18 @@ int kube_sync_start(struct kube_sync **out, const struct kubernetes_config *cfg,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&ks->wake, &ca);
 	pthread_condattr_destroy(&ca);
-	rc = -pthread_create(&ks->thread, NULL, run, ks);
-	if (rc) {
-		snprintf(err, errlen, "cannot start the API thread: %s", strerror(-rc));
-		kube_client_free(&ks->client);
-		free(ks);
-		return rc;
-	}
 	*out = ks;
 	return 0;
+}
+
+int kube_sync_start(struct kube_sync *ks, char *err, size_t errlen)
+{
+	int rc = -pthread_create(&ks->thread, NULL, run, ks);
+
+	if (rc)
+		snprintf(err, errlen, "cannot start the API thread: %s", strerror(-rc));
+	ks->running = !rc;
+	return rc;
 }
 
 void kube_sync_stop(struct kube_sync *ks)
@@ -506,7 +510,8 @@ void kube_sync_stop(struct kube_sync *ks)
 	pthread_mutex_lock(&ks->lock);
 	pthread_cond_signal(&ks->wake);
 	pthread_mutex_unlock(&ks->lock);
-	pthread_join(ks->thread, NULL);
+	if (ks->running)
+		pthread_join(ks->thread, NULL);
 	kube_client_free(&ks->client);
 	kube_pod_list_free(&ks->fresh);
 	free(ks->jobs);

@@ -53,7 +53,7 @@ struct kube_evict_req {
 /* What one attempt came to: each becomes a decision record. */
 struct kube_evict_result {
 	struct kube_evict_req req;
-	const char *outcome; /* "evicted", "gone", "retry" (tried again later), "failed" (final) */
+	const char *outcome;  /* "evicted", "gone", "retry" (tried again later), "failed" (final) */
 	unsigned int attempt; /* 1, 2, ... */
 	long status;	      /* HTTP status, 0 when there was no answer */
 	uint64_t ts_ns;	      /* CLOCK_REALTIME of the attempt */
@@ -74,12 +74,15 @@ struct kube_sync;
 
 /*
  * Resolves where the API is (cfg->kubeconfig, else in-cluster) and this
- * node's name (cfg->node_name, else $NODE_NAME), then starts the thread.
- * Returns 0, or a negative errno with err saying what is missing; nothing
- * has been called then.
+ * node's name (cfg->node_name, else $NODE_NAME). Returns 0, or a negative
+ * errno with err saying what is missing. Nothing is called yet: requests
+ * queue until kube_sync_start().
  */
-int kube_sync_start(struct kube_sync **out, const struct kubernetes_config *cfg, char *err,
-		    size_t errlen);
+int kube_sync_open(struct kube_sync **out, const struct kubernetes_config *cfg, char *err,
+		   size_t errlen);
+
+/* Starts the thread (after start-up dropped the privileges it must not inherit). */
+int kube_sync_start(struct kube_sync *ks, char *err, size_t errlen);
 
 /* Abandons calls in flight, stops the thread and frees. NULL is fine. */
 void kube_sync_stop(struct kube_sync *ks);

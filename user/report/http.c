@@ -165,11 +165,44 @@ static int listen_on(const char *address, uint16_t port)
 	return fd;
 }
 
-int http_start(struct http_server **out, const char *address, uint16_t port, char *err,
-	       size_t errlen)
+/*
+ * Starts MHD for s, listening on listen_fd (MHD owns it from here on), or
+ * with no listening socket when listen_fd < 0. Returns 0 or -EIO.
+ */
+static int start_daemon(struct http_server *s, int listen_fd)
+{
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	sigset_t all, old;
+
+	/* implies MHD_USE_ITC, which MHD_add_connection() needs to wake the server thread */
+	if (listen_fd < 0)
+		flags |= MHD_USE_NO_LISTEN_SOCKET;
+	s->fd = listen_fd;
+	pthread_mutex_init(&s->mu, NULL);
+	/* The server thread inherits this mask: SIGTERM must reach the agent loop. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	/* MHD refuses MHD_OPTION_LISTEN_SOCKET (even -1) with MHD_USE_NO_LISTEN_SOCKET: without
+	 * a socket the list ends one option earlier and the fd argument is never read. */
+	/* The logger first: MHD prints what comes before it to stderr (and warns about that). */
+	s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER,
+				mhd_log, NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				(size_t)HTTP_CONN_MEMORY, MHD_OPTION_CONNECTION_LIMIT,
+				(unsigned int)HTTP_MAX_CONNS, MHD_OPTION_CONNECTION_TIMEOUT,
+				(unsigned int)HTTP_TIMEOUT_S,
+				listen_fd >= 0 ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_END,
+				listen_fd, MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!s->d)
+		return -EIO;
+	s->fd = -1;
+	return 0;
+}
+
+int http_listen(struct http_server **out, const char *address, uint16_t port, char *err,
+		size_t errlen)
 {
 	struct http_server *s = calloc(1, sizeof(*s));
-	sigset_t all, old;
 	int fd;
 
 	*out = NULL;
@@ -184,24 +217,54 @@ int http_start(struct http_server **out, const char *address, uint16_t port, cha
 		return fd;
 	}
 	s->fd = fd;
-	pthread_mutex_init(&s->mu, NULL);
-	/* The server thread inherits this mask: SIGTERM must reach the agent loop. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-				handle, s, MHD_OPTION_LISTEN_SOCKET, fd,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNS,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
-				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!s->d) {
-		snprintf(err, errlen, "cannot start the HTTP server on %s:%u", address, port);
+	*out = s;
+	return 0;
+}
+
+int http_serve(struct http_server *s, char *err, size_t errlen)
+{
+	if (start_daemon(s, s->fd)) {
+		snprintf(err, errlen, "cannot start the HTTP server");
+		return -EIO;
+	}
+	return 0;
+}
+
+int http_start(struct http_server **out, const char *address, uint16_t port, char *err,
+	       size_t errlen)
+{
+	int rc = http_listen(out, address, port, err, errlen);
+
+	if (!rc && (rc = http_serve(*out, err, errlen))) {
+		http_stop(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int http_start_unbound(struct http_server **out)
+{
+	struct http_server *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	if (start_daemon(s, -1)) {
 		http_stop(s);
 		return -EIO;
 	}
-	s->fd = -1;
 	*out = s;
+	return 0;
+}
+
+int http_add_connection(struct http_server *s, int fd)
+{
+	/* MHD wants a peer address; a socketpair has none that MHD can use: loopback it is. */
+	struct sockaddr_in peer = {.sin_family = AF_INET,
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+
+	if (MHD_add_connection(s->d, fd, (struct sockaddr *)&peer, sizeof(peer)) != MHD_YES)
+		return errno ? -errno : -EIO;
 	return 0;
 }
 

@@ -22,6 +22,30 @@ int http_start(struct http_server **out, const char *address, uint16_t port, cha
 	       size_t errlen);
 
 /*
+ * http_start() in two steps: bind and listen now (a taken port fails here,
+ * with err naming it) and serve later, so that the server thread can start
+ * after the caller dropped privileges it must not inherit. Connections that
+ * come in between wait in the listen queue.
+ */
+int http_listen(struct http_server **out, const char *address, uint16_t port, char *err,
+		size_t errlen);
+int http_serve(struct http_server *s, char *err, size_t errlen);
+
+/*
+ * The same server without a listening socket, for tests and fuzzing: it
+ * serves only the connections handed to it with http_add_connection().
+ * Returns 0 or -errno.
+ */
+int http_start_unbound(struct http_server **out);
+
+/*
+ * Serves the connected stream socket fd (one end of a socketpair, say) as
+ * if a client had connected. The server owns fd from here on and closes it,
+ * also when this fails. Returns 0 or -errno.
+ */
+int http_add_connection(struct http_server *s, int fd);
+
+/*
  * Replaces what is served (takes ownership of both malloc'd texts; NULL
  * keeps the current one) and marks the server ready: /readyz answers 200
  * from the first call on.
