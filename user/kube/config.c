@@ -156,12 +156,13 @@ int kube_config_from_kubeconfig(struct kube_config *cfg, const char *path, char 
 		return rc;
 	if (!cfg->server[0])
 		return fail(err, errlen, -EINVAL, "kubeconfig %s: no cluster server", path);
-	if (strncmp(cfg->server, "https://", 8))
-		return fail(err, errlen, -EINVAL, "kubeconfig: server %s is not https://",
-			    cfg->server);
+	/* Request paths start with '/': the base URL ends without one ("https://h//" too). */
 	n = strlen(cfg->server);
-	if (cfg->server[n - 1] == '/')
-		cfg->server[n - 1] = '\0';
+	while (n > 8 && cfg->server[n - 1] == '/')
+		cfg->server[--n] = '\0';
+	if (strncmp(cfg->server, "https://", 8) || n == 8 || cfg->server[8] == '/')
+		return fail(err, errlen, -EINVAL, "kubeconfig: server %s is not https://HOST",
+			    cfg->server);
 	if (!cfg->ca_path[0])
 		return fail(err, errlen, -EINVAL, "kubeconfig %s: no certificate-authority file",
 			    path);
