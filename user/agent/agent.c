@@ -624,15 +624,28 @@ static void teardown(struct agent *a)
 		fclose(a->record);
 }
 
+/*
+ * 15 digits keep 0.65 from printing as 0.65000000000000002; a value that
+ * needs all 17 to read back (0.9999999999999999) gets them, so the output
+ * is always a config that loads to the same values.
+ */
 static int print_config(const struct agent_config *cfg)
 {
-	json_t *o = config_to_json(cfg);
-	int err = json_dumpf(o, stdout,
-			     JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+	const size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER;
+	json_t *o = config_to_json(cfg), *back;
+	char *text = o ? json_dumps(o, flags | JSON_REAL_PRECISION(15)) : NULL;
+	int err;
 
+	back = text ? json_loads(text, 0, NULL) : NULL;
+	if (text && !json_equal(o, back)) {
+		free(text);
+		text = json_dumps(o, flags | JSON_REAL_PRECISION(17));
+	}
+	err = text ? puts(text) < 0 : 1;
+	json_decref(back);
 	json_decref(o);
-	putchar('\n');
-	return err ? 1 : 0;
+	free(text);
+	return err;
 }
 
 int agent_main(enum agent_mode mode, int argc, char **argv)
