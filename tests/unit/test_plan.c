@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The plan step: merging wishes, asking only for changes, handing settings back. */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 
 static struct pol_unit units[2];
 static struct pol_input in = {.units = units, .n_units = 2};
+static bool dry_run; /* what run() tells the plan */
 
 static void reset_units(void)
 {
@@ -24,6 +26,8 @@ static void reset_units(void)
 		snprintf(units[i].path, sizeof(units[i].path), "be/%d", i);
 	}
 	in.n_units = 2;
+	in.ts_ns = 0;
+	dry_run = false;
 }
 
 static void wish(struct action_list *w, int unit, enum act_kind kind, int64_t value,
@@ -39,7 +43,7 @@ static void wish(struct action_list *w, int unit, enum act_kind kind, int64_t va
 static void run(struct plan_state *st, struct action_list *w, struct action_list *out)
 {
 	action_list_clear(out);
-	assert_int_equal(plan_apply(st, &in, w, out), 0);
+	assert_int_equal(plan_apply(st, &in, w, dry_run, out), 0);
 	action_list_clear(w);
 }
 
@@ -50,6 +54,7 @@ static void test_asks_once_in_dry_run(void **state)
 
 	(void)state;
 	reset_units();
+	dry_run = true;
 	wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 1);
@@ -110,6 +115,79 @@ static void test_reasks_after_others_change_it(void **state)
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 0);
 	plan_state_free(&st);
+	action_list_free(&w);
+	action_list_free(&out);
+}
+
+/*
+ * Live, a write the kernel keeps refusing while the wish moves every tick
+ * (a suppression allowance following the load): asked at 0 s, then after
+ * holds of 10, 20 and 40 s (plan.h), not every tick. Once the value lands,
+ * a changed wish is asked at once again.
+ */
+static void test_holds_after_misses(void **state)
+{
+	static const int want[] = {0, 11, 32, 73};
+	struct plan_state st = {0};
+	struct action_list w = {0}, out = {0};
+	size_t n = 0;
+
+	(void)state;
+	reset_units();
+	for (int t = 0; t < 120; t++) {
+		in.ts_ns = (uint64_t)t * 1000000000ull;
+		wish(&w, 0, ACT_CPU_QUOTA, 10000 + t * 100, "suppress.cfs_quota");
+		run(&st, &w, &out);
+		if (!out.n)
+			continue;
+		assert_true(n < sizeof(want) / sizeof(want[0]));
+		assert_int_equal(t, want[n++]);
+		assert_int_equal(out.v[0].value, 10000 + t * 100); /* the wish of the moment */
+	}
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	/* The obstacle goes: the next ask lands, and changes are asked at once again. */
+	in.ts_ns = 160 * 1000000000ull;
+	wish(&w, 0, ACT_CPU_QUOTA, 30000, "suppress.cfs_quota");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 1);
+	units[0].quota_us = 30000;
+	for (int t = 161; t < 164; t++) {
+		in.ts_ns = (uint64_t)t * 1000000000ull;
+		wish(&w, 0, ACT_CPU_QUOTA, 30000 + t, "suppress.cfs_quota");
+		run(&st, &w, &out);
+		assert_int_equal(out.n, 1);
+		units[0].quota_us = 30000 + t;
+	}
+	plan_state_free(&st);
+	action_list_free(&w);
+	action_list_free(&out);
+}
+
+/* A hold ends early when someone else changes the value; dry-run never holds. */
+static void test_hold_ends_on_change_and_not_in_dry_run(void **state)
+{
+	struct plan_state st = {0};
+	struct action_list w = {0}, out = {0};
+
+	(void)state;
+	for (int dry = 0; dry < 2; dry++) {
+		reset_units();
+		dry_run = dry;
+		wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
+		run(&st, &w, &out);
+		assert_int_equal(out.n, 1);
+		in.ts_ns = 1000000000ull; /* the value did not land */
+		wish(&w, 0, ACT_CPU_QUOTA, 40000, "suppress.cfs_quota");
+		run(&st, &w, &out);
+		assert_int_equal(out.n, dry ? 1 : 0);
+		in.ts_ns = 2000000000ull;
+		units[0].quota_us = 70000; /* the owner changed it */
+		wish(&w, 0, ACT_CPU_QUOTA, 40000, "suppress.cfs_quota");
+		run(&st, &w, &out);
+		assert_int_equal(out.n, 1);
+		assert_int_equal(out.v[0].value, 40000);
+		plan_state_free(&st);
+	}
 	action_list_free(&w);
 	action_list_free(&out);
 }
@@ -238,6 +316,8 @@ int main(void)
 		cmocka_unit_test(test_asks_once_in_dry_run),
 		cmocka_unit_test(test_nothing_when_value_already_there),
 		cmocka_unit_test(test_reasks_after_others_change_it),
+		cmocka_unit_test(test_holds_after_misses),
+		cmocka_unit_test(test_hold_ends_on_change_and_not_in_dry_run),
 		cmocka_unit_test(test_lowest_quota_wins),
 		cmocka_unit_test(test_releases_what_nobody_wants),
 		cmocka_unit_test(test_vanished_unit_is_forgotten),

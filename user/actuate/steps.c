@@ -109,6 +109,7 @@ int act_write(struct actuator *a, enum cg_knob k, const char *rel, const char *t
 	      char *why, size_t whylen)
 {
 	const char *file = cg_knob_file(a->c, k);
+	size_t journaled = a->j.n;
 	char path[PATH_MAX];
 	int err;
 
@@ -133,6 +134,17 @@ int act_write(struct actuator *a, enum cg_knob k, const char *rel, const char *t
 	}
 	err = cg_write_knob(a->c, k, rel, text);
 	act_notify(a, path, text, err);
+	/*
+	 * The kernel checks a cgroup write before it applies it: a refused one
+	 * changed nothing, and its original, journaled just now, would only
+	 * make a stop write back a value that never changed. (Should the sync
+	 * fail, the file keeps the entry: restoring it then rewrites the same
+	 * value, which is harmless.)
+	 */
+	if (err && a->j.n > journaled) {
+		journal_remove_at(&a->j, a->j.n - 1);
+		journal_sync(&a->j, a->c, a->subtree);
+	}
 	if (err == -ENOENT)
 		snprintf(why, whylen, "cgroup %s vanished", rel);
 	else if (err == -EOPNOTSUPP)

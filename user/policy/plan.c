@@ -63,6 +63,9 @@ static struct plan_entry *plan_find(struct plan_state *st, uint64_t id, enum act
 {
 	struct plan_entry key = {.id = id, .kind = kind};
 
+	/* bsearch() is declared nonnull: an empty plan (st->v NULL at first) is not passed to it */
+	if (!st->n)
+		return NULL;
 	return bsearch(&key, st->v, st->n, sizeof(key), cmp_entry);
 }
 
@@ -114,13 +117,42 @@ static bool same(int64_t v1, const char *c1, int64_t v2, const char *c2)
 	return v1 == v2 && !strcmp(c1, c2);
 }
 
-/* Keeps a wish when it changes something; records it as asked. */
+/*
+ * Counts the last ask as landed or missed, and says whether a changed wish
+ * must still wait (plan.h: the holds after a miss).
+ */
+static bool held(struct plan_entry *e, int64_t cur, const char *cur_cpus, uint64_t now_ns,
+		 bool dry_run)
+{
+	uint64_t hold_s;
+
+	if (dry_run)
+		return false;
+	if (e->asked) {
+		if (same(cur, cur_cpus, e->value, e->cpus)) {
+			e->misses = 0;
+		} else {
+			e->misses++;
+			e->missed_ns = now_ns;
+		}
+	}
+	if (!e->misses)
+		return false;
+	/* The first hold << 5 is past the cap: a larger shift is never needed. */
+	hold_s = (uint64_t)PLAN_HOLD_FIRST_S << (e->misses - 1 < 5 ? e->misses - 1 : 5);
+	if (hold_s > PLAN_HOLD_MAX_S)
+		hold_s = PLAN_HOLD_MAX_S;
+	return pol_since_s(now_ns, &e->missed_ns) < (double)hold_s;
+}
+
+/* Keeps a wish when it changes something (and is not held); records it as asked. */
 static int keep_if_new(struct plan_state *st, const struct pol_input *in, const struct action *a,
-		       bool *keep)
+		       bool dry_run, bool *keep)
 {
 	const struct pol_unit *u = pol_input_find(in, a->id);
 	struct plan_entry *e;
 	const char *cur_cpus;
+	bool hold = false;
 	int64_t cur;
 
 	*keep = true;
@@ -139,10 +171,16 @@ static int keep_if_new(struct plan_state *st, const struct pol_input *in, const 
 		bool changed_by_others = !same(cur, cur_cpus, a->value, a->cpus) &&
 					 !same(cur, cur_cpus, e->seen_value, e->seen_cpus);
 
-		*keep = wish_changed || changed_by_others;
+		hold = held(e, cur, cur_cpus, in->ts_ns, dry_run);
+		/* A change by others may have cleared what refused the write: ask at once. */
+		*keep = changed_by_others || (wish_changed && !hold);
 	}
-	e->value = a->value;
-	snprintf(e->cpus, sizeof(e->cpus), "%s", a->cpus);
+	e->asked = *keep;
+	/* A held wish is not asked yet: it stays a change, asked when the hold ends. */
+	if (*keep || !hold) {
+		e->value = a->value;
+		snprintf(e->cpus, sizeof(e->cpus), "%s", a->cpus);
+	}
 	e->seen_value = cur;
 	snprintf(e->seen_cpus, sizeof(e->seen_cpus), "%s", cur_cpus);
 	return 0;
@@ -188,7 +226,7 @@ static int plan_release(struct plan_state *st, const struct pol_input *in,
 }
 
 int plan_apply(struct plan_state *st, const struct pol_input *in, const struct action_list *wishes,
-	       struct action_list *out)
+	       bool dry_run, struct action_list *out)
 {
 	struct action_list merged = {0};
 	int err = merge(wishes, &merged);
@@ -199,7 +237,7 @@ int plan_apply(struct plan_state *st, const struct pol_input *in, const struct a
 		bool keep;
 		struct action *a;
 
-		err = keep_if_new(st, in, &merged.v[i], &keep);
+		err = keep_if_new(st, in, &merged.v[i], dry_run, &keep);
 		if (err || !keep)
 			continue;
 		a = action_add(out, merged.v[i].kind, NULL, merged.v[i].rule);

@@ -9,8 +9,14 @@
 #ifndef QOSLET_POLICY_PLAN_H
 #define QOSLET_POLICY_PLAN_H
 
+#include <stdbool.h>
+
 #include "action.h"
 #include "model.h"
+
+/* Holds after a missed ask (see plan_apply), in seconds. */
+#define PLAN_HOLD_FIRST_S 10
+#define PLAN_HOLD_MAX_S	  300
 
 /* What the plan last asked of one knob of one unit. */
 struct plan_entry {
@@ -20,6 +26,9 @@ struct plan_entry {
 	char cpus[POL_CPULIST_MAX]; /* asked (ACT_CPUSET) */
 	int64_t seen_value;	    /* the unit's value when last looked at */
 	char seen_cpus[POL_CPULIST_MAX];
+	bool asked;	    /* handed out at the last look: did the value land? */
+	uint32_t misses;    /* asks in a row whose value did not land (live only) */
+	uint64_t missed_ns; /* ts_ns of the last miss */
 };
 
 struct plan_state {
@@ -33,13 +42,19 @@ struct plan_state {
  *    else changed the value since it was last looked at (so dry-run, where
  *    the value never changes, asks once, and a failed write is not retried
  *    in a storm);
+ *  - live (not dry_run), an ask whose value is not there at the next look
+ *    missed (the kernel or the actuator refused it): a changed wish for
+ *    that setting then waits PLAN_HOLD_FIRST_S, doubling with each miss in
+ *    a row up to PLAN_HOLD_MAX_S, so a setting the kernel keeps refusing
+ *    costs one failed write per hold, not one per tick while its wish
+ *    moves;
  *  - a setting asked before that no policy wishes any more comes back as an
  *    action with restore set (rule "plan.release");
  *  - evictions and reports pass as they are.
  * Returns 0 or -ENOMEM.
  */
 int plan_apply(struct plan_state *st, const struct pol_input *in, const struct action_list *wishes,
-	       struct action_list *out);
+	       bool dry_run, struct action_list *out);
 
 void plan_state_free(struct plan_state *st);
 

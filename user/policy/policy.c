@@ -23,7 +23,7 @@ int policy_tick(const struct pol_input *in, const struct agent_config *cfg, stru
 	if (!err)
 		err = evict_cpu_run(in, &cfg->evict_cpu, &st->evict_cpu, &st->wishes);
 	if (!err)
-		err = plan_apply(&st->plan, in, &st->wishes, out);
+		err = plan_apply(&st->plan, in, &st->wishes, cfg->dry_run, out);
 	return err;
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../log.h"
+#include "pin_check.h"
 
 #define BPFFS_MOUNT   "/sys/fs/bpf"
 #define TRACEFS_MOUNT "/sys/kernel/tracing"
@@ -53,10 +54,13 @@ int bpffs_prepare(const char *pin_dir)
 	    !fs_is(BPFFS_MOUNT, BPF_FS_MAGIC)) {
 		if (mount("bpf", BPFFS_MOUNT, "bpf", 0, "mode=0700")) {
 			err = -errno;
-			log_err("cannot mount bpffs on %s: %s", BPFFS_MOUNT, strerror(-err));
+			log_err("no bpffs on %s and mounting one failed: %s; mount it (mount -t bpf "
+				"bpf %s), give qoslet CAP_SYS_ADMIN, or point --pin-dir at a bpf "
+				"filesystem",
+				BPFFS_MOUNT, strerror(-err), BPFFS_MOUNT);
 			return err;
 		}
-		log_info("mounted bpffs on %s", BPFFS_MOUNT);
+		log_warn("nothing was mounted on %s: mounted bpffs there", BPFFS_MOUNT);
 	}
 	err = mkdir_p(pin_dir);
 	if (err) {
@@ -64,7 +68,8 @@ int bpffs_prepare(const char *pin_dir)
 		return err;
 	}
 	if (!fs_is(pin_dir, BPF_FS_MAGIC)) {
-		log_err("pin directory %s is not on a bpf filesystem (mount -t bpf bpf DIR)",
+		log_err("pin directory %s is not on a bpf filesystem: mount one there (mount -t "
+			"bpf bpf DIR) or choose another --pin-dir",
 			pin_dir);
 		return -EINVAL;
 	}
@@ -75,11 +80,17 @@ void tracefs_prepare(void)
 {
 	if (fs_is(TRACEFS_MOUNT, TRACEFS_MAGIC))
 		return;
+	/*
+	 * The probes attach through bpf(2) alone (BTF ids, raw tracepoint names),
+	 * so nothing here depends on it; but a node where qoslet runs is one
+	 * where people trace (bpftool prog tracelog, perf, bpftrace), and they
+	 * expect it where the kernel documents it.
+	 */
 	if (mount("tracefs", TRACEFS_MOUNT, "tracefs", 0, NULL))
-		log_warn("cannot mount tracefs on %s: %s; tracepoint-based probes may not attach",
+		log_info("no tracefs on %s (mounting it failed: %s); the probes do not need it",
 			 TRACEFS_MOUNT, strerror(errno));
 	else
-		log_info("mounted tracefs on %s", TRACEFS_MOUNT);
+		log_info("nothing was mounted on %s: mounted tracefs there", TRACEFS_MOUNT);
 }
 
 int bpffs_try_lock(const char *pin_dir, int *fd)
@@ -94,11 +105,15 @@ int bpffs_try_lock(const char *pin_dir, int *fd)
 	return errno == EWOULDBLOCK ? 0 : -errno;
 }
 
-int bpffs_set_pins(struct bpf_map *const *maps, size_t n, const char *pin_dir)
+int bpffs_set_pins(const struct bpf_object *obj, struct bpf_map *const *maps, size_t n,
+		   const char *pin_dir)
 {
+	int err = pin_check(obj, maps, n, pin_dir);
+
+	if (err)
+		return err;
 	for (size_t i = 0; i < n; i++) {
 		char path[PATH_MAX];
-		int err;
 
 		snprintf(path, sizeof(path), "%s/%s", pin_dir, bpf_map__name(maps[i]));
 		err = bpf_map__set_pin_path(maps[i], path);

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Filesystems the probes need: bpffs for pins, tracefs for tracepoints. */
+/*
+ * Filesystems: bpffs, which the pins need, and tracefs, which they do not
+ * (every program attaches through bpf(2), by BTF id or raw tracepoint name)
+ * but which people tracing on the node expect.
+ */
 #ifndef QOSLET_PROBES_BPFFS_H
 #define QOSLET_PROBES_BPFFS_H
 
@@ -12,7 +16,7 @@
  */
 int bpffs_prepare(const char *pin_dir);
 
-/* Mounts tracefs on /sys/kernel/tracing when absent; warns on failure. */
+/* Mounts tracefs on /sys/kernel/tracing when absent; a failure is only logged. */
 void tracefs_prepare(void);
 
 /*
@@ -23,12 +27,16 @@ void tracefs_prepare(void);
  */
 int bpffs_try_lock(const char *pin_dir, int *fd);
 
+struct bpf_object;
 struct bpf_map;
 
 /*
- * Sets each map's pin path to pin_dir/<map name>, before load: libbpf then
- * reuses a compatible pinned map or pins the new one. 0 or -errno.
+ * Sets each map's pin path to pin_dir/<map name>, before obj loads: libbpf
+ * then reuses the pinned map or pins the new one. First brings what is
+ * pinned there to this qoslet's layout (pin_check(): keeps, copies into a
+ * new map, or replaces). 0 or -errno.
  */
-int bpffs_set_pins(struct bpf_map *const *maps, size_t n, const char *pin_dir);
+int bpffs_set_pins(const struct bpf_object *obj, struct bpf_map *const *maps, size_t n,
+		   const char *pin_dir);
 
 #endif

@@ -104,7 +104,7 @@ static int set_pins(struct cpi_bpf *skel, const char *pin_dir)
 {
 	struct bpf_map *maps[] = {skel->maps.cpi_usage, skel->maps.cpi_drops, skel->maps.cpi_info};
 
-	return bpffs_set_pins(maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
+	return bpffs_set_pins(skel->obj, maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
 }
 
 static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *fs)
@@ -157,8 +157,6 @@ static int cpi_load(void **state, const struct probe_env *env, char *why, size_t
 	struct cpi_probe *p = calloc(1, sizeof(*p));
 	int err;
 
-	(void)why;
-	(void)whylen;
 	if (!p)
 		return -ENOMEM;
 	p->pin_dir = env->pin_dir;
@@ -183,11 +181,8 @@ static int cpi_load(void **state, const struct probe_env *env, char *why, size_t
 				 : "; reporting CPU time only");
 	err = probe_load_best("cpi", env->opts->hook, load_with, p, env->fs);
 	if (err) {
-		log_err("cpi probe: loading failed: %s (maps pinned in %s by an incompatible "
-			"qoslet can be removed with rm)",
-			strerror(-err), p->pin_dir);
 		free(p);
-		return err;
+		return probe_load_refused(err, why, whylen);
 	}
 	set_path(p, p->mode, p->reason);
 	*state = p;

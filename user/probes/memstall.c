@@ -34,7 +34,7 @@ static int set_pins(struct memstall_bpf *skel, const char *pin_dir)
 	struct bpf_map *maps[] = {skel->maps.memstall_cg, skel->maps.memstall_oom,
 				  skel->maps.memstall_drops};
 
-	return bpffs_set_pins(maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
+	return bpffs_set_pins(skel->obj, maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
 }
 
 /* Opens and loads the skeleton with only `hook`'s programs enabled. */
@@ -95,8 +95,6 @@ static int memstall_load(void **state, const struct probe_env *env, char *why, s
 	struct memstall_probe *p = calloc(1, sizeof(*p));
 	int err;
 
-	(void)why;
-	(void)whylen;
 	if (!p)
 		return -ENOMEM;
 	p->pin_dir = env->pin_dir;
@@ -113,11 +111,8 @@ static int memstall_load(void **state, const struct probe_env *env, char *why, s
 	}
 	err = probe_load_best("memstall", env->opts->hook, load_with, p, env->fs);
 	if (err) {
-		log_err("memstall probe: loading failed: %s (maps pinned in %s by an incompatible "
-			"qoslet can be removed with rm)",
-			strerror(-err), p->pin_dir);
 		free(p);
-		return err;
+		return probe_load_refused(err, why, whylen);
 	}
 	if (p->oom) {
 		p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.memstall_oom), on_oom_record, p,

@@ -11,6 +11,7 @@
 
 #include "../log.h"
 #include "bpffs.h"
+#include "pin_check.h"
 #include "switch.h"
 #include "kernel_btf.h"
 #include "cpi.h"
@@ -28,7 +29,7 @@ static const struct probe_ops *const registry[PROBE_NR] = {
 struct probe_slot {
 	void *state;
 	bool on;
-	char why[160]; /* reason when off */
+	char why[256]; /* reason when off */
 };
 
 struct probe_set {
@@ -131,6 +132,14 @@ int probe_load_best(const char *name, enum probe_hook want, probe_load_fn load, 
 	return load(probe, PROBE_HOOK_RAW_TP, fs);
 }
 
+int probe_load_refused(int err, char *why, size_t whylen)
+{
+	/* The details (a verifier's objection, a pin in the way) are in libbpf's own lines. */
+	snprintf(why, whylen, "loading failed: %s%s", strerror(-err),
+		 err == -EPERM ? " (needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)" : "");
+	return -EOPNOTSUPP;
+}
+
 /* switch_load()'s callback: every probe with a context-switch step joins or stays out. */
 static int join_switch(void *ctx, struct switch_bpf *skel, enum probe_hook *hook)
 {
@@ -151,12 +160,21 @@ static int join_switch(void *ctx, struct switch_bpf *skel, enum probe_hook *hook
 	return joined;
 }
 
+static int probes_on(const struct probe_set *ps)
+{
+	int n = 0;
+
+	for (int id = 0; id < PROBE_NR; id++)
+		n += ps->slots[id].on;
+	return n;
+}
+
 int probe_set_open(struct probe_set **out, unsigned int want, const struct probe_opts *opts,
 		   const struct cgroup_fs *fs)
 {
 	struct probe_set *ps = calloc(1, sizeof(*ps));
 	struct probe_env env = {.fs = fs, .opts = opts};
-	int err = 0, n_on = 0;
+	int err = 0;
 
 	if (!ps)
 		return -ENOMEM;
@@ -188,9 +206,9 @@ int probe_set_open(struct probe_set **out, unsigned int want, const struct probe
 		if (err)
 			goto fail;
 		slot->on = true;
-		n_on++;
 	}
-	if (!n_on) {
+	pin_fix_modes(ps->pin_dir); /* those the loads pinned, and any an older qoslet left */
+	if (!probes_on(ps)) {
 		log_err("no probe could be loaded");
 		err = -EOPNOTSUPP;
 		goto fail;
@@ -203,6 +221,11 @@ int probe_set_open(struct probe_set **out, unsigned int want, const struct probe
 	err = probe_set_poll(ps);
 	if (err)
 		goto fail;
+	if (!probes_on(ps)) {
+		log_err("no probe could be attached");
+		err = -EOPNOTSUPP;
+		goto fail;
+	}
 	if (!ps->owner)
 		log_info("another qoslet process attached the probes; reading its maps");
 	*out = ps;
@@ -226,6 +249,26 @@ void probe_set_close(struct probe_set *ps)
 	free(ps);
 }
 
+/*
+ * A probe that does not attach (a tracepoint missing from this kernel, its
+ * events unavailable) goes off alone. Its maps may have joined the shared
+ * sched_switch program: that step keeps counting into them unread, which
+ * costs little and keeps the program valid for the probes still on.
+ */
+static void attach_or_off(struct probe_set *ps, int id)
+{
+	struct probe_slot *slot = &ps->slots[id];
+	int err = registry[id]->attach(slot->state);
+
+	if (!err)
+		return;
+	snprintf(slot->why, sizeof(slot->why), "attaching failed: %s", strerror(-err));
+	log_warn("%s probe is off: %s", registry[id]->name, slot->why);
+	registry[id]->destroy(slot->state);
+	slot->state = NULL;
+	slot->on = false;
+}
+
 int probe_set_poll(struct probe_set *ps)
 {
 	int locked;
@@ -235,19 +278,9 @@ int probe_set_poll(struct probe_set *ps)
 	locked = bpffs_try_lock(ps->pin_dir, &ps->lock_fd);
 	if (locked <= 0)
 		return locked;
-	for (int id = 0; id < PROBE_NR; id++) {
-		int err;
-
-		if (!ps->slots[id].on)
-			continue;
-		err = registry[id]->attach(ps->slots[id].state);
-		if (err) {
-			/* Give the lock back so that another process can try. */
-			close(ps->lock_fd);
-			ps->lock_fd = -1;
-			return err;
-		}
-	}
+	for (int id = 0; id < PROBE_NR; id++)
+		if (ps->slots[id].on)
+			attach_or_off(ps, id);
 	if (ps->sw) {
 		int err = switch_bpf__attach(ps->sw);
 

@@ -83,7 +83,8 @@ struct probe_ops {
 	const char *name;
 	/*
 	 * Loads (and pins) without attaching. -EOPNOTSUPP means the kernel
-	 * lacks what the probe needs: `why` says what, and the rest runs on.
+	 * lacks or refused what the probe needs: `why` says what, and the rest
+	 * runs on. Other errors (bad options, no memory) are fatal.
 	 */
 	int (*load)(void **state, const struct probe_env *env, char *why, size_t whylen);
 	int (*attach)(void *state); /* only in the process holding the lock */
@@ -115,15 +116,21 @@ struct probe_status {
 struct probe_set;
 
 /*
- * Mounts bpffs/tracefs if needed and loads each probe in `want` (PROBE_BIT
- * mask). A probe the kernel cannot support is left off with a warning;
- * other failures are errors (-errno), as is having no probe at all.
+ * Mounts bpffs if needed and loads each probe in `want` (PROBE_BIT mask).
+ * A probe the kernel cannot support, refuses to load or to attach is left
+ * off with a warning that names it and says why, and the rest run; having
+ * no probe at all is an error (-errno), as are a pin directory that cannot
+ * be made and running out of memory.
  */
 int probe_set_open(struct probe_set **out, unsigned int want, const struct probe_opts *opts,
 		   const struct cgroup_fs *fs);
 void probe_set_close(struct probe_set *ps);
 
-/* Attaches every loaded probe if no other qoslet process has (retried each call). */
+/*
+ * Attaches every loaded probe if no other qoslet process has (retried each
+ * call). A probe that fails to attach is turned off (warning, status says
+ * why) and the others attach.
+ */
 int probe_set_poll(struct probe_set *ps);
 
 /* The id <-> path map every probe uses; views name cgroups with it too. */
@@ -156,6 +163,13 @@ typedef int (*probe_load_fn)(void *probe, enum probe_hook hook, const struct cgr
  */
 int probe_load_best(const char *name, enum probe_hook want, probe_load_fn load, void *probe,
 		    const struct cgroup_fs *fs);
+
+/*
+ * A probe whose programs did not load is off, not fatal: fills `why` with
+ * the error (and the capabilities, for EPERM) and returns -EOPNOTSUPP,
+ * what probe_ops.load returns for "off, say why".
+ */
+int probe_load_refused(int err, char *why, size_t whylen);
 
 /* Index of `s` in `names`, or -EINVAL: the option parsers' common step. */
 int probe_name_index(const char *const *names, size_t n, const char *s);

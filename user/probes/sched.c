@@ -33,7 +33,7 @@ static int set_pins(struct sched_bpf *skel, const char *pin_dir)
 				  skel->maps.rq_alert_cfg, skel->maps.rq_alert_watch,
 				  skel->maps.rq_alerts};
 
-	return bpffs_set_pins(maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
+	return bpffs_set_pins(skel->obj, maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
 }
 
 /* Opens and loads the skeleton with only `hook`'s programs enabled. */
@@ -101,8 +101,11 @@ static bool kernel_has_rmdir_helpers(void)
 	return true;
 }
 
-static int load_best(struct sched_probe *p, enum probe_hook want, const struct cgroup_fs *fs)
+static int load_best(struct sched_probe *p, enum probe_hook want, const struct cgroup_fs *fs,
+		     char *why, size_t whylen)
 {
+	int err;
+
 	p->rmdir_hook = kernel_has_rmdir_helpers();
 	if (!p->rmdir_hook)
 		log_info("sched probe: the kernel lacks bpf_loop or per-CPU lookups by CPU: "
@@ -113,12 +116,13 @@ static int load_best(struct sched_probe *p, enum probe_hook want, const struct c
 			log_info("sched probe: kernel lacks CONFIG_SCHED_INFO or "
 				 "CONFIG_FAIR_GROUP_SCHED; stamping tasks on wake-up instead");
 	} else if (p->wait == SCHED_WAIT_SCHED_INFO && !kernel_has_sched_info()) {
-		log_err("sched probe: --wait-source sched_info needs CONFIG_SCHED_INFO and "
-			"CONFIG_FAIR_GROUP_SCHED, which this kernel lacks");
+		snprintf(why, whylen,
+			 "--wait-source sched_info needs CONFIG_SCHED_INFO and "
+			 "CONFIG_FAIR_GROUP_SCHED, which this kernel lacks");
 		return -EOPNOTSUPP;
 	}
-
-	return probe_load_best("sched", want, load_with, p, fs);
+	err = probe_load_best("sched", want, load_with, p, fs);
+	return err ? probe_load_refused(err, why, whylen) : 0;
 }
 
 static int sched_load(void **state, const struct probe_env *env, char *why, size_t whylen)
@@ -126,8 +130,6 @@ static int sched_load(void **state, const struct probe_env *env, char *why, size
 	struct sched_probe *p = calloc(1, sizeof(*p));
 	int err;
 
-	(void)why;
-	(void)whylen;
 	if (!p)
 		return -ENOMEM;
 	p->pin_dir = env->pin_dir;
@@ -138,11 +140,8 @@ static int sched_load(void **state, const struct probe_env *env, char *why, size
 		free(p);
 		return err;
 	}
-	err = load_best(p, env->opts->hook, env->fs);
+	err = load_best(p, env->opts->hook, env->fs, why, whylen);
 	if (err) {
-		log_err("sched probe: loading failed: %s (maps pinned in %s by an incompatible "
-			"qoslet can be removed with rm)",
-			strerror(-err), p->pin_dir);
 		free(p);
 		return err;
 	}

@@ -57,7 +57,7 @@ static int set_pins(struct throttle_bpf *skel, const char *pin_dir, bool fentry)
 	struct bpf_map *maps[] = {skel->maps.throttle_tg, skel->maps.throttle_drops,
 				  skel->maps.throttle_since};
 
-	return bpffs_set_pins(maps, fentry ? 3 : 2, pin_dir);
+	return bpffs_set_pins(skel->obj, maps, fentry ? 3 : 2, pin_dir);
 }
 
 /* Opens and loads the skeleton with only `mode`'s programs and maps. */
@@ -243,7 +243,8 @@ static int read_events(struct throttle_probe *p)
 	int err = percpu_map_read(bpf_map__fd(p->skel->maps.throttle_tg), sizeof(uint64_t),
 				  sizeof(struct throttle_val), 1, add_events, p);
 
-	if (!err)
+	/* p->ev stays NULL until a cgroup is throttled: libc must not see it */
+	if (!err && p->n_ev)
 		qsort(p->ev, p->n_ev, sizeof(*p->ev), cmp_events);
 	return err;
 }
@@ -293,7 +294,7 @@ static int add_cpustat(void *ctx, uint64_t id, const struct throttle_sample *sta
 	struct tg_events key = {.id = id}, *ev;
 	struct throttle_sample t = *stat;
 
-	ev = bsearch(&key, c->p->ev, c->p->n_ev, sizeof(key), cmp_events);
+	ev = c->p->n_ev ? bsearch(&key, c->p->ev, c->p->n_ev, sizeof(key), cmp_events) : NULL;
 	if (ev) {
 		t.events = ev->events;
 		ev->matched = true;

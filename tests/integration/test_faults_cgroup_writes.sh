@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Cgroup writes the kernel refuses, on real cgroups (docs/faults.md). The
+# agent suppresses three BE units with a CPU quota:
+#  - be-burst carries an owner's CFS burst of 0.5 s, which the kernel
+#    requires to be at most the quota: the quota write fails with EINVAL.
+#  - be-ok is an ordinary BE unit: it gets its quota.
+#  - be-gone gets its quota, then its cgroup is removed while the agent runs
+#    (as the kubelet does when a pod ends).
+# An LS unit's varying load moves BE's allowance, so the quota asked of
+# be-burst changes from tick to tick. The refused setting is tried once,
+# then again only after a hold (user/policy/plan.h): each try is one
+# "failed" decision naming the errno and the reason, not one per tick; the
+# kernel's value stays the owner's; the agent keeps running and keeps
+# acting on be-ok; the removed unit is forgotten: no decision names it
+# afterwards, its journal entry is dropped, and the clean stop restores the
+# others without a complaint about it.
+# shellcheck disable=SC2016
+set -euo pipefail
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/agent_lib.sh
+. "$(dirname "$0")/agent_lib.sh"
+
+require_root
+require_cmds jq
+require_binaries
+test_setup
+agent_setup
+
+burst=$(agent_cgroup be-burst)
+ok=$(agent_cgroup be-ok)
+gone=$(agent_cgroup be-gone)
+if [ -e "$burst/cpu.cfs_burst_us" ]; then
+	BURST_FILE=cpu.cfs_burst_us
+elif [ -e "$burst/cpu.max.burst" ]; then
+	BURST_FILE=cpu.max.burst
+else
+	skip "kernel without CFS burst (5.14+)"
+fi
+# With no quota the kernel takes any burst; a quota below it is then refused.
+echo 500000 >"$burst/$BURST_FILE" || fail "cannot set $BURST_FILE on $burst"
+ls=$(agent_cgroup ls)
+agent_run "$burst" 0 "$DUTYCYCLE" 1000 0 120
+agent_run "$ok" 1 "$DUTYCYCLE" 1000 0 120
+# An LS load that varies from tick to tick: BE's allowance, and so the quota
+# asked of be-burst, moves with it.
+agent_run "$ls" 0,1 "$DUTYCYCLE" 3000 3000 120
+
+rel() { echo "${1#"$CG_ROOT"/}"; }
+agent_config '{"classes": [{"glob": "'"$(rel "$TEST_PARENT")"'/be-*", "class": "BE"},
+	{"glob": "'"$(rel "$TEST_PARENT")"'/ls", "class": "LS"}],
+	"suppress": {"min_cpus": 0.3, "cpu_idle": false}, "burst": {"policy": "none"}}'
+
+# quota_decisions UNIT [JQ]: the unit's quota decisions (matching JQ too).
+quota_decisions() {
+	decisions '.kind == "cpu_quota" and .target.cgroup == "/'"$(rel "$1")"'"'"${2:+ and $2}"
+}
+
+agent_start
+# be-gone's quota lands, then the unit goes.
+wait_decision '.target.cgroup == "/'"$(rel "$gone")"'" and .outcome == "applied"' 10 >/dev/null ||
+	fail "no quota on be-gone within 10 s: $(tail -n 3 "$AGENT_ERR")"
+grep -q "$(rel "$gone")" "$STATE_DIR/actuator.json" || fail "be-gone's original is not journaled"
+t_gone=$(date +%s%N)
+for mnt in "$CG_ROOT" "${AGENT_CTRLS[@]}"; do
+	rmdir "$mnt$TEST_PARENT_REL/be-gone" || fail "cannot remove $mnt$TEST_PARENT_REL/be-gone"
+done
+log "removed be-gone"
+
+# Ticks to count over: the interval is 1 s.
+TICKS=15
+sleep "$TICKS"
+kill -0 "$AGENT_PID" 2>/dev/null || fail "the agent died: $(tail -n 5 "$AGENT_ERR")"
+
+# ---- the refused quota ----
+# Asked once; while its wish moves, again only after a hold of 10 s, then
+# 20 s (user/policy/plan.h): at most 2 tries in these ~$((TICKS + 2)) s.
+failed=$(quota_decisions "$burst" '.outcome == "failed"')
+log "be-burst failures: $(echo "$failed" | jq -c 'map({seq, ts, value, errno})')"
+n=$(echo "$failed" | jq length)
+assert_cmp "$n" ">=" 1 "failed quota writes on be-burst"
+assert_cmp "$n" "<=" 2 "failed quota writes on be-burst in $TICKS+ ticks (not one per tick)"
+assert_json "$failed" 'all(.errno == 22 and (.why | test("cpu.cfs_quota_us|cpu.max")) and (.why | test("Invalid argument")))' \
+	"each failure names the file and EINVAL"
+gap=$(echo "$failed" | jq 'if length < 2 then 99 else (.[1].ts_ns - .[0].ts_ns) / 1e9 end')
+assert_cmp "$gap" ">=" 9.5 "seconds between the tries"
+moves=$(quota_decisions "$ok" '.outcome == "applied"' | jq -c 'map(.value)')
+log "meanwhile be-ok's quota (the same share) moved: $moves"
+assert_eq "$(quota_decisions "$burst" '.outcome != "failed"' | jq length)" 0 \
+	"be-burst's quota was never reported as set"
+assert_eq "$(cfs_quota "$burst")" -1 "be-burst keeps its owner's quota"
+assert_eq "$(grep -c "be-burst.*failed" "$AGENT_ERR" || true)" "$n" "log warnings about be-burst"
+# A refused write changed nothing: no original to restore (user/actuate/steps.c).
+if grep -q "be-burst" "$STATE_DIR/actuator.json"; then
+	fail "the journal lists be-burst's quota, which never changed: $(cat "$STATE_DIR/actuator.json")"
+fi
+log "ok: the journal holds no original for the refused setting"
+
+# ---- the other units ----
+applied=$(quota_decisions "$ok" '.outcome == "applied"' | jq length)
+assert_cmp "$applied" ">=" 1 "quota decisions applied to be-ok"
+q=$(cfs_quota "$ok")
+assert_cmp "$q" ">" 0 "be-ok has a quota"
+
+# ---- the removed unit ----
+after=$(decisions '.target.cgroup == "/'"$(rel "$gone")"'" and .ts_ns > '"$t_gone" | jq length)
+assert_eq "$after" 0 "decisions naming be-gone after it was removed"
+if grep -q "be-gone" "$STATE_DIR/actuator.json" 2>/dev/null; then
+	fail "be-gone stays in the journal: $(cat "$STATE_DIR/actuator.json")"
+fi
+log "ok: the journal forgot be-gone"
+
+agent_stop
+grep -q "could not be restored" "$AGENT_ERR" && fail "the clean stop complained: $(grep "restored" "$AGENT_ERR")"
+assert_eq "$(cfs_quota "$ok")" -1 "clean stop restored be-ok"
+assert_eq "$(cat "$burst/$BURST_FILE")" 500000 "be-burst keeps its owner's burst"
+[ ! -e "$STATE_DIR/actuator.json" ] || fail "journal left after a clean stop: $(cat "$STATE_DIR/actuator.json")"
+log "pass"
