@@ -116,8 +116,11 @@ test-integration: $(BUILD)/qoslet $(HELPER_BINS)
 	tests/run.sh integration
 
 # One summary over both kinds: the runner prints "N passed, N failed, N skipped".
-test: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS)
-	tests/run.sh all $(UNIT_BINS)
+# Then the same under ASan and UBSan (`make asan`) with CI's subset: both
+# passes always run, and either failing fails.
+test: ASAN_SKIP += tests/asan-ci.skip
+test: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS) asan-build
+	tests/run.sh all $(UNIT_BINS); rc=$$?; $(ASAN_RUN) || rc=1; exit $$rc
 
 bench: $(BUILD)/qoslet $(HELPER_BINS)
 	scripts/bench/run.sh
@@ -160,9 +163,8 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/fuzz/libqos
 # (the BPF objects and skeletons are shared), then runs the unit tests and
 # the integration tests against them. tests/run.sh (SANITIZER_LOGS) sets the
 # sanitizers' options and fails the test behind any report, also one from a
-# process the test ran in the background. tests/asan.skip lists the tests
-# that cannot hold under the slowdown, each with its reason; ASAN_TESTS
-# names a subset to run.
+# process the test ran in the background. The files in ASAN_SKIP list the
+# tests left out, each with the reason printed; ASAN_TESTS names a subset.
 ASAN_BUILD := $(BUILD)/asan
 # clang: its ASan runtime carries UBSan, so one log_path takes every report
 # (GCC links two runtimes, and its reports ignore log_path). -O1 keeps the
@@ -176,16 +178,18 @@ ASAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN_BUILD)/tests/%,$(UNIT_SRCS))
 # Only these helpers run code of user/; the others just make load.
 ASAN_HELPERS := $(ASAN_BUILD)/tests/helpers/kubecheck $(ASAN_BUILD)/tests/helpers/kubesync
 ASAN_TESTS ?=
+ASAN_SKIP ?= tests/asan.skip
+ASAN_RUN = SANITIZER_LOGS=$(abspath $(ASAN_BUILD)/logs) SKIP_FILES="$(ASAN_SKIP)" TESTS="$(ASAN_TESTS)" \
+	QOSLET=$(abspath $(ASAN_BUILD)/qoslet) \
+	KUBECHECK=$(abspath $(ASAN_BUILD)/tests/helpers/kubecheck) \
+	KUBESYNC=$(abspath $(ASAN_BUILD)/tests/helpers/kubesync) \
+	tests/run.sh all $(ASAN_UNIT_BINS)
 
 .PHONY: asan asan-build
 asan-build: $(ASAN_BUILD)/qoslet $(ASAN_UNIT_BINS) $(ASAN_HELPERS)
 
 asan: asan-build $(HELPER_BINS)
-	SANITIZER_LOGS=$(ASAN_BUILD)/logs SKIP_FILE=tests/asan.skip TESTS="$(ASAN_TESTS)" \
-	QOSLET=$(abspath $(ASAN_BUILD)/qoslet) \
-	KUBECHECK=$(abspath $(ASAN_BUILD)/tests/helpers/kubecheck) \
-	KUBESYNC=$(abspath $(ASAN_BUILD)/tests/helpers/kubesync) \
-		tests/run.sh all $(ASAN_UNIT_BINS)
+	$(ASAN_RUN)
 
 $(ASAN_BUILD)/%.o: %.c $(SKELS)
 	@mkdir -p $(@D)
@@ -278,6 +282,17 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	for d in $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR); do \
 		[ ! -d $$d ] || rmdir $$d; done
+
+# ---- soak with churn: scripts/soak/, docs/soak/README.md --------------------
+# `make soak` runs the agent SOAK_SECONDS under cgroup churn and interference
+# and writes the samples, the plot and the table to docs/soak/. Not part of
+# `make test`, which runs the 2-minute version (tests/integration/test_soak.sh).
+SOAK_SECONDS ?= 900
+SOAK_WARMUP ?= 120
+
+.PHONY: soak
+soak: $(BUILD)/qoslet $(HELPER_BINS)
+	scripts/soak/soak.sh -d $(SOAK_SECONDS) -w $(SOAK_WARMUP) -o docs/soak
 
 format:
 	clang-format -i $(wildcard bpf/*.c bpf/*.h user/*.c user/*.h user/*/*.c user/*/*.h \

@@ -16,6 +16,8 @@ stress-ng rt-tests util-linux procps
 linux-perf bpftrace
 go-md2man man-db
 buildah python3-yaml curl
+gnuplot-nox
+valgrind
 "
 
 if [ "$(id -u)" != 0 ]; then

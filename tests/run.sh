@@ -15,9 +15,16 @@
 #
 # Environment: UNIT_TIMEOUT (s, default 60), INTEGRATION_TIMEOUT (s, default
 # 300), TESTS (space-separated integration test names to run, default all),
-# VERBOSE=1 (show every script's output).
+# VERBOSE=1 (show every script's output), SKIP_FILES (space-separated files of
+# lines "test_name reason": those integration tests are skipped, the reason
+# printed; lines starting with # are comments), SANITIZER_LOGS=DIR
+# (the binaries are built with ASan and UBSan, `make asan`: each test runs
+# with the sanitizers' options and writes its reports below DIR/<test>/; any
+# report fails the test, whatever its exit status).
 set -uo pipefail
 
+# Absolute before the cd: the tests' processes run in other directories.
+[ -z "${SANITIZER_LOGS:-}" ] || SANITIZER_LOGS=$(realpath -m "$SANITIZER_LOGS")
 cd "$(dirname "$0")/.." || exit 2
 
 UNIT_TIMEOUT=${UNIT_TIMEOUT:-60}
@@ -43,6 +50,43 @@ indent() {
 	sed 's/^/    /'
 }
 
+# ---- sanitizers ---------------------------------------------------------------
+
+# The caller's own options come after ours, so they win (the last one set
+# counts); log_path comes last, so reports always land where we look.
+ASAN_OPTIONS_CALLER=${ASAN_OPTIONS:-}
+UBSAN_OPTIONS_CALLER=${UBSAN_OPTIONS:-}
+
+# Each process writes its reports to a file of its own (log_path gets
+# ".<pid>" appended), not to a stderr the test may discard: an agent run in
+# the background, whose exit status no test looks at, is caught as well.
+sanitizer_setup() {
+	local dir=$SANITIZER_LOGS/$1
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1${ASAN_OPTIONS_CALLER:+:$ASAN_OPTIONS_CALLER}:log_path=$dir/san"
+	export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS_CALLER:+:$UBSAN_OPTIONS_CALLER}:log_path=$dir/san"
+}
+
+# Prints the head of every report test $1 left; true when there was one.
+sanitizer_reports() {
+	local f found=1
+	for f in "$SANITIZER_LOGS/$1"/*; do
+		[ -s "$f" ] || continue
+		echo "sanitizer report $f:"
+		head -n 40 "$f"
+		found=0
+	done
+	return "$found"
+}
+
+# The reason SKIP_FILES give for skipping integration test $1, if any.
+skip_reason() {
+	[ -n "${SKIP_FILES:-}" ] || return 0
+	# shellcheck disable=SC2086 # a list of files
+	awk -v t="$1" '$1 == t { sub(/^[^ \t]+[ \t]+/, ""); print; exit }' $SKIP_FILES
+}
+
 # ---- unit ---------------------------------------------------------------------
 
 run_unit() {
@@ -50,6 +94,7 @@ run_unit() {
 	name=${bin#build/}
 	out=$(mktemp)
 	res=$(mktemp)
+	[ -z "${SANITIZER_LOGS:-}" ] || sanitizer_setup "$(basename "$bin")"
 	# Plain-text output whatever the environment says; line-buffered so that a
 	# crash loses nothing. The braces keep bash's "Aborted" notice quiet.
 	{ CMOCKA_MESSAGE_OUTPUT=stdout timeout -k 5 "$UNIT_TIMEOUT" \
@@ -99,6 +144,12 @@ run_unit() {
 	if [ "$crashed" = 1 ] || [ "$f" != 0 ]; then
 		tail -n 40 "$out" | indent
 	fi
+	# A report after the last test (a leak at exit) fails the binary, once.
+	if [ -n "${SANITIZER_LOGS:-}" ] && sanitizer_reports "$(basename "$bin")" >"$res"; then
+		echo "FAIL  $name: sanitizer report"
+		indent <"$res"
+		[ "$f" != 0 ] || f=1
+	fi
 	echo "      $name: $p passed, $f failed, $s skipped"
 	passed=$((passed + p))
 	failed=$((failed + f))
@@ -130,6 +181,7 @@ run_integration() {
 	local script=$1 name out rc start secs reason
 	name=$(basename "$script" .sh)
 	out=$(mktemp)
+	[ -z "${SANITIZER_LOGS:-}" ] || sanitizer_setup "$name"
 	start=$(date +%s.%N)
 	# timeout runs the script in its own process group, out of reach of the
 	# terminal's ^C: run it in the background so the trap below can pass a
@@ -144,6 +196,10 @@ run_integration() {
 	done
 	child=""
 	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	# A report fails the test even when it passed or skipped.
+	if [ -n "${SANITIZER_LOGS:-}" ] && sanitizer_reports "$name" >>"$out"; then
+		rc=sanitizer
+	fi
 	case $rc in
 	0)
 		echo "PASS  integration/$name (${secs}s)"
@@ -156,7 +212,9 @@ run_integration() {
 		skipped=$((skipped + 1))
 		;;
 	*)
-		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		if [ "$rc" = sanitizer ]; then
+			echo "FAIL  integration/$name: sanitizer report (${secs}s)"
+		elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 			echo "FAIL  integration/$name: timed out after ${INTEGRATION_TIMEOUT}s"
 		else
 			echo "FAIL  integration/$name (exit status $rc, ${secs}s)"
@@ -189,6 +247,12 @@ if [ "$mode" != unit ]; then
 		[ -e "$script" ] || continue
 		name=$(basename "$script" .sh)
 		if [ -n "${TESTS:-}" ] && [[ " $TESTS " != *" $name "* ]]; then
+			continue
+		fi
+		reason=$(skip_reason "$name")
+		if [ -n "$reason" ]; then
+			echo "SKIP  integration/$name: $reason"
+			skipped=$((skipped + 1))
 			continue
 		fi
 		if [ "$(id -u)" != 0 ]; then

@@ -15,7 +15,7 @@ set -euo pipefail
 # shellcheck source=tests/integration/kube_lib.sh
 . "$(dirname "$0")/kube_lib.sh"
 
-KUBECHECK=$QOSLET_ROOT/build/tests/helpers/kubecheck
+KUBECHECK=${KUBECHECK:-$QOSLET_ROOT/build/tests/helpers/kubecheck}
 [ -x "$KUBECHECK" ] || fail "$KUBECHECK is missing: run make $KUBECHECK"
 
 TMP=$(mktemp -d "/tmp/qoslet-$TEST_NAME.XXXXXX")

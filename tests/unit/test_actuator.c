@@ -239,17 +239,26 @@ static void test_ls_never_squeezed(void **state)
 
 static pid_t victim(void)
 {
-	pid_t pid = fork();
+	int cue[2];
+	pid_t pid;
+	char c;
 
+	assert_int_equal(pipe(cue), 0);
+	pid = fork();
 	assert_true(pid >= 0);
 	if (!pid) {
 		/* Not the state directory's lock: the parent reopens the actuator. */
 		for (int fd = 3; fd < 1024; fd++)
-			close(fd);
-		alarm(60); /* gone by itself should a failed assertion skip its kill */
+			if (fd != cue[1])
+				close(fd);
+		close(cue[1]); /* last: the parent's EOF says the lock is let go */
+		alarm(60);     /* gone by itself should a failed assertion skip its kill */
 		pause();
 		_exit(0);
 	}
+	close(cue[1]);
+	assert_int_equal(read(cue[0], &c, 1), 0);
+	close(cue[0]);
 	return pid;
 }
 

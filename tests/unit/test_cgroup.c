@@ -72,6 +72,29 @@ static uint64_t ino_of(const char *base, const char *rel)
 	return st.st_ino;
 }
 
+/*
+ * mkdir_in for a cgroup made after every one numbered up to ABOVE; returns
+ * its id. The kernel numbers cgroups in creation order, but ext4 reuses
+ * freed inode numbers: a lower one is renamed aside (and kept, so that it is
+ * not handed out again) until the directory has a number a newer cgroup has.
+ */
+static uint64_t mkdir_newer(const char *base, const char *rel, uint64_t above)
+{
+	char path[PATH_MAX], aside[PATH_MAX];
+	uint64_t id;
+
+	for (int i = 0;; i++) {
+		mkdir_in(base, rel);
+		id = ino_of(base, rel);
+		if (id > above)
+			return id;
+		assert_true(i < 1000);
+		xsnprintf(path, sizeof(path), "%s/%s", base, rel);
+		xsnprintf(aside, sizeof(aside), "%s.aside%d", path, i);
+		assert_int_equal(rename(path, aside), 0);
+	}
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
@@ -497,10 +520,11 @@ static void test_names_rewalk(void **state)
 /* An unknown id rewalks on lookup, but at most once per min_rewalk_ns. */
 static void test_names_lookup_rewalks(void **state)
 {
+	static const char *const rels[] = {"", "a", "a/b", "c.d"};
 	const uint64_t hour = 3600 * SEC;
 	struct cgroup_names *names;
 	struct cgroup_fs fs;
-	uint64_t id_d, id_e;
+	uint64_t id_d, id_e, newest;
 
 	(void)state;
 	make_tree(&fs, "lazy");
@@ -513,8 +537,11 @@ static void test_names_lookup_rewalks(void **state)
 	assert_lookup(names, id_d, 2 * hour, "d");
 
 	/* right after that rewalk, a newer cgroup stays unknown ... */
-	mkdir_in(fs.root, "a/e");
-	id_e = ino_of(fs.root, "a/e");
+	newest = id_d;
+	for (size_t i = 0; i < ARRAY_LEN(rels); i++)
+		if (ino_of(fs.root, rels[i]) > newest)
+			newest = ino_of(fs.root, rels[i]);
+	id_e = mkdir_newer(fs.root, "a/e", newest);
 	assert_lookup(names, id_e, 2 * hour, NULL);
 	assert_lookup(names, id_e, 2 * hour + 1, NULL);
 	/* ... until a lookup long after it */

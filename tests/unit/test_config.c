@@ -295,8 +295,8 @@ static void test_valid_edges(void **state)
 {
 	static const char *const ok[] = {
 		/* 0.1 s ticks: 1.2 s hold 12 samples, though 1.2 / 0.1 < 12 in doubles */
-		"{\"interval_s\": 0.1, \"interference\": {\"cpi\": {\"outliers\": 12, "
-		"\"window_s\": 1.2}}}",
+		("{\"interval_s\": 0.1, \"interference\": {\"cpi\": {\"outliers\": 12, "
+		 "\"window_s\": 1.2}}}"),
 		"{\"interference\": {\"runq\": {\"k\": 5, \"n\": 5}}}",
 		"{\"suppress\": {\"min_change_percent\": 10}}",
 		/* ".." inside a name is no component */

@@ -101,7 +101,8 @@ static void build(struct pol_input *in, struct pol_unit *units, const struct uni
 	}
 	for (size_t i = 0; i < nw; i++)
 		blame[i] = (struct pol_blame){V, ws[i].culprit, ws[i].ms * MS};
-	qsort(blame, nw, sizeof(*blame), blame_cmp);
+	if (nw) /* qsort() must not see a NULL array, even empty */
+		qsort(blame, nw, sizeof(*blame), blame_cmp);
 	in->units = units;
 	in->n_units = nu;
 	in->blame = blame;

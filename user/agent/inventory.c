@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../grow.h"
 #include "../kube_path.h"
 #include "../log.h"
 #include "../readfile.h"
@@ -124,23 +125,10 @@ static enum qos_class classify(const struct inventory_opts *o, const char *rel, 
 	}
 }
 
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*v, (*cap ? 2 * *cap : 64) * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = *cap ? 2 * *cap : 64;
-	return 0;
-}
-
 static int add_member(struct inventory *inv, uint64_t cgid, const struct pol_unit *u)
 {
-	if (grow((void **)&inv->members, &inv->cap_members, inv->n_members, sizeof(*inv->members)))
+	if (array_grow((void **)&inv->members, &inv->cap_members, inv->n_members,
+		       sizeof(*inv->members)))
 		return -ENOMEM;
 	inv->members[inv->n_members++] = (struct inventory_member){cgid, u->id, u->cls};
 	return 0;
@@ -151,7 +139,7 @@ static int add_unit(struct inventory *inv, uint64_t id, const char *rel, enum qo
 {
 	struct pol_unit *u;
 
-	if (grow((void **)&inv->units, &inv->cap_units, inv->n_units, sizeof(*inv->units)))
+	if (array_grow((void **)&inv->units, &inv->cap_units, inv->n_units, sizeof(*inv->units)))
 		return -ENOMEM;
 	u = &inv->units[inv->n_units++];
 	memset(u, 0, sizeof(*u));
@@ -236,7 +224,8 @@ const struct inventory_member *inventory_member_of(const struct inventory *inv, 
 {
 	struct inventory_member key = {.cgid = cgid};
 
-	return bsearch(&key, inv->members, inv->n_members, sizeof(key), cmp_member);
+	return inv->n_members ? bsearch(&key, inv->members, inv->n_members, sizeof(key), cmp_member)
+			      : NULL;
 }
 
 /* A counter that went down was re-created: it counts from zero. */
@@ -279,14 +268,15 @@ static int read_unit(struct inventory *inv, struct pol_unit *u, double interval_
 		u->mem_used = since(mem.usage, mem.inactive_file);
 	}
 
-	if (grow((void **)&inv->cur, &inv->cap_cur, inv->n_cur, sizeof(*inv->cur)))
+	if (array_grow((void **)&inv->cur, &inv->cap_cur, inv->n_cur, sizeof(*inv->cur)))
 		return -ENOMEM;
 	cur = &inv->cur[inv->n_cur++];
 	*cur = (struct unit_prev){.id = u->id};
 	/* A counter that cannot be read stays 0: the unit then shows no use. */
 	cg_read_usage_ns(c, u->path, &cur->usage_ns);
 	cg_read_throttle(c, u->path, &cur->nr_periods, &cur->nr_throttled);
-	prev = bsearch(&key, inv->prev, inv->n_prev, sizeof(key), cmp_prev);
+	/* bsearch() must not see the NULL of a first read, even for 0 elements */
+	prev = inv->n_prev ? bsearch(&key, inv->prev, inv->n_prev, sizeof(key), cmp_prev) : NULL;
 	/*
 	 * cpu.idle=1 makes the kernel report the idle weight (3 shares) instead
 	 * of the owner's: keep the request read before qoslet set it.
@@ -405,7 +395,9 @@ int inventory_read(struct inventory *inv, const struct snapshot *delta, unsigned
 		err = node_read(inv->node, inv->o->ctrls, subtree, out->interval_s, out);
 	if (err)
 		return err;
-	qsort(inv->members, inv->n_members, sizeof(*inv->members), cmp_member);
+	/* An empty subtree leaves the arrays NULL, which the libc calls must not see. */
+	if (inv->n_members)
+		qsort(inv->members, inv->n_members, sizeof(*inv->members), cmp_member);
 	for (size_t i = 0; i < inv->n_units; i++) {
 		inv->units[i].has_rq = parts & CG_RQ;
 		err = read_unit(inv, &inv->units[i], out->interval_s);
@@ -417,14 +409,16 @@ int inventory_read(struct inventory *inv, const struct snapshot *delta, unsigned
 	out->units = malloc((n ? n : 1) * sizeof(*out->units));
 	if (!out->units)
 		return -ENOMEM;
-	memcpy(out->units, inv->units, n * sizeof(*out->units));
+	if (n)
+		memcpy(out->units, inv->units, n * sizeof(*out->units));
 	out->n_units = n;
 	qsort(out->units, n, sizeof(*out->units), cmp_unit);
 	if (delta)
 		err = fold_probes(inv, delta, out);
 	if (!err && delta)
 		err = fold_blame(inv, delta, out);
-	qsort(inv->cur, inv->n_cur, sizeof(*inv->cur), cmp_prev);
+	if (inv->n_cur)
+		qsort(inv->cur, inv->n_cur, sizeof(*inv->cur), cmp_prev);
 	swap = inv->prev;
 	inv->prev = inv->cur;
 	inv->cur = swap;

@@ -576,9 +576,11 @@ size_t kube_sync_take_results(struct kube_sync *ks, struct kube_evict_result *ou
 
 	pthread_mutex_lock(&ks->lock);
 	n = ks->n_results < max ? ks->n_results : max;
-	memcpy(out, ks->results, n * sizeof(*out));
-	memmove(ks->results, ks->results + n, (ks->n_results - n) * sizeof(*out));
-	ks->n_results -= n;
+	if (n) { /* ks->results is NULL before the first result */
+		memcpy(out, ks->results, n * sizeof(*out));
+		memmove(ks->results, ks->results + n, (ks->n_results - n) * sizeof(*out));
+		ks->n_results -= n;
+	}
 	pthread_mutex_unlock(&ks->lock);
 	return n;
 }

@@ -42,7 +42,8 @@ int cpustat_parse(const char *text, struct throttle_sample *s)
 	bool have_periods = false;
 
 	s->nr_periods = s->nr_throttled = s->throttled_ns = s->nr_bursts = s->burst_ns = 0;
-	for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
+	for (const char *line = text; line && *line;
+	     line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
 		const char *sp = strchr(line, ' ');
 		size_t len;
 
