@@ -272,7 +272,7 @@ static void test_free_arrays(void **state)
 	s.n_cgroups = 2;
 	s.n_blame = 1;
 	if (mallinfo2().uordblks < in_use + 64 * sizeof(*s.cgroups)) {
-		/* not glibc's allocator (valgrind): nothing to measure */
+		/* not glibc's allocator (valgrind, ASan): nothing to measure */
 		snapshot_free(&s);
 		skip();
 	}

@@ -190,10 +190,27 @@ static int fsync_dir_of(const char *path)
 	return err;
 }
 
+/* All of len bytes, or -errno. */
+static int write_all(int fd, const char *s, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, s, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		s += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int journal_sync(const struct journal *j, const struct cgroup_ctrls *c, const char *subtree)
 {
 	char tmp[PATH_MAX + 8];
 	json_t *root;
+	char *text;
 	int fd, err = 0;
 
 	if (!j->n) {
@@ -204,21 +221,30 @@ int journal_sync(const struct journal *j, const struct cgroup_ctrls *c, const ch
 	root = to_json(j, c, subtree);
 	if (!root)
 		return -ENOMEM;
+	/*
+	 * Rendered in memory and written at once: json_dumpfd() makes a write()
+	 * per token, thousands per sync, and under cgroup churn (a sync per unit
+	 * changed or gone) those took most of the agent's loop.
+	 */
+	text = json_dumps(root, JSON_INDENT(1));
+	json_decref(root);
+	if (!text)
+		return -ENOMEM;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", j->path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		err = -errno;
-		json_decref(root);
+		free(text);
 		return err;
 	}
-	errno = 0;
-	if (json_dumpfd(root, fd, JSON_INDENT(1)) || write(fd, "\n", 1) != 1)
-		err = errno ? -errno : -EIO;
+	err = write_all(fd, text, strlen(text));
+	free(text);
+	if (!err)
+		err = write_all(fd, "\n", 1);
 	if (!err && fsync(fd))
 		err = -errno;
 	if (close(fd) && !err)
 		err = -errno;
-	json_decref(root);
 	if (!err && rename(tmp, j->path))
 		err = -errno;
 	if (err) {

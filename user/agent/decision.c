@@ -75,6 +75,8 @@ int decision_log_init(struct decision_log *l, size_t cap, FILE *out)
 
 void decision_log_free(struct decision_log *l)
 {
+	for (size_t i = 0; l->ring && i < l->cap; i++)
+		free(l->ring[i]);
 	free(l->ring);
 	free(l->counts);
 	memset(l, 0, sizeof(*l));
@@ -104,33 +106,31 @@ static int count(struct decision_log *l, const struct decision *d)
 
 int decision_log_add(struct decision_log *l, struct decision *d)
 {
+	json_t *o;
+	char **slot;
+
 	d->seq = ++l->seq;
 	if (l->n == l->cap) {
 		l->head = (l->head + 1) % l->cap;
 		l->n--;
 		l->dropped++;
 	}
-	l->ring[(l->head + l->n++) % l->cap] = *d;
-	if (l->out) {
-		json_t *o = decision_to_json(d);
-		/* 12 digits: evidence is for people, 0.65 should not print as 0.65000000000000002
-		 */
-		char *s =
-			json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
-
-		if (s) {
-			fprintf(l->out, "%s\n", s);
-			fflush(l->out);
-			free(s);
-		}
-		json_decref(o);
+	slot = &l->ring[(l->head + l->n++) % l->cap];
+	free(*slot);
+	o = decision_to_json(d);
+	/* 12 digits: evidence is for people, 0.65 should not print as 0.65000000000000002 */
+	*slot = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+	json_decref(o);
+	if (l->out && *slot) {
+		fprintf(l->out, "%s\n", *slot);
+		fflush(l->out);
 	}
 	return count(l, d);
 }
 
-const struct decision *decision_log_recent(const struct decision_log *l, size_t i)
+const char *decision_log_recent(const struct decision_log *l, size_t i)
 {
 	if (i >= l->n)
 		return NULL;
-	return &l->ring[(l->head + l->n - 1 - i) % l->cap];
+	return l->ring[(l->head + l->n - 1 - i) % l->cap];
 }

@@ -38,9 +38,14 @@ struct decision_count {
 	uint64_t n;
 };
 
-/* The most recent decisions, oldest dropped first, with counters of all of them. */
+/*
+ * The most recent decisions, oldest dropped first, with counters of all of
+ * them. Each is kept as its JSON text, rendered once when added: /decisions
+ * serves them all every interval, and rendering the whole ring anew each
+ * time churned the heap by megabytes (docs/soak/README.md).
+ */
 struct decision_log {
-	struct decision *ring;
+	char **ring;	     /* JSON objects; NULL where rendering ran out of memory */
 	size_t cap, head, n; /* ring[(head + i) % cap], i < n, oldest first */
 	uint64_t seq;
 	uint64_t dropped; /* pushed out of the ring (still counted and written) */
@@ -56,7 +61,7 @@ void decision_log_free(struct decision_log *l);
 /* Numbers d, stores it, counts it and writes it. Returns 0 or -ENOMEM (counting). */
 int decision_log_add(struct decision_log *l, struct decision *d);
 
-/* The i-th most recent decision still held (0 = newest), or NULL. */
-const struct decision *decision_log_recent(const struct decision_log *l, size_t i);
+/* The JSON text of the i-th most recent decision still held (0 = newest), or NULL. */
+const char *decision_log_recent(const struct decision_log *l, size_t i);
 
 #endif

@@ -290,18 +290,34 @@ static void read_process(struct metrics_process *p)
 			    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ll;
 }
 
-/* The recent decisions, oldest first, as one JSON array; NULL when out of memory. */
+/*
+ * The recent decisions, oldest first, as one JSON array: the texts the log
+ * keeps, joined with one allocation. NULL when out of memory.
+ */
 static char *decisions_json(const struct decision_log *l, size_t *len)
 {
-	json_t *arr = json_array();
+	size_t size = sizeof("[]"), off = 0;
+	const char *s;
 	char *text;
 
-	for (size_t i = l->n; arr && i-- > 0;)
-		json_array_append_new(arr, decision_to_json(decision_log_recent(l, i)));
-	text = arr ? json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12))
-		   : NULL;
-	json_decref(arr);
-	*len = text ? strlen(text) : 0;
+	for (size_t i = 0; i < l->n; i++)
+		if ((s = decision_log_recent(l, i)))
+			size += strlen(s) + 1;
+	text = malloc(size);
+	if (!text)
+		return NULL;
+	text[off++] = '[';
+	for (size_t i = l->n; i-- > 0;) {
+		if (!(s = decision_log_recent(l, i)))
+			continue;
+		if (off > 1)
+			text[off++] = ',';
+		memcpy(text + off, s, strlen(s));
+		off += strlen(s);
+	}
+	text[off++] = ']';
+	text[off] = '\0';
+	*len = off;
 	return text;
 }
 

@@ -1,0 +1,18 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The soak with churn, two minutes of it (`make soak` is the long run;
+# scripts/soak/soak.sh does the work, docs/soak/README.md explains it):
+# `qoslet agent`, acting, manages a parent cgroup below which 50 cgroups with
+# a task each are created and removed a second, while an LS latency loop and
+# BE CPU hogs come and go every 20 s. After a 40 s warm-up:
+#  - the agent's RSS level stays within 1 MiB and its peak does not grow;
+#  - its open fds, the entries of each pinned map and its loop duration do
+#    not grow from the first cycle to the last;
+#  - once the churn stops, no map entry, actuator journal entry or /metrics
+#    line names any of the removed cgroups.
+# Everything made (cgroups in every hierarchy, processes, the pin dir) is
+# removed at exit, also on failure. SOAK_SECONDS (default 120) lengthens it.
+#
+# exec: the runner's SIGTERM on a timeout must reach the soak's own cleanup.
+exec "$(dirname "$0")/../../scripts/soak/soak.sh" -d "${SOAK_SECONDS:-120}" -w 40
