@@ -18,7 +18,7 @@ set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-FUZZ_SECONDS=${FUZZ_SECONDS:-12}
+FUZZ_SECONDS=${FUZZ_SECONDS:-8}
 FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-5}
 FUZZ_DIR=$QOSLET_ROOT/tests/fuzz
 BIN_DIR=$QOSLET_ROOT/build/fuzz
