@@ -195,8 +195,7 @@ static int parse_cpu_max(const char *s, int64_t *quota, uint64_t *period)
 	return parse_i64(q, quota) || *quota < 0 ? -EINVAL : 0;
 }
 
-/* "key value" lines (cpu.stat, memory.stat): -EOPNOTSUPP when the key is absent. */
-static int stat_get(const char *text, const char *key, uint64_t *v)
+int cg_stat_get(const char *text, const char *key, uint64_t *v)
 {
 	size_t n = strlen(key);
 
@@ -424,7 +423,7 @@ int cg_read_usage_ns(const struct cgroup_ctrls *c, const char *rel, uint64_t *ns
 		return read_u64(c, CTRL_CPUACCT, rel, "cpuacct.usage", ns);
 	err = cg_read_file(c, CTRL_CPUACCT, rel, "cpu.stat", buf, sizeof(buf));
 	if (!err)
-		err = stat_get(buf, "usage_usec", &us);
+		err = cg_stat_get(buf, "usage_usec", &us);
 	if (!err)
 		*ns = us * 1000;
 	return err;
@@ -437,16 +436,24 @@ int cg_read_throttle(const struct cgroup_ctrls *c, const char *rel, uint64_t *nr
 	int err = cg_read_file(c, CTRL_CPU, rel, "cpu.stat", buf, sizeof(buf));
 
 	if (!err)
-		err = stat_get(buf, "nr_periods", nr_periods);
-	return err ? err : stat_get(buf, "nr_throttled", nr_throttled);
+		err = cg_stat_get(buf, "nr_periods", nr_periods);
+	return err ? err : cg_stat_get(buf, "nr_throttled", nr_throttled);
 }
 
-int cg_read_mem(const struct cgroup_ctrls *c, const char *rel, struct cg_mem *m)
+int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_mem *m)
 {
 	static const char *const keys[2][3] = {
 		{"total_rss", "total_unevictable", "total_inactive_file"},
 		{"anon", "unevictable", "inactive_file"},
 	};
+	bool v2 = c->v2[CTRL_MEMORY];
+
+	return cg_stat_get(text, keys[v2][0], &m->anon) ?: cg_stat_get(text, keys[v2][1], &m->unevictable)
+		?: cg_stat_get(text, keys[v2][2], &m->inactive_file);
+}
+
+int cg_read_mem(const struct cgroup_ctrls *c, const char *rel, struct cg_mem *m)
+{
 	bool v2 = c->v2[CTRL_MEMORY];
 	char buf[16384];
 	int err;
@@ -466,9 +473,5 @@ int cg_read_mem(const struct cgroup_ctrls *c, const char *rel, struct cg_mem *m)
 	if (m->limit >= MEM_UNLIMITED_MIN)
 		m->limit = UINT64_MAX;
 	err = cg_read_file(c, CTRL_MEMORY, rel, "memory.stat", buf, sizeof(buf));
-	if (!err)
-		err = stat_get(buf, keys[v2][0], &m->anon);
-	if (!err)
-		err = stat_get(buf, keys[v2][1], &m->unevictable);
-	return err ? err : stat_get(buf, keys[v2][2], &m->inactive_file);
+	return err ? err : cg_mem_stat_parse(c, buf, m);
 }

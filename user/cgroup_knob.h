@@ -105,6 +105,11 @@ struct cg_mem {
 	uint64_t inactive_file;
 };
 int cg_read_mem(const struct cgroup_ctrls *c, const char *rel, struct cg_mem *m);
+/* anon, unevictable and inactive_file of a memory.stat text, v1 or v2 as c says. */
+int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_mem *m);
+
+/* The value of `key` in "key value" lines (cpu.stat, memory.stat); -EOPNOTSUPP when absent. */
+int cg_stat_get(const char *text, const char *key, uint64_t *v);
 
 /*
  * Pids in cgroup.procs of `rel` alone (not its children), in the cpu

@@ -278,3 +278,20 @@ int snapshot_delta(struct snapshot *out, const struct snapshot *now, const struc
 		out->memstall_drops[i] = dc(now->memstall_drops[i], before->memstall_drops[i]);
 	return 0;
 }
+
+void cg_sample_accumulate(struct cg_sample *acc, const struct cg_sample *d)
+{
+	if (d->parts & CG_RQ)
+		hist_add(&acc->rq, &d->rq);
+	if (d->parts & CG_CPU) {
+		acc->cpu.cpu_ns += d->cpu.cpu_ns;
+		acc->cpu.numerator += d->cpu.numerator;
+		acc->cpu.denominator += d->cpu.denominator;
+	}
+	if (d->parts & CG_MEMSTALL) {
+		hist_add(&acc->mem.direct, &d->mem.direct);
+		hist_add(&acc->mem.memcg, &d->mem.memcg);
+		acc->mem.oom_kills += d->mem.oom_kills;
+	}
+	acc->parts |= d->parts & (CG_RQ | CG_CPU | CG_MEMSTALL);
+}

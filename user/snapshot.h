@@ -137,4 +137,11 @@ const struct cg_sample *snapshot_find(const struct snapshot *s, uint64_t id);
  */
 int snapshot_delta(struct snapshot *out, const struct snapshot *now, const struct snapshot *before);
 
+/*
+ * acc += d for the counters of the probes' parts (run-queue waits, CPU,
+ * reclaim stalls): an interval's delta added to a running total, which
+ * stays monotonic while the cgroups it sums come and go.
+ */
+void cg_sample_accumulate(struct cg_sample *acc, const struct cg_sample *d);
+
 #endif

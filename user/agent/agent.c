@@ -29,21 +29,12 @@
 #include "config.h"
 #include "decision.h"
 #include "fast_path.h"
-#include "inventory.h"
+#include "loop.h"
 #include "privileges.h"
 #include "record.h"
 
-/* Fast-path ticks come at most this often, however many alerts arrive. */
-#define FAST_TICK_GAP_NS (50 * 1000000ull)
 /* One alert per watched cgroup per this long: the ring buffer cannot flood. */
 #define ALERT_GAP_NS (100 * 1000000ull)
-/*
- * After an alert, a few more ticks this far apart: the alert's own tick
- * judges CPU use over an interval that mostly predates the change, the
- * follow-ups over short intervals that lie wholly in it.
- */
-#define FOLLOW_UP_NS (100 * 1000000ull)
-#define FOLLOW_UPS   3
 /* A one-line summary of what the agent sees, at the first tick and then this often. */
 #define STATUS_EVERY_NS (60 * 1000000000ull)
 
@@ -100,7 +91,7 @@ static int resolve_subtree(struct agent *a)
 		snprintf(a->subtree, sizeof(a->subtree), "%s", rel);
 		return 0;
 	}
-	if (!inventory_detect_kubepods(&a->ctrls, a->subtree, sizeof(a->subtree)))
+	if (!collect_detect_kubepods(&a->ctrls, a->subtree, sizeof(a->subtree)))
 		return 0;
 	/* No pods here: watch the whole hierarchy, and touch nothing. */
 	log_warn("agent: no kubepods cgroup under %s and no cgroup_root in the config: observing "
@@ -177,13 +168,17 @@ static void request_eviction(struct agent *a, struct decision *d)
 
 static void decide(struct agent *a, const struct action *act)
 {
-	const struct pol_unit *u = unit_of(&a->in, act->id);
-	struct decision d = {.ts_ns = a->in.ts_ns, .act = *act};
+	const struct pol_unit *u = unit_of(&a->rec->in, act->id);
+	struct decision d = {.ts_ns = a->rec->in.ts_ns, .act = *act};
 	struct act_result r = {0};
 
 	if (u)
 		snprintf(d.pod_uid, sizeof(d.pod_uid), "%s", u->pod_uid);
 	actuator_apply(a->act, act, &r);
+	/* What the actuator wrote, the next tick reads back rather than waiting for the slow
+	 * re-read. */
+	if (r.outcome == OUT_APPLIED)
+		collector_settings_changed(a->coll, act->id);
 	d.outcome = act_outcome_name(r.outcome);
 	d.err = -r.err;
 	snprintf(d.before, sizeof(d.before), "%s", r.before);
@@ -227,38 +222,40 @@ static int cmp_ref(const void *x, const void *y)
 
 static void log_status(struct agent *a)
 {
+	const struct pol_input *in = &a->rec->in;
 	size_t n[QOS_NR] = {0};
 
 	if (a->last_status_ns && a->last_tick_ns - a->last_status_ns < STATUS_EVERY_NS)
 		return;
 	a->last_status_ns = a->last_tick_ns;
-	for (size_t i = 0; i < a->in.n_units; i++)
-		n[a->in.units[i].cls]++;
+	for (size_t i = 0; i < in->n_units; i++)
+		n[in->units[i].cls]++;
 	log_info("agent: %zu units (LSE %zu, LSR %zu, LS %zu, BE %zu, SYSTEM %zu); CPUs %.2f of "
 		 "%.2f busy; memory %.0f%% of %.1f GiB; %llu decisions so far",
-		 a->in.n_units, n[QOS_LSE], n[QOS_LSR], n[QOS_LS], n[QOS_BE], n[QOS_SYSTEM],
-		 a->in.node_cpu_used, a->in.cpus,
-		 a->in.mem_capacity ? 100.0 * a->in.mem_used / a->in.mem_capacity : 0,
-		 a->in.mem_capacity / 1073741824.0, (unsigned long long)a->log.seq);
+		 in->n_units, n[QOS_LSE], n[QOS_LSR], n[QOS_LS], n[QOS_BE], n[QOS_SYSTEM],
+		 in->node_cpu_used, in->cpus,
+		 in->mem_capacity ? 100.0 * in->mem_used / in->mem_capacity : 0,
+		 in->mem_capacity / 1073741824.0, (unsigned long long)a->log.seq);
 }
 
 /* Units gone since the last tick: the actuator drops what it kept for them. */
 static int forget_gone(struct agent *a)
 {
-	struct unit_ref *now = malloc((a->in.n_units + 1) * sizeof(*now));
+	const struct pol_input *in = &a->rec->in;
+	struct unit_ref *now = malloc((in->n_units + 1) * sizeof(*now));
 
 	if (!now)
 		return -ENOMEM;
-	for (size_t i = 0; i < a->in.n_units; i++) {
-		now[i].id = a->in.units[i].id;
-		snprintf(now[i].path, sizeof(now[i].path), "%s", a->in.units[i].path);
+	for (size_t i = 0; i < in->n_units; i++) {
+		now[i].id = in->units[i].id;
+		snprintf(now[i].path, sizeof(now[i].path), "%s", in->units[i].path);
 	}
 	for (size_t i = 0; i < a->n_known; i++)
-		if (!bsearch(&a->known[i], now, a->in.n_units, sizeof(*now), cmp_ref))
+		if (!bsearch(&a->known[i], now, in->n_units, sizeof(*now), cmp_ref))
 			actuator_forget(a->act, a->known[i].path);
 	free(a->known);
 	a->known = now;
-	a->n_known = a->in.n_units;
+	a->n_known = in->n_units;
 	return 0;
 }
 
@@ -268,55 +265,43 @@ static int forget_gone(struct agent *a)
  */
 static int tick_once(struct agent *a, bool fast)
 {
-	struct snapshot now = {0}, delta = {0};
-	bool have_now = false, have_delta = false;
+	const struct tick_record *rec;
 	int err = 0;
 
 	a->last_tick_ns = clock_ns(CLOCK_MONOTONIC);
-	if (a->probes) {
-		probe_set_poll(a->probes);
-		err = probe_set_read(a->probes, &now); /* frees what it read on failure */
-		have_now = !err;
-		if (have_now && a->have_before)
-			err = snapshot_delta(&delta, &now, &a->before);
-		have_delta = !err && a->have_before;
-		if (err) {
-			log_warn("agent: probes unreadable this tick: %s", strerror(-err));
-			a->errors[METRICS_ERR_PROBE_READ]++;
-		}
-	}
-	if (a->kube && kube_sync_take_pods(a->kube, &a->pods))
+	if (a->kube && kube_sync_take_pods(a->kube, &a->pods)) {
 		log_debug("agent: %zu pods on this node from the API", a->pods.n);
-	err = inventory_read(a->inv, have_delta ? &delta : NULL, have_delta ? a->parts : 0,
-			     clock_ns(CLOCK_REALTIME), a->last_tick_ns, &a->in);
-	snapshot_free(&delta);
-	if (have_now) {
-		snapshot_free(&a->before);
-		a->before = now;
-		a->have_before = true;
+		collector_reclassify(a->coll);
 	}
-	if (err) {
+	rec = collector_read(a->coll, clock_ns(CLOCK_REALTIME), a->last_tick_ns, &err);
+	if (!rec) {
 		a->errors[METRICS_ERR_SUBTREE_READ]++;
 		log_err("agent: cannot read the managed subtree /%s: %s", a->subtree,
 			strerror(-err));
 		return err;
 	}
+	a->rec = rec;
+	a->errors[METRICS_ERR_PROBE_READ] += rec->probe_read_failed;
+	a->errors[METRICS_ERR_CGROUP_READ] += rec->cgroup_read_errors;
 	if (a->fp) {
+		uint64_t gen;
 		size_t n;
-		const struct inventory_member *m = inventory_members(a->inv, &n);
+		const struct collect_member *m = collector_members(a->coll, &n, &gen);
 
-		fast_path_watch(a->fp, m, n);
+		/* The watch list changes only with the members: no map writes on other ticks. */
+		if (gen != a->watched_gen && !fast_path_watch(a->fp, m, n))
+			a->watched_gen = gen;
 	}
 	if (a->ticks++ == 0)
 		return 0;
 	a->fast_ticks += fast;
 	log_status(a);
-	if (a->record && record_write_input(a->record, &a->in))
+	if (a->record && record_write_input(a->record, &rec->in))
 		log_warn("agent: cannot write the recording: %s", strerror(errno));
 	if (a->args.mode == AGENT_RECORD)
 		return 0;
 	action_list_clear(&a->actions);
-	err = policy_tick(&a->in, &a->cfg, &a->pol, &a->actions);
+	err = policy_tick(&rec->in, &a->cfg, &a->pol, &a->actions);
 	if (err)
 		return err;
 	for (size_t i = 0; i < a->actions.n; i++)
@@ -333,71 +318,90 @@ static int tick(struct agent *a, bool fast)
 {
 	int err = tick_once(a, fast);
 
-	/*
-	 * Once per interval: scrapes come every few seconds, and a burst of
-	 * fast-path ticks should spend its time deciding, not rendering.
-	 */
-	if (a->http && !fast)
-		agent_publish(a, clock_ns(CLOCK_MONOTONIC) - a->last_tick_ns);
+	a->loop_ns = clock_ns(CLOCK_MONOTONIC) - a->last_tick_ns;
+	/* Rendered when a scrape asks (wait_for), not every tick whether or not anyone reads it. */
+	if (a->http)
+		http_tick_done(a->http);
 	return err;
 }
 
-/* Waits for the deadline or a fast-path alert; true when an alert came. */
-static bool wait_for(struct agent *a, uint64_t deadline_ns)
+/*
+ * Waits for the deadline, a fast-path alert or a stop, rendering for the
+ * HTTP endpoint meanwhile when a scrape asks.
+ */
+static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
-	int timeout = now >= deadline_ns ? 0 : (int)((deadline_ns - now + 999999) / 1000000);
-	struct pollfd pfd;
+	struct agent *a = ctx;
+	struct pollfd pfd[2];
+	nfds_t n = 0;
+	int fp = -1, render = -1;
 
-	if (!a->fp) {
-		struct timespec ts = {deadline_ns / 1000000000ull, deadline_ns % 1000000000ull};
-
-		while (!stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
-		return false;
+	if (a->fp) {
+		fp = (int)n;
+		pfd[n++] = (struct pollfd){.fd = fast_path_fd(a->fp), .events = POLLIN};
 	}
-	pfd = (struct pollfd){.fd = fast_path_fd(a->fp), .events = POLLIN};
-	if (poll(&pfd, 1, timeout) <= 0)
-		return false;
-	return fast_path_drain(a->fp) > 0;
+	if (a->render_fd >= 0) {
+		render = (int)n;
+		pfd[n++] = (struct pollfd){.fd = a->render_fd, .events = POLLIN};
+	}
+	while (!stop) {
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		int timeout =
+			now >= deadline_ns ? 0 : (int)((deadline_ns - now + 999999) / 1000000);
+
+		if (!n) {
+			struct timespec ts = {deadline_ns / 1000000000ull,
+					      deadline_ns % 1000000000ull};
+
+			while (!stop &&
+			       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+			break;
+		}
+		if (poll(pfd, n, timeout) <= 0)
+			break; /* the deadline, or a signal */
+		if (render >= 0 && (pfd[render].revents & POLLIN) && http_render_wanted(a->http))
+			agent_publish(a, a->loop_ns);
+		if (fp >= 0 && (pfd[fp].revents & POLLIN))
+			return fast_path_drain(a->fp) > 0 ? LOOP_WAKE_ALERT : LOOP_WAKE_TIMEOUT;
+	}
+	return stop ? LOOP_WAKE_STOP : LOOP_WAKE_TIMEOUT;
+}
+
+static uint64_t loop_now(void *ctx)
+{
+	(void)ctx;
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+static int loop_tick(void *ctx, bool fast)
+{
+	return tick(ctx, fast);
+}
+
+static uint64_t loop_interval(void *ctx)
+{
+	return (uint64_t)(((struct agent *)ctx)->cfg.interval_s * 1e9);
+}
+
+/* Between ticks: a tick sees one config from start to end. */
+static void loop_between(void *ctx)
+{
+	if (reload) {
+		reload = 0;
+		agent_reload(ctx);
+	}
 }
 
 static int run_loop(struct agent *a)
 {
-	uint64_t start = clock_ns(CLOCK_MONOTONIC);
-	uint64_t deadline = start + (uint64_t)(a->cfg.interval_s * 1e9);
-	uint64_t end = a->args.duration_s ? start + (uint64_t)(a->args.duration_s * 1e9) : 0;
-	int err = tick(a, false);
+	static const struct loop_ops ops = {.now = loop_now,
+					    .wait = wait_for,
+					    .tick = loop_tick,
+					    .interval_ns = loop_interval,
+					    .between = loop_between};
 
-	while (!err && !stop) {
-		uint64_t step = (uint64_t)(a->cfg.interval_s * 1e9); /* a reload may change it */
-		uint64_t follow = a->last_tick_ns + FOLLOW_UP_NS;
-
-		if (reload) {
-			/* between ticks: a tick sees one config from start to end */
-			reload = 0;
-			agent_reload(a);
-		}
-		bool alert = wait_for(a, a->follow_ups && follow < deadline ? follow : deadline);
-		uint64_t now = clock_ns(CLOCK_MONOTONIC);
-
-		if (stop || (end && now >= end))
-			break;
-		if (now >= deadline) {
-			err = tick(a, false);
-			/* Absolute deadlines: no drift. A late tick skips ahead. */
-			deadline += step;
-			if (deadline <= now)
-				deadline = now + step;
-		} else if (alert && now - a->last_tick_ns >= FAST_TICK_GAP_NS) {
-			err = tick(a, true);
-			a->follow_ups = FOLLOW_UPS;
-		} else if (a->follow_ups && now >= follow) {
-			err = tick(a, true);
-			a->follow_ups--;
-		}
-	}
-	return err;
+	return loop_run(&ops, a, (uint64_t)(a->args.duration_s * 1e9));
 }
 
 /*
@@ -429,6 +433,7 @@ static int open_probes(struct agent *a)
 	if (a->cfg.interference.enabled && a->cfg.interference.cpi_enabled && pmu_counts_cycles())
 		want |= PROBE_BIT(PROBE_CPI);
 	err = probe_set_open(&a->probes, want, &a->args.probe, &a->fs);
+	a->coll_opts.probes = err ? NULL : a->probes;
 	if (err) {
 		log_warn("agent: no probe could run (%s): the policies use the cgroup counters "
 			 "only; interference detection and the fast path are off",
@@ -514,6 +519,11 @@ static int start_threads(struct agent *a)
 		log_err("agent: %s (config http.address, http.port)", err);
 		return -1;
 	}
+	if (a->http && (a->render_fd = http_render_on_demand(a->http)) < 0) {
+		log_err("agent: cannot make the HTTP endpoint's eventfd: %s",
+			strerror(-a->render_fd));
+		return -1;
+	}
 	if (a->kube && kube_sync_start(a->kube, err, sizeof(err))) {
 		log_err("agent: kubernetes: %s", err);
 		return -1;
@@ -578,16 +588,20 @@ static int setup(struct agent *a)
 	log_hook_libbpf();
 	if (open_actuator(a))
 		return 1;
-	a->inv_opts = (struct inventory_opts){.ctrls = &a->ctrls,
-					      .fs = &a->fs,
-					      .subtree = a->subtree,
-					      .cfg = &a->cfg,
-					      .original_quota = original_quota,
-					      .pod = a->kube ? pod_of : NULL,
-					      .ctx = a};
-	a->inv = inventory_new(&a->inv_opts);
-	if (!a->inv || open_probes(a) || drop_privileges(a) || start_threads(a))
+	a->coll_opts = (struct collect_opts){.ctrls = &a->ctrls,
+					     .fs = &a->fs,
+					     .subtree = a->subtree,
+					     .cfg = &a->cfg,
+					     .original_quota = original_quota,
+					     .pod = a->kube ? pod_of : NULL,
+					     .ctx = a};
+	if (open_probes(a))
 		return 1;
+	a->coll_opts.parts = a->parts;
+	a->coll = collector_new(&a->coll_opts);
+	if (!a->coll || drop_privileges(a) || start_threads(a))
+		return 1;
+	a->rec = collector_record(a->coll);
 	log_info("agent: managing /%s (cgroup %s, cpu at %s)%s, every %.3g s%s", a->subtree,
 		 a->ctrls.v2[CTRL_CPU] ? "v2" : "v1", a->ctrls.root[CTRL_CPU],
 		 a->cfg.dry_run ? " in dry-run" : "", a->cfg.interval_s,
@@ -609,10 +623,8 @@ static void teardown(struct agent *a)
 			log_warn("agent: %d cgroup settings could not be restored", failed);
 		actuator_close(a->act);
 	}
+	collector_free(a->coll);
 	probe_set_close(a->probes);
-	inventory_free(a->inv);
-	snapshot_free(&a->before);
-	pol_input_free(&a->in);
 	policy_state_free(&a->pol);
 	kube_pod_list_free(&a->pods);
 	action_list_free(&a->actions);
@@ -659,6 +671,7 @@ int agent_main(enum agent_mode mode, int argc, char **argv)
 
 	if (!a)
 		return 1;
+	a->render_fd = -1;
 	/* A daemon says what it does (start, restores, stop); -v adds debug. */
 	log_max_level = LOG_INFO;
 	if (agent_args_parse(&a->args, mode, argc, argv, err, sizeof(err))) {

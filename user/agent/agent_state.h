@@ -13,14 +13,13 @@
 #include <stdio.h>
 
 #include "../cgroup.h"
+#include "../collect/collect.h"
 #include "../policy/policy.h"
 #include "../probes/probes.h"
 #include "../report/metrics.h"
-#include "../snapshot.h"
 #include "agent_args.h"
 #include "config.h"
 #include "decision.h"
-#include "inventory.h"
 #include "kube_sync.h"
 
 struct actuator;
@@ -40,25 +39,25 @@ struct agent {
 	char subtree[PATH_MAX];
 	struct probe_set *probes;
 	unsigned int parts; /* enum cg_part the running probes provide */
-	struct inventory_opts inv_opts;
-	struct inventory *inv;
+	struct collect_opts coll_opts;
+	struct collector *coll;
+	const struct tick_record *rec; /* the collector's last record: all a tick reads */
+	uint64_t watched_gen;	       /* the members generation the fast path watches */
 	struct actuator *act;
 	struct fast_path *fp;
 	struct decision_log log;
 	FILE *decisions, *record;
 	struct policy_state pol;
-	struct snapshot before;
-	bool have_before;
-	struct pol_input in;
 	struct action_list actions;
 	struct unit_ref *known; /* the units of the last tick, sorted by id */
 	size_t n_known;
 	uint64_t last_tick_ns;	 /* CLOCK_MONOTONIC */
-	unsigned int follow_ups; /* short-interval ticks still due after an alert */
 	uint64_t last_status_ns; /* CLOCK_MONOTONIC */
 	uint64_t ticks, fast_ticks;
+	uint64_t loop_ns;	    /* how long the last tick took */
+	int render_fd;		    /* the HTTP endpoint asks for a render: readable; -1 none */
 	struct http_server *http;   /* NULL when http.enabled is false */
-	struct cgroup_names *names; /* the metrics' cgroup labels */
+	struct cgroup_names *names; /* labels of cgroups outside the subtree (blame culprits) */
 	uint64_t published_seq;	    /* the decisions /decisions serves */
 	bool published;
 	struct kube_sync *kube;		 /* NULL when kubernetes.enabled is false */

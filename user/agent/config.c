@@ -103,6 +103,12 @@ static const char *const burst_policies[] = {
 	[BURST_AUTO] = "auto",
 	NULL,
 };
+static const char *const metrics_scopes[] = {
+	[METRICS_SCOPE_UNITS] = "units",
+	[METRICS_SCOPE_ALL] = "all",
+	NULL,
+};
+
 static const char *const evict_actions[] = {
 	[EVICT_REPORT] = "report",
 	[EVICT_KILL] = "kill",
@@ -199,6 +205,7 @@ static const struct field http_fields[] = {
 	BOOL("enabled", http.enabled),
 	STR("address", http.address, S_ADDR),
 	INT("port", http.port, 1, 65535),
+	ENUM("cgroups", http.cgroups, metrics_scopes),
 	{0},
 };
 

@@ -82,7 +82,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int fast_path_watch(struct fast_path *fp, const struct inventory_member *m, size_t n)
+int fast_path_watch(struct fast_path *fp, const struct collect_member *m, size_t n)
 {
 	uint64_t *want = malloc((n ? n : 1) * sizeof(*want));
 	struct rq_alert_watch w = {.threshold_ns = fp->threshold_ns};

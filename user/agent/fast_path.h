@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "inventory.h"
+#include "../collect/collect.h"
 
 struct fast_path;
 
@@ -25,7 +25,7 @@ int fast_path_open(struct fast_path **out, const char *pin_dir, uint64_t thresho
 		   uint64_t gap_ns);
 
 /* Watches exactly the members of latency-sensitive units; 0 or -errno. */
-int fast_path_watch(struct fast_path *fp, const struct inventory_member *m, size_t n);
+int fast_path_watch(struct fast_path *fp, const struct collect_member *m, size_t n);
 
 /* A descriptor that polls readable when alerts are waiting. */
 int fast_path_fd(const struct fast_path *fp);

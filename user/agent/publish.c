@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * What the agent's HTTP endpoint serves: the Prometheus text and the recent
- * decisions, rendered by the loop once per interval from its own state.
+ * decisions, rendered by the loop when a scrape asks for them, from the
+ * collector's last record and nothing else: no cgroup file is read here.
  *
- * The metrics' input: the probes' last (cumulative) snapshot, labelled with
- * the units the inventory found; for each unit, what no running probe reads
- * taken from its own cgroup files (CFS throttling from cpu.stat, and PSI on
- * cgroup v2), which costs one to four small reads per unit; the settings
- * qoslet changed, from the actuator's journal; and the process's own numbers.
+ * Per-cgroup series: by default (http.cgroups "units") one set per unit,
+ * its cumulative totals; with "all", also every cgroup the probes saw
+ * (containers, cgroups outside the units), as the probes count them. Blame
+ * pairs name cgroups in either case.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,8 +24,6 @@
 #include "../clock.h"
 #include "../cpulist.h"
 #include "../log.h"
-#include "../probes/cpustat.h"
-#include "../probes/psi.h"
 #include "../readfile.h"
 #include "../report/http.h"
 #include "../report/metrics.h"
@@ -37,118 +35,133 @@
 #define CPUS_MAX 8192
 
 struct inputs {
-	struct metrics_cgroup *cgs; /* the snapshot's first (sorted by id), then units' own */
-	size_t n_cgs, n_snap;
-	struct cg_sample *unit_samples; /* a unit's snapshot record plus its files' parts */
+	struct metrics_cgroup *cgs;
+	size_t n_cgs, cap_cgs;
+	struct cg_sample *samples; /* merged records ("all") and label-only records */
+	size_t n_samples;
 	struct metrics_setting *settings;
 	size_t n_settings;
 	const struct pol_unit **by_path; /* the units, sorted by path */
 };
 
-/* A read that failed for another reason than the cgroup or the kernel feature being absent. */
-static void count_read_error(struct agent *a, int err)
+/* The path of a cgroup: the collector's for the subtree, the name cache's outside it. */
+static const char *path_of(struct agent *a, uint64_t id, uint64_t now)
 {
-	if (err && err != -ENOENT && err != -EOPNOTSUPP)
-		a->errors[METRICS_ERR_CGROUP_READ]++;
+	const char *p = collector_path_of(a->coll, id);
+
+	return p ? p : a->names ? cgroup_names_lookup(a->names, id, now) : NULL;
 }
 
-/* The labels of a snapshot cgroup: its path, and its unit's pod and class. */
-static int label_cgroup(struct agent *a, const struct cg_sample *s, struct metrics_cgroup *out,
-			uint64_t now)
+static int cmp_cgroup_id(const void *x, const void *y)
 {
-	const char *path = cgroup_names_lookup(a->names, s->id, now);
-	const struct inventory_member *m;
-	const struct pol_unit *u;
+	uint64_t a = ((const struct metrics_cgroup *)x)->s->id;
+	uint64_t b = ((const struct metrics_cgroup *)y)->s->id;
 
-	if (!path)
-		return -ENOENT; /* removed: its counters stop with it */
-	/* copied: the next lookup may rewalk and free the name */
-	out->path = strdup(path);
-	if (!out->path)
+	return a < b ? -1 : a > b;
+}
+
+/* Adds a published cgroup; its path is copied (the name cache may free it on the next lookup). */
+static int add_cgroup(struct inputs *x, const struct cg_sample *s, const char *path,
+		      const struct pol_unit *u)
+{
+	struct metrics_cgroup *c;
+
+	if (x->n_cgs == x->cap_cgs)
+		return -ENOMEM; /* sized up front: cannot happen */
+	c = &x->cgs[x->n_cgs];
+	*c = (struct metrics_cgroup){.s = s,
+				     .path = strdup(path),
+				     .pod_uid = u ? u->pod_uid : NULL,
+				     .qos = u ? qos_class_name(u->cls) : NULL};
+	if (!c->path)
 		return -ENOMEM;
-	out->s = s;
-	m = inventory_member_of(a->inv, s->id);
-	u = m ? pol_input_find(&a->in, m->unit) : NULL;
-	out->pod_uid = u ? u->pod_uid : NULL;
-	out->qos = u ? qos_class_name(u->cls) : NULL;
+	x->n_cgs++;
 	return 0;
 }
 
-static int cmp_cgroup_id(const void *key, const void *elem)
+/* The unit a cgroup of the subtree belongs to, or NULL. */
+static const struct pol_unit *unit_of_cgroup(const struct agent *a, uint64_t id)
 {
-	uint64_t id = *(const uint64_t *)key, other = ((const struct metrics_cgroup *)elem)->s->id;
+	const struct collect_member *m = collector_member_of(a->coll, id);
 
-	return id < other ? -1 : id > other;
+	return m ? pol_input_find(&a->rec->in, m->unit) : NULL;
 }
 
 /*
- * CFS throttling (cpu.stat) and, where the cpu controller is on cgroup v2,
- * pressure (*.pressure) of a unit, for the parts no probe gave. These are
- * the very files the throttle probe's cpustat source and the psi reader read.
+ * Every cgroup to publish: the units' totals, or ("all") every probe
+ * record with the units' file parts merged in; then a label-only record
+ * for each blame party not yet named.
  */
-static void read_unit_files(struct agent *a, const struct pol_unit *u, struct cg_sample *s)
-{
-	static const char *const psi_files[PSI_NR] = {[PSI_CPU] = "cpu.pressure",
-						      [PSI_MEMORY] = "memory.pressure",
-						      [PSI_IO] = "io.pressure"};
-	char buf[1024];
-	int err;
-
-	if (!(s->parts & CG_THROTTLE)) {
-		err = cg_read_file(&a->ctrls, CTRL_CPU, u->path, "cpu.stat", buf, sizeof(buf));
-		/* no nr_periods line: the kernel has no CFS bandwidth control */
-		if (!err && !cpustat_parse(buf, &s->throttle))
-			s->parts |= CG_THROTTLE;
-		count_read_error(a, err);
-	}
-	/* On v1 and hybrid nodes the unit has no cgroup2 directory of its own. */
-	if ((s->parts & CG_PSI) || !a->ctrls.v2[CTRL_CPU])
-		return;
-	for (int r = 0; r < PSI_NR; r++) {
-		err = cg_read_file(&a->ctrls, CTRL_CPU, u->path, psi_files[r], buf, sizeof(buf));
-		if (!err && !psi_parse(buf, &s->psi.some[r], &s->psi.full[r]))
-			s->parts |= CG_PSI;
-		count_read_error(a, err);
-	}
-}
-
-/* Every snapshot cgroup with something to publish, then the units' file parts. */
 static int build_cgroups(struct agent *a, struct inputs *x, uint64_t now)
 {
-	size_t n_snap = a->have_before ? a->before.n_cgroups : 0;
+	const struct tick_record *r = a->rec;
+	const struct snapshot *snap = r->probes;
+	bool all = a->cfg.http.cgroups == METRICS_SCOPE_ALL;
+	size_t n_snap = snap ? snap->n_cgroups : 0, n_blame = snap ? snap->n_blame : 0;
 	int err = 0;
 
-	x->cgs = calloc(n_snap + a->in.n_units + 1, sizeof(*x->cgs));
-	x->unit_samples = calloc(a->in.n_units + 1, sizeof(*x->unit_samples));
-	if (!x->cgs || !x->unit_samples)
+	x->cap_cgs = r->in.n_units + (all ? n_snap : 0) + 2 * n_blame + 1;
+	x->cgs = calloc(x->cap_cgs, sizeof(*x->cgs));
+	x->samples = calloc(x->cap_cgs, sizeof(*x->samples));
+	if (!x->cgs || !x->samples)
 		return -ENOMEM;
-	for (size_t i = 0; !err && i < n_snap; i++) {
-		const struct cg_sample *s = &a->before.cgroups[i];
+	for (size_t i = 0; !err && i < r->in.n_units; i++) {
+		const struct pol_unit *u = &r->in.units[i];
+		const struct cg_sample *rec = all && snap ? snapshot_find(snap, u->id) : NULL;
+		struct cg_sample *s = &x->samples[x->n_samples++];
 
-		if (s->parts & PUBLISHED_PARTS) {
-			err = label_cgroup(a, s, &x->cgs[x->n_cgs], now);
-			x->n_cgs += !err;
-			err = err == -ENOENT ? 0 : err;
+		/* "all": the unit's own directory as the probes count it, plus its files */
+		if (all) {
+			*s = rec ? *rec : (struct cg_sample){.id = u->id};
+			s->parts &= ~(uint32_t)(CG_THROTTLE | CG_PSI);
+			s->throttle = r->unit_totals[i].throttle;
+			s->psi = r->unit_totals[i].psi;
+			s->parts |= r->unit_totals[i].parts & (CG_THROTTLE | CG_PSI);
+		} else {
+			*s = r->unit_totals[i];
 		}
+		if (s->parts)
+			err = add_cgroup(x, s, u->path, u);
 	}
-	x->n_snap = x->n_cgs; /* sorted by id, as the snapshot is */
-	for (size_t i = 0; !err && i < a->in.n_units; i++) {
-		const struct pol_unit *u = &a->in.units[i];
-		const struct cg_sample *rec = n_snap ? snapshot_find(&a->before, u->id) : NULL;
-		struct metrics_cgroup *c =
-			bsearch(&u->id, x->cgs, x->n_snap, sizeof(*x->cgs), cmp_cgroup_id);
-		struct cg_sample *s = &x->unit_samples[i];
+	for (size_t i = 0; all && !err && i < n_snap; i++) {
+		const struct cg_sample *s = &snap->cgroups[i];
+		const struct pol_unit *u = unit_of_cgroup(a, s->id);
+		const char *path;
 
-		*s = rec ? *rec : (struct cg_sample){.id = u->id};
-		read_unit_files(a, u, s);
-		if (c) {
-			c->s = s;
-		} else if (s->parts) {
-			c = &x->cgs[x->n_cgs++];
-			*c = (struct metrics_cgroup){
-				.s = s, .pod_uid = u->pod_uid, .qos = qos_class_name(u->cls)};
-			c->path = strdup(u->path);
-			err = c->path ? 0 : -ENOMEM;
+		if (!(s->parts & PUBLISHED_PARTS) || (u && u->id == s->id))
+			continue; /* nothing to show, or a unit, published above */
+		path = path_of(a, s->id, now);
+		if (path) /* else removed: its counters stop with it */
+			err = add_cgroup(x, s, path, u);
+	}
+	qsort(x->cgs, x->n_cgs, sizeof(*x->cgs), cmp_cgroup_id);
+	/* Blame names its parties by cgroup: give each one a label. */
+	for (size_t i = 0, n = x->n_cgs; !err && i < 2 * n_blame; i++) {
+		const struct blame_sample *b = &snap->blame[i / 2];
+		uint64_t id = i % 2 ? b->culprit : b->victim;
+		struct cg_sample key = {.id = id}, *s;
+		struct metrics_cgroup k = {.s = &key};
+		const char *path;
+
+		if (id == QOSLET_CULPRIT_IDLE ||
+		    bsearch(&k, x->cgs, n, sizeof(*x->cgs), cmp_cgroup_id))
+			continue;
+		path = path_of(a, id, now);
+		if (!path)
+			continue;
+		s = &x->samples[x->n_samples++];
+		*s = key;
+		err = add_cgroup(x, s, path, unit_of_cgroup(a, id));
+		if (!err) { /* keep the sorted prefix searchable: insert in place */
+			struct metrics_cgroup added = x->cgs[x->n_cgs - 1];
+			size_t at = n;
+
+			while (at > 0 && x->cgs[at - 1].s->id > id)
+				at--;
+			memmove(&x->cgs[at + 1], &x->cgs[at],
+				(x->n_cgs - 1 - at) * sizeof(*x->cgs));
+			x->cgs[at] = added;
+			n++;
 		}
 	}
 	return err;
@@ -179,32 +192,25 @@ static int count_cpus(const char *list)
 	return err ? err : n;
 }
 
-/* The knob's value as the cgroup holds it now, in the metric's unit. */
-static int read_setting(struct agent *a, const char *rel, enum cg_knob k, double *value)
+/* The knob's value as the record holds it (read back after every write), in the metric's unit. */
+static int setting_value(const struct pol_unit *u, enum cg_knob k, double *value)
 {
-	char cpus[POL_CPULIST_MAX];
-	int64_t v;
-	uint64_t period;
-	int idle, err;
+	int n;
 
 	switch (k) {
 	case CG_KNOB_QUOTA:
-		err = cg_read_quota(&a->ctrls, rel, &v, &period);
-		*value = v < 0 ? INFINITY : period ? (double)v / (double)period : 0;
-		return err;
+		*value = u->quota_us < 0 ? INFINITY : (double)u->quota_us / pol_unit_period_us(u);
+		return 0;
 	case CG_KNOB_BURST:
-		err = cg_read_burst(&a->ctrls, rel, &v);
-		*value = (double)v / 1e6;
-		return err;
+		*value = (double)u->burst_us / 1e6;
+		return u->burst_us < 0 ? -EOPNOTSUPP : 0;
 	case CG_KNOB_IDLE:
-		err = cg_read_idle(&a->ctrls, rel, &idle);
-		*value = idle;
-		return err;
+		*value = u->idle;
+		return u->idle < 0 ? -EOPNOTSUPP : 0;
 	case CG_KNOB_CPUS:
-		err = cg_read_cpus(&a->ctrls, rel, cpus, sizeof(cpus));
-		err = err ?: count_cpus(cpus);
-		*value = err;
-		return err < 0 ? err : 0;
+		n = count_cpus(u->cpus);
+		*value = n;
+		return n < 0 ? n : 0;
 	default:
 		return -EINVAL;
 	}
@@ -212,11 +218,12 @@ static int read_setting(struct agent *a, const char *rel, enum cg_knob k, double
 
 /*
  * The settings qoslet changed on a unit and has not restored: the actuator's
- * journal names them, the cgroup files give their values now. Descendants
- * it adjusted to keep a nested limit valid are not units: not listed.
+ * journal names them, the record gives their values. Descendants it adjusted
+ * to keep a nested limit valid are not units: not listed.
  */
 static int build_settings(struct agent *a, struct inputs *x)
 {
+	const struct pol_input *in = &a->rec->in;
 	size_t n = 0;
 	enum cg_knob k;
 	const char *rel;
@@ -224,25 +231,20 @@ static int build_settings(struct agent *a, struct inputs *x)
 	while (a->act && actuator_changed(a->act, n, &k, &rel))
 		n++;
 	x->settings = calloc(n + 1, sizeof(*x->settings));
-	x->by_path = malloc((a->in.n_units + 1) * sizeof(*x->by_path));
+	x->by_path = malloc((in->n_units + 1) * sizeof(*x->by_path));
 	if (!x->settings || !x->by_path)
 		return -ENOMEM;
-	for (size_t i = 0; i < a->in.n_units; i++)
-		x->by_path[i] = &a->in.units[i];
-	qsort(x->by_path, a->in.n_units, sizeof(*x->by_path), cmp_unit_path);
+	for (size_t i = 0; i < in->n_units; i++)
+		x->by_path[i] = &in->units[i];
+	qsort(x->by_path, in->n_units, sizeof(*x->by_path), cmp_unit_path);
 	for (size_t i = 0; i < n && actuator_changed(a->act, i, &k, &rel); i++) {
 		const struct pol_unit *const *u;
 		struct metrics_setting *s = &x->settings[x->n_settings];
-		int err;
 
 		if (k == CG_KNOB_WEIGHT)
 			continue; /* journaled along with cpu.idle, never set for its own sake */
-		u = bsearch(rel, x->by_path, a->in.n_units, sizeof(*x->by_path), cmp_path_unit);
-		if (!u)
-			continue;
-		err = read_setting(a, rel, k, &s->value);
-		count_read_error(a, err);
-		if (err)
+		u = bsearch(rel, x->by_path, in->n_units, sizeof(*x->by_path), cmp_path_unit);
+		if (!u || setting_value(*u, k, &s->value))
 			continue;
 		s->path = (*u)->path;
 		s->pod_uid = (*u)->pod_uid;
@@ -326,7 +328,7 @@ static void inputs_free(struct inputs *x)
 	for (size_t i = 0; i < x->n_cgs; i++)
 		free((char *)x->cgs[i].path);
 	free(x->cgs);
-	free(x->unit_samples);
+	free(x->samples);
 	free(x->settings);
 	free(x->by_path);
 }
@@ -356,10 +358,10 @@ void agent_publish(struct agent *a, uint64_t loop_ns)
 	in.n_cgroups = x.n_cgs;
 	in.settings = x.settings;
 	in.n_settings = x.n_settings;
-	if (a->have_before) {
-		in.cpi_hardware = a->before.cpi_hardware;
-		in.blame = a->before.blame;
-		in.n_blame = a->before.n_blame;
+	if (a->rec->probes) {
+		in.cpi_hardware = a->rec->probes->cpi_hardware;
+		in.blame = a->rec->probes->blame;
+		in.n_blame = a->rec->probes->n_blame;
 	}
 	for (int id = 0; a->probes && id < PROBE_NR; id++) {
 		struct probe_status st = probe_set_status(a->probes, id);

@@ -115,6 +115,7 @@ void agent_reload(struct agent *a)
 			what, field);
 	} else {
 		a->cfg = *next;
+		collector_reclassify(a->coll);
 		a->reloads++;
 		log_info("agent: reloaded %s", what);
 	}

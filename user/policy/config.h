@@ -90,11 +90,18 @@ enum evict_action {
 	EVICT_KUBERNETES, /* "kubernetes": the Eviction API (reporting layer) */
 };
 
+/* Which cgroups /metrics carries per-cgroup series for (docs/metrics/agent.md). */
+enum metrics_scope {
+	METRICS_SCOPE_UNITS = 0, /* "units": one series set per pod (or unit), summed over it */
+	METRICS_SCOPE_ALL,	 /* "all": also every container and cgroup outside the units */
+};
+
 /* The reporting layer's HTTP endpoint (user/report/http.h). */
 struct http_config {
-	bool enabled;	  /* true */
-	char address[64]; /* an IPv4 or IPv6 literal: "127.0.0.1" */
-	uint32_t port;	  /* 9464 */
+	bool enabled;		    /* true */
+	char address[64];	    /* an IPv4 or IPv6 literal: "127.0.0.1" */
+	uint32_t port;		    /* 9464 */
+	enum metrics_scope cgroups; /* "units" */
 };
 
 /* The link to the Kubernetes API (user/agent/kube_sync.h, docs/kubernetes.md). */

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../log.h"
@@ -26,6 +28,8 @@
 /* A scraper or two and a person with curl: more is a misbehaving client. */
 #define HTTP_MAX_CONNS 32
 #define HTTP_TIMEOUT_S 10
+/* How long a scrape waits for the loop to render the last tick before it gets the older text. */
+#define HTTP_RENDER_WAIT_NS (2 * 1000000000ll)
 
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define JSON_TYPE    "application/json"
@@ -33,12 +37,32 @@
 
 struct http_server {
 	struct MHD_Daemon *d;
-	int fd; /* the listening socket until MHD owns it (MHD_stop_daemon() closes it) */
+	int fd;	     /* the listening socket until MHD owns it (MHD_stop_daemon() closes it) */
+	int want_fd; /* eventfd: a request wants the last tick rendered; -1 off */
 	pthread_mutex_t mu; /* guards everything below */
+	pthread_cond_t published;
 	char *metrics, *decisions;
 	size_t metrics_len, decisions_len;
 	bool ready;
+	bool stale; /* a tick ended since the texts were rendered */
 };
+
+/* With the lock held: asks the loop for the last tick's texts and waits a while for them. */
+static void wait_fresh(struct http_server *s)
+{
+	uint64_t one = 1;
+	struct timespec until;
+	long long ns;
+
+	if (!s->stale || s->want_fd < 0 || write(s->want_fd, &one, sizeof(one)) != sizeof(one))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	ns = until.tv_nsec + HTTP_RENDER_WAIT_NS;
+	until.tv_sec += ns / 1000000000ll;
+	until.tv_nsec = ns % 1000000000ll;
+	while (s->stale && !pthread_cond_timedwait(&s->published, &s->mu, &until))
+		;
+}
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
 			     const char *body, size_t len)
@@ -70,6 +94,7 @@ static enum MHD_Result reply_published(struct http_server *s, struct MHD_Connect
 	enum MHD_Result ret;
 
 	pthread_mutex_lock(&s->mu);
+	wait_fresh(s);
 	if (!s->ready)
 		ret = reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "not ready: no tick yet\n");
 	else if (metrics)
@@ -171,14 +196,21 @@ static int listen_on(const char *address, uint16_t port)
  */
 static int start_daemon(struct http_server *s, int listen_fd)
 {
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	/* AUTO: epoll or poll, never select(), which breaks on fds past 1024 (the collector keeps
+	 * many). */
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO;
 	sigset_t all, old;
+	pthread_condattr_t ca;
 
 	/* implies MHD_USE_ITC, which MHD_add_connection() needs to wake the server thread */
 	if (listen_fd < 0)
 		flags |= MHD_USE_NO_LISTEN_SOCKET;
 	s->fd = listen_fd;
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->published, &ca);
+	pthread_condattr_destroy(&ca);
 	/* The server thread inherits this mask: SIGTERM must reach the agent loop. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -208,6 +240,7 @@ int http_listen(struct http_server **out, const char *address, uint16_t port, ch
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
+	s->want_fd = -1;
 	fd = listen_on(address, port);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot listen on %s%s%s:%u: %s",
@@ -249,6 +282,7 @@ int http_start_unbound(struct http_server **out)
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
+	s->want_fd = -1;
 	if (start_daemon(s, -1)) {
 		http_stop(s);
 		return -EIO;
@@ -283,6 +317,30 @@ void http_publish(struct http_server *s, char *metrics, size_t metrics_len, char
 		s->decisions_len = decisions_len;
 	}
 	s->ready = true;
+	s->stale = false;
+	pthread_cond_broadcast(&s->published);
+	pthread_mutex_unlock(&s->mu);
+}
+
+int http_render_on_demand(struct http_server *s)
+{
+	if (s->want_fd < 0)
+		s->want_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	return s->want_fd < 0 ? -errno : s->want_fd;
+}
+
+bool http_render_wanted(struct http_server *s)
+{
+	uint64_t n = 0;
+
+	return s->want_fd >= 0 && read(s->want_fd, &n, sizeof(n)) == sizeof(n) && n;
+}
+
+void http_tick_done(struct http_server *s)
+{
+	pthread_mutex_lock(&s->mu);
+	s->stale = true;
+	s->ready = true; /* /readyz: a tick completed, whether or not anyone scraped it */
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -294,7 +352,10 @@ void http_stop(struct http_server *s)
 		MHD_stop_daemon(s->d);
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->want_fd >= 0)
+		close(s->want_fd);
 	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->published);
 	free(s->metrics);
 	free(s->decisions);
 	free(s);

@@ -8,6 +8,7 @@
 #ifndef QOSLET_REPORT_HTTP_H
 #define QOSLET_REPORT_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,18 @@ int http_add_connection(struct http_server *s, int fd);
  */
 void http_publish(struct http_server *s, char *metrics, size_t metrics_len, char *decisions,
 		  size_t decisions_len);
+
+/*
+ * Rendering on demand: the loop renders only when someone asks. After
+ * http_render_on_demand() (which returns an fd to poll, or -errno), and once
+ * the loop has called http_tick_done() after a tick, a request for /metrics
+ * or /decisions makes the fd readable and waits (2 s at most) for the loop's
+ * http_publish(); the loop, woken, checks http_render_wanted() and renders.
+ * With no scraper, nothing is rendered at all.
+ */
+int http_render_on_demand(struct http_server *s);
+bool http_render_wanted(struct http_server *s);
+void http_tick_done(struct http_server *s);
 
 /* Stops serving and frees everything; NULL is a no-op. */
 void http_stop(struct http_server *s);

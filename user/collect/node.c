@@ -19,6 +19,10 @@ struct node_reader {
 	uint64_t prev_usage_ns;	  /* the subtree's, when its quota is the capacity */
 	bool have_prev;
 	bool prev_subtree; /* the previous reading was the subtree's usage */
+	/* The topology of the last CPU list: sysfs is read again only when the list changes. */
+	char topo_list[POL_CPULIST_MAX];
+	struct pol_cpu topo[POL_CPUS_MAX];
+	size_t n_topo;
 };
 
 struct node_reader *node_reader_new(void)
@@ -140,7 +144,15 @@ int node_read(struct node_reader *n, const struct cgroup_ctrls *c, const char *s
 	if (err)
 		return err;
 	in->cpu_list[strcspn(in->cpu_list, "\n")] = '\0';
-	read_topology(in->cpu_list, in);
+	if (strcmp(n->topo_list, in->cpu_list)) {
+		read_topology(in->cpu_list, in);
+		memcpy(n->topo, in->topo, in->n_topo * sizeof(*in->topo));
+		n->n_topo = in->n_topo;
+		snprintf(n->topo_list, sizeof(n->topo_list), "%s", in->cpu_list);
+	} else {
+		memcpy(in->topo, n->topo, n->n_topo * sizeof(*in->topo));
+		in->n_topo = n->n_topo;
+	}
 	in->cpus = in->n_topo;
 
 	/* A quota on the subtree caps its CPUs; then its own usage is what is busy. */

@@ -4,8 +4,8 @@
  * subtree's CPU and memory limits when set, else the machine's), the CPUs'
  * topology, memory in use, and how busy the CPUs were.
  */
-#ifndef QOSLET_AGENT_NODE_H
-#define QOSLET_AGENT_NODE_H
+#ifndef QOSLET_COLLECT_NODE_H
+#define QOSLET_COLLECT_NODE_H
 
 #include "../cgroup_knob.h"
 #include "../policy/model.h"

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The inventory on a fake cgroup v2 tree (plain files in a temp directory):
+ * which cgroups are units and of what class (the systemd driver's layout and
+ * the config's rules), the settings read, CPU use from two readings, and the
+ * probes' numbers folded into the unit each cgroup belongs to.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "collect/collect.h"
+#include "collect/fold.h"
+#include "collect/tree.h"
+
+static char root[64]; /* short: the paths below fit PATH_MAX */
+
+#define SUB "kubepods.slice"
+#define LS  SUB "/kubepods-burstable.slice/kubepods-burstable-pod1234_5678.slice"
+#define CTR LS "/cri-containerd-abc.scope"
+#define BE  SUB "/kubepods-besteffort.slice/kubepods-besteffort-podaaaa.slice"
+#define LSR SUB "/kubepods-podgggg.slice"
+#define JOB SUB "/batch.slice/job1"
+
+static void put(const char *rel, const char *file, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", root, rel, file);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void cgroup(const char *rel, const char *cpu_max, unsigned long usage_us)
+{
+	char path[PATH_MAX], text[256];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	mkdir(path, 0755);
+	put(rel, "cpu.max", cpu_max);
+	snprintf(text, sizeof(text), "usage_usec %lu\nnr_periods 10\nnr_throttled 4\n", usage_us);
+	put(rel, "cpu.stat", text);
+	put(rel, "cpu.weight", "100\n");
+	put(rel, "cpu.idle", "0\n");
+	put(rel, "cpu.max.burst", "0\n");
+	put(rel, "cpuset.cpus", "\n");
+	put(rel, "cpuset.cpus.effective", "0\n");
+	put(rel, "memory.current", "3000000\n");
+	put(rel, "memory.max", "max\n");
+	put(rel, "memory.stat", "anon 1000000\nunevictable 24\ninactive_file 1000000\n");
+}
+
+static uint64_t id_of(const char *rel)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_ino;
+}
+
+static const struct pol_unit *unit(const struct pol_input *in, const char *rel)
+{
+	const struct pol_unit *u = pol_input_find(in, id_of(rel));
+
+	assert_non_null(u);
+	assert_string_equal(u->path, rel);
+	return u;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void test_units_and_numbers(void **state)
+{
+	struct agent_config cfg = {.n_classes = 1};
+	struct cgroup_ctrls c;
+	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
+	struct collect_opts o = {.ctrls = &c, .fs = &fs, .subtree = SUB, .cfg = &cfg};
+	const struct tick_record *rec;
+	struct collector *col;
+	const struct pol_unit *u;
+	size_t n;
+	int err;
+
+	(void)state;
+	cgroup(SUB, "max 100000\n", 0);
+	cgroup(SUB "/misc", "max 100000\n", 0);
+	cgroup(LS, "50000 100000\n", 1000000);
+	cgroup(CTR, "50000 100000\n", 1000000);
+	cgroup(BE, "max 100000\n", 2000000);
+	cgroup(LSR, "100000 100000\n", 0);
+	cgroup(JOB, "max 100000\n", 0);
+	put(BE, "cpu.weight", "1\n"); /* kubelet: 2 shares */
+	cgroup_ctrls_fake(&c, root, true);
+	snprintf(fs.root, sizeof(fs.root), "%s", root);
+	snprintf(cfg.classes[0].glob, sizeof(cfg.classes[0].glob), SUB "/batch.slice/*");
+	cfg.classes[0].cls = QOS_BE;
+	col = collector_new(&o);
+	assert_non_null(col);
+
+	rec = collector_read(col, 1000, 1000000000ull, &err);
+	assert_non_null(rec);
+	assert_int_equal(rec->in.n_units, 4); /* misc and the tiers are not units */
+	u = unit(&rec->in, LS);
+	assert_int_equal(u->cls, QOS_LS);
+	assert_string_equal(u->pod_uid, "1234-5678");
+	assert_int_equal(u->quota_us, 50000);
+	assert_int_equal(u->period_us, 100000);
+	assert_true(u->limit_cpus > 0.49 && u->limit_cpus < 0.51);
+	assert_int_equal(u->mem_anon_unevict, 1000024);
+	assert_int_equal(u->mem_used, 2000000);
+	assert_true(u->cpu_used == 0); /* no interval yet */
+	assert_int_equal(unit(&rec->in, BE)->cls, QOS_BE);
+	assert_true(unit(&rec->in, BE)->limit_cpus < 0);
+	assert_true(unit(&rec->in, BE)->request_cpus < 0.03); /* weight 1: 2 to 28 shares */
+	assert_int_equal(unit(&rec->in, LSR)->cls, QOS_LSR);
+	assert_int_equal(unit(&rec->in, JOB)->cls, QOS_BE);
+	assert_string_equal(unit(&rec->in, JOB)->pod_uid, "");
+	/* The container is a member of the LS pod, not a unit. */
+	assert_null(pol_input_find(&rec->in, id_of(CTR)));
+	assert_non_null(collector_members(col, &n, NULL));
+	assert_int_equal(n, 5);
+
+	/* One second later the LS pod used half a CPU. */
+	put(LS, "cpu.stat", "usage_usec 1500000\nnr_periods 20\nnr_throttled 9\n");
+	rec = collector_read(col, 2000, 2000000000ull, &err);
+	assert_non_null(rec);
+	u = unit(&rec->in, LS);
+	assert_true(u->cpu_used > 0.499 && u->cpu_used < 0.501);
+	assert_int_equal(u->nr_periods, 10);
+	assert_int_equal(u->nr_throttled, 5);
+	assert_false(u->has_rq); /* no probes */
+	assert_false(u->has_cpi);
+	assert_int_equal(rec->in.n_blame, 0);
+	collector_free(col);
+}
+
+/* The probes' numbers reach the unit their cgroup belongs to; blame pairs become unit pairs. */
+static void test_fold(void **state)
+{
+	/* sorted by cgid: the container (5) and the pod (2) belong to unit 2; 7 is unit 7 */
+	const struct collect_member m[] = {{2, 2, QOS_LS}, {5, 2, QOS_LS}, {7, 7, QOS_BE}};
+	struct pol_unit units[2] = {{.id = 2, .cls = QOS_LS}, {.id = 7, .cls = QOS_BE}};
+	struct pol_input in = {.units = units, .n_units = 2};
+	struct cg_sample totals[2] = {{.id = 2}, {.id = 7}};
+	struct snapshot delta = {0};
+	struct cg_sample *cg;
+
+	(void)state;
+	cg = snapshot_add(&delta, 5);
+	cg->parts = CG_RQ;
+	cg->rq.count = 2;
+	cg->rq.slots[3] = 2;
+	cg = snapshot_add(&delta, 9); /* outside every unit */
+	cg->parts = CG_RQ;
+	cg->rq.count = 7;
+	cg = snapshot_add(&delta, 2);
+	cg->parts = CG_MEMSTALL;
+	cg->mem.oom_kills = 1;
+	snapshot_add_blame(&delta, &(struct blame_sample){5, 7, 500, 1});
+	snapshot_add_blame(&delta, &(struct blame_sample){2, 7, 300, 1});
+	snapshot_add_blame(&delta, &(struct blame_sample){5, 9, 100, 1});
+	snapshot_add_blame(&delta, &(struct blame_sample){5, QOSLET_CULPRIT_IDLE, 50, 1});
+	snapshot_add_blame(&delta, &(struct blame_sample){9, 7, 70, 1}); /* victim outside */
+	snapshot_finish(&delta);
+
+	assert_int_equal(collect_fold_probes(m, 3, &delta, &in, totals), 0);
+	assert_int_equal(units[0].rq.count, 2);
+	assert_int_equal(units[0].rq.slots[3], 2);
+	assert_int_equal(units[1].rq.count, 0);
+	assert_false(units[0].has_cpi);
+	/* the running totals take every probe part, and stay per unit */
+	assert_int_equal(totals[0].parts, CG_RQ | CG_MEMSTALL);
+	assert_int_equal(totals[0].rq.count, 2);
+	assert_int_equal(totals[0].mem.oom_kills, 1);
+	assert_int_equal(totals[1].parts, 0);
+
+	assert_int_equal(collect_fold_blame(m, 3, &delta, &in), 0);
+	assert_int_equal(in.n_blame, 3);
+	assert_int_equal(in.blame[0].victim, 2);
+	assert_int_equal(in.blame[0].culprit, POL_CULPRIT_IDLE);
+	assert_int_equal(in.blame[1].culprit, 7);
+	assert_int_equal(in.blame[1].wait_ns, 800); /* pod + container, one pair */
+	assert_int_equal(in.blame[2].culprit, POL_CULPRIT_OTHER);
+	assert_int_equal(in.blame[2].wait_ns, 100);
+	free(in.blame);
+	snapshot_free(&delta);
+}
+
+static int count_dirs(void *ctx, const struct cg_tree_dir *d)
+{
+	(void)d;
+	++*(size_t *)ctx;
+	return 0;
+}
+
+static size_t tree_dirs(const struct cg_tree *t)
+{
+	size_t n = 0;
+
+	cg_tree_foreach(t, count_dirs, &n);
+	return n;
+}
+
+/* mkdir and rmdir reach the tree as events: no walk after the first. */
+static void test_tree_events(void **state)
+{
+	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
+	struct cg_tree *t;
+	char path[PATH_MAX];
+	uint64_t gen;
+
+	(void)state;
+	snprintf(fs.root, sizeof(fs.root), "%s", root);
+	cgroup("tree", "max 100000\n", 0);
+	cgroup("tree/a", "max 100000\n", 0);
+	t = cg_tree_new(&fs, "tree");
+	assert_non_null(t);
+	assert_int_equal(cg_tree_sync(t, 1), 1);
+	assert_int_equal(tree_dirs(t), 2);
+	assert_int_equal(cg_tree_sync(t, 2), 0); /* nothing happened */
+
+	cgroup("tree/a/b/c", "max 100000\n", 0); /* b and c at once: c lands before b is watched */
+	cgroup("tree/d", "max 100000\n", 0);
+	gen = cg_tree_generation(t);
+	assert_int_equal(cg_tree_sync(t, 3), 1);
+	assert_true(cg_tree_generation(t) != gen);
+	assert_int_equal(tree_dirs(t), 5);
+	assert_int_equal(cg_tree_stats(t).walks, 1);
+
+	/* removed: the event takes it out of the tree */
+	snprintf(path, sizeof(path), "%s/tree/d", root);
+	assert_int_equal(nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+	assert_int_equal(cg_tree_sync(t, 4), 1);
+	assert_int_equal(tree_dirs(t), 4);
+	assert_int_equal(cg_tree_stats(t).walks, 1);
+	assert_true(cg_tree_stats(t).events >= 3);
+
+	/* the safety net walks again after CG_TREE_REWALK_NS, finding the same tree */
+	assert_int_equal(cg_tree_sync(t, 5 + CG_TREE_REWALK_NS), 0);
+	assert_int_equal(cg_tree_stats(t).walks, 2);
+	assert_int_equal(tree_dirs(t), 4);
+
+	/* the subtree's root gone: said so */
+	cg_tree_free(t);
+	t = cg_tree_new(&fs, "nonexistent");
+	assert_int_equal(cg_tree_sync(t, 1), -ENOENT);
+	cg_tree_free(t);
+}
+
+/* Settings are read when a unit appears, after a write, and every COLLECT_SETTINGS_NS; pods at
+ * once. */
+static void test_settings_and_new_pods(void **state)
+{
+	struct agent_config cfg = {0};
+	struct cgroup_ctrls c;
+	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
+	struct collect_opts o = {
+		.ctrls = &c, .fs = &fs, .subtree = "s2/kubepods.slice", .cfg = &cfg};
+	const char *pod =
+		"s2/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod11_22.slice";
+	const char *pod2 =
+		"s2/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod33_44.slice";
+	const uint64_t s = 1000000000ull;
+	const struct tick_record *rec;
+	struct collector *col;
+	int err;
+
+	(void)state;
+	cgroup("s2/kubepods.slice", "max 100000\n", 0);
+	cgroup(pod, "50000 100000\n", 0);
+	cgroup_ctrls_fake(&c, root, true);
+	snprintf(fs.root, sizeof(fs.root), "%s", root);
+	col = collector_new(&o);
+	rec = collector_read(col, 1, s, &err);
+	assert_int_equal(rec->in.n_units, 1);
+	assert_int_equal(unit(&rec->in, pod)->quota_us, 50000);
+
+	/* the owner changes the quota: seen at the slow re-read, not before */
+	put(pod, "cpu.max", "70000 100000\n");
+	rec = collector_read(col, 2, 2 * s, &err);
+	assert_int_equal(unit(&rec->in, pod)->quota_us, 50000);
+	rec = collector_read(col, 3, s + COLLECT_SETTINGS_NS, &err);
+	assert_int_equal(unit(&rec->in, pod)->quota_us, 70000);
+
+	/* the actuator wrote: read back at the next tick */
+	put(pod, "cpu.max", "20000 100000\n");
+	collector_settings_changed(col, id_of(pod));
+	rec = collector_read(col, 4, 2 * s + COLLECT_SETTINGS_NS, &err);
+	assert_int_equal(unit(&rec->in, pod)->quota_us, 20000);
+
+	/* a pod made between two ticks is a unit at the next one, classed BE by its tier */
+	cgroup(pod2, "max 100000\n", 0);
+	rec = collector_read(col, 5, 3 * s + COLLECT_SETTINGS_NS, &err);
+	assert_int_equal(rec->in.n_units, 2);
+	assert_int_equal(unit(&rec->in, pod2)->cls, QOS_BE);
+	collector_free(col);
+}
+
+static void test_detect_kubepods(void **state)
+{
+	struct cgroup_ctrls c;
+	char rel[64];
+
+	(void)state;
+	cgroup_ctrls_fake(&c, root, true);
+	assert_int_equal(collect_detect_kubepods(&c, rel, sizeof(rel)), 0);
+	assert_string_equal(rel, "kubepods.slice");
+	cgroup_ctrls_fake(&c, "/nonexistent", true);
+	assert_int_equal(collect_detect_kubepods(&c, rel, sizeof(rel)), -ENOENT);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(root, sizeof(root), "/tmp/qoslet-test-inventory-XXXXXX");
+	return mkdtemp(root) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_units_and_numbers),
+		cmocka_unit_test(test_fold),
+		cmocka_unit_test(test_tree_events),
+		cmocka_unit_test(test_settings_and_new_pods),
+		cmocka_unit_test(test_detect_kubepods),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

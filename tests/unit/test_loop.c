@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The agent's tick schedule (user/agent/loop.c) on a fake clock. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "agent/loop.h"
+
+#define MS 1000000ull
+#define S  1000000000ull
+
+struct fake {
+	uint64_t now;
+	uint64_t stop_at;	/* the wait says stop once the clock reaches it */
+	const uint64_t *alerts; /* times, ascending */
+	size_t n_alerts, next_alert;
+	uint64_t slow_at, slow_ns; /* the tick starting at slow_at takes slow_ns */
+	uint64_t ticks[64];
+	bool fast[64];
+	size_t n_ticks;
+};
+
+static uint64_t fake_now(void *ctx)
+{
+	return ((struct fake *)ctx)->now;
+}
+
+static enum loop_wake fake_wait(void *ctx, uint64_t deadline)
+{
+	struct fake *f = ctx;
+
+	while (f->next_alert < f->n_alerts && f->alerts[f->next_alert] < f->now)
+		f->next_alert++; /* came while a tick ran: the ring buffer holds it */
+	if (f->next_alert < f->n_alerts && f->alerts[f->next_alert] < deadline) {
+		f->now =
+			f->alerts[f->next_alert++] > f->now ? f->alerts[f->next_alert - 1] : f->now;
+		return LOOP_WAKE_ALERT;
+	}
+	if (deadline > f->now)
+		f->now = deadline;
+	return f->now >= f->stop_at ? LOOP_WAKE_STOP : LOOP_WAKE_TIMEOUT;
+}
+
+static int fake_tick(void *ctx, bool fast)
+{
+	struct fake *f = ctx;
+
+	assert_true(f->n_ticks < 64);
+	f->ticks[f->n_ticks] = f->now;
+	f->fast[f->n_ticks++] = fast;
+	if (f->slow_ns && f->now == f->slow_at)
+		f->now += f->slow_ns;
+	return 0;
+}
+
+static uint64_t fake_interval(void *ctx)
+{
+	(void)ctx;
+	return S;
+}
+
+static const struct loop_ops ops = {fake_now, fake_wait, fake_tick, fake_interval, NULL};
+
+static void expect_ticks(const struct fake *f, const uint64_t *at, const bool *fast, size_t n)
+{
+	assert_int_equal(f->n_ticks, n);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(f->ticks[i], at[i]);
+		assert_int_equal(f->fast[i], fast[i]);
+	}
+}
+
+/* Nothing happens: one tick per interval, on the second. */
+static void test_regular(void **state)
+{
+	struct fake f = {.now = 10 * S, .stop_at = 14 * S + 1};
+	const uint64_t at[] = {10 * S, 11 * S, 12 * S, 13 * S, 14 * S};
+	const bool fast[5] = {0};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 5);
+}
+
+/* An alert ticks at once, then three follow-ups 100 ms apart, then the regular tick. */
+static void test_alert_and_follow_ups(void **state)
+{
+	const uint64_t alerts[] = {1300 * MS};
+	struct fake f = {.stop_at = 2 * S + 1, .alerts = alerts, .n_alerts = 1};
+	const uint64_t at[] = {0, 1 * S, 1300 * MS, 1400 * MS, 1500 * MS, 1600 * MS, 2 * S};
+	const bool fast[] = {false, false, true, true, true, true, false};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 7);
+}
+
+/* A storm of alerts: at most one fast tick per LOOP_FAST_GAP_NS. */
+static void test_alert_storm(void **state)
+{
+	const uint64_t alerts[] = {1300 * MS, 1310 * MS, 1320 * MS,
+				   1330 * MS, 1340 * MS, 1350 * MS};
+	struct fake f = {.stop_at = 1390 * MS, .alerts = alerts, .n_alerts = 6};
+	const uint64_t at[] = {0, 1 * S, 1300 * MS, 1350 * MS};
+	const bool fast[] = {false, false, true, true};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 4);
+}
+
+/* A tick that takes 2.5 s is followed by one catch-up tick, not by one per missed second. */
+static void test_slow_tick(void **state)
+{
+	struct fake f = {.stop_at = 5 * S, .slow_at = 1 * S, .slow_ns = 2500 * MS};
+	const uint64_t at[] = {0, 1 * S, 3500 * MS, 4500 * MS};
+	const bool fast[4] = {0};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 4);
+}
+
+/* --duration ends the loop without a tick at the end. */
+static void test_duration(void **state)
+{
+	struct fake f = {.stop_at = 100 * S};
+	const uint64_t at[] = {0, 1 * S, 2 * S};
+	const bool fast[3] = {0};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 3 * S), 0);
+	expect_ticks(&f, at, fast, 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_regular),	    cmocka_unit_test(test_alert_and_follow_ups),
+		cmocka_unit_test(test_alert_storm), cmocka_unit_test(test_slow_tick),
+		cmocka_unit_test(test_duration),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

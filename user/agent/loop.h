@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * When the agent ticks. Regular ticks every interval on absolute deadlines
+ * (no drift; a late tick skips ahead instead of piling up); a fast-path tick
+ * when an alert comes, at most one per LOOP_FAST_GAP_NS however many alerts
+ * arrive; then LOOP_FOLLOW_UPS more ticks LOOP_FOLLOW_UP_NS apart: the
+ * alert's own tick judges CPU use over an interval that mostly predates the
+ * change, the follow-ups over short intervals that lie wholly in it.
+ *
+ * Pure scheduling: the clock, the waiting and the tick are the caller's
+ * (struct loop_ops), so tests drive it with a fake clock.
+ */
+#ifndef QOSLET_AGENT_LOOP_H
+#define QOSLET_AGENT_LOOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define LOOP_FAST_GAP_NS  (50 * 1000000ull)
+#define LOOP_FOLLOW_UP_NS (100 * 1000000ull)
+#define LOOP_FOLLOW_UPS	  3
+
+enum loop_wake {
+	LOOP_WAKE_TIMEOUT = 0, /* the deadline came */
+	LOOP_WAKE_ALERT,       /* a fast-path alert came first */
+	LOOP_WAKE_STOP,	       /* stop: the loop ends without another tick */
+};
+
+struct loop_ops {
+	uint64_t (*now)(void *ctx); /* CLOCK_MONOTONIC, ns */
+	/* Waits until deadline_ns or something earlier (an alert, a stop). */
+	enum loop_wake (*wait)(void *ctx, uint64_t deadline_ns);
+	int (*tick)(void *ctx, bool fast); /* non-zero ends the loop with that value */
+	/* Read before every wait: a config reload may change it. */
+	uint64_t (*interval_ns)(void *ctx);
+	/* Called before every wait, between ticks (a reload happens here); may be NULL. */
+	void (*between)(void *ctx);
+};
+
+/*
+ * Ticks at once, then on schedule until a tick fails, the wait says stop,
+ * or duration_ns passed (0: no end). Returns the failing tick's value or 0.
+ */
+int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns);
+
+#endif

@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "collect.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../grow.h"
+#include "../kube_path.h"
+#include "../log.h"
+#include "../probes/probes.h"
+#include "fold.h"
+#include "node.h"
+#include "tree.h"
+#include "unit_files.h"
+
+/* What the collector keeps about one unit from tick to tick. */
+struct unit_state {
+	struct pol_unit u; /* identity and settings; the measured fields are per tick */
+	struct unit_files files;
+	uint64_t settings_ns; /* CLOCK_MONOTONIC of the last settings read; 0: due */
+	uint64_t psi_ns;
+	struct unit_counters prev; /* the kernel's cumulative counters at the previous tick */
+	bool have_prev;
+	struct psi_sample psi; /* the last pressure read */
+	bool has_psi;
+	struct cg_sample total; /* the record's unit_totals entry, kept running */
+};
+
+struct collector {
+	const struct collect_opts *o;
+	struct cg_tree *tree;
+	struct node_reader *node;
+	bool classify;		  /* the classes' inputs changed */
+	struct unit_state *units; /* sorted by id */
+	size_t n_units, cap_units;
+	struct collect_member *members; /* sorted by cgid */
+	const char **member_paths;	/* the tree's strings, in members' order */
+	size_t n_members, cap_members, cap_paths;
+	uint64_t members_gen;
+	struct snapshot before; /* the probes' last cumulative reading */
+	bool have_before;
+	uint64_t prev_mono_ns;
+	struct tick_record rec;
+	struct pol_unit *out;	  /* rec.in.units */
+	struct cg_sample *totals; /* rec.unit_totals */
+	size_t cap_out;
+};
+
+struct collector *collector_new(const struct collect_opts *o)
+{
+	struct collector *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->o = o;
+	c->node = node_reader_new();
+	c->tree = cg_tree_new(o->fs, o->subtree);
+	if (!c->node || !c->tree) {
+		collector_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void collector_free(struct collector *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n_units; i++)
+		unit_files_close(&c->units[i].files);
+	free(c->units);
+	free(c->members);
+	free(c->member_paths);
+	cg_tree_free(c->tree);
+	node_reader_free(c->node);
+	snapshot_free(&c->before);
+	free(c->rec.in.blame);
+	free(c->out);
+	free(c->totals);
+	free(c);
+}
+
+int collect_detect_kubepods(const struct cgroup_ctrls *ctrls, char *rel, size_t size)
+{
+	static const char *const roots[] = {"kubepods", "kubepods.slice"};
+
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		char path[PATH_MAX];
+
+		if (cg_path(ctrls, CTRL_CPU, roots[i], "", path, sizeof(path)) ||
+		    access(path, F_OK))
+			continue;
+		snprintf(rel, size, "%s", roots[i]);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * The config's class rules first (the operator's word), then the pod's
+ * koordinator.sh/qosClass label, then the kubelet's QoS tier. A pod's
+ * uid and priority come with it whichever decided the class.
+ */
+static enum qos_class classify(const struct collect_opts *o, const char *rel, char *pod_uid,
+			       size_t uid_size, int32_t *priority)
+{
+	const struct kube_pod *pod = NULL;
+	struct kube_ids ids;
+	enum qos_class label;
+	bool is_pod = kube_path_parse(rel, &ids) && ids.pod_uid[0] && !ids.container_id[0];
+
+	pod_uid[0] = '\0';
+	*priority = 0;
+	if (is_pod) {
+		snprintf(pod_uid, uid_size, "%s", ids.pod_uid);
+		pod = o->pod ? o->pod(o->ctx, ids.pod_uid) : NULL;
+		*priority = pod && pod->has_priority ? pod->priority : 0;
+	}
+	for (size_t i = 0; i < o->cfg->n_classes; i++)
+		if (!fnmatch(o->cfg->classes[i].glob, rel, FNM_PATHNAME))
+			return o->cfg->classes[i].cls;
+	if (!is_pod)
+		return QOS_UNMANAGED;
+	if (pod && pod->koord_qos[0] && !qos_class_parse(pod->koord_qos, &label))
+		return label;
+	switch (ids.qos) {
+	case KUBE_QOS_GUARANTEED:
+		return QOS_LSR;
+	case KUBE_QOS_BURSTABLE:
+		return QOS_LS;
+	case KUBE_QOS_BESTEFFORT:
+		return QOS_BE;
+	default:
+		return QOS_UNMANAGED;
+	}
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_state(const void *a, const void *b)
+{
+	return cmp_u64(((const struct unit_state *)a)->u.id, ((const struct unit_state *)b)->u.id);
+}
+
+/* Sorts members and their paths together: by cgid. */
+struct member_sort {
+	struct collect_member m;
+	const char *path;
+};
+
+static int cmp_member_sort(const void *a, const void *b)
+{
+	return cmp_u64(((const struct member_sort *)a)->m.cgid,
+		       ((const struct member_sort *)b)->m.cgid);
+}
+
+/* The walk that finds units among the tree's directories (pre-order). */
+struct rebuild {
+	struct collector *c;
+	struct unit_state *units; /* the new list, in walk order */
+	size_t n_units, cap_units;
+	struct member_sort *members;
+	size_t n_members, cap_members;
+	long unit;	     /* index of the unit the walk is inside, or -1 */
+	size_t unit_rel_len; /* strlen of that unit's path */
+	int err;
+};
+
+static int visit(void *ctx, const struct cg_tree_dir *d)
+{
+	struct rebuild *r = ctx;
+	struct unit_state *s;
+
+	if (r->unit >= 0 && !cgroup_path_within(d->rel, r->units[r->unit].u.path))
+		r->unit = -1;
+	if (r->unit < 0 && d->depth > 0) {
+		char uid[40];
+		int32_t prio;
+		enum qos_class cls = classify(r->c->o, d->rel, uid, sizeof(uid), &prio);
+
+		if (cls != QOS_UNMANAGED) {
+			if (strlen(d->rel) >= POL_PATH_MAX) {
+				log_warn("agent: cgroup path too long, not managed: %s", d->rel);
+				return 0;
+			}
+			if (array_grow((void **)&r->units, &r->cap_units, r->n_units,
+				       sizeof(*r->units)))
+				return -ENOMEM;
+			s = &r->units[r->n_units];
+			memset(s, 0, sizeof(*s));
+			s->u.id = d->id;
+			s->u.cls = cls;
+			s->u.priority = prio;
+			snprintf(s->u.path, sizeof(s->u.path), "%s", d->rel);
+			snprintf(s->u.pod_uid, sizeof(s->u.pod_uid), "%s", uid);
+			r->unit = (long)r->n_units++;
+		}
+	}
+	if (r->unit < 0)
+		return 0;
+	if (array_grow((void **)&r->members, &r->cap_members, r->n_members, sizeof(*r->members)))
+		return -ENOMEM;
+	r->members[r->n_members++] = (struct member_sort){
+		{d->id, r->units[r->unit].u.id, r->units[r->unit].u.cls}, d->rel};
+	return 0;
+}
+
+/*
+ * The units and members anew from the tree. A unit seen before keeps what
+ * the collector knows of it (open files, counters, totals); one gone
+ * closes its files.
+ */
+static int rebuild(struct collector *c)
+{
+	struct rebuild r = {.c = c, .unit = -1};
+	size_t i = 0, j = 0;
+	int err = cg_tree_foreach(c->tree, visit, &r);
+
+	if (err) {
+		free(r.units);
+		free(r.members);
+		return err;
+	}
+	if (r.n_units)
+		qsort(r.units, r.n_units, sizeof(*r.units), cmp_state);
+	for (; j < r.n_units; j++) {
+		struct unit_state *now = &r.units[j];
+
+		while (i < c->n_units && c->units[i].u.id < now->u.id)
+			unit_files_close(&c->units[i++].files);
+		if (i < c->n_units && c->units[i].u.id == now->u.id) {
+			struct pol_unit id = now->u;
+
+			*now = c->units[i++];
+			/* the class, pod and priority may have changed; the settings have not */
+			now->u.cls = id.cls;
+			now->u.priority = id.priority;
+			memcpy(now->u.pod_uid, id.pod_uid, sizeof(id.pod_uid));
+		} else {
+			unit_files_init(&now->files);
+		}
+	}
+	while (i < c->n_units)
+		unit_files_close(&c->units[i++].files);
+	free(c->units);
+	c->units = r.units;
+	c->n_units = r.n_units;
+	c->cap_units = r.cap_units;
+
+	if (r.n_members)
+		qsort(r.members, r.n_members, sizeof(*r.members), cmp_member_sort);
+	if (r.n_members > c->cap_members) {
+		struct collect_member *m = realloc(c->members, r.n_members * sizeof(*m));
+		const char **p = m ? realloc(c->member_paths, r.n_members * sizeof(*p)) : NULL;
+
+		if (m)
+			c->members = m;
+		if (!p) {
+			free(r.members);
+			return -ENOMEM;
+		}
+		c->member_paths = p;
+		c->cap_members = r.n_members;
+	}
+	for (size_t k = 0; k < r.n_members; k++) {
+		c->members[k] = r.members[k].m;
+		c->member_paths[k] = r.members[k].path;
+	}
+	c->n_members = r.n_members;
+	c->members_gen++;
+	free(r.members);
+	return 0;
+}
+
+const struct collect_member *collector_member_of(const struct collector *c, uint64_t cgid)
+{
+	return collect_member_find(c->members, c->n_members, cgid);
+}
+
+const char *collector_path_of(const struct collector *c, uint64_t cgid)
+{
+	const struct collect_member *m = collector_member_of(c, cgid);
+
+	return m ? c->member_paths[m - c->members] : NULL;
+}
+
+const struct collect_member *collector_members(const struct collector *c, size_t *n,
+					       uint64_t *generation)
+{
+	*n = c->n_members;
+	if (generation)
+		*generation = c->members_gen;
+	return c->members;
+}
+
+void collector_settings_changed(struct collector *c, uint64_t unit_id)
+{
+	struct unit_state key = {.u.id = unit_id}, *s;
+
+	s = c->n_units ? bsearch(&key, c->units, c->n_units, sizeof(key), cmp_state) : NULL;
+	if (s)
+		s->settings_ns = 0;
+}
+
+void collector_reclassify(struct collector *c)
+{
+	c->classify = true;
+}
+
+const struct tick_record *collector_record(const struct collector *c)
+{
+	return &c->rec;
+}
+
+/* The settings of a unit as its files hold them; -ENOENT when it vanished. */
+static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s)
+{
+	struct pol_unit *u = &s->u;
+	double request = u->request_cpus;
+	int err = cg_read_quota(ctrls, u->path, &u->quota_us, &u->period_us);
+
+	if (err == -ENOENT)
+		return err;
+	if (err) {
+		u->quota_us = -1;
+		u->period_us = 100000;
+	}
+	if (cg_read_burst(ctrls, u->path, &u->burst_us))
+		u->burst_us = -1;
+	if (cg_read_idle(ctrls, u->path, &u->idle))
+		u->idle = -1;
+	if (cg_read_cpus(ctrls, u->path, u->cpus, sizeof(u->cpus)))
+		u->cpus[0] = '\0';
+	if (cg_read_request_cpus(ctrls, u->path, &u->request_cpus))
+		u->request_cpus = 0;
+	/*
+	 * cpu.idle=1 makes the kernel report the idle weight (3 shares) instead
+	 * of the owner's: keep the request read before qoslet set it.
+	 */
+	if (u->idle == 1 && s->settings_ns)
+		u->request_cpus = request;
+	/* A file the kernel lacked may have come with a module or a remount. */
+	unit_files_retry_absent(&s->files);
+	return 0;
+}
+
+/* A counter that went down was re-created: it counts from zero. */
+static uint64_t since(uint64_t now, uint64_t before)
+{
+	return now >= before ? now - before : now;
+}
+
+/*
+ * One unit's tick: settings when due, counters always, pressure when due.
+ * Fills out (the record's copy) and the unit's totals. -ENOENT when the
+ * unit vanished meanwhile.
+ */
+static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns, double interval_s,
+		     struct pol_unit *out)
+{
+	const struct cgroup_ctrls *ctrls = c->o->ctrls;
+	bool psi_due = !s->psi_ns || mono_ns - s->psi_ns >= COLLECT_PSI_NS;
+	struct unit_counters now;
+	int64_t original;
+	int err;
+
+	if (!s->settings_ns || mono_ns - s->settings_ns >= COLLECT_SETTINGS_NS) {
+		err = read_settings(ctrls, s);
+		if (err)
+			return err;
+		s->settings_ns = mono_ns ? mono_ns : 1;
+	}
+	err = unit_files_read(&s->files, ctrls, s->u.path, psi_due, &now);
+	c->rec.cgroup_read_errors += now.errors;
+	if (err)
+		return err;
+	if (psi_due) {
+		s->psi_ns = mono_ns;
+		s->has_psi = now.has_psi;
+		s->psi = now.psi;
+	}
+	*out = s->u;
+	/* The limit is the owner's: a quota qoslet raised or lowered is not one. */
+	original = out->quota_us;
+	if (c->o->original_quota)
+		c->o->original_quota(c->o->ctx, out->path, &original);
+	out->limit_cpus = original >= 0 && out->period_us ? (double)original / out->period_us : -1;
+	if (now.has_mem) {
+		out->mem_anon_unevict = now.mem.anon + now.mem.unevictable;
+		out->mem_used = since(now.mem.usage, now.mem.inactive_file);
+	}
+	/* A counter that cannot be read stays 0: the unit then shows no use. */
+	if (s->have_prev && interval_s > 0) {
+		out->cpu_used = since(now.usage_ns, s->prev.usage_ns) / 1e9 / interval_s;
+		out->nr_periods = since(now.throttle.nr_periods, s->prev.throttle.nr_periods);
+		out->nr_throttled = since(now.throttle.nr_throttled, s->prev.throttle.nr_throttled);
+	}
+	s->prev = now;
+	s->have_prev = true;
+	s->total.id = s->u.id;
+	s->total.parts &= ~(uint32_t)(CG_THROTTLE | CG_PSI);
+	if (now.has_throttle) {
+		s->total.throttle = now.throttle;
+		s->total.parts |= CG_THROTTLE;
+	}
+	if (s->has_psi) {
+		s->total.psi = s->psi;
+		s->total.parts |= CG_PSI;
+	}
+	return 0;
+}
+
+/*
+ * The probes' interval: their cumulative reading now against the last one.
+ * delta is left empty when there is no interval yet or the read failed.
+ */
+static bool read_probes(struct collector *c, struct snapshot *delta)
+{
+	struct snapshot now = {0};
+	bool have_delta = false;
+	int err;
+
+	if (!c->o->probes)
+		return false;
+	probe_set_poll(c->o->probes);
+	err = probe_set_read(c->o->probes, &now); /* frees what it read on failure */
+	if (!err && c->have_before) {
+		err = snapshot_delta(delta, &now, &c->before);
+		have_delta = !err;
+	}
+	if (err) {
+		log_warn("agent: probes unreadable this tick: %s", strerror(-err));
+		c->rec.probe_read_failed = true;
+		snapshot_free(&now);
+		return false;
+	}
+	snapshot_free(&c->before);
+	c->before = now;
+	c->have_before = true;
+	return have_delta;
+}
+
+static int grow_out(struct collector *c)
+{
+	size_t want = c->n_units ? c->n_units : 1;
+	struct pol_unit *out;
+	struct cg_sample *totals;
+
+	if (want <= c->cap_out)
+		return 0;
+	out = realloc(c->out, want * sizeof(*out));
+	if (out)
+		c->out = out;
+	totals = out ? realloc(c->totals, want * sizeof(*totals)) : NULL;
+	if (!totals)
+		return -ENOMEM;
+	c->totals = totals;
+	c->cap_out = want;
+	return 0;
+}
+
+const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, uint64_t mono_ns,
+					 int *err)
+{
+	struct tick_record *rec = &c->rec;
+	struct pol_input *in = &rec->in;
+	struct snapshot delta = {0};
+	bool have_delta;
+	size_t n = 0;
+	int changed = cg_tree_sync(c->tree, mono_ns);
+
+	*err = changed < 0 ? changed : 0;
+	if (!*err && (changed || c->classify))
+		*err = rebuild(c);
+	c->classify = false;
+	if (*err)
+		return NULL;
+	free(in->blame);
+	memset(rec, 0, sizeof(*rec));
+	in->ts_ns = ts_ns;
+	in->interval_s = c->prev_mono_ns ? (mono_ns - c->prev_mono_ns) / 1e9 : 0;
+	have_delta = read_probes(c, &delta);
+	*err = node_read(c->node, c->o->ctrls, c->o->subtree, in->interval_s, in) ?: grow_out(c);
+	for (size_t i = 0; !*err && i < c->n_units; i++) {
+		struct unit_state *s = &c->units[i];
+		int e = read_unit(c, s, mono_ns, in->interval_s, &c->out[n]);
+
+		if (e) /* a unit that vanished since the last event is left out */
+			continue;
+		c->out[n].has_rq = have_delta && (c->o->parts & CG_RQ);
+		c->totals[n++] = s->total;
+	}
+	in->units = c->out;
+	in->n_units = n;
+	if (!*err && have_delta)
+		*err = collect_fold_probes(c->members, c->n_members, &delta, in, c->totals)
+			       ?: collect_fold_blame(c->members, c->n_members, &delta, in);
+	/* The totals the probes added to go back to their units for the next tick. */
+	for (size_t i = 0, j = 0; !*err && i < n; i++) {
+		while (c->units[j].u.id != c->out[i].id)
+			j++;
+		c->units[j].total = c->totals[i];
+	}
+	snapshot_free(&delta);
+	c->prev_mono_ns = mono_ns;
+	if (*err)
+		return NULL;
+	rec->unit_totals = c->totals;
+	rec->probes = c->have_before ? &c->before : NULL;
+	return rec;
+}

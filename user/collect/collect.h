@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The collector: the one reader of the node per tick. It keeps the managed
+ * subtree's cgroups from the kernel's mkdir/rmdir notifications (tree.h),
+ * finds the units among them (pods, or cgroups a class rule names), keeps
+ * each unit's counter files open (unit_files.h), reads the probes' maps
+ * once, and hands out one read-only record per tick (struct tick_record)
+ * that the policies, the metrics, `qoslet record` and the loop all read:
+ * every consumer sees the same numbers, and nothing else opens a cgroup
+ * file or reads a probe map.
+ *
+ * Settings (quota, burst, cpu.idle, cpuset, shares/weight) change only
+ * when the actuator or the owner writes them: they are read when a unit
+ * appears, after the actuator wrote to it (collector_settings_changed), and
+ * every COLLECT_SETTINGS_NS to notice the owner's changes. PSI averages move
+ * every 2 s in the kernel and are read that often.
+ */
+#ifndef QOSLET_COLLECT_COLLECT_H
+#define QOSLET_COLLECT_COLLECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../cgroup.h"
+#include "../cgroup_knob.h"
+#include "../kube/pods.h"
+#include "../policy/config.h"
+#include "../policy/model.h"
+#include "../snapshot.h"
+
+#define COLLECT_SETTINGS_NS (10 * 1000000000ull)
+#define COLLECT_PSI_NS	    (2 * 1000000000ull)
+
+struct probe_set;
+
+struct collect_opts {
+	const struct cgroup_ctrls *ctrls;
+	const struct cgroup_fs *fs; /* the cpu hierarchy: cgroup ids */
+	const char *subtree;	    /* managed subtree, relative to the roots */
+	const struct agent_config *cfg;
+	/* The probes to read each tick (NULL: none) and the enum cg_part bits they provide. */
+	struct probe_set *probes;
+	unsigned int parts;
+	/* The owner's quota before qoslet changed it (the actuator knows); may be NULL. */
+	bool (*original_quota)(void *ctx, const char *rel, int64_t *quota_us);
+	/*
+	 * What the Kubernetes API says about the pod with this uid, or NULL
+	 * (unknown, or no API); may be NULL. Its koordinator.sh/qosClass label
+	 * classes the pod ahead of the kubelet's tier, and it gives the priority.
+	 */
+	const struct kube_pod *(*pod)(void *ctx, const char *uid);
+	void *ctx;
+};
+
+/* A cgroup of a unit (the unit's own directory included). */
+struct collect_member {
+	uint64_t cgid;
+	uint64_t unit; /* the unit's id */
+	enum qos_class cls;
+};
+
+/*
+ * One tick's reading. Valid until the next collector_read; the collector
+ * owns every pointer in it.
+ */
+struct tick_record {
+	struct pol_input in; /* what the policies see */
+	/*
+	 * Per unit, in in.units order, cumulative since the unit was first
+	 * seen: the probes' parts (run-queue waits, CPU, reclaim stalls) summed
+	 * over the unit's cgroups, CFS bandwidth from its cpu.stat and PSI from
+	 * its pressure files, with `parts` saying which hold data.
+	 */
+	const struct cg_sample *unit_totals;
+	const struct snapshot *probes; /* the probes' cumulative reading; NULL when none */
+	uint64_t cgroup_read_errors;   /* unit files that failed for a reason other than absence */
+	bool probe_read_failed;	       /* the probes could not be read this tick */
+};
+
+struct collector;
+
+/* NULL when out of memory. The options are borrowed and must outlive it. */
+struct collector *collector_new(const struct collect_opts *o);
+void collector_free(struct collector *c);
+
+/*
+ * One tick: brings the tree up to date, reads the probes and every unit,
+ * and fills the record. ts_ns is CLOCK_REALTIME, mono_ns CLOCK_MONOTONIC
+ * (for the interval). Returns the record, or NULL with *err set (-ENOENT:
+ * the subtree itself vanished; -ENOMEM).
+ */
+const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, uint64_t mono_ns,
+					 int *err);
+
+/* The last record (empty before the first read). */
+const struct tick_record *collector_record(const struct collector *c);
+
+/* The actuator wrote to this unit: its settings are read again at the next tick. */
+void collector_settings_changed(struct collector *c, uint64_t unit_id);
+
+/* The classes' inputs changed (a new pod list, a reloaded config): classify again. */
+void collector_reclassify(struct collector *c);
+
+/* The members found by the last read, sorted by cgid; they change when the generation does. */
+const struct collect_member *collector_members(const struct collector *c, size_t *n,
+					       uint64_t *generation);
+
+/* The member with cgroup id cgid in the last read, or NULL. */
+const struct collect_member *collector_member_of(const struct collector *c, uint64_t cgid);
+
+/*
+ * The path of a cgroup of the managed subtree, relative to the root, or
+ * NULL when the last read did not see it there.
+ */
+const char *collector_path_of(const struct collector *c, uint64_t cgid);
+
+/*
+ * Finds the kubelet's pod root under the cpu hierarchy: "kubepods" (cgroupfs
+ * driver) or "kubepods.slice" (systemd driver). -ENOENT when neither exists.
+ */
+int collect_detect_kubepods(const struct cgroup_ctrls *ctrls, char *rel, size_t size);
+
+#endif

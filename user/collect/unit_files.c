@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "unit_files.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../probes/cpustat.h"
+#include "../probes/psi.h"
+
+/* Each file's controller and name on v1 and v2; NULL where that version has none. */
+static const struct {
+	enum cg_ctrl ctrl;
+	const char *v1, *v2;
+} files[UF_NR] = {
+	[UF_CPU_STAT] = {CTRL_CPU, "cpu.stat", "cpu.stat"},
+	[UF_CPUACCT] = {CTRL_CPUACCT, "cpuacct.usage", NULL},
+	[UF_MEM_USAGE] = {CTRL_MEMORY, "memory.usage_in_bytes", "memory.current"},
+	[UF_MEM_STAT] = {CTRL_MEMORY, "memory.stat", "memory.stat"},
+	/* On v1 and hybrid nodes a pod has no cgroup2 directory: no pressure files. */
+	[UF_PSI_CPU] = {CTRL_CPU, NULL, "cpu.pressure"},
+	[UF_PSI_MEMORY] = {CTRL_CPU, NULL, "memory.pressure"},
+	[UF_PSI_IO] = {CTRL_CPU, NULL, "io.pressure"},
+};
+
+void unit_files_init(struct unit_files *f)
+{
+	for (int i = 0; i < UF_NR; i++) {
+		f->fd[i] = -1;
+		f->absent[i] = false;
+	}
+}
+
+void unit_files_close(struct unit_files *f)
+{
+	for (int i = 0; i < UF_NR; i++)
+		if (f->fd[i] >= 0)
+			close(f->fd[i]);
+	unit_files_init(f);
+}
+
+void unit_files_retry_absent(struct unit_files *f)
+{
+	memset(f->absent, 0, sizeof(f->absent));
+}
+
+/* Why a file did not open: -ENOENT when the unit's cgroup is gone, else -EAGAIN or -EOPNOTSUPP. */
+static int why_missing(struct unit_files *f, const struct cgroup_ctrls *c, enum unit_file i,
+		       const char *rel)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (cg_path(c, files[i].ctrl, rel, "", dir, sizeof(dir)) || stat(dir, &st))
+		/* Only the cpu hierarchy decides that the unit is gone; another may lag. */
+		return files[i].ctrl == CTRL_CPU ? -ENOENT : -EAGAIN;
+	f->absent[i] = true;
+	return -EOPNOTSUPP;
+}
+
+/* The file's text in buf (NUL-terminated), read at offset 0 of the kept descriptor. */
+static int read_one(struct unit_files *f, const struct cgroup_ctrls *c, enum unit_file i,
+		    const char *rel, char *buf, size_t size)
+{
+	const char *name = c->v2[files[i].ctrl] ? files[i].v2 : files[i].v1;
+	char path[PATH_MAX];
+	ssize_t n;
+
+	if (f->absent[i])
+		return -EOPNOTSUPP;
+	if (!name || cg_path(c, files[i].ctrl, rel, name, path, sizeof(path))) {
+		f->absent[i] = true; /* no such file on this version, or no such hierarchy */
+		return -EOPNOTSUPP;
+	}
+	if (f->fd[i] < 0) {
+		f->fd[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (f->fd[i] < 0)
+			return errno == ENOENT ? why_missing(f, c, i, rel) : -errno;
+	}
+	n = pread(f->fd[i], buf, size - 1, 0);
+	if (n < 0) {
+		/* A removed cgroup's open files answer ENODEV. */
+		int err = errno == ENODEV ? -ENOENT : -errno;
+
+		close(f->fd[i]);
+		f->fd[i] = -1;
+		return err;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || end == s ? -EINVAL : 0;
+}
+
+/* read_one, counting the failures that are not a file or a cgroup being absent. */
+static int read_counted(struct unit_files *f, const struct cgroup_ctrls *c, enum unit_file i,
+			const char *rel, char *buf, size_t size, struct unit_counters *out)
+{
+	int err = read_one(f, c, i, rel, buf, size);
+
+	out->errors += err && err != -ENOENT && err != -EOPNOTSUPP && err != -EAGAIN;
+	return err;
+}
+
+int unit_files_read(struct unit_files *f, const struct cgroup_ctrls *c, const char *rel, bool psi,
+		    struct unit_counters *out)
+{
+	char buf[8192];
+	uint64_t us;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = read_counted(f, c, UF_CPU_STAT, rel, buf, sizeof(buf), out);
+	if (err == -ENOENT)
+		return err;
+	if (!err) {
+		/* no nr_periods line: the kernel has no CFS bandwidth control */
+		out->has_throttle = !cpustat_parse(buf, &out->throttle);
+		if (c->v2[CTRL_CPUACCT] && !cg_stat_get(buf, "usage_usec", &us)) {
+			out->usage_ns = us * 1000;
+			out->has_cpu = true;
+		}
+	}
+	if (!c->v2[CTRL_CPUACCT] && !read_counted(f, c, UF_CPUACCT, rel, buf, sizeof(buf), out))
+		out->has_cpu = !parse_u64(buf, &out->usage_ns);
+	if (!read_counted(f, c, UF_MEM_USAGE, rel, buf, sizeof(buf), out) &&
+	    !parse_u64(buf, &out->mem.usage) &&
+	    !read_counted(f, c, UF_MEM_STAT, rel, buf, sizeof(buf), out))
+		out->has_mem = !cg_mem_stat_parse(c, buf, &out->mem);
+	for (int r = 0; psi && r < PSI_NR; r++)
+		if (!read_counted(f, c, UF_PSI_CPU + r, rel, buf, sizeof(buf), out) &&
+		    !psi_parse(buf, &out->psi.some[r], &out->psi.full[r]))
+			out->has_psi = true;
+	return 0;
+}
