@@ -27,7 +27,7 @@
 #include "agent_args.h"
 #include "agent_state.h"
 #include "config.h"
-#include "decision.h"
+#include "../decision/decision.h"
 #include "fast_path.h"
 #include "inventory.h"
 #include "privileges.h"

@@ -19,7 +19,7 @@
 #include "../snapshot.h"
 #include "agent_args.h"
 #include "config.h"
-#include "decision.h"
+#include "../decision/decision.h"
 #include "inventory.h"
 #include "kube_sync.h"
 

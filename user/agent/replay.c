@@ -9,7 +9,7 @@
 #include "../policy/policy.h"
 #include "agent.h"
 #include "config.h"
-#include "decision.h"
+#include "../decision/decision.h"
 #include "record.h"
 
 /* The unit's value of the knob an action sets, as recorded: the decision's "before". */

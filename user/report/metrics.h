@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../agent/decision.h"
+#include "../decision/decision.h"
 #include "../agent/kube_sync.h"
 #include "../cgroup_knob.h"
 #include "../kube/pods.h"

@@ -4,9 +4,11 @@
  * replay, would take), with time, target, values before and after, the rule
  * that fired, the numbers it saw and what came of it. They are written as
  * JSON lines, kept in a bounded ring for the reporting layer, and counted.
+ * They sit between the policies and the sinks, so they depend on the
+ * policies' actions only: the agent, replay and user/report/ all take them.
  */
-#ifndef QOSLET_AGENT_DECISION_H
-#define QOSLET_AGENT_DECISION_H
+#ifndef QOSLET_DECISION_DECISION_H
+#define QOSLET_DECISION_DECISION_H
 
 #include <jansson.h>
 #include <stdint.h>
