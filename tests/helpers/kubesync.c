@@ -100,7 +100,7 @@ static void results(struct kube_sync *ks)
 
 static void stats(struct kube_sync *ks)
 {
-	struct kube_sync_stats s;
+	struct kube_link_stats s;
 
 	kube_sync_stats(ks, &s);
 	for (int c = 0; c < KUBE_CALL_NR; c++)

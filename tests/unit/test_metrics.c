@@ -727,7 +727,7 @@ static void test_decisions_and_health(void **state)
 /* The Kubernetes client's counters, every call listed; the node condition once written. */
 static void test_kube_stats(void **state)
 {
-	struct kube_sync_stats k = {
+	struct kube_link_stats k = {
 		.requests = {[KUBE_CALL_LIST_PODS] = 40, [KUBE_CALL_EVICT] = 2},
 		.errors = {[KUBE_CALL_LIST_PODS] = 1, [KUBE_CALL_NODE_STATUS] = 3},
 		.events_aggregated = 5,

@@ -58,7 +58,7 @@ struct kube_sync {
 	int stopping; /* also the client's cancel flag */
 
 	/* under lock */
-	struct kube_sync_stats stats;
+	struct kube_link_stats stats;
 	struct kube_pod_list fresh;
 	bool fresh_ready;
 	struct evict_job *jobs;
@@ -78,15 +78,6 @@ struct kube_sync {
 	bool condition_written, written_status;
 	uint64_t condition_at, transition_ns;
 };
-
-const char *kube_call_name(enum kube_call c)
-{
-	static const char *const names[KUBE_CALL_NR] = {
-		"list_pods", "evict", "event_create", "event_patch", "node_status",
-	};
-
-	return c < KUBE_CALL_NR ? names[c] : "unknown";
-}
 
 /* The API server's or the network's trouble, not a refusal of the request itself. */
 static bool transient(int rc)
@@ -527,7 +518,7 @@ const char *kube_sync_node(const struct kube_sync *ks)
 	return ks->node;
 }
 
-void kube_sync_stats(struct kube_sync *ks, struct kube_sync_stats *out)
+void kube_sync_stats(struct kube_sync *ks, struct kube_link_stats *out)
 {
 	pthread_mutex_lock(&ks->lock);
 	*out = ks->stats;

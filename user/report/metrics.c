@@ -636,7 +636,7 @@ static void process(FILE *f, const struct metrics_process *p)
 	}
 }
 
-static void kube(FILE *f, const struct kube_sync_stats *k)
+static void kube(FILE *f, const struct kube_link_stats *k)
 {
 	char buf[32];
 
