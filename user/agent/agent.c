@@ -132,9 +132,10 @@ static const struct pol_unit *unit_of(const struct pol_input *in, uint64_t id)
 /* Records d, and tells the cluster about it when it is worth an Event. */
 static void record_decision(struct agent *a, struct decision *d)
 {
-	if (!strcmp(d->outcome, "failed") || !strcmp(d->outcome, "refused"))
+	if (d->outcome == OUT_FAILED || d->outcome == OUT_REFUSED)
 		log_warn("agent: %s %s on /%s %s: %s", d->act.rule, act_kind_name(d->act.kind),
-			 d->act.path, d->outcome, d->why[0] ? d->why : strerror(d->err));
+			 d->act.path, decision_outcome_name(d->outcome),
+			 d->why[0] ? d->why : strerror(d->err));
 	if (decision_log_add(&a->log, d))
 		log_err("agent: out of memory counting decisions");
 	if (a->kube)
@@ -149,7 +150,7 @@ static void request_eviction(struct agent *a, struct decision *d)
 	int rc;
 
 	if (!p) {
-		d->outcome = "failed";
+		d->outcome = OUT_FAILED;
 		snprintf(d->why, sizeof(d->why), "%s",
 			 d->pod_uid[0]
 				 ? "the pod is not (yet) in the API's list of this node's pods"
@@ -157,7 +158,7 @@ static void request_eviction(struct agent *a, struct decision *d)
 		return;
 	}
 	if (strcmp(p->node, kube_sync_node(a->kube))) {
-		d->outcome = "refused";
+		d->outcome = OUT_REFUSED;
 		snprintf(d->why, sizeof(d->why),
 			 "pod %.30s/%.50s runs on node \"%.40s\", not on this one", p->ns, p->name,
 			 p->node);
@@ -170,9 +171,9 @@ static void request_eviction(struct agent *a, struct decision *d)
 		 p->ns, p->name);
 	rc = kube_sync_evict(a->kube, &req);
 	if (rc == -EALREADY)
-		d->outcome = "pending"; /* its earlier request is still being tried */
+		d->outcome = OUT_PENDING; /* its earlier request is still being tried */
 	else if (rc)
-		d->outcome = "failed", d->err = -rc;
+		d->outcome = OUT_FAILED, d->err = -rc;
 }
 
 static void decide(struct agent *a, const struct action *act)
@@ -184,7 +185,7 @@ static void decide(struct agent *a, const struct action *act)
 	if (u)
 		snprintf(d.pod_uid, sizeof(d.pod_uid), "%s", u->pod_uid);
 	actuator_apply(a->act, act, &r);
-	d.outcome = act_outcome_name(r.outcome);
+	d.outcome = r.outcome;
 	d.err = -r.err;
 	snprintf(d.before, sizeof(d.before), "%s", r.before);
 	snprintf(d.after, sizeof(d.after), "%s", r.after);

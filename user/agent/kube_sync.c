@@ -155,8 +155,8 @@ static void list_pods(struct kube_sync *ks, uint64_t now)
 }
 
 /* Under the lock: hands one attempt's result to the loop. */
-static void put_result(struct kube_sync *ks, const struct evict_job *j, const char *outcome,
-		       long status, const char *why)
+static void put_result(struct kube_sync *ks, const struct evict_job *j,
+		       enum decision_outcome outcome, long status, const char *why)
 {
 	struct kube_evict_result *r;
 
@@ -179,7 +179,7 @@ static bool evict_one(struct kube_sync *ks, uint64_t now)
 {
 	enum kube_evict_outcome o;
 	struct evict_job j;
-	const char *outcome;
+	enum decision_outcome outcome;
 	char err[256] = "";
 	uint64_t wait;
 	long status;
@@ -205,12 +205,12 @@ static bool evict_one(struct kube_sync *ks, uint64_t now)
 	wait = SEC << (j.attempts < 6 ? j.attempts - 1 : 5);
 
 	if (again && now + wait < j.deadline)
-		outcome = "retry";
+		outcome = OUT_RETRY;
 	else
-		outcome = o == KUBE_EVICT_EVICTED ? "evicted"
-			  : o == KUBE_EVICT_GONE  ? "gone"
-						  : "failed";
-	if (!strcmp(outcome, "failed") && again)
+		outcome = o == KUBE_EVICT_EVICTED ? OUT_EVICTED
+			  : o == KUBE_EVICT_GONE  ? OUT_GONE
+						  : OUT_FAILED;
+	if (outcome == OUT_FAILED && again)
 		snprintf(err + strlen(err), sizeof(err) - strlen(err),
 			 " (gave up after %u attempts)", j.attempts);
 	pthread_mutex_lock(&ks->lock);
@@ -218,7 +218,7 @@ static bool evict_one(struct kube_sync *ks, uint64_t now)
 		;
 	if (i < ks->n_jobs) {
 		put_result(ks, &j, outcome, status, o == KUBE_EVICT_EVICTED ? "" : err);
-		if (!strcmp(outcome, "retry")) {
+		if (outcome == OUT_RETRY) {
 			ks->jobs[i].attempts = j.attempts;
 			ks->jobs[i].not_before = now + wait;
 		} else {

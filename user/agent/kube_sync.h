@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../decision/outcome.h"
 #include "../kube/config.h"
 #include "../kube/evict.h"
 #include "../kube/link.h"
@@ -30,11 +31,11 @@ struct kube_evict_req {
 /* What one attempt came to: each becomes a decision record. */
 struct kube_evict_result {
 	struct kube_evict_req req;
-	const char *outcome;  /* "evicted", "gone", "retry" (tried again later), "failed" (final) */
-	unsigned int attempt; /* 1, 2, ... */
-	long status;	      /* HTTP status, 0 when there was no answer */
-	uint64_t ts_ns;	      /* CLOCK_REALTIME of the attempt */
-	char why[160];	      /* the server's message, or the transport's error */
+	enum decision_outcome outcome; /* OUT_EVICTED, _GONE, _RETRY (tried again later), _FAILED */
+	unsigned int attempt;	       /* 1, 2, ... */
+	long status;		       /* HTTP status, 0 when there was no answer */
+	uint64_t ts_ns;		       /* CLOCK_REALTIME of the attempt */
+	char why[160];		       /* the server's message, or the transport's error */
 };
 
 /* An occurrence worth an Event on a pod; repeats of (uid, reason) join one Event's series. */

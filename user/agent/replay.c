@@ -93,7 +93,7 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 			break;
 		for (size_t i = 0; i < actions.n; i++) {
 			struct decision d = {
-				.ts_ns = in.ts_ns, .act = actions.v[i], .outcome = "replay"};
+				.ts_ns = in.ts_ns, .act = actions.v[i], .outcome = OUT_REPLAY};
 			const struct pol_unit *u = pol_input_find(&in, d.act.id);
 
 			recorded_value(u, &d.act, d.before, sizeof(d.before));

@@ -15,15 +15,15 @@
 #include <stdio.h>
 
 #include "../policy/action.h"
+#include "outcome.h"
 
 struct decision {
 	uint64_t seq;	/* 1, 2, ... in this run */
 	uint64_t ts_ns; /* the tick's time (CLOCK_REALTIME) */
 	struct action act;
 	char pod_uid[40];
-	const char
-		*outcome; /* "applied", "dry_run", "failed", "refused", "reported", "replay", ... */
-	int err;	  /* errno of a failed write, else 0 */
+	enum decision_outcome outcome;
+	int err; /* errno of a failed write, else 0 */
 	char before[256];
 	char after[256];
 	char why[160]; /* why it was refused or failed, else "" */
@@ -36,7 +36,7 @@ json_t *decision_to_json(const struct decision *d);
 struct decision_count {
 	enum act_kind kind;
 	const char *rule;
-	const char *outcome;
+	enum decision_outcome outcome;
 	uint64_t n;
 };
 
