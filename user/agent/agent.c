@@ -317,7 +317,7 @@ static int tick_once(struct agent *a, bool fast)
 	if (a->args.mode == AGENT_RECORD)
 		return 0;
 	action_list_clear(&a->actions);
-	err = policy_tick(&a->in, &a->cfg, &a->pol, &a->actions);
+	err = policy_tick(&a->in, &a->cfg.policy, a->cfg.dry_run, &a->pol, &a->actions);
 	if (err)
 		return err;
 	for (size_t i = 0; i < a->actions.n; i++)
@@ -427,7 +427,8 @@ static int open_probes(struct agent *a)
 	int err;
 
 	a->args.probe.cpi_events = "hardware";
-	if (a->cfg.interference.enabled && a->cfg.interference.cpi_enabled && pmu_counts_cycles())
+	if (a->cfg.policy.interference.enabled && a->cfg.policy.interference.cpi_enabled &&
+	    pmu_counts_cycles())
 		want |= PROBE_BIT(PROBE_CPI);
 	err = probe_set_open(&a->probes, want, &a->args.probe, &a->fs);
 	if (err) {
@@ -448,7 +449,7 @@ static int open_probes(struct agent *a)
 		return 0;
 	err = fast_path_open(&a->fp,
 			     a->args.probe.pin_dir ? a->args.probe.pin_dir : QOSLET_DEFAULT_PIN_DIR,
-			     (uint64_t)(a->cfg.interference.rq_p99_us * 1000), ALERT_GAP_NS);
+			     (uint64_t)(a->cfg.policy.interference.rq_p99_us * 1000), ALERT_GAP_NS);
 	if (err)
 		log_warn("agent: fast path off: the sched probe's alert maps are missing (%s)",
 			 strerror(-err));

@@ -15,7 +15,7 @@
 #include "../cgroup.h"
 #include "../cgroup_knob.h"
 #include "../kube/pods.h"
-#include "../policy/config.h"
+#include "config.h"
 #include "../policy/model.h"
 #include "../snapshot.h"
 

@@ -19,7 +19,6 @@
 #include "../kube/link.h"
 #include "../kube/pods.h"
 #include "../policy/action.h"
-#include "../policy/config.h"
 
 /* A pod to evict, with the decision that asked for it. */
 struct kube_evict_req {

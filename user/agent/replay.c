@@ -88,7 +88,7 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 		       "TARGET  BEFORE -> AFTER");
 	while ((ret = record_next(r, &in, err, sizeof(err))) > 0) {
 		action_list_clear(&actions);
-		ret = policy_tick(&in, cfg, &st, &actions);
+		ret = policy_tick(&in, &cfg->policy, cfg->dry_run, &st, &actions);
 		if (ret)
 			break;
 		for (size_t i = 0; i < actions.n; i++) {

@@ -1,15 +1,30 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The agent's link to the Kubernetes API as the rest of qoslet sees it: the
+ * The agent's link to the Kubernetes API as the rest of qoslet sees it: its
+ * settings (the config's "kubernetes" object, docs/kubernetes.md) and the
  * counters /metrics reports. The link itself is a thread of the agent's
- * (user/agent/kube_sync.h); this header keeps the reporting layer from
- * depending on it.
+ * (user/agent/kube_sync.h); this header keeps the config and the reporting
+ * layer from depending on it.
  */
 #ifndef QOSLET_KUBE_LINK_H
 #define QOSLET_KUBE_LINK_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+struct kubernetes_config {
+	bool enabled;		    /* false: no API calls at all */
+	char kubeconfig[PATH_MAX];  /* "": in-cluster (service account) */
+	char node_name[254];	    /* "": the NODE_NAME environment variable */
+	double resync_s;	    /* 30: how often the pods on this node are listed */
+	double timeout_s;	    /* 10: one API call, connection included */
+	bool events;		    /* true: Events on the pods the decisions concern */
+	double event_interval_s;    /* 60: one API call per (pod, reason) at most this often */
+	uint32_t events_per_minute; /* 30: all Events together, at most */
+	bool node_condition;	    /* true: the QoSletInterference node condition */
+	double condition_hold_s;    /* 300: it stays True this long after the last interference */
+};
 
 /* The API calls the agent makes, for counting. */
 enum kube_call {

@@ -8,8 +8,16 @@
 #ifndef QOSLET_REPORT_HTTP_H
 #define QOSLET_REPORT_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The config's "http" object. */
+struct http_config {
+	bool enabled;	  /* true */
+	char address[64]; /* an IPv4 or IPv6 literal: "127.0.0.1" */
+	uint32_t port;	  /* 9464 */
+};
 
 struct http_server;
 
