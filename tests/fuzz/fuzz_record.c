@@ -74,7 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!have_cfg)
 			continue;
 		action_list_clear(&actions);
-		FUZZ_CHECK(!policy_tick(&in, &cfg, &st, &actions), "policy_tick failed");
+		FUZZ_CHECK(!policy_tick(&in, &cfg.policy, cfg.dry_run, &st, &actions),
+			   "policy_tick failed");
 	}
 	FUZZ_CHECK(r == 0 || (r == -EINVAL && err[0]), "record_next returned %d (%s)", r, err);
 	pol_input_free(&in);

@@ -89,8 +89,8 @@ static void results(struct kube_sync *ks)
 
 	while ((n = kube_sync_take_results(ks, r, 16)) > 0) {
 		for (size_t i = 0; i < n; i++)
-			printf("result %s %s %u %ld %llu %s\n", r[i].req.uid, r[i].outcome,
-			       r[i].attempt, r[i].status,
+			printf("result %s %s %u %ld %llu %s\n", r[i].req.uid,
+			       decision_outcome_name(r[i].outcome), r[i].attempt, r[i].status,
 			       (unsigned long long)(r[i].ts_ns / 1000000),
 			       r[i].why[0] ? r[i].why : "-");
 		total += n;
@@ -100,7 +100,7 @@ static void results(struct kube_sync *ks)
 
 static void stats(struct kube_sync *ks)
 {
-	struct kube_sync_stats s;
+	struct kube_link_stats s;
 
 	kube_sync_stats(ks, &s);
 	for (int c = 0; c < KUBE_CALL_NR; c++)

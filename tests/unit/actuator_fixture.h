@@ -262,8 +262,9 @@ static void setup_fx(struct fx *f, bool v2)
 	open_a(f);
 }
 
-static enum act_outcome act(struct fx *f, enum act_kind kind, const char *unit, enum qos_class cls,
-			    int64_t value, const char *cpus, struct act_result *r)
+static enum decision_outcome act(struct fx *f, enum act_kind kind, const char *unit,
+				 enum qos_class cls, int64_t value, const char *cpus,
+				 struct act_result *r)
 {
 	struct action a = {.kind = kind, .cls = cls, .value = value};
 
@@ -274,14 +275,14 @@ static enum act_outcome act(struct fx *f, enum act_kind kind, const char *unit, 
 }
 
 static void expect(struct fx *f, enum act_kind kind, const char *unit, enum qos_class cls,
-		   int64_t value, const char *cpus, enum act_outcome want)
+		   int64_t value, const char *cpus, enum decision_outcome want)
 {
 	struct act_result r;
 
 	print_message("  %s %s %lld %s\n", act_kind_name(kind), unit, (long long)value,
 		      cpus ? cpus : "");
-	assert_string_equal(act_outcome_name(act(f, kind, unit, cls, value, cpus, &r)),
-			    act_outcome_name(want));
+	assert_string_equal(decision_outcome_name(act(f, kind, unit, cls, value, cpus, &r)),
+			    decision_outcome_name(want));
 }
 
 static const char *const P1 = "kubepods/be/pod1", *const C1 = "kubepods/be/pod1/c1",

@@ -47,7 +47,7 @@ static void test_ls_never_lowered(void **state)
 		const char *unit;
 		enum qos_class cls;
 		int64_t quota;
-		enum act_outcome want;
+		enum decision_outcome want;
 	} steps[] = {
 		{"kubepods/ls/pod2", QOS_LS, 40000, OUT_REFUSED}, /* original 50000 */
 		{"kubepods/ls/pod2", QOS_LS, 60000, OUT_APPLIED},
@@ -201,20 +201,20 @@ static void test_release(void **state)
 		expect(f, ACT_CPU_QUOTA, P1, QOS_BE, 50000, NULL, OUT_APPLIED);
 		expect(f, ACT_CPU_IDLE, P1, QOS_BE, 1, NULL, OUT_APPLIED);
 		actuator_apply(f->a, &a, &r);
-		assert_string_equal(act_outcome_name(r.outcome), "applied");
+		assert_string_equal(decision_outcome_name(r.outcome), "applied");
 		assert_string_equal(knob_text(f, P1, CG_KNOB_QUOTA),
 				    v2 ? "200000 100000" : "200000");
 		assert_string_equal(knob_text(f, C1, CG_KNOB_QUOTA),
 				    v2 ? "100000 100000" : "100000");
 		assert_string_equal(knob_text(f, P1, CG_KNOB_IDLE), "1"); /* not asked */
 		actuator_apply(f->a, &a, &r);
-		assert_string_equal(act_outcome_name(r.outcome), "unchanged");
+		assert_string_equal(decision_outcome_name(r.outcome), "unchanged");
 		/* Releasing cpu.idle brings back the weight the kernel hid (and reset). */
 		xsnprintf(dir, sizeof(dir), "%s/%s", f->c.root[CTRL_CPU], P1);
 		put(dir, cg_knob_file(&f->c, CG_KNOB_WEIGHT), v2 ? "0" : "3");
 		idle.restore = true;
 		actuator_apply(f->a, &idle, &r);
-		assert_string_equal(act_outcome_name(r.outcome), "applied");
+		assert_string_equal(decision_outcome_name(r.outcome), "applied");
 		assert_string_equal(knob_text(f, P1, CG_KNOB_IDLE), "0");
 		assert_string_equal(knob_text(f, P1, CG_KNOB_WEIGHT), v2 ? "100" : "1024");
 		actuator_close(f->a);

@@ -27,7 +27,7 @@ static void assert_is_defaults(const struct agent_config *c)
 static void test_defaults_documented(void **state)
 {
 	struct agent_config c;
-	const struct interference_config *in = &c.interference;
+	const struct interference_config *in = &c.policy.interference;
 
 	(void)state;
 	config_defaults(&c);
@@ -39,33 +39,33 @@ static void test_defaults_documented(void **state)
 	assert_string_equal(c.decisions_file, "-");
 	assert_int_equal(c.decisions_ring, 1024);
 	assert_int_equal(c.n_classes, 0);
-	assert_true(c.suppress.enabled);
-	assert_int_equal(c.suppress.policy, SUPPRESS_CFS_QUOTA);
-	assert_true(c.suppress.threshold == 0.65);
-	assert_true(c.suppress.min_cpus == 2);
-	assert_true(c.suppress.max_growth == 0.10);
-	assert_true(c.suppress.min_change == 0.01);
-	assert_true(c.suppress.cpu_idle);
-	assert_int_equal(c.burst.policy, BURST_AUTO);
-	assert_true(c.burst.burst_percent == 1000);
-	assert_true(c.burst.scale_up == 1.2);
-	assert_true(c.burst.scale_down == 0.8);
-	assert_true(c.burst.max_percent == 300);
-	assert_true(c.burst.shared_pool_busy == 0.5);
-	assert_true(c.burst.throttled_min == 0);
-	assert_true(c.burst.budget_cpu_s == 0);
-	assert_true(c.burst.budget_period_s == 60);
+	assert_true(c.policy.suppress.enabled);
+	assert_int_equal(c.policy.suppress.policy, SUPPRESS_CFS_QUOTA);
+	assert_true(c.policy.suppress.threshold == 0.65);
+	assert_true(c.policy.suppress.min_cpus == 2);
+	assert_true(c.policy.suppress.max_growth == 0.10);
+	assert_true(c.policy.suppress.min_change == 0.01);
+	assert_true(c.policy.suppress.cpu_idle);
+	assert_int_equal(c.policy.burst.policy, BURST_AUTO);
+	assert_true(c.policy.burst.burst_percent == 1000);
+	assert_true(c.policy.burst.scale_up == 1.2);
+	assert_true(c.policy.burst.scale_down == 0.8);
+	assert_true(c.policy.burst.max_percent == 300);
+	assert_true(c.policy.burst.shared_pool_busy == 0.5);
+	assert_true(c.policy.burst.throttled_min == 0);
+	assert_true(c.policy.burst.budget_cpu_s == 0);
+	assert_true(c.policy.burst.budget_period_s == 60);
 	assert_int_equal(c.evict_action, EVICT_REPORT);
-	assert_true(c.evict_memory.enabled);
-	assert_true(c.evict_memory.threshold == 0.70);
-	assert_true(c.evict_memory.release == 0.68);
-	assert_true(c.evict_memory.cooldown_s == 4);
-	assert_true(c.evict_cpu.enabled);
-	assert_true(c.evict_cpu.satisfaction_lower == 0.6);
-	assert_true(c.evict_cpu.satisfaction_upper == 0.8);
-	assert_true(c.evict_cpu.be_usage_min == 0.9);
-	assert_true(c.evict_cpu.window_s == 60);
-	assert_true(c.evict_cpu.cooldown_s == 20);
+	assert_true(c.policy.evict_memory.enabled);
+	assert_true(c.policy.evict_memory.threshold == 0.70);
+	assert_true(c.policy.evict_memory.release == 0.68);
+	assert_true(c.policy.evict_memory.cooldown_s == 4);
+	assert_true(c.policy.evict_cpu.enabled);
+	assert_true(c.policy.evict_cpu.satisfaction_lower == 0.6);
+	assert_true(c.policy.evict_cpu.satisfaction_upper == 0.8);
+	assert_true(c.policy.evict_cpu.be_usage_min == 0.9);
+	assert_true(c.policy.evict_cpu.window_s == 60);
+	assert_true(c.policy.evict_cpu.cooldown_s == 20);
 	assert_true(in->enabled);
 	assert_true(in->rq_p99_us == 10000);
 	assert_int_equal(in->rq_k, 3);
@@ -129,15 +129,15 @@ static void test_overlay(void **state)
 		0);
 	assert_string_equal(c.cgroup_root, "qoslet.slice/test");
 	assert_true(c.interval_s == 0.5);
-	assert_true(c.suppress.threshold == 0.5);
-	assert_int_equal(c.suppress.policy, SUPPRESS_CPUSET);
-	assert_true(c.suppress.min_cpus == 2); /* sibling kept */
-	assert_int_equal(c.burst.policy, BURST_NONE);
+	assert_true(c.policy.suppress.threshold == 0.5);
+	assert_int_equal(c.policy.suppress.policy, SUPPRESS_CPUSET);
+	assert_true(c.policy.suppress.min_cpus == 2); /* sibling kept */
+	assert_int_equal(c.policy.burst.policy, BURST_NONE);
 	assert_int_equal(c.evict_action, EVICT_KILL);
-	assert_true(c.evict_memory.release == 0.6);
-	assert_true(c.evict_memory.threshold == 0.7);
-	assert_int_equal(c.interference.rq_k, 5); /* 5.0 is an integer */
-	assert_int_equal(c.interference.rq_min_waits, 0);
+	assert_true(c.policy.evict_memory.release == 0.6);
+	assert_true(c.policy.evict_memory.threshold == 0.7);
+	assert_int_equal(c.policy.interference.rq_k, 5); /* 5.0 is an integer */
+	assert_int_equal(c.policy.interference.rq_min_waits, 0);
 	assert_int_equal(c.n_classes, 2);
 	assert_string_equal(c.classes[0].glob, "batch/*");
 	assert_int_equal(c.classes[0].cls, QOS_BE);

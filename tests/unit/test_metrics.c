@@ -656,9 +656,9 @@ static void test_settings(void **state)
 static void test_decisions_and_health(void **state)
 {
 	struct decision_count counts[] = {
-		{ACT_CPU_QUOTA, "suppress.cfs_quota", "dry_run", 2},
-		{ACT_CPU_BURST, "burst.scale_up", "applied", 5},
-		{ACT_CPU_QUOTA, "suppress.cfs_quota", "applied", 4},
+		{ACT_CPU_QUOTA, "suppress.cfs_quota", OUT_DRY_RUN, 2},
+		{ACT_CPU_BURST, "burst.scale_up", OUT_APPLIED, 5},
+		{ACT_CPU_QUOTA, "suppress.cfs_quota", OUT_APPLIED, 4},
 	};
 	struct decision_log log = {.counts = counts, .n_counts = ARRAY_LEN(counts)};
 	struct metrics_probe probes[] = {
@@ -727,7 +727,7 @@ static void test_decisions_and_health(void **state)
 /* The Kubernetes client's counters, every call listed; the node condition once written. */
 static void test_kube_stats(void **state)
 {
-	struct kube_sync_stats k = {
+	struct kube_link_stats k = {
 		.requests = {[KUBE_CALL_LIST_PODS] = 40, [KUBE_CALL_EVICT] = 2},
 		.errors = {[KUBE_CALL_LIST_PODS] = 1, [KUBE_CALL_NODE_STATUS] = 3},
 		.events_aggregated = 5,

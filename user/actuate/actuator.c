@@ -15,17 +15,6 @@
 #include "../cgroup.h"
 #include "../log.h"
 
-static const char *const outcome_names[] = {
-	[OUT_APPLIED] = "applied",     [OUT_DRY_RUN] = "dry_run", [OUT_UNCHANGED] = "unchanged",
-	[OUT_REFUSED] = "refused",     [OUT_FAILED] = "failed",	  [OUT_REPORTED] = "reported",
-	[OUT_REQUESTED] = "requested",
-};
-
-const char *act_outcome_name(enum act_outcome o)
-{
-	return (unsigned int)o <= OUT_REQUESTED ? outcome_names[o] : "?";
-}
-
 /* Entries a previous run journaled outside today's subtree are not ours to write. */
 static void drop_foreign(struct actuator *a)
 {

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "../cgroup_knob.h"
+#include "../decision/outcome.h"
 #include "../policy/action.h"
 #include "../policy/config.h"
 
@@ -35,23 +36,15 @@ struct actuator_opts {
 	void *ctx;
 };
 
-enum act_outcome {
-	OUT_APPLIED,
-	OUT_DRY_RUN,
-	OUT_UNCHANGED,
-	OUT_REFUSED,
-	OUT_FAILED,
-	OUT_REPORTED,
-	OUT_REQUESTED, /* an eviction the caller hands to the Kubernetes Eviction API */
-};
-
-/* "applied", "dry_run", "unchanged", "refused", "failed", "reported", "requested". */
-const char *act_outcome_name(enum act_outcome o);
-
 #define ACT_TEXT_MAX 256
 
 struct act_result {
-	enum act_outcome outcome;
+	/*
+	 * The decision's outcome: OUT_APPLIED, _DRY_RUN, _UNCHANGED, _REFUSED,
+	 * _FAILED, _REPORTED, or _REQUESTED (an eviction the caller hands to the
+	 * Kubernetes Eviction API).
+	 */
+	enum decision_outcome outcome;
 	int err;		   /* OUT_FAILED: -errno */
 	char before[ACT_TEXT_MAX]; /* the unit's file as it was ("50000 100000", "0-1", "1") */
 	char after[ACT_TEXT_MAX];  /* as written (or as it would be, in dry-run) */

@@ -9,10 +9,11 @@
 #include "internal.h"
 #include "../cgroup.h"
 
-static void set_outcome(struct act_result *r, enum act_outcome o, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+static void set_outcome(struct act_result *r, enum decision_outcome o, int err, const char *fmt,
+			...) __attribute__((format(printf, 4, 5)));
 
-static void set_outcome(struct act_result *r, enum act_outcome o, int err, const char *fmt, ...)
+static void set_outcome(struct act_result *r, enum decision_outcome o, int err, const char *fmt,
+			...)
 {
 	va_list ap;
 

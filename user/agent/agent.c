@@ -27,7 +27,7 @@
 #include "agent_args.h"
 #include "agent_state.h"
 #include "config.h"
-#include "decision.h"
+#include "../decision/decision.h"
 #include "fast_path.h"
 #include "loop.h"
 #include "privileges.h"
@@ -123,9 +123,10 @@ static const struct pol_unit *unit_of(const struct pol_input *in, uint64_t id)
 /* Records d, and tells the cluster about it when it is worth an Event. */
 static void record_decision(struct agent *a, struct decision *d)
 {
-	if (!strcmp(d->outcome, "failed") || !strcmp(d->outcome, "refused"))
+	if (d->outcome == OUT_FAILED || d->outcome == OUT_REFUSED)
 		log_warn("agent: %s %s on /%s %s: %s", d->act.rule, act_kind_name(d->act.kind),
-			 d->act.path, d->outcome, d->why[0] ? d->why : strerror(d->err));
+			 d->act.path, decision_outcome_name(d->outcome),
+			 d->why[0] ? d->why : strerror(d->err));
 	if (decision_log_add(&a->log, d))
 		log_err("agent: out of memory counting decisions");
 	if (a->kube)
@@ -140,7 +141,7 @@ static void request_eviction(struct agent *a, struct decision *d)
 	int rc;
 
 	if (!p) {
-		d->outcome = "failed";
+		d->outcome = OUT_FAILED;
 		snprintf(d->why, sizeof(d->why), "%s",
 			 d->pod_uid[0]
 				 ? "the pod is not (yet) in the API's list of this node's pods"
@@ -148,7 +149,7 @@ static void request_eviction(struct agent *a, struct decision *d)
 		return;
 	}
 	if (strcmp(p->node, kube_sync_node(a->kube))) {
-		d->outcome = "refused";
+		d->outcome = OUT_REFUSED;
 		snprintf(d->why, sizeof(d->why),
 			 "pod %.30s/%.50s runs on node \"%.40s\", not on this one", p->ns, p->name,
 			 p->node);
@@ -161,9 +162,9 @@ static void request_eviction(struct agent *a, struct decision *d)
 		 p->ns, p->name);
 	rc = kube_sync_evict(a->kube, &req);
 	if (rc == -EALREADY)
-		d->outcome = "pending"; /* its earlier request is still being tried */
+		d->outcome = OUT_PENDING; /* its earlier request is still being tried */
 	else if (rc)
-		d->outcome = "failed", d->err = -rc;
+		d->outcome = OUT_FAILED, d->err = -rc;
 }
 
 static void decide(struct agent *a, const struct action *act)
@@ -179,7 +180,7 @@ static void decide(struct agent *a, const struct action *act)
 	 * re-read. */
 	if (r.outcome == OUT_APPLIED)
 		collector_settings_changed(a->coll, act->id);
-	d.outcome = act_outcome_name(r.outcome);
+	d.outcome = r.outcome;
 	d.err = -r.err;
 	snprintf(d.before, sizeof(d.before), "%s", r.before);
 	snprintf(d.after, sizeof(d.after), "%s", r.after);
@@ -301,7 +302,7 @@ static int tick_once(struct agent *a, bool fast)
 	if (a->args.mode == AGENT_RECORD)
 		return 0;
 	action_list_clear(&a->actions);
-	err = policy_tick(&rec->in, &a->cfg, &a->pol, &a->actions);
+	err = policy_tick(&rec->in, &a->cfg.policy, a->cfg.dry_run, &a->pol, &a->actions);
 	if (err)
 		return err;
 	for (size_t i = 0; i < a->actions.n; i++)
@@ -430,7 +431,8 @@ static int open_probes(struct agent *a)
 	int err;
 
 	a->args.probe.cpi_events = "hardware";
-	if (a->cfg.interference.enabled && a->cfg.interference.cpi_enabled && pmu_counts_cycles())
+	if (a->cfg.policy.interference.enabled && a->cfg.policy.interference.cpi_enabled &&
+	    pmu_counts_cycles())
 		want |= PROBE_BIT(PROBE_CPI);
 	err = probe_set_open(&a->probes, want, &a->args.probe, &a->fs);
 	a->coll_opts.probes = err ? NULL : a->probes;
@@ -452,7 +454,7 @@ static int open_probes(struct agent *a)
 		return 0;
 	err = fast_path_open(&a->fp,
 			     a->args.probe.pin_dir ? a->args.probe.pin_dir : QOSLET_DEFAULT_PIN_DIR,
-			     (uint64_t)(a->cfg.interference.rq_p99_us * 1000), ALERT_GAP_NS);
+			     (uint64_t)(a->cfg.policy.interference.rq_p99_us * 1000), ALERT_GAP_NS);
 	if (err)
 		log_warn("agent: fast path off: the sched probe's alert maps are missing (%s)",
 			 strerror(-err));

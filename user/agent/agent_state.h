@@ -19,7 +19,7 @@
 #include "../report/metrics.h"
 #include "agent_args.h"
 #include "config.h"
-#include "decision.h"
+#include "../decision/decision.h"
 #include "kube_sync.h"
 
 struct actuator;

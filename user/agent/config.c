@@ -124,44 +124,44 @@ static const struct field decisions_fields[] = {
 };
 
 static const struct field suppress_fields[] = {
-	BOOL("enabled", suppress.enabled),
-	ENUM("policy", suppress.policy, suppress_policies),
-	PCT("threshold_percent", suppress.threshold, 1, 100),
-	NUM("min_cpus", suppress.min_cpus, 0, 4096),
-	PCT("max_growth_percent", suppress.max_growth, 1, 100),
-	PCT("min_change_percent", suppress.min_change, 0, 100),
-	BOOL("cpu_idle", suppress.cpu_idle),
+	BOOL("enabled", policy.suppress.enabled),
+	ENUM("policy", policy.suppress.policy, suppress_policies),
+	PCT("threshold_percent", policy.suppress.threshold, 1, 100),
+	NUM("min_cpus", policy.suppress.min_cpus, 0, 4096),
+	PCT("max_growth_percent", policy.suppress.max_growth, 1, 100),
+	PCT("min_change_percent", policy.suppress.min_change, 0, 100),
+	BOOL("cpu_idle", policy.suppress.cpu_idle),
 	{0},
 };
 
 static const struct field burst_fields[] = {
-	ENUM("policy", burst.policy, burst_policies),
-	NUM("burst_percent", burst.burst_percent, 0, 10000),
-	NUMO("scale_up", burst.scale_up, 1, 10, OPEN_LO),
-	NUMO("scale_down", burst.scale_down, 0, 1, OPEN_LO | OPEN_HI),
-	NUM("max_percent", burst.max_percent, 100, 10000),
-	PCT("shared_pool_busy_percent", burst.shared_pool_busy, 1, 100),
-	PCT("throttled_min_percent", burst.throttled_min, 0, 100),
-	NUM("budget_cpu_s", burst.budget_cpu_s, 0, 1000000),
-	NUM("budget_period_s", burst.budget_period_s, 1, 86400),
+	ENUM("policy", policy.burst.policy, burst_policies),
+	NUM("burst_percent", policy.burst.burst_percent, 0, 10000),
+	NUMO("scale_up", policy.burst.scale_up, 1, 10, OPEN_LO),
+	NUMO("scale_down", policy.burst.scale_down, 0, 1, OPEN_LO | OPEN_HI),
+	NUM("max_percent", policy.burst.max_percent, 100, 10000),
+	PCT("shared_pool_busy_percent", policy.burst.shared_pool_busy, 1, 100),
+	PCT("throttled_min_percent", policy.burst.throttled_min, 0, 100),
+	NUM("budget_cpu_s", policy.burst.budget_cpu_s, 0, 1000000),
+	NUM("budget_period_s", policy.burst.budget_period_s, 1, 86400),
 	{0},
 };
 
 static const struct field evict_memory_fields[] = {
-	BOOL("enabled", evict_memory.enabled),
-	PCT("threshold_percent", evict_memory.threshold, 1, 100),
-	PCT("release_percent", evict_memory.release, 1, 100),
-	NUM("cooldown_s", evict_memory.cooldown_s, 0, 3600),
+	BOOL("enabled", policy.evict_memory.enabled),
+	PCT("threshold_percent", policy.evict_memory.threshold, 1, 100),
+	PCT("release_percent", policy.evict_memory.release, 1, 100),
+	NUM("cooldown_s", policy.evict_memory.cooldown_s, 0, 3600),
 	{0},
 };
 
 static const struct field evict_cpu_fields[] = {
-	BOOL("enabled", evict_cpu.enabled),
-	PCT("satisfaction_lower_percent", evict_cpu.satisfaction_lower, 1, 100),
-	PCT("satisfaction_upper_percent", evict_cpu.satisfaction_upper, 1, 100),
-	PCT("be_usage_min_percent", evict_cpu.be_usage_min, 1, 100),
-	NUM("window_s", evict_cpu.window_s, 1, 3600),
-	NUM("cooldown_s", evict_cpu.cooldown_s, 0, 3600),
+	BOOL("enabled", policy.evict_cpu.enabled),
+	PCT("satisfaction_lower_percent", policy.evict_cpu.satisfaction_lower, 1, 100),
+	PCT("satisfaction_upper_percent", policy.evict_cpu.satisfaction_upper, 1, 100),
+	PCT("be_usage_min_percent", policy.evict_cpu.be_usage_min, 1, 100),
+	NUM("window_s", policy.evict_cpu.window_s, 1, 3600),
+	NUM("cooldown_s", policy.evict_cpu.cooldown_s, 0, 3600),
 	{0},
 };
 
@@ -173,31 +173,31 @@ static const struct field evict_fields[] = {
 };
 
 static const struct field runq_fields[] = {
-	NUM("p99_us", interference.rq_p99_us, 1, 10000000),
-	INT("k", interference.rq_k, 1, INTERFERENCE_RQ_N_MAX),
-	INT("n", interference.rq_n, 1, INTERFERENCE_RQ_N_MAX),
-	INT("min_waits", interference.rq_min_waits, 0, 1000000),
+	NUM("p99_us", policy.interference.rq_p99_us, 1, 10000000),
+	INT("k", policy.interference.rq_k, 1, INTERFERENCE_RQ_N_MAX),
+	INT("n", policy.interference.rq_n, 1, INTERFERENCE_RQ_N_MAX),
+	INT("min_waits", policy.interference.rq_min_waits, 0, 1000000),
 	{0},
 };
 
 static const struct field cpi_fields[] = {
-	BOOL("enabled", interference.cpi_enabled),
-	NUM("sigma", interference.cpi_sigma, 0.5, 10),
-	NUM("min_cpus", interference.cpi_min_cpus, 0, 4096),
-	INT("min_samples", interference.cpi_min_samples, 2, 100000),
-	INT("outliers", interference.cpi_outliers, 1, INTERFERENCE_CPI_OUTLIERS_MAX),
-	NUM("window_s", interference.cpi_window_s, 1, 86400),
-	NUM("correlation", interference.cpi_correlation, 0, 1),
+	BOOL("enabled", policy.interference.cpi_enabled),
+	NUM("sigma", policy.interference.cpi_sigma, 0.5, 10),
+	NUM("min_cpus", policy.interference.cpi_min_cpus, 0, 4096),
+	INT("min_samples", policy.interference.cpi_min_samples, 2, 100000),
+	INT("outliers", policy.interference.cpi_outliers, 1, INTERFERENCE_CPI_OUTLIERS_MAX),
+	NUM("window_s", policy.interference.cpi_window_s, 1, 86400),
+	NUM("correlation", policy.interference.cpi_correlation, 0, 1),
 	{0},
 };
 
 static const struct field interference_fields[] = {
-	BOOL("enabled", interference.enabled),
+	BOOL("enabled", policy.interference.enabled),
 	OBJ("runq", runq_fields),
 	OBJ("cpi", cpi_fields),
-	PCT("culprit_min_share_percent", interference.culprit_min_share, 1, 100),
-	NUM("cap_cpus", interference.cap_cpus, 0.01, 4096),
-	NUM("cap_s", interference.cap_s, 1, 86400),
+	PCT("culprit_min_share_percent", policy.interference.culprit_min_share, 1, 100),
+	NUM("cap_cpus", policy.interference.cap_cpus, 0.01, 4096),
+	NUM("cap_s", policy.interference.cap_s, 1, 86400),
 	{0},
 };
 
@@ -692,20 +692,21 @@ static int need(struct ctx *x, const char *path, double v, enum rel rel, const c
 
 static int check_cross(struct ctx *x, const struct agent_config *c)
 {
-	const struct interference_config *in = &c->interference;
+	const struct policy_config *p = &c->policy;
+	const struct interference_config *in = &p->interference;
 	/* One CPI sample per tick: the window must hold `outliers` of them (the
 	 * epsilon keeps 1.2 / 0.1 from flooring to 11). */
 	double samples = floor(in->cpi_window_s / c->interval_s + 1e-9);
 
-	int r = need(x, "suppress.min_change_percent", json_units(c->suppress.min_change, 100), LE,
-		     "suppress.max_growth_percent", json_units(c->suppress.max_growth, 100)) ?:
-		need(x, "evict.memory.release_percent", json_units(c->evict_memory.release, 100), LT,
-		     "evict.memory.threshold_percent", json_units(c->evict_memory.threshold, 100)) ?:
+	int r = need(x, "suppress.min_change_percent", json_units(p->suppress.min_change, 100), LE,
+		     "suppress.max_growth_percent", json_units(p->suppress.max_growth, 100)) ?:
+		need(x, "evict.memory.release_percent", json_units(p->evict_memory.release, 100), LT,
+		     "evict.memory.threshold_percent", json_units(p->evict_memory.threshold, 100)) ?:
 		need(x, "evict.cpu.satisfaction_lower_percent",
-		     json_units(c->evict_cpu.satisfaction_lower, 100), LT,
+		     json_units(p->evict_cpu.satisfaction_lower, 100), LT,
 		     "evict.cpu.satisfaction_upper_percent",
-		     json_units(c->evict_cpu.satisfaction_upper, 100)) ?:
-		need(x, "evict.cpu.window_s", c->evict_cpu.window_s, GE, "interval_s", c->interval_s) ?:
+		     json_units(p->evict_cpu.satisfaction_upper, 100)) ?:
+		need(x, "evict.cpu.window_s", p->evict_cpu.window_s, GE, "interval_s", c->interval_s) ?:
 		need(x, "interference.runq.k", in->rq_k, LE, "interference.runq.n", in->rq_n) ?:
 		need(x, "interference.cpi.outliers", in->cpi_outliers, LE,
 		     "interference.cpi.window_s / interval_s", samples);
@@ -715,10 +716,10 @@ static int check_cross(struct ctx *x, const struct agent_config *c)
 		put(x, "\"kubernetes\" needs kubernetes.enabled: true");
 		return -EINVAL;
 	}
-	if (r || !c->burst.budget_cpu_s)
+	if (r || !p->burst.budget_cpu_s)
 		return r;
 	/* a budget renewed between two ticks could not be accounted */
-	return need(x, "burst.budget_period_s", c->burst.budget_period_s, GE, "interval_s",
+	return need(x, "burst.budget_period_s", p->burst.budget_period_s, GE, "interval_s",
 		    c->interval_s);
 }
 

@@ -6,6 +6,10 @@
  * what is allowed, e.g. "suppress.threshold_percent: 150 is out of range
  * (allowed: 1 to 100)".
  *
+ * Each part lives with its reader: the policies' settings in
+ * user/policy/config.h, the HTTP endpoint's in user/report/http.h, the
+ * Kubernetes link's in user/kube/link.h; what only the agent reads is here.
+ *
  * A parsed config is fully determined by its document: struct padding and
  * the bytes after each string's terminator are zero, so two configs compare
  * with memcmp().
@@ -14,9 +18,38 @@
 #define QOSLET_AGENT_CONFIG_H
 
 #include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 
+#include "../kube/link.h"
 #include "../policy/config.h"
+#include "../report/http.h"
+
+#define CONFIG_MAX_CLASS_RULES 32
+
+/* Standalone classes: the first glob (fnmatch, FNM_PATHNAME) matching a cgroup path wins. */
+struct class_rule {
+	char glob[POL_PATH_MAX];
+	enum qos_class cls;
+};
+
+struct agent_config {
+	char cgroup_root[PATH_MAX]; /* managed subtree, relative to the cpu root; "" detect kubepods
+				     */
+	double interval_s;	    /* 1 */
+	bool dry_run;		    /* false */
+	bool fast_path;		    /* true: BPF wakes the loop on an LS wait over rq_p99_us */
+	char state_dir[PATH_MAX];   /* /run/qoslet: what to restore after a crash */
+	char decisions_file[PATH_MAX]; /* JSON lines; "-" stdout, "" none: "-" */
+	size_t decisions_ring;	       /* decisions kept in memory: 1024 */
+	enum evict_action evict_action;
+	struct class_rule classes[CONFIG_MAX_CLASS_RULES];
+	size_t n_classes;
+	struct policy_config policy;   /* suppress, burst, evict.memory/cpu, interference */
+	struct http_config http;       /* http */
+	struct kubernetes_config kube; /* kubernetes */
+};
 
 /*
  * Fills the defaults, then applies the document: objects merge key by key

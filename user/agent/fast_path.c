@@ -12,6 +12,7 @@
 
 #include "../../bpf/sched.h"
 #include "../log.h"
+#include "../probes/pin_layout.h"
 
 struct fast_path {
 	int cfg_fd, watch_fd, ring_fd;
@@ -59,9 +60,9 @@ int fast_path_open(struct fast_path **out, const char *pin_dir, uint64_t thresho
 	if (!fp)
 		return -ENOMEM;
 	fp->threshold_ns = threshold_ns;
-	fp->cfg_fd = pinned(pin_dir, "rq_alert_cfg");
-	fp->watch_fd = pinned(pin_dir, "rq_alert_watch");
-	fp->ring_fd = pinned(pin_dir, "rq_alerts");
+	fp->cfg_fd = pinned(pin_dir, pin_map_name(PIN_MAP_rq_alert_cfg));
+	fp->watch_fd = pinned(pin_dir, pin_map_name(PIN_MAP_rq_alert_watch));
+	fp->ring_fd = pinned(pin_dir, pin_map_name(PIN_MAP_rq_alerts));
 	err = fp->cfg_fd < 0 || fp->watch_fd < 0 || fp->ring_fd < 0 ? -ENOENT : 0;
 	if (!err) {
 		fp->rb = ring_buffer__new(fp->ring_fd, on_alert, fp, NULL);

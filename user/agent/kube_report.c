@@ -20,8 +20,9 @@ struct event_kind {
 
 static struct event_kind event_kind_of(const struct decision *d)
 {
-	const char *rule = d->act.rule, *out = d->outcome;
-	bool applied = !strcmp(out, "applied");
+	const char *rule = d->act.rule;
+	enum decision_outcome out = d->outcome;
+	bool applied = out == OUT_APPLIED;
 
 	switch (d->act.kind) {
 	case ACT_REPORT:
@@ -37,13 +38,13 @@ static struct event_kind event_kind_of(const struct decision *d)
 			return (struct event_kind){"Normal", "Suppressed", "Suppress"};
 		break;
 	case ACT_EVICT:
-		if (!strcmp(out, "requested"))
+		if (out == OUT_REQUESTED)
 			return (struct event_kind){"Warning", "Evicting", "Evict"};
 		if (applied) /* evict.action "kill" */
 			return (struct event_kind){"Warning", "Killed", "Evict"};
-		if (!strcmp(out, "reported"))
+		if (out == OUT_REPORTED)
 			return (struct event_kind){"Normal", "EvictionAdvised", "Evict"};
-		if (!strcmp(out, "failed"))
+		if (out == OUT_FAILED)
 			return (struct event_kind){"Warning", "EvictionFailed", "Evict"};
 		break;
 	default:
@@ -95,7 +96,7 @@ void kube_report(struct agent *a, const struct decision *d)
 	struct kube_event_req ev;
 
 	if (!strncmp(d->act.rule, "interference.", 13) &&
-	    (d->act.kind == ACT_REPORT || !strcmp(d->outcome, "applied"))) {
+	    (d->act.kind == ACT_REPORT || d->outcome == OUT_APPLIED)) {
 		a->interference_ns = clock_ns(CLOCK_MONOTONIC);
 		note_of(a, d, a->interference, sizeof(a->interference));
 	}

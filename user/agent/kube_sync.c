@@ -58,7 +58,7 @@ struct kube_sync {
 	int stopping; /* also the client's cancel flag */
 
 	/* under lock */
-	struct kube_sync_stats stats;
+	struct kube_link_stats stats;
 	struct kube_pod_list fresh;
 	bool fresh_ready;
 	struct evict_job *jobs;
@@ -78,15 +78,6 @@ struct kube_sync {
 	bool condition_written, written_status;
 	uint64_t condition_at, transition_ns;
 };
-
-const char *kube_call_name(enum kube_call c)
-{
-	static const char *const names[KUBE_CALL_NR] = {
-		"list_pods", "evict", "event_create", "event_patch", "node_status",
-	};
-
-	return c < KUBE_CALL_NR ? names[c] : "unknown";
-}
 
 /* The API server's or the network's trouble, not a refusal of the request itself. */
 static bool transient(int rc)
@@ -164,8 +155,8 @@ static void list_pods(struct kube_sync *ks, uint64_t now)
 }
 
 /* Under the lock: hands one attempt's result to the loop. */
-static void put_result(struct kube_sync *ks, const struct evict_job *j, const char *outcome,
-		       long status, const char *why)
+static void put_result(struct kube_sync *ks, const struct evict_job *j,
+		       enum decision_outcome outcome, long status, const char *why)
 {
 	struct kube_evict_result *r;
 
@@ -188,7 +179,7 @@ static bool evict_one(struct kube_sync *ks, uint64_t now)
 {
 	enum kube_evict_outcome o;
 	struct evict_job j;
-	const char *outcome;
+	enum decision_outcome outcome;
 	char err[256] = "";
 	uint64_t wait;
 	long status;
@@ -214,12 +205,12 @@ static bool evict_one(struct kube_sync *ks, uint64_t now)
 	wait = SEC << (j.attempts < 6 ? j.attempts - 1 : 5);
 
 	if (again && now + wait < j.deadline)
-		outcome = "retry";
+		outcome = OUT_RETRY;
 	else
-		outcome = o == KUBE_EVICT_EVICTED ? "evicted"
-			  : o == KUBE_EVICT_GONE  ? "gone"
-						  : "failed";
-	if (!strcmp(outcome, "failed") && again)
+		outcome = o == KUBE_EVICT_EVICTED ? OUT_EVICTED
+			  : o == KUBE_EVICT_GONE  ? OUT_GONE
+						  : OUT_FAILED;
+	if (outcome == OUT_FAILED && again)
 		snprintf(err + strlen(err), sizeof(err) - strlen(err),
 			 " (gave up after %u attempts)", j.attempts);
 	pthread_mutex_lock(&ks->lock);
@@ -227,7 +218,7 @@ static bool evict_one(struct kube_sync *ks, uint64_t now)
 		;
 	if (i < ks->n_jobs) {
 		put_result(ks, &j, outcome, status, o == KUBE_EVICT_EVICTED ? "" : err);
-		if (!strcmp(outcome, "retry")) {
+		if (outcome == OUT_RETRY) {
 			ks->jobs[i].attempts = j.attempts;
 			ks->jobs[i].not_before = now + wait;
 		} else {
@@ -527,7 +518,7 @@ const char *kube_sync_node(const struct kube_sync *ks)
 	return ks->node;
 }
 
-void kube_sync_stats(struct kube_sync *ks, struct kube_sync_stats *out)
+void kube_sync_stats(struct kube_sync *ks, struct kube_link_stats *out)
 {
 	pthread_mutex_lock(&ks->lock);
 	*out = ks->stats;

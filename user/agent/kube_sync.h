@@ -13,35 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../decision/outcome.h"
 #include "../kube/config.h"
 #include "../kube/evict.h"
+#include "../kube/link.h"
 #include "../kube/pods.h"
 #include "../policy/action.h"
-#include "../policy/config.h"
-
-/* The API calls the agent makes, for counting. */
-enum kube_call {
-	KUBE_CALL_LIST_PODS = 0,
-	KUBE_CALL_EVICT,
-	KUBE_CALL_EVENT_CREATE,
-	KUBE_CALL_EVENT_PATCH,
-	KUBE_CALL_NODE_STATUS,
-	KUBE_CALL_NR,
-};
-
-struct kube_sync_stats {
-	uint64_t requests[KUBE_CALL_NR]; /* calls made, by call */
-	uint64_t errors[KUBE_CALL_NR];	 /* of those: no answer, or an error status */
-	uint64_t events_aggregated;	 /* occurrences folded into an Event's series */
-	uint64_t events_dropped;	 /* occurrences the rate limit dropped */
-	uint64_t pods;			 /* pods in the last successful list */
-	uint64_t last_list_ns;		 /* CLOCK_REALTIME of that list; 0 before the first */
-	bool condition_known;		 /* the node condition was written at least once */
-	bool condition;			 /* ... and says "interference" */
-};
-
-/* "list_pods", "evict", "event_create", "event_patch", "node_status". */
-const char *kube_call_name(enum kube_call c);
 
 /* A pod to evict, with the decision that asked for it. */
 struct kube_evict_req {
@@ -53,11 +30,11 @@ struct kube_evict_req {
 /* What one attempt came to: each becomes a decision record. */
 struct kube_evict_result {
 	struct kube_evict_req req;
-	const char *outcome;  /* "evicted", "gone", "retry" (tried again later), "failed" (final) */
-	unsigned int attempt; /* 1, 2, ... */
-	long status;	      /* HTTP status, 0 when there was no answer */
-	uint64_t ts_ns;	      /* CLOCK_REALTIME of the attempt */
-	char why[160];	      /* the server's message, or the transport's error */
+	enum decision_outcome outcome; /* OUT_EVICTED, _GONE, _RETRY (tried again later), _FAILED */
+	unsigned int attempt;	       /* 1, 2, ... */
+	long status;		       /* HTTP status, 0 when there was no answer */
+	uint64_t ts_ns;		       /* CLOCK_REALTIME of the attempt */
+	char why[160];		       /* the server's message, or the transport's error */
 };
 
 /* An occurrence worth an Event on a pod; repeats of (uid, reason) join one Event's series. */
@@ -91,7 +68,7 @@ void kube_sync_stop(struct kube_sync *ks);
 const char *kube_sync_node(const struct kube_sync *ks);
 
 /* A copy of the counters (under the lock). */
-void kube_sync_stats(struct kube_sync *ks, struct kube_sync_stats *out);
+void kube_sync_stats(struct kube_sync *ks, struct kube_link_stats *out);
 
 /* When a newer pod list came, frees *pods and puts it there (sorted by uid); true then. */
 bool kube_sync_take_pods(struct kube_sync *ks, struct kube_pod_list *pods);

@@ -340,7 +340,7 @@ void agent_publish(struct agent *a, uint64_t loop_ns)
 		{.name = "sched"}}; /* no probe set: sched is off */
 	struct inputs x = {0};
 	struct metrics_process proc;
-	struct kube_sync_stats kube;
+	struct kube_link_stats kube;
 	struct metrics_input in = {.log = &a->log,
 				   .ticks = a->ticks,
 				   .fast_ticks = a->fast_ticks,

@@ -91,7 +91,7 @@ static const char *restart_only_change(const struct agent_config *o, const struc
 	if (!kube_same(&o->kube, &n->kube))
 		return "kubernetes";
 	/* the fast path's threshold lives in a BPF map written at start */
-	if (o->fast_path && o->interference.rq_p99_us != n->interference.rq_p99_us)
+	if (o->fast_path && o->policy.interference.rq_p99_us != n->policy.interference.rq_p99_us)
 		return "interference.runq.p99_us";
 	return NULL;
 }

@@ -9,7 +9,7 @@
 #include "../policy/policy.h"
 #include "agent.h"
 #include "config.h"
-#include "decision.h"
+#include "../decision/decision.h"
 #include "record.h"
 
 /* The unit's value of the knob an action sets, as recorded: the decision's "before". */
@@ -88,12 +88,12 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 		       "TARGET  BEFORE -> AFTER");
 	while ((ret = record_next(r, &in, err, sizeof(err))) > 0) {
 		action_list_clear(&actions);
-		ret = policy_tick(&in, cfg, &st, &actions);
+		ret = policy_tick(&in, &cfg->policy, cfg->dry_run, &st, &actions);
 		if (ret)
 			break;
 		for (size_t i = 0; i < actions.n; i++) {
 			struct decision d = {
-				.ts_ns = in.ts_ns, .act = actions.v[i], .outcome = "replay"};
+				.ts_ns = in.ts_ns, .act = actions.v[i], .outcome = OUT_REPLAY};
 			const struct pol_unit *u = pol_input_find(&in, d.act.id);
 
 			recorded_value(u, &d.act, d.before, sizeof(d.before));

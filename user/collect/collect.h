@@ -25,7 +25,7 @@
 #include "../cgroup.h"
 #include "../cgroup_knob.h"
 #include "../kube/pods.h"
-#include "../policy/config.h"
+#include "../agent/config.h"
 #include "../policy/model.h"
 #include "../snapshot.h"
 

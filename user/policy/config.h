@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The agent's settings: one JSON document (docs/agent-config.md documents
- * every field), parsed over embedded defaults by user/agent/config.c. The
- * policy parts are plain values so that policies and their tests need
- * nothing but this header.
+ * The policies' settings: their part of the agent's config (one JSON
+ * document, every field in docs/agent-config.md, parsed by
+ * user/agent/config.c). Plain values, so that policies and their tests need
+ * nothing but this header; how the agent runs and talks to the outside
+ * (HTTP, Kubernetes) is not theirs to see.
  */
 #ifndef QOSLET_POLICY_CONFIG_H
 #define QOSLET_POLICY_CONFIG_H
 
-#include <limits.h>
 #include <stdbool.h>
-#include <stddef.h>
+#include <stdint.h>
 
 #include "model.h"
 
@@ -90,61 +90,13 @@ enum evict_action {
 	EVICT_KUBERNETES, /* "kubernetes": the Eviction API (reporting layer) */
 };
 
-/* Which cgroups /metrics carries per-cgroup series for (docs/metrics/agent.md). */
-enum metrics_scope {
-	METRICS_SCOPE_UNITS = 0, /* "units": one series set per pod (or unit), summed over it */
-	METRICS_SCOPE_ALL,	 /* "all": also every container and cgroup outside the units */
-};
-
-/* The reporting layer's HTTP endpoint (user/report/http.h). */
-struct http_config {
-	bool enabled;		    /* true */
-	char address[64];	    /* an IPv4 or IPv6 literal: "127.0.0.1" */
-	uint32_t port;		    /* 9464 */
-	enum metrics_scope cgroups; /* "units" */
-};
-
-/* The link to the Kubernetes API (user/agent/kube_sync.h, docs/kubernetes.md). */
-struct kubernetes_config {
-	bool enabled;		    /* false: no API calls at all */
-	char kubeconfig[PATH_MAX];  /* "": in-cluster (service account) */
-	char node_name[254];	    /* "": the NODE_NAME environment variable */
-	double resync_s;	    /* 30: how often the pods on this node are listed */
-	double timeout_s;	    /* 10: one API call, connection included */
-	bool events;		    /* true: Events on the pods the decisions concern */
-	double event_interval_s;    /* 60: one API call per (pod, reason) at most this often */
-	uint32_t events_per_minute; /* 30: all Events together, at most */
-	bool node_condition;	    /* true: the QoSletInterference node condition */
-	double condition_hold_s;    /* 300: it stays True this long after the last interference */
-};
-
-#define CONFIG_MAX_CLASS_RULES 32
-
-/* Standalone classes: the first glob (fnmatch, FNM_PATHNAME) matching a cgroup path wins. */
-struct class_rule {
-	char glob[POL_PATH_MAX];
-	enum qos_class cls;
-};
-
-struct agent_config {
-	char cgroup_root[PATH_MAX]; /* managed subtree, relative to the cpu root; "" detect kubepods
-				     */
-	double interval_s;	    /* 1 */
-	bool dry_run;		    /* false */
-	bool fast_path;		    /* true: BPF wakes the loop on an LS wait over rq_p99_us */
-	char state_dir[PATH_MAX];   /* /run/qoslet: what to restore after a crash */
-	char decisions_file[PATH_MAX]; /* JSON lines; "-" stdout, "" none: "-" */
-	size_t decisions_ring;	       /* decisions kept in memory: 1024 */
-	enum evict_action evict_action;
-	struct class_rule classes[CONFIG_MAX_CLASS_RULES];
-	size_t n_classes;
+/* Everything the policies read: the config's policy objects (user/agent/config.h has the rest). */
+struct policy_config {
 	struct suppress_config suppress;
 	struct burst_config burst;
 	struct evict_memory_config evict_memory;
 	struct evict_cpu_config evict_cpu;
 	struct interference_config interference;
-	struct http_config http;
-	struct kubernetes_config kube;
 };
 
 #endif

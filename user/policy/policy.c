@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-int policy_tick(const struct pol_input *in, const struct agent_config *cfg, struct policy_state *st,
-		struct action_list *out)
+int policy_tick(const struct pol_input *in, const struct policy_config *cfg, bool dry_run,
+		struct policy_state *st, struct action_list *out)
 {
 	int err;
 
@@ -23,7 +23,7 @@ int policy_tick(const struct pol_input *in, const struct agent_config *cfg, stru
 	if (!err)
 		err = evict_cpu_run(in, &cfg->evict_cpu, &st->evict_cpu, &st->wishes);
 	if (!err)
-		err = plan_apply(&st->plan, in, &st->wishes, cfg->dry_run, out);
+		err = plan_apply(&st->plan, in, &st->wishes, dry_run, out);
 	return err;
 }
 

@@ -31,10 +31,11 @@ struct policy_state {
  * Runs every enabled policy on `in` and appends to `out` the actions to
  * take, in the order to take them. A setting is asked again only when the
  * wish changed, or when someone else changed the value since it was asked
- * (dry-run never changes it, so dry-run asks once). Returns 0 or -ENOMEM.
+ * (dry-run never changes it, so in dry_run it is asked once). Returns 0 or
+ * -ENOMEM.
  */
-int policy_tick(const struct pol_input *in, const struct agent_config *cfg, struct policy_state *st,
-		struct action_list *out);
+int policy_tick(const struct pol_input *in, const struct policy_config *cfg, bool dry_run,
+		struct policy_state *st, struct action_list *out);
 
 void policy_state_free(struct policy_state *st);
 

@@ -18,6 +18,7 @@
 #include "cpi_mode.h"
 #include "../cpulist.h"
 #include "percpu_map.h"
+#include "pin_layout.h"
 
 #define ONLINE_CPUS "/sys/devices/system/cpu/online"
 
@@ -102,7 +103,7 @@ static void set_path(struct cpi_probe *p, enum cpi_mode mode, const char *reason
 /* Only the results are shared: perf event arrays hold this process's fds. */
 static int set_pins(struct cpi_bpf *skel, const char *pin_dir)
 {
-	struct bpf_map *maps[] = {skel->maps.cpi_usage, skel->maps.cpi_drops, skel->maps.cpi_info};
+	struct bpf_map *maps[] = {PIN_MAPS_CPI(PIN_SKEL_MAP)};
 
 	return bpffs_set_pins(skel->obj, maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
 }

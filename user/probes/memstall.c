@@ -15,6 +15,7 @@
 #include "memstall.skel.h"
 #include "memstall_fold.h"
 #include "percpu_map.h"
+#include "pin_layout.h"
 
 struct memstall_probe {
 	struct memstall_bpf *skel;
@@ -31,8 +32,7 @@ struct memstall_probe {
 
 static int set_pins(struct memstall_bpf *skel, const char *pin_dir)
 {
-	struct bpf_map *maps[] = {skel->maps.memstall_cg, skel->maps.memstall_oom,
-				  skel->maps.memstall_drops};
+	struct bpf_map *maps[] = {PIN_MAPS_MEMSTALL(PIN_SKEL_MAP)};
 
 	return bpffs_set_pins(skel->obj, maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
 }

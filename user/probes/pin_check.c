@@ -272,7 +272,7 @@ static int decide(struct item *it, const struct bpf_object *obj, const struct me
 	int err;
 
 	if (!want.revision) {
-		log_err("map %s is missing from the list of pinned maps (user/probes/pin_layout.c)",
+		log_err("map %s is missing from the list of pinned maps (PIN_MAPS, user/probes/pin_layout.h)",
 			name);
 		return -EINVAL;
 	}

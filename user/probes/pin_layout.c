@@ -9,44 +9,16 @@
 #include <stdio.h>
 #include <string.h>
 
-/*
- * Every map a qoslet probe pins, with the revision of what its entries
- * mean. Bump a map's revision when that meaning changes while the layout
- * stays the same (e.g. other bucket bounds for struct lat_hist, which
- * QOSLET_LAT_MIN_SHIFT sets): a newer qoslet then resets the map instead of
- * reading old counts as new ones. Layout changes need no bump: the BTF
- * comparison sees them. A map missing here cannot be pinned (pin_check()
- * refuses it), so this list cannot fall behind the probes.
- */
+#define PIN_MAP_ENTRY(map, revision) [PIN_MAP_##map] = {#map, revision},
 static const struct {
 	const char *name;
 	unsigned int revision;
-} pinned_maps[] = {
-	/* sched probe (bpf/sched_switch.bpf.h) */
-	{"rq_hist", 1},
-	{"rq_pending", 1},
-	{"rq_blame", 1},
-	{"sched_drops", 1},
-	{"rq_alert_cfg", 1},
-	{"rq_alert_watch", 1},
-	{"rq_alerts", 1},
-	/* cpi probe (bpf/cpi_switch.bpf.h) */
-	{"cpi_usage", 1},
-	{"cpi_drops", 1},
-	{"cpi_info", 1},
-	/* throttle probe (bpf/throttle_switch.bpf.h, bpf/throttle.bpf.c) */
-	{"throttle_tg", 1},
-	{"throttle_drops", 1},
-	{"throttle_since", 1},
-	/* memstall probe (bpf/memstall.bpf.c) */
-	{"memstall_cg", 1},
-	{"memstall_oom", 1},
-	{"memstall_drops", 1},
-};
+} pinned_maps[PIN_MAP_NR] = {PIN_MAPS(PIN_MAP_ENTRY)};
+#undef PIN_MAP_ENTRY
 
 unsigned int pin_revision(const char *name)
 {
-	for (size_t i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
+	for (size_t i = 0; i < PIN_MAP_NR; i++)
 		if (!strcmp(pinned_maps[i].name, name))
 			return pinned_maps[i].revision;
 	return 0;
@@ -54,7 +26,7 @@ unsigned int pin_revision(const char *name)
 
 const char *pin_map_name(size_t i)
 {
-	return i < sizeof(pinned_maps) / sizeof(pinned_maps[0]) ? pinned_maps[i].name : NULL;
+	return i < PIN_MAP_NR ? pinned_maps[i].name : NULL;
 }
 
 const char *pin_action_name(enum pin_action action)

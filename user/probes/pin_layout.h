@@ -53,6 +53,45 @@ enum pin_action {
 #define PIN_REVISION_UNRECORDED 1
 
 /*
+ * Every map a qoslet probe pins, by probe: X(map, revision). `map` is the
+ * map's member in its probe's skeleton, which is also its name in bpf/ and
+ * its pin's name. The probes pin their list through the skeleton
+ * (PIN_SKEL_MAP), so a map renamed or dropped in bpf/ fails the build;
+ * whoever opens a pin by name asks pin_map_name(PIN_MAP_<map>), so a map
+ * renamed here fails the build there.
+ *
+ * Bump a map's revision when what its entries mean changes while the layout
+ * stays the same (e.g. other bucket bounds for struct lat_hist, which
+ * QOSLET_LAT_MIN_SHIFT sets): a newer qoslet then resets the map instead of
+ * reading old counts as new ones. Layout changes need no bump: the BTF
+ * comparison sees them.
+ */
+/* bpf/sched_switch.bpf.h */
+#define PIN_MAPS_SCHED(X)                                                                          \
+	X(rq_hist, 1)                                                                              \
+	X(rq_pending, 1)                                                                           \
+	X(rq_blame, 1)                                                                             \
+	X(sched_drops, 1)                                                                          \
+	X(rq_alert_cfg, 1)                                                                         \
+	X(rq_alert_watch, 1)                                                                       \
+	X(rq_alerts, 1)
+/* bpf/cpi_switch.bpf.h */
+#define PIN_MAPS_CPI(X) X(cpi_usage, 1) X(cpi_drops, 1) X(cpi_info, 1)
+/* bpf/throttle_switch.bpf.h, bpf/throttle.bpf.c */
+#define PIN_MAPS_THROTTLE(X) X(throttle_tg, 1) X(throttle_drops, 1) X(throttle_since, 1)
+/* bpf/memstall.bpf.c */
+#define PIN_MAPS_MEMSTALL(X) X(memstall_cg, 1) X(memstall_oom, 1) X(memstall_drops, 1)
+#define PIN_MAPS(X)	     PIN_MAPS_SCHED(X) PIN_MAPS_CPI(X) PIN_MAPS_THROTTLE(X) PIN_MAPS_MEMSTALL(X)
+
+/* The maps of a list in the skeleton named `skel`: {PIN_MAPS_SCHED(PIN_SKEL_MAP)}. */
+#define PIN_SKEL_MAP(map, revision) skel->maps.map,
+
+#define PIN_MAP_ID(map, revision) PIN_MAP_##map,
+/* Indices of pin_map_name(): PIN_MAP_rq_hist, ... (the maps' own names). */
+enum pin_map_id { PIN_MAPS(PIN_MAP_ID) PIN_MAP_NR };
+#undef PIN_MAP_ID
+
+/*
  * Compares what is pinned (`found`, NULL when nothing is) with what this
  * qoslet wants, and says why in `why` (a phrase for a log line, empty for
  * CREATE and REUSE).
@@ -64,12 +103,11 @@ const char *pin_action_name(enum pin_action action);
 
 /*
  * The revision of what the entries of the map pinned as `name` mean, or 0
- * when this qoslet pins no map of that name. Every map a probe pins must
- * be listed (user/probes/pin_layout.c).
+ * when this qoslet pins no map of that name (PIN_MAPS lists every one).
  */
 unsigned int pin_revision(const char *name);
 
-/* The name of the i-th map pin_revision() lists, or NULL past the last. */
+/* The name of map i (enum pin_map_id), or NULL from PIN_MAP_NR on. */
 const char *pin_map_name(size_t i);
 
 /*

@@ -13,6 +13,7 @@
 #include "bpffs.h"
 #include "kernel_btf.h"
 #include "percpu_map.h"
+#include "pin_layout.h"
 #include "sched.skel.h"
 #include "switch.h"
 
@@ -28,10 +29,7 @@ struct sched_probe {
 
 static int set_pins(struct sched_bpf *skel, const char *pin_dir)
 {
-	struct bpf_map *maps[] = {skel->maps.rq_hist,	   skel->maps.rq_pending,
-				  skel->maps.rq_blame,	   skel->maps.sched_drops,
-				  skel->maps.rq_alert_cfg, skel->maps.rq_alert_watch,
-				  skel->maps.rq_alerts};
+	struct bpf_map *maps[] = {PIN_MAPS_SCHED(PIN_SKEL_MAP)};
 
 	return bpffs_set_pins(skel->obj, maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
 }

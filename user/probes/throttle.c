@@ -17,6 +17,7 @@
 #include "cpustat.h"
 #include "kernel_btf.h"
 #include "percpu_map.h"
+#include "pin_layout.h"
 #include "throttle.skel.h"
 
 /* The program set that counts events (none in cpustat mode). */
@@ -51,13 +52,16 @@ struct throttle_probe {
 	char why[96];  /* why the last source tried did not load */
 };
 
-static int set_pins(struct throttle_bpf *skel, const char *pin_dir, bool fentry)
+static int set_pins(struct throttle_bpf *skel, const char *pin_dir)
 {
-	/* throttle_since exists only in fentry mode: pin it only then. */
-	struct bpf_map *maps[] = {skel->maps.throttle_tg, skel->maps.throttle_drops,
-				  skel->maps.throttle_since};
+	struct bpf_map *maps[] = {PIN_MAPS_THROTTLE(PIN_SKEL_MAP)};
+	size_t n = 0;
 
-	return bpffs_set_pins(skel->obj, maps, fentry ? 3 : 2, pin_dir);
+	/* throttle_since exists only in fentry mode: pin only the maps the load creates. */
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		if (bpf_map__autocreate(maps[i]))
+			maps[n++] = maps[i];
+	return bpffs_set_pins(skel->obj, maps, n, pin_dir);
 }
 
 /* Opens and loads the skeleton with only `mode`'s programs and maps. */
@@ -84,7 +88,7 @@ static int load_mode(struct throttle_probe *p, enum throttle_mode mode)
 	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, !raw);
 	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, raw);
 	bpf_map__set_autocreate(skel->maps.throttle_since, fentry);
-	err = set_pins(skel, p->pin_dir, fentry);
+	err = set_pins(skel, p->pin_dir);
 	if (!err)
 		err = throttle_bpf__load(skel);
 	if (err) {

@@ -12,6 +12,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The config's "http" object. */
+/* Which cgroups /metrics carries per-cgroup series for (docs/metrics/agent.md). */
+enum metrics_scope {
+	METRICS_SCOPE_UNITS = 0, /* "units": one series set per pod (or unit), summed over it */
+	METRICS_SCOPE_ALL,	 /* "all": also every container and cgroup outside the units */
+};
+
+struct http_config {
+	bool enabled;		    /* true */
+	char address[64];	    /* an IPv4 or IPv6 literal: "127.0.0.1" */
+	uint32_t port;		    /* 9464 */
+	enum metrics_scope cgroups; /* "units" */
+};
+
 struct http_server;
 
 /*

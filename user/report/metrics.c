@@ -530,14 +530,15 @@ static int settings(struct render *r)
 	return 0;
 }
 
+/* By label text: outcomes are declared in the order of their names. */
 static int cmp_count(const void *x, const void *y)
 {
 	const struct decision_count *a = *(const struct decision_count *const *)x;
 	const struct decision_count *b = *(const struct decision_count *const *)y;
+	int by_name =
+		strcmp(act_kind_name(a->kind), act_kind_name(b->kind)) ?: strcmp(a->rule, b->rule);
 
-	return strcmp(act_kind_name(a->kind), act_kind_name(b->kind)) ?: strcmp(a->rule, b->rule)
-									   ?: strcmp(a->outcome,
-										     b->outcome);
+	return by_name ?: (int)a->outcome - (int)b->outcome;
 }
 
 static int decisions(FILE *f, const struct decision_log *log)
@@ -559,7 +560,7 @@ static int decisions(FILE *f, const struct decision_log *log)
 		put_escaped(f, act_kind_name(v[i]->kind));
 		fputc('"', f);
 		put_label(f, "", "rule", v[i]->rule);
-		put_label(f, "", "outcome", v[i]->outcome);
+		put_label(f, "", "outcome", decision_outcome_name(v[i]->outcome));
 		fprintf(f, "} %" PRIu64 "\n", v[i]->n);
 	}
 	free(v);
@@ -636,7 +637,7 @@ static void process(FILE *f, const struct metrics_process *p)
 	}
 }
 
-static void kube(FILE *f, const struct kube_sync_stats *k)
+static void kube(FILE *f, const struct kube_link_stats *k)
 {
 	char buf[32];
 

@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../agent/decision.h"
-#include "../agent/kube_sync.h"
 #include "../cgroup_knob.h"
+#include "../decision/decision.h"
+#include "../kube/link.h"
 #include "../kube/pods.h"
 #include "../snapshot.h"
 
@@ -81,7 +81,7 @@ struct metrics_input {
 	size_t n_probes;
 	uint64_t errors[METRICS_ERR_NR];
 	const struct metrics_process *process; /* NULL: no process metrics */
-	const struct kube_sync_stats *kube;    /* NULL: Kubernetes off */
+	const struct kube_link_stats *kube;    /* NULL: Kubernetes off */
 };
 
 /* "probe_read", "subtree_read", "cgroup_read", "render". */

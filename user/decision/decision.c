@@ -54,7 +54,7 @@ json_t *decision_to_json(const struct decision *d)
 	for (size_t i = 0; i < a->n_ev; i++)
 		json_object_set_new(ev, a->ev[i].name, json_real(a->ev[i].value));
 	json_object_set_new(o, "evidence", ev);
-	json_object_set_new(o, "outcome", json_string(d->outcome));
+	json_object_set_new(o, "outcome", json_string(decision_outcome_name(d->outcome)));
 	if (d->err)
 		json_object_set_new(o, "errno", json_integer(d->err));
 	if (d->why[0])
@@ -82,8 +82,7 @@ void decision_log_free(struct decision_log *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* Rules and outcomes are static strings: comparing them by content keeps replays and tests simple.
- */
+/* Rules are static strings: comparing them by content keeps replays and tests simple. */
 static int count(struct decision_log *l, const struct decision *d)
 {
 	struct decision_count *c;
@@ -91,7 +90,7 @@ static int count(struct decision_log *l, const struct decision *d)
 	for (size_t i = 0; i < l->n_counts; i++) {
 		c = &l->counts[i];
 		if (c->kind == d->act.kind && !strcmp(c->rule, d->act.rule) &&
-		    !strcmp(c->outcome, d->outcome)) {
+		    c->outcome == d->outcome) {
 			c->n++;
 			return 0;
 		}

@@ -4,24 +4,26 @@
  * replay, would take), with time, target, values before and after, the rule
  * that fired, the numbers it saw and what came of it. They are written as
  * JSON lines, kept in a bounded ring for the reporting layer, and counted.
+ * They sit between the policies and the sinks, so they depend on the
+ * policies' actions only: the agent, replay and user/report/ all take them.
  */
-#ifndef QOSLET_AGENT_DECISION_H
-#define QOSLET_AGENT_DECISION_H
+#ifndef QOSLET_DECISION_DECISION_H
+#define QOSLET_DECISION_DECISION_H
 
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "../policy/action.h"
+#include "outcome.h"
 
 struct decision {
 	uint64_t seq;	/* 1, 2, ... in this run */
 	uint64_t ts_ns; /* the tick's time (CLOCK_REALTIME) */
 	struct action act;
 	char pod_uid[40];
-	const char
-		*outcome; /* "applied", "dry_run", "failed", "refused", "reported", "replay", ... */
-	int err;	  /* errno of a failed write, else 0 */
+	enum decision_outcome outcome;
+	int err; /* errno of a failed write, else 0 */
 	char before[256];
 	char after[256];
 	char why[160]; /* why it was refused or failed, else "" */
@@ -34,7 +36,7 @@ json_t *decision_to_json(const struct decision *d);
 struct decision_count {
 	enum act_kind kind;
 	const char *rule;
-	const char *outcome;
+	enum decision_outcome outcome;
 	uint64_t n;
 };
 

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Decision outcomes and the decision log's counters (user/decision/). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "decision/decision.h"
+
+/* The names are output (records, metrics labels, docs): byte for byte these. */
+static void test_outcome_names(void **state)
+{
+	static const char *const want[OUT_NR] = {
+		"applied", "dry_run", "evicted",  "failed",    "gone",	"pending",
+		"refused", "replay",  "reported", "requested", "retry", "unchanged",
+	};
+
+	(void)state;
+	for (int o = 0; o < OUT_NR; o++)
+		assert_string_equal(decision_outcome_name(o), want[o]);
+	assert_string_equal(decision_outcome_name(OUT_NR), "?");
+	assert_string_equal(decision_outcome_name((enum decision_outcome) - 1), "?");
+}
+
+/* /metrics orders outcomes by value and means the order of their names. */
+static void test_outcomes_in_name_order(void **state)
+{
+	(void)state;
+	for (int o = 1; o < OUT_NR; o++)
+		assert_true(strcmp(decision_outcome_name(o - 1), decision_outcome_name(o)) < 0);
+}
+
+/* One counter per kind, rule and outcome; the record carries the outcome's name. */
+static void test_log_counts_by_outcome(void **state)
+{
+	struct decision d[] = {
+		{.act = {.kind = ACT_CPU_QUOTA, .rule = "suppress.cfs_quota"},
+		 .outcome = OUT_APPLIED},
+		{.act = {.kind = ACT_CPU_QUOTA, .rule = "suppress.cfs_quota"},
+		 .outcome = OUT_DRY_RUN},
+		{.act = {.kind = ACT_CPU_QUOTA, .rule = "suppress.cfs_quota"},
+		 .outcome = OUT_APPLIED},
+	};
+	struct decision_log l;
+
+	(void)state;
+	assert_int_equal(decision_log_init(&l, 2, NULL), 0);
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+		assert_int_equal(decision_log_add(&l, &d[i]), 0);
+	assert_int_equal(l.n_counts, 2);
+	assert_int_equal(l.counts[0].outcome, OUT_APPLIED);
+	assert_int_equal(l.counts[0].n, 2);
+	assert_int_equal(l.counts[1].outcome, OUT_DRY_RUN);
+	assert_int_equal(l.counts[1].n, 1);
+	assert_non_null(strstr(decision_log_recent(&l, 1), "\"outcome\":\"dry_run\""));
+	decision_log_free(&l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_outcome_names),
+		cmocka_unit_test(test_outcomes_in_name_order),
+		cmocka_unit_test(test_log_counts_by_outcome),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

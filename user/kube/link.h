@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The agent's link to the Kubernetes API as the rest of qoslet sees it: its
+ * settings (the config's "kubernetes" object, docs/kubernetes.md) and the
+ * counters /metrics reports. The link itself is a thread of the agent's
+ * (user/agent/kube_sync.h); this header keeps the config and the reporting
+ * layer from depending on it.
+ */
+#ifndef QOSLET_KUBE_LINK_H
+#define QOSLET_KUBE_LINK_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct kubernetes_config {
+	bool enabled;		    /* false: no API calls at all */
+	char kubeconfig[PATH_MAX];  /* "": in-cluster (service account) */
+	char node_name[254];	    /* "": the NODE_NAME environment variable */
+	double resync_s;	    /* 30: how often the pods on this node are listed */
+	double timeout_s;	    /* 10: one API call, connection included */
+	bool events;		    /* true: Events on the pods the decisions concern */
+	double event_interval_s;    /* 60: one API call per (pod, reason) at most this often */
+	uint32_t events_per_minute; /* 30: all Events together, at most */
+	bool node_condition;	    /* true: the QoSletInterference node condition */
+	double condition_hold_s;    /* 300: it stays True this long after the last interference */
+};
+
+/* The API calls the agent makes, for counting. */
+enum kube_call {
+	KUBE_CALL_LIST_PODS = 0,
+	KUBE_CALL_EVICT,
+	KUBE_CALL_EVENT_CREATE,
+	KUBE_CALL_EVENT_PATCH,
+	KUBE_CALL_NODE_STATUS,
+	KUBE_CALL_NR,
+};
+
+/* "list_pods", "evict", "event_create", "event_patch", "node_status". */
+const char *kube_call_name(enum kube_call c);
+
+struct kube_link_stats {
+	uint64_t requests[KUBE_CALL_NR]; /* calls made, by call */
+	uint64_t errors[KUBE_CALL_NR];	 /* of those: no answer, or an error status */
+	uint64_t events_aggregated;	 /* occurrences folded into an Event's series */
+	uint64_t events_dropped;	 /* occurrences the rate limit dropped */
+	uint64_t pods;			 /* pods in the last successful list */
+	uint64_t last_list_ns;		 /* CLOCK_REALTIME of that list; 0 before the first */
+	bool condition_known;		 /* the node condition was written at least once */
+	bool condition;			 /* ... and says "interference" */
+};
+
+#endif
