@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 
 #include "../actuate/actuator.h"
@@ -533,8 +534,26 @@ static int start_threads(struct agent *a)
 	return 0;
 }
 
+/*
+ * The collector keeps up to UF_NR files open per unit (4 on v1, 6 on v2): a
+ * thousand pods need more than the common soft limit of 1024. The soft
+ * limit may go up to the hard one without privilege; the select() limit
+ * does not apply (libmicrohttpd polls with epoll, libcurl with poll).
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		log_warn("agent: cannot raise the open-file limit: %s", strerror(errno));
+}
+
 static int setup(struct agent *a)
 {
+	raise_fd_limit();
 	if (cgroup_fs_detect(&a->fs, "/proc/self/mountinfo") ||
 	    cgroup_fs_read_hierarchy_id(&a->fs, "/proc/self/cgroup") ||
 	    cgroup_ctrls_detect(&a->ctrls, "/proc/self/mountinfo")) {

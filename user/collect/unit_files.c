@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../log.h"
 #include "../probes/cpustat.h"
 #include "../probes/psi.h"
 
@@ -78,6 +79,17 @@ static int read_one(struct unit_files *f, const struct cgroup_ctrls *c, enum uni
 	}
 	if (f->fd[i] < 0) {
 		f->fd[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (f->fd[i] < 0 && errno == EMFILE) {
+			static bool warned;
+
+			if (!warned)
+				log_warn("collect: out of file descriptors (RLIMIT_NOFILE) at %s: "
+					 "units beyond it go unread (counted in "
+					 "qoslet_agent_errors_total{kind=\"cgroup_read\"})",
+					 path);
+			warned = true;
+			return -EMFILE;
+		}
 		if (f->fd[i] < 0)
 			return errno == ENOENT ? why_missing(f, c, i, rel) : -errno;
 	}
