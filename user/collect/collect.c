@@ -243,6 +243,12 @@ static int rebuild(struct collector *c)
 			now->u.cls = id.cls;
 			now->u.priority = id.priority;
 			memcpy(now->u.pod_uid, id.pod_uid, sizeof(id.pod_uid));
+			/* v1 can rename a cgroup: same id, new path, files to open anew */
+			if (strcmp(now->u.path, id.path)) {
+				memcpy(now->u.path, id.path, sizeof(id.path));
+				unit_files_close(&now->files);
+				now->settings_ns = 0;
+			}
 		} else {
 			unit_files_init(&now->files);
 		}
@@ -480,8 +486,13 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 	if (!*err && (changed || c->classify))
 		*err = rebuild(c);
 	c->classify = false;
-	if (*err)
+	if (*err) {
+		/* The members' paths may point into directories the tree just freed. */
+		c->n_members = 0;
+		c->members_gen++;
+		c->classify = *err != -ENOENT; /* build them again at the next read */
 		return NULL;
+	}
 	free(in->blame);
 	memset(rec, 0, sizeof(*rec));
 	in->ts_ns = ts_ns;
