@@ -116,6 +116,13 @@ static void test_units_and_numbers(void **state)
 	cgroup(LSR, "100000 100000\n", 0);
 	cgroup(JOB, "max 100000\n", 0);
 	put(BE, "cpu.weight", "1\n"); /* kubelet: 2 shares */
+	put(LS, "cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n");
+	put(LS, "memory.pressure",
+	    "some avg10=1.50 avg60=0.50 avg300=0.10 total=900\n"
+	    "full avg10=0.00 avg60=0.00 avg300=0.00 total=7\n");
+	put(LS, "io.pressure",
+	    "some avg10=0.00 avg60=0.00 avg300=0.00 total=80\n"
+	    "full avg10=0.00 avg60=0.00 avg300=0.00 total=77\n");
 	cgroup_ctrls_fake(&c, root, true);
 	snprintf(fs.root, sizeof(fs.root), "%s", root);
 	snprintf(cfg.classes[0].glob, sizeof(cfg.classes[0].glob), SUB "/batch.slice/*");
@@ -141,6 +148,18 @@ static void test_units_and_numbers(void **state)
 	assert_int_equal(unit(&rec->in, LSR)->cls, QOS_LSR);
 	assert_int_equal(unit(&rec->in, JOB)->cls, QOS_BE);
 	assert_string_equal(unit(&rec->in, JOB)->pod_uid, "");
+	/* v2: CFS counters from cpu.stat, pressure from the three files, in the unit's totals. */
+	for (size_t i = 0; i < rec->in.n_units; i++)
+		if (rec->in.units[i].id == id_of(LS)) {
+			const struct cg_sample *t = &rec->unit_totals[i];
+
+			assert_int_equal(t->id, id_of(LS));
+			assert_int_equal(t->parts, CG_THROTTLE | CG_PSI);
+			assert_int_equal(t->throttle.nr_throttled, 4);
+			assert_true(t->psi.some[PSI_MEMORY].avg10 > 1.49 &&
+				    t->psi.some[PSI_MEMORY].avg10 < 1.51);
+			assert_int_equal(t->psi.full[PSI_IO].total_us, 77);
+		}
 	/* The container is a member of the LS pod, not a unit. */
 	assert_null(pol_input_find(&rec->in, id_of(CTR)));
 	assert_non_null(collector_members(col, &n, NULL));
