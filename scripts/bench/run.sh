@@ -10,6 +10,10 @@
 #                  (scripts/bench/top_footprint.sh) -> docs/bench/top_footprint.md
 #   colobench      LS wake-up latency next to BE batch, without and with
 #                  `qoslet agent` (scripts/bench/colobench.sh) -> docs/bench/colobench.md
+#   agent_footprint  CPU, RSS and cost per pod per tick of `qoslet agent` on a
+#                  kubelet-shaped tree of 100, 500 and 1000 pods, and `qoslet
+#                  top -j` at 500 (scripts/bench/agent_footprint.sh)
+#                  -> docs/bench/agent_footprint.md
 #
 # A benchmark that cannot run here (exit 77: a tool is missing, not root)
 # is reported as skipped with its reason and leaves its report untouched; a
@@ -23,6 +27,9 @@
 #   BENCH_QUIET_WAIT  seconds to wait for a quiet machine first (default 120)
 #   COLOBENCH_ROUNDS  rounds of colobench (default 5, about a minute each)
 #   COLOBENCH_WORK_US CPU work of colobench's LS service per 1 ms wake-up (default 800)
+#   AGENT_FOOTPRINT_ROUNDS    rounds of agent_footprint (default 2, ~3.5 min each)
+#   AGENT_FOOTPRINT_BASELINE  a qoslet binary to measure beside build/qoslet in
+#                  agent_footprint (the numbers before a change; default: none)
 #   BENCHES           space-separated benchmarks to run (default: all)
 set -euo pipefail
 
@@ -32,7 +39,7 @@ ROUNDS=${BENCH_ROUNDS:-15}
 LOOPS=${BENCH_LOOPS:-100000}
 CPU=${BENCH_CPU:-0}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
-BENCHES=${BENCHES:-ctxsw top_footprint colobench}
+BENCHES=${BENCHES:-ctxsw top_footprint colobench agent_footprint}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench: not root: configurations that load BPF programs will be skipped" >&2
@@ -62,6 +69,14 @@ for b in $BENCHES; do
 	colobench)
 		echo "bench: $b: LS wake-up latency next to BE stress-ng, without and with qoslet agent, ${COLOBENCH_ROUNDS:-5} rounds of 3 x 20 s"
 		scripts/bench/colobench.sh -r "${COLOBENCH_ROUNDS:-5}" -q "$QUIET_WAIT" -o "$tmp" >"$tmp.stdout" || rc=$?
+		;;
+	agent_footprint)
+		af_rounds=${AGENT_FOOTPRINT_ROUNDS:-2}
+		af_base=${AGENT_FOOTPRINT_BASELINE:-}
+		echo "bench: $b: qoslet agent on 100, 500 and 1000 pods, top -j at 500, $af_rounds rounds${af_base:+, beside $af_base}"
+		# Each run waits at most 30 s for a quiet machine (there are 8 to 16).
+		scripts/bench/agent_footprint.sh -r "$af_rounds" ${af_base:+-b "$af_base"} \
+			-q "$((QUIET_WAIT < 30 ? QUIET_WAIT : 30))" -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	*)
 		echo "bench: unknown benchmark '$b'" >&2
