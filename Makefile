@@ -72,6 +72,18 @@ $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	@echo "  SKEL    $@"
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
+# `qoslet --version` and what records carry come from VERSION, baked into a
+# few objects: a stamp that changes with it rebuilds them, so a binary never
+# names an older commit than the tree it was built from.
+VERSION_STAMP := $(BUILD)/version.stamp
+ifeq ($(filter clean format,$(MAKECMDGOALS)),)
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(VERSION_STAMP) 2>/dev/null)" = "$(VERSION)" ] || \
+	echo "$(VERSION)" > $(VERSION_STAMP); })
+endif
+VERSIONED := user/main.o user/agent/record.o user/probes/pin_check.o user/kube/client.o
+$(addprefix $(BUILD)/,$(VERSIONED)) $(addprefix $(BUILD)/asan/,$(VERSIONED)) \
+	$(addprefix $(BUILD)/fuzz/,$(VERSIONED)): $(VERSION_STAMP)
+
 $(BUILD)/%.o: %.c $(SKELS)
 	@mkdir -p $(@D)
 	@echo "  CC      $@"

@@ -22,9 +22,9 @@ static int parse_cpu(const char **s, long *cpu)
 	return 0;
 }
 
-int cpu_list_parse(const char *s, bool *online, int n)
+/* Calls fn for each range lo-hi of a list (a lone CPU is lo == hi); -EINVAL when malformed. */
+static int for_each_range(const char *s, void (*fn)(void *ctx, long lo, long hi), void *ctx)
 {
-	memset(online, 0, (size_t)n * sizeof(*online));
 	while (*s && *s != '\n') {
 		long lo, hi;
 
@@ -36,14 +36,47 @@ int cpu_list_parse(const char *s, bool *online, int n)
 			if (parse_cpu(&s, &hi) || hi < lo)
 				return -EINVAL;
 		}
-		for (long c = lo; c <= hi && c < n; c++)
-			online[c] = true;
+		fn(ctx, lo, hi);
 		if (*s == ',')
 			s++;
 		else if (*s && *s != '\n')
 			return -EINVAL;
 	}
 	return 0;
+}
+
+struct mark {
+	bool *online;
+	int n;
+};
+
+static void mark_range(void *ctx, long lo, long hi)
+{
+	struct mark *m = ctx;
+
+	for (long c = lo; c <= hi && c < m->n; c++)
+		m->online[c] = true;
+}
+
+int cpu_list_parse(const char *s, bool *online, int n)
+{
+	struct mark m = {online, n};
+
+	memset(online, 0, (size_t)n * sizeof(*online));
+	return for_each_range(s, mark_range, &m);
+}
+
+static void count_range(void *ctx, long lo, long hi)
+{
+	*(long *)ctx += hi - lo + 1;
+}
+
+int cpu_list_count(const char *s)
+{
+	long n = 0;
+	int err = for_each_range(s, count_range, &n);
+
+	return err ? err : (int)n;
 }
 
 int cpu_list_format(const bool *on, int n, char *buf, size_t size)

@@ -14,6 +14,12 @@
 int cpu_list_parse(const char *s, bool *online, int n);
 
 /*
+ * How many CPUs a list names, without a table of every CPU: the kernel's
+ * lists name each CPU once. -EINVAL on a malformed list.
+ */
+int cpu_list_count(const char *s);
+
+/*
  * The canonical list of the CPUs set in on[0..n) ("" for none), ranges
  * merged. -ENAMETOOLONG when it does not fit in size bytes.
  */

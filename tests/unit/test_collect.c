@@ -127,6 +127,8 @@ static void test_units_and_numbers(void **state)
 	snprintf(fs.root, sizeof(fs.root), "%s", root);
 	snprintf(cfg.classes[0].glob, sizeof(cfg.classes[0].glob), SUB "/batch.slice/*");
 	cfg.classes[0].cls = QOS_BE;
+	/* any node is near a threshold of 0: units' memory is read, for BE units only */
+	cfg.policy.evict_memory.enabled = true;
 	col = collector_new(&o);
 	assert_non_null(col);
 
@@ -139,10 +141,11 @@ static void test_units_and_numbers(void **state)
 	assert_int_equal(u->quota_us, 50000);
 	assert_int_equal(u->period_us, 100000);
 	assert_true(u->limit_cpus > 0.49 && u->limit_cpus < 0.51);
-	assert_int_equal(u->mem_anon_unevict, 1000024);
-	assert_int_equal(u->mem_used, 2000000);
+	assert_int_equal(u->mem_anon_unevict, 0); /* LS: never evicted, its memory not read */
 	assert_true(u->cpu_used == 0); /* no interval yet */
 	assert_int_equal(unit(&rec->in, BE)->cls, QOS_BE);
+	assert_int_equal(unit(&rec->in, BE)->mem_anon_unevict, 1000024);
+	assert_int_equal(unit(&rec->in, BE)->mem_used, 2000000);
 	assert_true(unit(&rec->in, BE)->limit_cpus < 0);
 	assert_true(unit(&rec->in, BE)->request_cpus < 0.03); /* weight 1: 2 to 28 shares */
 	assert_int_equal(unit(&rec->in, LSR)->cls, QOS_LSR);
@@ -338,6 +341,7 @@ static void test_settings_and_new_pods(void **state)
 	rec = collector_read(col, 5, 3 * s + COLLECT_SETTINGS_NS, &err);
 	assert_int_equal(rec->in.n_units, 2);
 	assert_int_equal(unit(&rec->in, pod2)->cls, QOS_BE);
+	assert_int_equal(unit(&rec->in, pod2)->mem_used, 0); /* memory eviction off: not read */
 	collector_free(col);
 }
 

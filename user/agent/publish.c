@@ -31,8 +31,6 @@
 
 /* The parts of a snapshot cgroup the metrics publish. */
 #define PUBLISHED_PARTS (CG_RQ | CG_CPU | CG_THROTTLE | CG_MEMSTALL | CG_PSI)
-/* The kernel's largest NR_CPUS: no cpuset names a CPU past it. */
-#define CPUS_MAX 8192
 
 struct inputs {
 	struct metrics_cgroup *cgs;
@@ -180,18 +178,6 @@ static int cmp_path_unit(const void *key, const void *elem)
 	return strcmp(key, (*(const struct pol_unit *const *)elem)->path);
 }
 
-/* How many CPUs a kernel CPU list names; -EINVAL when it is not one. */
-static int count_cpus(const char *list)
-{
-	bool *on = calloc(CPUS_MAX, sizeof(*on));
-	int n = 0, err = on ? cpu_list_parse(list, on, CPUS_MAX) : -ENOMEM;
-
-	for (int i = 0; !err && i < CPUS_MAX; i++)
-		n += on[i];
-	free(on);
-	return err ? err : n;
-}
-
 /* The knob's value as the record holds it (read back after every write), in the metric's unit. */
 static int setting_value(const struct pol_unit *u, enum cg_knob k, double *value)
 {
@@ -208,7 +194,7 @@ static int setting_value(const struct pol_unit *u, enum cg_knob k, double *value
 		*value = u->idle;
 		return u->idle < 0 ? -EOPNOTSUPP : 0;
 	case CG_KNOB_CPUS:
-		n = count_cpus(u->cpus);
+		n = cpu_list_count(u->cpus);
 		*value = n;
 		return n < 0 ? n : 0;
 	default:

@@ -357,6 +357,17 @@ static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s)
 	return 0;
 }
 
+/*
+ * Units' memory is read while the node is within COLLECT_MEM_MARGIN of the
+ * memory-eviction threshold: below that no eviction can start this tick.
+ */
+static bool unit_memory_wanted(const struct evict_memory_config *cfg, const struct pol_input *in)
+{
+	return cfg->enabled && in->mem_capacity &&
+	       (double)in->mem_used / (double)in->mem_capacity >=
+		       cfg->threshold - COLLECT_MEM_MARGIN;
+}
+
 /* A counter that went down was re-created: it counts from zero. */
 static uint64_t since(uint64_t now, uint64_t before)
 {
@@ -369,11 +380,12 @@ static uint64_t since(uint64_t now, uint64_t before)
  * unit vanished meanwhile.
  */
 static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns, double interval_s,
-		     struct pol_unit *out)
+		     bool mem_near, struct pol_unit *out)
 {
 	const struct cgroup_ctrls *ctrls = c->o->ctrls;
 	bool psi_due = !s->psi_ns || mono_ns - s->psi_ns >= COLLECT_PSI_NS;
 	struct unit_counters now;
+	unsigned int want = 0;
 	int64_t original;
 	int err;
 
@@ -383,7 +395,19 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 			return err;
 		s->settings_ns = mono_ns ? mono_ns : 1;
 	}
-	err = unit_files_read(&s->files, ctrls, s->u.path, psi_due, &now);
+	/*
+	 * Read only what someone uses. CFS counters move only under a quota
+	 * (v2 reads cpu.stat for the CPU time anyway). A unit's memory orders
+	 * memory eviction, which picks BE units once the node nears its
+	 * threshold; v1's memory.stat is the dearest file to print.
+	 */
+	if (s->u.quota_us >= 0 || ctrls->v2[CTRL_CPU])
+		want |= UW_THROTTLE;
+	if (mem_near && s->u.cls == QOS_BE)
+		want |= UW_MEM;
+	if (psi_due)
+		want |= UW_PSI;
+	err = unit_files_read(&s->files, ctrls, s->u.path, want, &now);
 	c->rec.cgroup_read_errors += now.errors;
 	if (err)
 		return err;
@@ -478,7 +502,7 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 	struct tick_record *rec = &c->rec;
 	struct pol_input *in = &rec->in;
 	struct snapshot delta = {0};
-	bool have_delta;
+	bool have_delta, mem_near;
 	size_t n = 0;
 	int changed = cg_tree_sync(c->tree, mono_ns);
 
@@ -499,9 +523,10 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 	in->interval_s = c->prev_mono_ns ? (mono_ns - c->prev_mono_ns) / 1e9 : 0;
 	have_delta = read_probes(c, &delta);
 	*err = node_read(c->node, c->o->ctrls, c->o->subtree, in->interval_s, in) ?: grow_out(c);
+	mem_near = !*err && unit_memory_wanted(&c->o->cfg->policy.evict_memory, in);
 	for (size_t i = 0; !*err && i < c->n_units; i++) {
 		struct unit_state *s = &c->units[i];
-		int e = read_unit(c, s, mono_ns, in->interval_s, &c->out[n]);
+		int e = read_unit(c, s, mono_ns, in->interval_s, mem_near, &c->out[n]);
 
 		if (e) /* a unit that vanished since the last event is left out */
 			continue;

@@ -13,7 +13,9 @@
  * when the actuator or the owner writes them: they are read when a unit
  * appears, after the actuator wrote to it (collector_settings_changed), and
  * every COLLECT_SETTINGS_NS to notice the owner's changes. PSI averages move
- * every 2 s in the kernel and are read that often.
+ * every 2 s in the kernel and are read that often. Counters are read only
+ * where a consumer uses them: CFS counters of units with a quota (v1), and
+ * the memory of BE units while the node nears the memory-eviction threshold.
  */
 #ifndef QOSLET_COLLECT_COLLECT_H
 #define QOSLET_COLLECT_COLLECT_H
@@ -30,7 +32,9 @@
 #include "../snapshot.h"
 
 #define COLLECT_SETTINGS_NS (10 * 1000000000ull)
-#define COLLECT_PSI_NS	    (2 * 1000000000ull)
+/* Units' memory is read from this far below the memory-eviction threshold (share of capacity). */
+#define COLLECT_MEM_MARGIN 0.05
+#define COLLECT_PSI_NS	   (2 * 1000000000ull)
 
 struct probe_set;
 

@@ -125,32 +125,39 @@ static int read_counted(struct unit_files *f, const struct cgroup_ctrls *c, enum
 	return err;
 }
 
-int unit_files_read(struct unit_files *f, const struct cgroup_ctrls *c, const char *rel, bool psi,
-		    struct unit_counters *out)
+int unit_files_read(struct unit_files *f, const struct cgroup_ctrls *c, const char *rel,
+		    unsigned int want, struct unit_counters *out)
 {
+	bool v2_usage = c->v2[CTRL_CPUACCT];
 	char buf[8192];
 	uint64_t us;
-	int err;
+	int err = 0;
 
 	memset(out, 0, sizeof(*out));
-	err = read_counted(f, c, UF_CPU_STAT, rel, buf, sizeof(buf), out);
-	if (err == -ENOENT)
-		return err;
-	if (!err) {
+	if ((want & UW_THROTTLE) || v2_usage) {
+		err = read_counted(f, c, UF_CPU_STAT, rel, buf, sizeof(buf), out);
+		if (err == -ENOENT)
+			return err;
+	}
+	if (!err && ((want & UW_THROTTLE) || v2_usage)) {
 		/* no nr_periods line: the kernel has no CFS bandwidth control */
-		out->has_throttle = !cpustat_parse(buf, &out->throttle);
-		if (c->v2[CTRL_CPUACCT] && !cg_stat_get(buf, "usage_usec", &us)) {
+		out->has_throttle = (want & UW_THROTTLE) && !cpustat_parse(buf, &out->throttle);
+		if (v2_usage && !cg_stat_get(buf, "usage_usec", &us)) {
 			out->usage_ns = us * 1000;
 			out->has_cpu = true;
 		}
 	}
-	if (!c->v2[CTRL_CPUACCT] && !read_counted(f, c, UF_CPUACCT, rel, buf, sizeof(buf), out))
-		out->has_cpu = !parse_u64(buf, &out->usage_ns);
-	if (!read_counted(f, c, UF_MEM_USAGE, rel, buf, sizeof(buf), out) &&
+	if (!v2_usage) {
+		err = read_counted(f, c, UF_CPUACCT, rel, buf, sizeof(buf), out);
+		if (err == -ENOENT)
+			return err;
+		out->has_cpu = !err && !parse_u64(buf, &out->usage_ns);
+	}
+	if ((want & UW_MEM) && !read_counted(f, c, UF_MEM_USAGE, rel, buf, sizeof(buf), out) &&
 	    !parse_u64(buf, &out->mem.usage) &&
 	    !read_counted(f, c, UF_MEM_STAT, rel, buf, sizeof(buf), out))
 		out->has_mem = !cg_mem_stat_parse(c, buf, &out->mem);
-	for (int r = 0; psi && r < PSI_NR; r++)
+	for (int r = 0; (want & UW_PSI) && r < PSI_NR; r++)
 		if (!read_counted(f, c, UF_PSI_CPU + r, rel, buf, sizeof(buf), out) &&
 		    !psi_parse(buf, &out->psi.some[r], &out->psi.full[r]))
 			out->has_psi = true;

@@ -52,12 +52,20 @@ void unit_files_close(struct unit_files *f);
 /* Forgets which files were absent, so the next read tries them again. */
 void unit_files_retry_absent(struct unit_files *f);
 
+/* What a read should cover, beyond the CPU time that is always read. */
+enum unit_want {
+	UW_THROTTLE =
+		1u << 0,  /* cpu.stat's CFS counters (v2 reads cpu.stat for the CPU time anyway) */
+	UW_MEM = 1u << 1, /* memory usage and memory.stat */
+	UW_PSI = 1u << 2, /* the pressure files */
+};
+
 /*
- * Reads the unit at rel: the counters, and PSI when `psi` (its averages
- * change only every 2 s). Files that cannot be read leave their part
- * unset. Returns -ENOENT when the cgroup is gone, else 0.
+ * Reads the unit at rel: its CPU time and what `want` (enum unit_want) asks
+ * for. Files that cannot be read leave their part unset. Returns -ENOENT
+ * when the cgroup is gone, else 0.
  */
-int unit_files_read(struct unit_files *f, const struct cgroup_ctrls *c, const char *rel, bool psi,
-		    struct unit_counters *out);
+int unit_files_read(struct unit_files *f, const struct cgroup_ctrls *c, const char *rel,
+		    unsigned int want, struct unit_counters *out);
 
 #endif

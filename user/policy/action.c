@@ -37,7 +37,8 @@ struct action *action_add(struct action_list *l, enum act_kind kind, const struc
 	if (u) {
 		a->id = u->id;
 		a->cls = u->cls;
-		snprintf(a->path, sizeof(a->path), "%s", u->path);
+		/* as large as the unit's path: a copy, not a formatted print, on every action */
+		memcpy(a->path, u->path, strlen(u->path) + 1);
 	}
 	return a;
 }

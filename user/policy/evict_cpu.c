@@ -14,7 +14,6 @@
 #include "../cpulist.h"
 
 /* CPUs a cpuset list may name: the kernel's NR_CPUS ceiling on x86_64 and arm64. */
-#define CPULIST_CPUS 8192
 
 /* The kernel's default CFS period, for a quota read without one. */
 #define DEFAULT_PERIOD_US 100000
@@ -24,19 +23,6 @@ struct be_sums {
 	double granted, requested, used;
 };
 
-/* CPUs in a list such as "0-3,8"; -1 when it does not parse. */
-static int cpulist_count(const char *list)
-{
-	bool cpus[CPULIST_CPUS];
-	int n = 0;
-
-	if (cpu_list_parse(list, cpus, CPULIST_CPUS))
-		return -1;
-	for (int i = 0; i < CPULIST_CPUS; i++)
-		n += cpus[i];
-	return n;
-}
-
 /* What the unit may use: its quota, else its cpuset, else the whole capacity. */
 static double granted_cpus(const struct pol_input *in, const struct pol_unit *u)
 {
@@ -45,7 +31,7 @@ static double granted_cpus(const struct pol_input *in, const struct pol_unit *u)
 	if (u->quota_us >= 0)
 		return (double)u->quota_us / (u->period_us ? u->period_us : DEFAULT_PERIOD_US);
 	/* An unreadable list says nothing about a limit: fall back to the capacity. */
-	if (u->cpus[0] && (n = cpulist_count(u->cpus)) > 0)
+	if (u->cpus[0] && (n = cpu_list_count(u->cpus)) > 0)
 		return n;
 	return in->cpus;
 }

@@ -179,10 +179,10 @@ static int keep_if_new(struct plan_state *st, const struct pol_input *in, const 
 	/* A held wish is not asked yet: it stays a change, asked when the hold ends. */
 	if (*keep || !hold) {
 		e->value = a->value;
-		snprintf(e->cpus, sizeof(e->cpus), "%s", a->cpus);
+		memcpy(e->cpus, a->cpus, strlen(a->cpus) + 1); /* same size: fits */
 	}
 	e->seen_value = cur;
-	snprintf(e->seen_cpus, sizeof(e->seen_cpus), "%s", cur_cpus);
+	memcpy(e->seen_cpus, cur_cpus, strlen(cur_cpus) + 1); /* a unit's cpus: same size */
 	return 0;
 }
 
