@@ -196,6 +196,16 @@ ROOT=${HIER[0]}
 NAME=qoslet-bench-agent-$$
 REL=$NAME/kubepods
 
+# v2: enables for the children of $1 what the agent reads (cpu, cpuset,
+# memory), each one its parent gave it.
+v2_enable() {
+	local have c
+	read -r have <"$1/cgroup.controllers" || true
+	for c in cpu cpuset memory; do
+		[[ " $have " != *" $c "* ]] || echo "+$c" >"$1/cgroup.subtree_control"
+	done
+}
+
 # A new v1 cpuset has no CPUs and no memory nodes: it takes its parent's.
 cpuset_inherit() {
 	local v
@@ -258,7 +268,7 @@ if [ "$V2" = 1 ]; then
 		echo "SKIP: the cpu controller is not enabled below $ROOT"
 		exit 77
 	}
-	echo "+cpu +cpuset +memory" >"$ROOT/$NAME/cgroup.subtree_control"
+	v2_enable "$ROOT/$NAME"
 fi
 
 # ------------------------------------------------------------- the tree
@@ -273,7 +283,7 @@ mkcg() {
 		mkdir "$d"
 		if [ "$V2" = 1 ]; then
 			# Controllers are enabled level by level; containers are leaves.
-			[[ $1 == */pod*/* ]] || echo "+cpu +cpuset +memory" >"$d/cgroup.subtree_control"
+			[[ $1 == */pod*/* ]] || v2_enable "$d"
 		else
 			cpuset_inherit "$d"
 		fi
