@@ -526,7 +526,7 @@ run_one() {
 	# The cgroups it reported, and how many of them are not the tree's: other
 	# cgroups active on the machine add to the cost of both.
 	read -r "R[$kind,$label,$n,$r,cgroups]" "R[$kind,$label,$n,$r,outside]" < <(
-		awk -v t="/$NAME/" '{ n++ } index($0 "/", t) != 1 { o++ } END { print n + 0, o + 0 }' "$dir/seen")
+		awk -v t="/$NAME/" '{ n++ } $0 != "/" && index($0 "/", t) != 1 { o++ } END { print n + 0, o + 0 }' "$dir/seen")
 	kill -TERM "$RUN_PID"
 	local rc=0
 	wait "$RUN_PID" || rc=$?
@@ -781,10 +781,10 @@ $(verdict_rows)
 
 RSS in MiB. Start-up: time and CPU until the agent answered /readyz (top: printed its first
 line). Units: as the agent's first status line counts them. Cgroups: those in the agent's
-last /metrics (top: its last report), and in brackets how many of them are not the
-tree's: cgroups active elsewhere on the machine (other tests) show there too and add to
-the cost. Foreign: CPUs used in the window by anything but the pods and the measured
-process ("(qemu)": a VM was running).
+last /metrics (top: its last report), and in brackets how many of them are neither the
+tree's nor the root: cgroups active elsewhere on the machine (other tests) show there too
+and add to the cost. Foreign: CPUs used in the window by anything but the pods and the
+measured process ("(qemu)": a VM was running).
 
 | pods | round | what | binary | CPU | us/pod/tick | ticks | peak RSS | RSS after warm-up | RSS at end | RSS in window | start-up | units | cgroups (outside) | decisions | pods (CPUs) | foreign (CPUs) |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
