@@ -566,9 +566,12 @@ static int setup(struct agent *a)
 	if (a->cfg.http.enabled && a->args.mode == AGENT_RUN) {
 		char err[256];
 
-		if (http_listen(&a->http, a->cfg.http.address, (uint16_t)a->cfg.http.port, err,
-				sizeof(err))) {
-			log_err("agent: %s (config http.address, http.port)", err);
+		int rc = http_listen(&a->http, a->cfg.http.address, (uint16_t)a->cfg.http.port, err,
+				     sizeof(err));
+
+		if (rc) {
+			log_err("agent: %s%s; nothing was changed", err,
+				rc == -ELIBACC ? "" : " (config http.address, http.port)");
 			return 1;
 		}
 		a->names = cgroup_names_new(&a->fs);

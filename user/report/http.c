@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../log.h"
+#include "mhd_dl.h"
 
 /* Request line and headers must fit here; MHD answers larger ones itself (431). */
 #define HTTP_CONN_MEMORY (16 * 1024)
@@ -241,6 +242,12 @@ int http_listen(struct http_server **out, const char *address, uint16_t port, ch
 	if (!s)
 		return -ENOMEM;
 	s->want_fd = -1;
+	/* First: a missing library must fail before the port is taken. */
+	fd = mhd_dl_open(err, errlen);
+	if (fd) {
+		free(s);
+		return fd;
+	}
 	fd = listen_on(address, port);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot listen on %s%s%s:%u: %s",
@@ -278,11 +285,19 @@ int http_start(struct http_server **out, const char *address, uint16_t port, cha
 int http_start_unbound(struct http_server **out)
 {
 	struct http_server *s = calloc(1, sizeof(*s));
+	char err[256];
+	int rc;
 
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
 	s->want_fd = -1;
+	rc = mhd_dl_open(err, sizeof(err));
+	if (rc) {
+		log_err("http: %s", err);
+		free(s);
+		return rc;
+	}
 	if (start_daemon(s, -1)) {
 		http_stop(s);
 		return -EIO;

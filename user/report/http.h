@@ -31,7 +31,8 @@ struct http_server;
 /*
  * Listens on address (an IPv4 or IPv6 literal) and port, and serves from
  * another thread. Returns 0, or -errno with err set to a message naming the
- * address ("cannot listen on 127.0.0.1:9464: Address already in use").
+ * address ("cannot listen on 127.0.0.1:9464: Address already in use"), or
+ * -ELIBACC when libmicrohttpd cannot be loaded (err names its package).
  */
 int http_start(struct http_server **out, const char *address, uint16_t port, char *err,
 	       size_t errlen);
