@@ -362,8 +362,8 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 		}
 		if (poll(pfd, n, timeout) <= 0)
 			break; /* the deadline, or a signal */
-		if (render >= 0 && (pfd[render].revents & POLLIN) && http_render_wanted(a->http))
-			agent_publish(a, a->loop_ns);
+		if (render >= 0 && (pfd[render].revents & POLLIN))
+			agent_publish(a, a->loop_ns, http_render_wanted(a->http));
 		if (fp >= 0 && (pfd[fp].revents & POLLIN))
 			return fast_path_drain(a->fp) > 0 ? LOOP_WAKE_ALERT : LOOP_WAKE_TIMEOUT;
 	}

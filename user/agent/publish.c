@@ -333,8 +333,8 @@ static void inputs_free(struct inputs *x)
 	free(x->by_path);
 }
 
-/* Renders what the HTTP endpoint serves: the loop's thread is the only one reading agent state. */
-void agent_publish(struct agent *a, uint64_t loop_ns)
+/* The metrics text, or NULL with the error counted and logged. */
+static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 {
 	struct metrics_probe probes[PROBE_NR] = {
 		{.name = "sched"}}; /* no probe set: sched is off */
@@ -350,8 +350,7 @@ void agent_publish(struct agent *a, uint64_t loop_ns)
 				   .blame_top = METRICS_BLAME_TOP,
 				   .pods = &a->pods,
 				   .process = &proc};
-	char *metrics = NULL, *decisions = NULL;
-	size_t metrics_len = 0, decisions_len = 0;
+	char *metrics = NULL;
 	int err = build_cgroups(a, &x, clock_ns(CLOCK_MONOTONIC)) ?: build_settings(a, &x);
 
 	in.cgroups = x.cgs;
@@ -376,20 +375,31 @@ void agent_publish(struct agent *a, uint64_t loop_ns)
 	}
 	memcpy(in.errors, a->errors, sizeof(in.errors));
 	if (!err)
-		err = metrics_render(&in, &metrics, &metrics_len);
-	if (!err && (!a->published || a->log.seq != a->published_seq)) {
-		decisions = decisions_json(&a->log, &decisions_len);
-		err = decisions ? 0 : -ENOMEM;
-		a->published_seq = a->log.seq;
-	}
+		err = metrics_render(&in, &metrics, len);
 	inputs_free(&x);
 	if (err) {
-		/* the endpoint keeps serving the last tick's texts */
 		a->errors[METRICS_ERR_RENDER]++;
 		log_warn("agent: cannot render the metrics: %s", strerror(-err));
-		free(metrics);
-		return;
+		return NULL;
 	}
-	a->published = true;
-	http_publish(a->http, metrics, metrics_len, decisions, decisions_len);
+	return metrics;
+}
+
+/* Renders what the HTTP endpoint asked for: the loop's thread is the only one reading agent state.
+ */
+void agent_publish(struct agent *a, uint64_t loop_ns, unsigned int want)
+{
+	size_t len = 0;
+	char *text;
+
+	if (want & HTTP_WANT(HTTP_METRICS)) {
+		text = render_metrics(a, loop_ns, &len);
+		if (text && http_publish(a->http, HTTP_METRICS, text, len))
+			a->errors[METRICS_ERR_RENDER]++;
+	}
+	if (want & HTTP_WANT(HTTP_DECISIONS)) {
+		text = decisions_json(&a->log, &len);
+		if (!text || http_publish(a->http, HTTP_DECISIONS, text, len))
+			a->errors[METRICS_ERR_RENDER]++;
+	}
 }

@@ -20,6 +20,7 @@
 	X(add_connection)                                                                          \
 	X(lookup_connection_value)                                                                 \
 	X(create_response_from_buffer)                                                             \
+	X(create_response_from_buffer_with_free_callback_cls)                                      \
 	X(add_response_header)                                                                     \
 	X(queue_response)                                                                          \
 	X(destroy_response)
@@ -76,6 +77,12 @@ struct MHD_Response *MHD_create_response_from_buffer(size_t size, void *buffer,
 						     enum MHD_ResponseMemoryMode mode)
 {
 	return api.create_response_from_buffer(size, buffer, mode);
+}
+
+struct MHD_Response *MHD_create_response_from_buffer_with_free_callback_cls(
+	size_t size, void *buffer, MHD_ContentReaderFreeCallback crfc, void *crfc_cls)
+{
+	return api.create_response_from_buffer_with_free_callback_cls(size, buffer, crfc, crfc_cls);
 }
 
 enum MHD_Result MHD_add_response_header(struct MHD_Response *r, const char *header,
