@@ -302,7 +302,6 @@ static int tick_once(struct agent *a, bool fast)
 		log_warn("agent: cannot write the recording: %s", strerror(errno));
 	if (a->args.mode == AGENT_RECORD)
 		return 0;
-	action_list_clear(&a->actions);
 	err = policy_tick(&rec->in, &a->cfg.policy, a->cfg.dry_run, &a->pol, &a->actions);
 	if (err)
 		return err;
@@ -320,6 +319,11 @@ static int tick(struct agent *a, bool fast)
 {
 	int err = tick_once(a, fast);
 
+	/*
+	 * Decided: the records keep what the actions said. Most ticks have
+	 * none, and the first ones can have two per pod (1.5 KB each): not kept.
+	 */
+	action_list_free(&a->actions);
 	a->loop_ns = clock_ns(CLOCK_MONOTONIC) - a->last_tick_ns;
 	/* Rendered when a scrape asks (wait_for), not every tick whether or not anyone reads it. */
 	if (a->http)
@@ -733,9 +737,14 @@ int agent_main(enum agent_mode mode, int argc, char **argv)
 		rc = setup(a);
 		pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
 		if (!rc) {
-			/* Past start-up, the same sizes are allocated every tick: reuse the heap.
+			/*
+			 * main()'s fixed mmap threshold stays: the large allocations
+			 * past start-up are the texts a scrape asks for (megabytes at
+			 * a few hundred pods, freed when the next tick ends), which
+			 * the heap would keep once it grew for them. Start-up's small
+			 * allocations left holes in it: give those pages back.
 			 */
-			mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+			malloc_trim(0);
 			rc = run_loop(a) ? 1 : 0;
 			log_info("agent: stopping after %llu ticks (%llu on the fast path), %llu "
 				 "decisions",
