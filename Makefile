@@ -28,8 +28,12 @@ CFLAGS ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-DQOSLET_VERSION='"$(VERSION)"' -I$(BUILD)/skel -Iuser \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# libpfm4 (cpi event names) is opened with dlopen() only when events are named.
-LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lm
+# Opened with dlopen() by the runs that need them, so not linked (user/dl.h):
+# libcurl when the Kubernetes link is on, libmicrohttpd when the agent serves
+# HTTP, libpfm4 (cpi event names) when events are named. Their headers stay
+# the API: the cflags above.
+DLOPEN_PKGS := libcurl libmicrohttpd
+LDLIBS += $(shell pkg-config --libs $(filter-out $(DLOPEN_PKGS),$(PKGS)) 2>/dev/null) -ldl -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Ivmlinux/$(ARCH) -Ibpf
 

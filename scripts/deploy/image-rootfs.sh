@@ -9,7 +9,10 @@
 #   /usr/bin/qoslet      BINARY without its DWARF (symbols kept for backtraces)
 #   <lib paths>          every shared library ldd(1) resolves for BINARY, at the
 #                        path ldd names, and the dynamic loader (the ELF's
-#                        interpreter, e.g. /lib64/ld-linux-x86-64.so.2)
+#                        interpreter, e.g. /lib64/ld-linux-x86-64.so.2); and
+#                        the libraries BINARY opens with dlopen() (libcurl,
+#                        libmicrohttpd: the sonames it names, found beside
+#                        the linked ones) with everything ldd resolves for them
 #   /etc/nsswitch.conf   "hosts: files dns", so that a kubeconfig server name
 #                        resolves through the container's /etc/hosts first
 #   /lib/terminfo/...    a few terminal descriptions, for `qoslet top` run
@@ -17,7 +20,7 @@
 #
 # Nothing else: no shell, no CA store (the API server's CA is the service
 # account's ca.crt), no passwd (nothing looks users up). libpfm is left out:
-# only `qoslet cpi --cpi-events` opens it, never the agent.
+# only `qoslet cpi --cpi-events` opens it, never the agent (DLOPEN_SKIP).
 #
 # DIR is replaced whole; the script refuses a DIR that is neither empty nor an
 # earlier staging. Environment: STRIP (default llvm-strip), LDD (default ldd).
@@ -52,12 +55,36 @@ mkdir -p "$dir/usr/bin" "$dir/etc"
 
 # ldd lines: "libx.so.1 => /path (0x..)", "/lib64/ld-linux... (0x..)" (the
 # loader), "linux-vdso.so.1 (0x..)" (in the kernel, nothing to copy), or
-# "libx.so.1 => not found".
-libs=$("$LDD" "$bin") || die "ldd $bin failed"
-if echo "$libs" | grep -q "not found"; then
-	die "ldd cannot resolve every library of $bin: $(echo "$libs" | grep "not found")"
-fi
-for lib in $(echo "$libs" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+# "libx.so.1 => not found". Prints the paths to copy.
+resolved() {
+	local out
+	out=$("$LDD" "$1") || die "ldd $1 failed"
+	if echo "$out" | grep -q "not found"; then
+		die "ldd cannot resolve every library of $1: $(echo "$out" | grep "not found")"
+	fi
+	echo "$out" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'
+}
+libs=$(resolved "$bin")
+
+# The libraries the binary opens with dlopen() are the sonames among its
+# strings that ldd does not list (user/dl.h); the dynamic loader would look
+# for them where it found the linked ones.
+DLOPEN_SKIP="libpfm.so.4"
+dirs=$(for lib in $libs; do dirname "$lib"; done | sort -u)
+for name in $(grep -aoE 'lib[a-z0-9_+-]+\.so\.[0-9]+' "$bin" | sort -u); do
+	case " $DLOPEN_SKIP " in *" $name "*) continue ;; esac
+	echo "$libs" | grep -q "/$name\$" && continue
+	found=""
+	for d in $dirs; do
+		[ -e "$d/$name" ] && found=$d/$name && break
+	done
+	[ -n "$found" ] || die "$bin opens $name, which is not beside its other libraries ($dirs)"
+	libs="$libs
+$found
+$(resolved "$found")"
+done
+
+for lib in $(echo "$libs" | sort -u); do
 	mkdir -p "$dir$(dirname "$lib")"
 	# The host's path may be a symlink (soname -> versioned file, /lib ->
 	# usr/lib); the image gets a plain file at the path the loader asks for.

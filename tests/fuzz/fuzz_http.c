@@ -53,7 +53,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	log_max_level = LOG_ERROR;
 	FUZZ_CHECK(!http_start_unbound(&srv), "cannot start the server");
 	/* ready from the start: /metrics and /decisions answer 200 */
-	http_publish(srv, strdup(metrics), strlen(metrics), strdup(decisions), strlen(decisions));
+	http_publish(srv, HTTP_METRICS, strdup(metrics), strlen(metrics));
+	http_publish(srv, HTTP_DECISIONS, strdup(decisions), strlen(decisions));
 	return 0;
 }
 

@@ -302,7 +302,6 @@ static int tick_once(struct agent *a, bool fast)
 		log_warn("agent: cannot write the recording: %s", strerror(errno));
 	if (a->args.mode == AGENT_RECORD)
 		return 0;
-	action_list_clear(&a->actions);
 	err = policy_tick(&rec->in, &a->cfg.policy, a->cfg.dry_run, &a->pol, &a->actions);
 	if (err)
 		return err;
@@ -320,6 +319,11 @@ static int tick(struct agent *a, bool fast)
 {
 	int err = tick_once(a, fast);
 
+	/*
+	 * Decided: the records keep what the actions said. Most ticks have
+	 * none, and the first ones can have two per pod (1.5 KB each): not kept.
+	 */
+	action_list_free(&a->actions);
 	a->loop_ns = clock_ns(CLOCK_MONOTONIC) - a->last_tick_ns;
 	/* Rendered when a scrape asks (wait_for), not every tick whether or not anyone reads it. */
 	if (a->http)
@@ -362,8 +366,8 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 		}
 		if (poll(pfd, n, timeout) <= 0)
 			break; /* the deadline, or a signal */
-		if (render >= 0 && (pfd[render].revents & POLLIN) && http_render_wanted(a->http))
-			agent_publish(a, a->loop_ns);
+		if (render >= 0 && (pfd[render].revents & POLLIN))
+			agent_publish(a, a->loop_ns, http_render_wanted(a->http));
 		if (fp >= 0 && (pfd[fp].revents & POLLIN))
 			return fast_path_drain(a->fp) > 0 ? LOOP_WAKE_ALERT : LOOP_WAKE_TIMEOUT;
 	}
@@ -566,9 +570,12 @@ static int setup(struct agent *a)
 	if (a->cfg.http.enabled && a->args.mode == AGENT_RUN) {
 		char err[256];
 
-		if (http_listen(&a->http, a->cfg.http.address, (uint16_t)a->cfg.http.port, err,
-				sizeof(err))) {
-			log_err("agent: %s (config http.address, http.port)", err);
+		int rc = http_listen(&a->http, a->cfg.http.address, (uint16_t)a->cfg.http.port, err,
+				     sizeof(err));
+
+		if (rc) {
+			log_err("agent: %s%s; nothing was changed", err,
+				rc == -ELIBACC ? "" : " (config http.address, http.port)");
 			return 1;
 		}
 		a->names = cgroup_names_new(&a->fs);
@@ -730,9 +737,14 @@ int agent_main(enum agent_mode mode, int argc, char **argv)
 		rc = setup(a);
 		pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
 		if (!rc) {
-			/* Past start-up, the same sizes are allocated every tick: reuse the heap.
+			/*
+			 * main()'s fixed mmap threshold stays: the large allocations
+			 * past start-up are the texts a scrape asks for (megabytes at
+			 * a few hundred pods, freed when the next tick ends), which
+			 * the heap would keep once it grew for them. Start-up's small
+			 * allocations left holes in it: give those pages back.
 			 */
-			mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+			malloc_trim(0);
 			rc = run_loop(a) ? 1 : 0;
 			log_info("agent: stopping after %llu ticks (%llu on the fast path), %llu "
 				 "decisions",

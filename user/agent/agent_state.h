@@ -58,10 +58,8 @@ struct agent {
 	int render_fd;		    /* the HTTP endpoint asks for a render: readable; -1 none */
 	struct http_server *http;   /* NULL when http.enabled is false */
 	struct cgroup_names *names; /* labels of cgroups outside the subtree (blame culprits) */
-	uint64_t published_seq;	    /* the decisions /decisions serves */
-	bool published;
-	struct kube_sync *kube;		 /* NULL when kubernetes.enabled is false */
-	struct kube_pod_list pods;	 /* sorted by uid; empty until the first list */
+	struct kube_sync *kube;	    /* NULL when kubernetes.enabled is false */
+	struct kube_pod_list pods;  /* sorted by uid; empty until the first list */
 	uint64_t errors[METRICS_ERR_NR]; /* by enum metrics_error: qoslet_agent_errors_total */
 	bool observe_only;	  /* no kubepods and no cgroup_root: dry-run, whatever the config */
 	uint64_t reloads;	  /* configs swapped in by SIGHUP */
@@ -85,7 +83,10 @@ void kube_report(struct agent *a, const struct decision *d);
 /* Once per interval: the node condition the loop currently wants. */
 void kube_report_condition(struct agent *a);
 
-/* Renders what the HTTP endpoint serves (metrics, decisions) and hands it to the server. */
-void agent_publish(struct agent *a, uint64_t loop_ns);
+/*
+ * Renders the texts the HTTP endpoint asked for (HTTP_WANT() bits of
+ * http_render_wanted()) and hands them to the server.
+ */
+void agent_publish(struct agent *a, uint64_t loop_ns, unsigned int want);
 
 #endif

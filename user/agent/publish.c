@@ -35,8 +35,10 @@
 struct inputs {
 	struct metrics_cgroup *cgs;
 	size_t n_cgs, cap_cgs;
-	struct cg_sample *samples; /* merged records ("all") and label-only records */
-	size_t n_samples;
+	struct cg_sample *merged; /* "all": the units' records with their file parts */
+	size_t n_merged;
+	struct cg_sample *labels; /* label-only records of blame parties */
+	size_t n_labels;
 	struct metrics_setting *settings;
 	size_t n_settings;
 	const struct pol_unit **by_path; /* the units, sorted by path */
@@ -54,6 +56,13 @@ static int cmp_cgroup_id(const void *x, const void *y)
 {
 	uint64_t a = ((const struct metrics_cgroup *)x)->s->id;
 	uint64_t b = ((const struct metrics_cgroup *)y)->s->id;
+
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
 
 	return a < b ? -1 : a > b;
 }
@@ -86,9 +95,51 @@ static const struct pol_unit *unit_of_cgroup(const struct agent *a, uint64_t id)
 }
 
 /*
+ * Blame names its parties by cgroup: each one not published gets a
+ * label-only record (an id, no parts), whose paths are looked up only now.
+ */
+static int add_blame_labels(struct agent *a, struct inputs *x, uint64_t now)
+{
+	const struct snapshot *snap = a->rec->probes;
+	size_t n_blame = snap ? snap->n_blame : 0, n = 0;
+	uint64_t *ids = malloc((2 * n_blame + 1) * sizeof(*ids));
+	struct cg_sample key = {0};
+	struct metrics_cgroup k = {.s = &key};
+	int err;
+
+	if (!ids)
+		return -ENOMEM;
+	qsort(x->cgs, x->n_cgs, sizeof(*x->cgs), cmp_cgroup_id);
+	for (size_t i = 0; i < 2 * n_blame; i++) {
+		const struct blame_sample *b = &snap->blame[i / 2];
+
+		key.id = i % 2 ? b->culprit : b->victim;
+		if (key.id != QOSLET_CULPRIT_IDLE &&
+		    !bsearch(&k, x->cgs, x->n_cgs, sizeof(*x->cgs), cmp_cgroup_id))
+			ids[n++] = key.id;
+	}
+	qsort(ids, n, sizeof(*ids), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (!i || ids[i] != ids[i - 1])
+			ids[x->n_labels++] = ids[i];
+	x->labels = malloc((x->n_labels + 1) * sizeof(*x->labels));
+	err = x->labels ? 0 : -ENOMEM;
+	for (size_t i = 0; !err && i < x->n_labels; i++) {
+		const char *path = path_of(a, ids[i], now);
+
+		x->labels[i] = (struct cg_sample){.id = ids[i]};
+		if (path)
+			err = add_cgroup(x, &x->labels[i], path, unit_of_cgroup(a, ids[i]));
+	}
+	free(ids);
+	return err;
+}
+
+/*
  * Every cgroup to publish: the units' totals, or ("all") every probe
  * record with the units' file parts merged in; then a label-only record
- * for each blame party not yet named.
+ * for each blame party not yet named. Only merged and label-only records
+ * are copies (984 bytes each): the units' totals are the record's own.
  */
 static int build_cgroups(struct agent *a, struct inputs *x, uint64_t now)
 {
@@ -100,24 +151,26 @@ static int build_cgroups(struct agent *a, struct inputs *x, uint64_t now)
 
 	x->cap_cgs = r->in.n_units + (all ? n_snap : 0) + 2 * n_blame + 1;
 	x->cgs = calloc(x->cap_cgs, sizeof(*x->cgs));
-	x->samples = calloc(x->cap_cgs, sizeof(*x->samples));
-	if (!x->cgs || !x->samples)
+	x->merged = malloc(((all ? r->in.n_units : 0) + 1) * sizeof(*x->merged));
+	if (!x->cgs || !x->merged)
 		return -ENOMEM;
 	for (size_t i = 0; !err && i < r->in.n_units; i++) {
 		const struct pol_unit *u = &r->in.units[i];
 		const struct cg_sample *rec = all && snap ? snapshot_find(snap, u->id) : NULL;
-		struct cg_sample *s = &x->samples[x->n_samples++];
+		struct cg_sample *s;
 
-		/* "all": the unit's own directory as the probes count it, plus its files */
-		if (all) {
-			*s = rec ? *rec : (struct cg_sample){.id = u->id};
-			s->parts &= ~(uint32_t)(CG_THROTTLE | CG_PSI);
-			s->throttle = r->unit_totals[i].throttle;
-			s->psi = r->unit_totals[i].psi;
-			s->parts |= r->unit_totals[i].parts & (CG_THROTTLE | CG_PSI);
-		} else {
-			*s = r->unit_totals[i];
+		if (!all) {
+			if (r->unit_totals[i].parts)
+				err = add_cgroup(x, &r->unit_totals[i], u->path, u);
+			continue;
 		}
+		/* the unit's own directory as the probes count it, plus its files */
+		s = &x->merged[x->n_merged++];
+		*s = rec ? *rec : (struct cg_sample){.id = u->id};
+		s->parts &= ~(uint32_t)(CG_THROTTLE | CG_PSI);
+		s->throttle = r->unit_totals[i].throttle;
+		s->psi = r->unit_totals[i].psi;
+		s->parts |= r->unit_totals[i].parts & (CG_THROTTLE | CG_PSI);
 		if (s->parts)
 			err = add_cgroup(x, s, u->path, u);
 	}
@@ -132,37 +185,7 @@ static int build_cgroups(struct agent *a, struct inputs *x, uint64_t now)
 		if (path) /* else removed: its counters stop with it */
 			err = add_cgroup(x, s, path, u);
 	}
-	qsort(x->cgs, x->n_cgs, sizeof(*x->cgs), cmp_cgroup_id);
-	/* Blame names its parties by cgroup: give each one a label. */
-	for (size_t i = 0, n = x->n_cgs; !err && i < 2 * n_blame; i++) {
-		const struct blame_sample *b = &snap->blame[i / 2];
-		uint64_t id = i % 2 ? b->culprit : b->victim;
-		struct cg_sample key = {.id = id}, *s;
-		struct metrics_cgroup k = {.s = &key};
-		const char *path;
-
-		if (id == QOSLET_CULPRIT_IDLE ||
-		    bsearch(&k, x->cgs, n, sizeof(*x->cgs), cmp_cgroup_id))
-			continue;
-		path = path_of(a, id, now);
-		if (!path)
-			continue;
-		s = &x->samples[x->n_samples++];
-		*s = key;
-		err = add_cgroup(x, s, path, unit_of_cgroup(a, id));
-		if (!err) { /* keep the sorted prefix searchable: insert in place */
-			struct metrics_cgroup added = x->cgs[x->n_cgs - 1];
-			size_t at = n;
-
-			while (at > 0 && x->cgs[at - 1].s->id > id)
-				at--;
-			memmove(&x->cgs[at + 1], &x->cgs[at],
-				(x->n_cgs - 1 - at) * sizeof(*x->cgs));
-			x->cgs[at] = added;
-			n++;
-		}
-	}
-	return err;
+	return err ?: add_blame_labels(a, x, now);
 }
 
 static int cmp_unit_path(const void *x, const void *y)
@@ -314,13 +337,14 @@ static void inputs_free(struct inputs *x)
 	for (size_t i = 0; i < x->n_cgs; i++)
 		free((char *)x->cgs[i].path);
 	free(x->cgs);
-	free(x->samples);
+	free(x->merged);
+	free(x->labels);
 	free(x->settings);
 	free(x->by_path);
 }
 
-/* Renders what the HTTP endpoint serves: the loop's thread is the only one reading agent state. */
-void agent_publish(struct agent *a, uint64_t loop_ns)
+/* The metrics text, or NULL with the error counted and logged. */
+static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 {
 	struct metrics_probe probes[PROBE_NR] = {
 		{.name = "sched"}}; /* no probe set: sched is off */
@@ -336,8 +360,7 @@ void agent_publish(struct agent *a, uint64_t loop_ns)
 				   .blame_top = METRICS_BLAME_TOP,
 				   .pods = &a->pods,
 				   .process = &proc};
-	char *metrics = NULL, *decisions = NULL;
-	size_t metrics_len = 0, decisions_len = 0;
+	char *metrics = NULL;
 	int err = build_cgroups(a, &x, clock_ns(CLOCK_MONOTONIC)) ?: build_settings(a, &x);
 
 	in.cgroups = x.cgs;
@@ -362,20 +385,31 @@ void agent_publish(struct agent *a, uint64_t loop_ns)
 	}
 	memcpy(in.errors, a->errors, sizeof(in.errors));
 	if (!err)
-		err = metrics_render(&in, &metrics, &metrics_len);
-	if (!err && (!a->published || a->log.seq != a->published_seq)) {
-		decisions = decisions_json(&a->log, &decisions_len);
-		err = decisions ? 0 : -ENOMEM;
-		a->published_seq = a->log.seq;
-	}
+		err = metrics_render(&in, &metrics, len);
 	inputs_free(&x);
 	if (err) {
-		/* the endpoint keeps serving the last tick's texts */
 		a->errors[METRICS_ERR_RENDER]++;
 		log_warn("agent: cannot render the metrics: %s", strerror(-err));
-		free(metrics);
-		return;
+		return NULL;
 	}
-	a->published = true;
-	http_publish(a->http, metrics, metrics_len, decisions, decisions_len);
+	return metrics;
+}
+
+/* Renders what the HTTP endpoint asked for: the loop's thread is the only one reading agent state.
+ */
+void agent_publish(struct agent *a, uint64_t loop_ns, unsigned int want)
+{
+	size_t len = 0;
+	char *text;
+
+	if (want & HTTP_WANT(HTTP_METRICS)) {
+		text = render_metrics(a, loop_ns, &len);
+		if (text && http_publish(a->http, HTTP_METRICS, text, len))
+			a->errors[METRICS_ERR_RENDER]++;
+	}
+	if (want & HTTP_WANT(HTTP_DECISIONS)) {
+		text = decisions_json(&a->log, &len);
+		if (!text || http_publish(a->http, HTTP_DECISIONS, text, len))
+			a->errors[METRICS_ERR_RENDER]++;
+	}
 }

@@ -212,12 +212,12 @@ int view_main(const struct view_ops *ops, int argc, char **argv)
 		goto out;
 	v.names = probe_set_names(v.probes);
 	/*
-	 * Start-up's large buffers (kernel BTF) are gone. From here on the
-	 * big allocations are the snapshots, the same sizes every interval:
-	 * served from the heap they are reused, where mmap() would fault in
-	 * and zero fresh pages each time.
+	 * main()'s fixed mmap threshold stays: the snapshots (about 1 KB a
+	 * cgroup) come and go with the cgroups, and in the heap a few
+	 * intervals' worth of them would stay resident for good. Start-up's
+	 * small allocations left holes in the heap: give those pages back.
 	 */
-	mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+	malloc_trim(0);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	rc = run_loop(ops, &v);

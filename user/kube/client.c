@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/curl_dl.h"
+
 #define KUBE_DEFAULT_CONNECT_MS 3000
 #define KUBE_DEFAULT_TIMEOUT_MS 10000
 /* A node's pod list is ~10 KB a pod at worst; 16 MiB covers a dense node with room. */
@@ -26,6 +28,8 @@ int kube_client_init(struct kube_client *c, const struct kube_config *cfg, char 
 	c->connect_timeout_ms = KUBE_DEFAULT_CONNECT_MS;
 	c->timeout_ms = KUBE_DEFAULT_TIMEOUT_MS;
 	c->max_body = KUBE_DEFAULT_MAX_BODY;
+	if (curl_dl_open(err, errlen))
+		return -ELIBACC;
 	/* Reference-counted by libcurl, so several clients may each init and free. */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(err, errlen, "libcurl: global init failed");

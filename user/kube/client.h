@@ -38,7 +38,10 @@ struct kube_response {
 	json_t *body; /* parsed JSON body, or NULL when it was empty; caller json_decref()s it */
 };
 
-/* 0, or a negative errno (libcurl could not start) with err set. */
+/*
+ * 0, or a negative errno with err set: libcurl is not installed (-ELIBACC,
+ * err names the package) or could not start.
+ */
 int kube_client_init(struct kube_client *c, const struct kube_config *cfg, char *err,
 		     size_t errlen);
 void kube_client_free(struct kube_client *c);

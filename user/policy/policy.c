@@ -7,23 +7,25 @@
 int policy_tick(const struct pol_input *in, const struct policy_config *cfg, bool dry_run,
 		struct policy_state *st, struct action_list *out)
 {
+	/* Scratch, freed after the tick: two wishes per BE pod every tick, 1.5 KB each. */
+	struct action_list wishes = {0};
 	int err;
 
-	action_list_clear(&st->wishes);
-	err = interference_run(in, &cfg->interference, &st->interference, &st->wishes);
+	err = interference_run(in, &cfg->interference, &st->interference, &wishes);
 	if (!err)
-		err = suppress_run(in, &cfg->suppress, &st->suppress, &st->wishes);
+		err = suppress_run(in, &cfg->suppress, &st->suppress, &wishes);
 	/* Too many CPUs to list: this tick has no cpuset wish, the rest stands. */
 	if (err == -ENOSPC)
 		err = 0;
 	if (!err)
-		err = burst_run(in, &cfg->burst, &st->burst, &st->wishes);
+		err = burst_run(in, &cfg->burst, &st->burst, &wishes);
 	if (!err)
-		err = evict_memory_run(in, &cfg->evict_memory, &st->evict_memory, &st->wishes);
+		err = evict_memory_run(in, &cfg->evict_memory, &st->evict_memory, &wishes);
 	if (!err)
-		err = evict_cpu_run(in, &cfg->evict_cpu, &st->evict_cpu, &st->wishes);
+		err = evict_cpu_run(in, &cfg->evict_cpu, &st->evict_cpu, &wishes);
 	if (!err)
-		err = plan_apply(&st->plan, in, &st->wishes, dry_run, out);
+		err = plan_apply(&st->plan, in, &wishes, dry_run, out);
+	action_list_free(&wishes);
 	return err;
 }
 
@@ -35,6 +37,5 @@ void policy_state_free(struct policy_state *st)
 	evict_memory_state_free(&st->evict_memory);
 	evict_cpu_state_free(&st->evict_cpu);
 	plan_state_free(&st->plan);
-	action_list_free(&st->wishes);
 	memset(st, 0, sizeof(*st));
 }

@@ -24,7 +24,6 @@ struct policy_state {
 	struct evict_memory_state evict_memory;
 	struct evict_cpu_state evict_cpu;
 	struct plan_state plan;
-	struct action_list wishes; /* scratch: every policy's wishes this tick */
 };
 
 /*

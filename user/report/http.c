@@ -22,18 +22,30 @@
 #include <unistd.h>
 
 #include "../log.h"
+#include "mhd_dl.h"
 
 /* Request line and headers must fit here; MHD answers larger ones itself (431). */
 #define HTTP_CONN_MEMORY (16 * 1024)
 /* A scraper or two and a person with curl: more is a misbehaving client. */
 #define HTTP_MAX_CONNS 32
 #define HTTP_TIMEOUT_S 10
-/* How long a scrape waits for the loop to render the last tick before it gets the older text. */
+/* How long a scrape waits for the loop to render the last tick. */
 #define HTTP_RENDER_WAIT_NS (2 * 1000000000ll)
 
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define JSON_TYPE    "application/json"
 #define TEXT_TYPE    "text/plain; charset=utf-8"
+
+/*
+ * A rendered text, shared by the server and the responses still sending
+ * it, and freed by the last of them: no response copies it, and a text
+ * the loop replaced lives only until its last reader is done.
+ */
+struct text {
+	int refs; /* atomic */
+	size_t len;
+	char *data;
+};
 
 struct http_server {
 	struct MHD_Daemon *d;
@@ -41,35 +53,63 @@ struct http_server {
 	int want_fd; /* eventfd: a request wants the last tick rendered; -1 off */
 	pthread_mutex_t mu; /* guards everything below */
 	pthread_cond_t published;
-	char *metrics, *decisions;
-	size_t metrics_len, decisions_len;
+	/*
+	 * The last tick's texts, once a request asked for them (indexed by
+	 * enum http_text_id): dropped when the next tick ends, so between
+	 * scrapes the agent holds none of its largest allocation.
+	 */
+	struct text *texts[HTTP_TEXT_NR];
+	unsigned int want; /* HTTP_WANT() bits the loop has not taken yet */
 	bool ready;
-	bool stale; /* a tick ended since the texts were rendered */
 };
 
-/* With the lock held: asks the loop for the last tick's texts and waits a while for them. */
-static void wait_fresh(struct http_server *s)
+static void text_put(struct text *t)
+{
+	if (t && !__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL)) {
+		free(t->data);
+		free(t);
+	}
+}
+
+/* MHD's callback when a response is done with its text (sent, or the connection gone). */
+static void text_done(void *cls)
+{
+	text_put(cls);
+}
+
+/*
+ * With the lock held: text `id` of the last tick, asking the loop for it
+ * and waiting a while when it is not rendered yet; NULL when it did not
+ * come (no tick yet, or the loop is stuck). A render the next tick's end
+ * dropped before this thread woke is asked for again.
+ */
+static struct text *wait_text(struct http_server *s, enum http_text_id id)
 {
 	uint64_t one = 1;
 	struct timespec until;
 	long long ns;
 
-	if (!s->stale || s->want_fd < 0 || write(s->want_fd, &one, sizeof(one)) != sizeof(one))
-		return;
+	if (s->texts[id] || !s->ready || s->want_fd < 0)
+		return s->texts[id];
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	ns = until.tv_nsec + HTTP_RENDER_WAIT_NS;
 	until.tv_sec += ns / 1000000000ll;
 	until.tv_nsec = ns % 1000000000ll;
-	while (s->stale && !pthread_cond_timedwait(&s->published, &s->mu, &until))
-		;
+	while (!s->texts[id]) {
+		if (!(s->want & HTTP_WANT(id))) {
+			s->want |= HTTP_WANT(id);
+			if (write(s->want_fd, &one, sizeof(one)) != sizeof(one))
+				break;
+		}
+		if (pthread_cond_timedwait(&s->published, &s->mu, &until))
+			break;
+	}
+	return s->texts[id];
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
-			     const char *body, size_t len)
+static enum MHD_Result queue(struct MHD_Connection *c, unsigned int status, const char *type,
+			     struct MHD_Response *r)
 {
-	/* MUST_COPY: the published texts are replaced while a reply is still being sent. */
-	struct MHD_Response *r =
-		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
 
 	if (!r)
@@ -82,27 +122,35 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, cons
 	return ret;
 }
 
+/* The short fixed answers: string literals, which outlive every response. */
 static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status, const char *s)
 {
-	return reply(c, status, TEXT_TYPE, s, strlen(s));
+	return queue(c, status, TEXT_TYPE,
+		     MHD_create_response_from_buffer(strlen(s), (void *)s, MHD_RESPMEM_PERSISTENT));
 }
 
-/* A published text, copied under the lock. */
+/* A rendered text: the response holds a reference to it until MHD is done sending. */
 static enum MHD_Result reply_published(struct http_server *s, struct MHD_Connection *c,
-				       bool metrics)
+				       enum http_text_id id)
 {
-	enum MHD_Result ret;
+	struct MHD_Response *r = NULL;
+	struct text *t;
+	bool ready;
 
 	pthread_mutex_lock(&s->mu);
-	wait_fresh(s);
-	if (!s->ready)
-		ret = reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "not ready: no tick yet\n");
-	else if (metrics)
-		ret = reply(c, MHD_HTTP_OK, METRICS_TYPE, s->metrics, s->metrics_len);
-	else
-		ret = reply(c, MHD_HTTP_OK, JSON_TYPE, s->decisions, s->decisions_len);
+	t = wait_text(s, id);
+	if (t)
+		__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+	ready = s->ready;
 	pthread_mutex_unlock(&s->mu);
-	return ret;
+	if (!t)
+		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				  ready ? "not rendered: the agent loop did not answer within 2 s\n"
+					: "not ready: no tick yet\n");
+	r = MHD_create_response_from_buffer_with_free_callback_cls(t->len, t->data, text_done, t);
+	if (!r)
+		text_put(t);
+	return queue(c, MHD_HTTP_OK, id == HTTP_METRICS ? METRICS_TYPE : JSON_TYPE, r);
 }
 
 static bool has_body(struct MHD_Connection *c)
@@ -130,9 +178,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (has_body(c))
 		return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "requests take no body\n");
 	if (!strcmp(url, "/metrics"))
-		return reply_published(s, c, true);
+		return reply_published(s, c, HTTP_METRICS);
 	if (!strcmp(url, "/decisions"))
-		return reply_published(s, c, false);
+		return reply_published(s, c, HTTP_DECISIONS);
 	if (!strcmp(url, "/healthz"))
 		return reply_text(c, MHD_HTTP_OK, "ok\n");
 	if (!strcmp(url, "/readyz")) {
@@ -241,6 +289,12 @@ int http_listen(struct http_server **out, const char *address, uint16_t port, ch
 	if (!s)
 		return -ENOMEM;
 	s->want_fd = -1;
+	/* First: a missing library must fail before the port is taken. */
+	fd = mhd_dl_open(err, errlen);
+	if (fd) {
+		free(s);
+		return fd;
+	}
 	fd = listen_on(address, port);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot listen on %s%s%s:%u: %s",
@@ -278,11 +332,19 @@ int http_start(struct http_server **out, const char *address, uint16_t port, cha
 int http_start_unbound(struct http_server **out)
 {
 	struct http_server *s = calloc(1, sizeof(*s));
+	char err[256];
+	int rc;
 
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
 	s->want_fd = -1;
+	rc = mhd_dl_open(err, sizeof(err));
+	if (rc) {
+		log_err("http: %s", err);
+		free(s);
+		return rc;
+	}
 	if (start_daemon(s, -1)) {
 		http_stop(s);
 		return -EIO;
@@ -302,24 +364,23 @@ int http_add_connection(struct http_server *s, int fd)
 	return 0;
 }
 
-void http_publish(struct http_server *s, char *metrics, size_t metrics_len, char *decisions,
-		  size_t decisions_len)
+int http_publish(struct http_server *s, enum http_text_id id, char *data, size_t len)
 {
+	struct text *t = malloc(sizeof(*t)), *old;
+
+	if (!t) {
+		free(data);
+		return -ENOMEM;
+	}
+	*t = (struct text){.refs = 1, .len = len, .data = data};
 	pthread_mutex_lock(&s->mu);
-	if (metrics) {
-		free(s->metrics);
-		s->metrics = metrics;
-		s->metrics_len = metrics_len;
-	}
-	if (decisions) {
-		free(s->decisions);
-		s->decisions = decisions;
-		s->decisions_len = decisions_len;
-	}
+	old = s->texts[id];
+	s->texts[id] = t;
 	s->ready = true;
-	s->stale = false;
 	pthread_cond_broadcast(&s->published);
 	pthread_mutex_unlock(&s->mu);
+	text_put(old);
+	return 0;
 }
 
 int http_render_on_demand(struct http_server *s)
@@ -329,19 +390,32 @@ int http_render_on_demand(struct http_server *s)
 	return s->want_fd < 0 ? -errno : s->want_fd;
 }
 
-bool http_render_wanted(struct http_server *s)
+unsigned int http_render_wanted(struct http_server *s)
 {
 	uint64_t n = 0;
+	unsigned int want;
 
-	return s->want_fd >= 0 && read(s->want_fd, &n, sizeof(n)) == sizeof(n) && n;
+	if (s->want_fd < 0 || read(s->want_fd, &n, sizeof(n)) != sizeof(n) || !n)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	want = s->want;
+	s->want = 0;
+	pthread_mutex_unlock(&s->mu);
+	return want;
 }
 
 void http_tick_done(struct http_server *s)
 {
+	struct text *old[HTTP_TEXT_NR];
+
 	pthread_mutex_lock(&s->mu);
-	s->stale = true;
+	memcpy(old, s->texts, sizeof(old));
+	memset(s->texts, 0, sizeof(s->texts));
 	s->ready = true; /* /readyz: a tick completed, whether or not anyone scraped it */
 	pthread_mutex_unlock(&s->mu);
+	/* outside the lock: freeing megabytes must not hold up a request */
+	for (int i = 0; i < HTTP_TEXT_NR; i++)
+		text_put(old[i]);
 }
 
 void http_stop(struct http_server *s)
@@ -356,7 +430,7 @@ void http_stop(struct http_server *s)
 		close(s->want_fd);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->published);
-	free(s->metrics);
-	free(s->decisions);
+	for (int i = 0; i < HTTP_TEXT_NR; i++)
+		text_put(s->texts[i]);
 	free(s);
 }

@@ -2,8 +2,8 @@
 /*
  * The agent's read-only HTTP endpoint (libmicrohttpd, one internal thread):
  * /metrics, /healthz, /readyz and /decisions. The agent loop publishes
- * finished texts once per tick; the HTTP thread serves copies of them and
- * never touches agent state. Paths and statuses: docs/qoslet-agent.md, HTTP.
+ * finished texts when a request asks; the HTTP thread serves them and never
+ * touches agent state. Paths and statuses: docs/qoslet-agent.md, HTTP.
  */
 #ifndef QOSLET_REPORT_HTTP_H
 #define QOSLET_REPORT_HTTP_H
@@ -28,10 +28,19 @@ struct http_config {
 
 struct http_server;
 
+/* The texts the loop renders for the endpoint. */
+enum http_text_id {
+	HTTP_METRICS,	/* /metrics */
+	HTTP_DECISIONS, /* /decisions */
+	HTTP_TEXT_NR,
+};
+#define HTTP_WANT(id) (1u << (id))
+
 /*
  * Listens on address (an IPv4 or IPv6 literal) and port, and serves from
  * another thread. Returns 0, or -errno with err set to a message naming the
- * address ("cannot listen on 127.0.0.1:9464: Address already in use").
+ * address ("cannot listen on 127.0.0.1:9464: Address already in use"), or
+ * -ELIBACC when libmicrohttpd cannot be loaded (err names its package).
  */
 int http_start(struct http_server **out, const char *address, uint16_t port, char *err,
 	       size_t errlen);
@@ -61,23 +70,25 @@ int http_start_unbound(struct http_server **out);
 int http_add_connection(struct http_server *s, int fd);
 
 /*
- * Replaces what is served (takes ownership of both malloc'd texts; NULL
- * keeps the current one) and marks the server ready: /readyz answers 200
- * from the first call on.
+ * Serves data (malloc'd, len bytes; the server takes it over) as text id
+ * until the next http_tick_done(), and marks the server ready: /readyz
+ * answers 200 from the first call on. Returns 0, or -ENOMEM (data freed).
  */
-void http_publish(struct http_server *s, char *metrics, size_t metrics_len, char *decisions,
-		  size_t decisions_len);
+int http_publish(struct http_server *s, enum http_text_id id, char *data, size_t len);
 
 /*
- * Rendering on demand: the loop renders only when someone asks. After
+ * Rendering on demand: the loop renders only what someone asks for, and
+ * the server keeps it only for the tick it describes. After
  * http_render_on_demand() (which returns an fd to poll, or -errno), and once
- * the loop has called http_tick_done() after a tick, a request for /metrics
- * or /decisions makes the fd readable and waits (2 s at most) for the loop's
- * http_publish(); the loop, woken, checks http_render_wanted() and renders.
- * With no scraper, nothing is rendered at all.
+ * the loop has called http_tick_done() after a tick (which drops the texts),
+ * a request for /metrics or /decisions makes the fd readable and waits (2 s
+ * at most) for the loop's http_publish(); the loop, woken, takes the
+ * HTTP_WANT() bits of the texts asked for from http_render_wanted() and
+ * renders them. A request that gets no text answers 503. With no scraper,
+ * nothing is rendered at all.
  */
 int http_render_on_demand(struct http_server *s);
-bool http_render_wanted(struct http_server *s);
+unsigned int http_render_wanted(struct http_server *s);
 void http_tick_done(struct http_server *s);
 
 /* Stops serving and frees everything; NULL is a no-op. */
