@@ -125,6 +125,18 @@ test: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS) asan-build
 bench: $(BUILD)/qoslet $(HELPER_BINS)
 	scripts/bench/run.sh
 
+# ---- the kernel matrix in VMs: scripts/vm/, docs/testing.md -------------------
+# `make test-kernels` boots each kernel of scripts/vm/matrix under qemu (TCG)
+# with this machine's root over 9p, read-only, and runs the unit and the
+# functional integration tests inside on the binaries built here, pure cgroup
+# v2 with the systemd layout. KERNELS="6.1" picks entries (CI runs 6.1).
+# The kernels are fetched with apt-get download into VM_CACHE, never committed.
+KERNELS ?=
+.PHONY: test-kernels
+test-kernels: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS)
+	scripts/deps.sh vm
+	scripts/vm/matrix.sh $(KERNELS)
+
 # ---- fuzzing: tests/fuzz/, docs/fuzzing.md -----------------------------------
 # `make fuzz` builds one libFuzzer binary per tests/fuzz/fuzz_*.c, with clang,
 # ASan and UBSan, from its own sanitized objects of user/ (build/fuzz/): the
