@@ -16,5 +16,11 @@
 # removed at exit, also on failure. SOAK_SECONDS (default 80: a 40 s warm-up
 # and one 40 s cycle) lengthens it.
 #
+# Under TCG (the kernel matrix's VMs) the agent's RSS and loop time under
+# load say nothing about a node's: skip there (lib.sh's skip_in_tcg).
+if [ "${QOSLET_VM:-}" = tcg ]; then
+	echo "SKIP: under TCG emulation (QOSLET_VM=tcg): judges the agent's growth under load and churn over time"
+	exit 77
+fi
 # exec: the runner's SIGTERM on a timeout must reach the soak's own cleanup.
 exec "$(dirname "$0")/../../scripts/soak/soak.sh" -d "${SOAK_SECONDS:-80}" -w 40
