@@ -59,6 +59,16 @@ skip_in_tcg() {
 	[ "${QOSLET_VM:-}" != tcg ] || skip "under TCG emulation (QOSLET_VM=tcg): $*"
 }
 
+# A bound on wall time, in ms, for a functional test that also checks that
+# something is quick (a clean stop within a second): under TCG the guest is
+# 10 to 30 times slower, so the bound is scaled by QOSLET_TIME_SCALE (default
+# 10 there, 1 elsewhere). Tests that judge timing itself use skip_in_tcg.
+time_bound_ms() {
+	local scale=${QOSLET_TIME_SCALE:-}
+	[ -n "$scale" ] || { [ "${QOSLET_VM:-}" = tcg ] && scale=10 || scale=1; }
+	echo $(($1 * scale))
+}
+
 # A part of a test that cannot run here (a tool or kernel feature missing)
 # makes the whole test a skip, with the reason, once everything else passed:
 # skip_part REASON records it; test_end exits 77 if any part was skipped.
