@@ -55,7 +55,7 @@ agent_config '{"classes": [{"glob": "'"$LS_REL"'", "class": "LS"}, {"glob": "'"$
 
 # changed: waits until the agent changed all three kinds of files.
 changed() {
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 $(($(time_bound_ms 10000) / 100))); do
 		local now
 		now=$(snapshot)
 		if [[ $now != *"be.quota=-1 "* ]] && [[ $now == *"be.idle=1 "* ]] &&
@@ -65,7 +65,7 @@ changed() {
 		fi
 		sleep 0.1
 	done
-	fail "the agent did not set quota, idle and burst within 10 s: $(snapshot); $(tail -n 3 "$AGENT_ERR")"
+	fail "the agent did not set quota, idle and burst within $(($(time_bound_ms 10000) / 1000)) s: $(snapshot); $(tail -n 3 "$AGENT_ERR")"
 }
 
 # ---- 1: clean stop ----
