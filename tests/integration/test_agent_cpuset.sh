@@ -3,8 +3,9 @@
 #
 # BE suppression with the cpuset policy and cpu.idle, on real cgroup files:
 # what the kernel accepts and what a clean stop gives back, not how fast.
-# A BE unit runs one CPU hog per CPU below an LS unit's parent's siblings;
-# the agent (cpuset policy, min_cpus 0.2) must
+# A BE unit runs one CPU hog per CPU and an LS unit keeps one CPU busy, so
+# that what BE may use (65% of the capacity minus the LS use) rounds up to
+# fewer CPUs than the machine has; the agent (cpuset policy) must
 #  - write the BE unit's cpuset.cpus to a non-empty list of fewer CPUs than
 #    the machine has, within its parent's CPUs, and the kernel must show it
 #    (on cgroup v2 in cpuset.cpus.effective too; the unit's original
@@ -39,18 +40,19 @@ orig_idle=""
 [ ! -e "$be/cpu.idle" ] || orig_idle=$(cat "$be/cpu.idle")
 log "BE unit before: cpuset.cpus \"$orig_cpus\", cpu.idle \"${orig_idle:-absent}\""
 agent_run "$be" "$CPUS" stress-ng --cpu "$NCPU" --timeout 120s
+agent_run "$ls" 0 "$DUTYCYCLE" 1000 0 120
 
 agent_config '{"classes": [{"glob": "'"$LS_REL"'", "class": "LS"}, {"glob": "'"$BE_REL"'", "class": "BE"}],
 	"suppress": {"policy": "cpuset", "min_cpus": 0.2}, "interference": {"enabled": false}}'
 agent_start
-d=$(wait_decision '.rule == "suppress.cpuset" and .target.cgroup == "/'"$BE_REL"'"' 30) ||
-	fail "no cpuset decision for the BE unit in 30 s: $(tail -n 5 "$AGENT_ERR")"
+NARROW='.rule == "suppress.cpuset" and .target.cgroup == "/'"$BE_REL"'" and .outcome == "applied" and .evidence.be_cpuset_cpus < '"$NCPU"
+d=$(wait_decision "$NARROW" 30) ||
+	fail "no applied cpuset decision narrower than $NCPU CPUs for the BE unit in 30 s: $(decisions '.rule == "suppress.cpuset"' | jq -c 'map({outcome, before, after, why, evidence})' | tail -c 1500)"
 log "decision: $(jget "$d" '{outcome, value, before, after, evidence} | tostring')"
 # The file follows the decision once it is applied.
 want=""
 for _ in $(seq 1 100); do
-	want=$(decisions '.rule == "suppress.cpuset" and .target.cgroup == "/'"$BE_REL"'" and .outcome == "applied"' |
-		jq -r '.[-1].after // empty')
+	want=$(decisions "$NARROW" | jq -r '.[-1].after // empty')
 	[ -n "$want" ] && [ "$(cat "$be_set/cpuset.cpus")" = "$want" ] && break
 	kill -0 "$AGENT_PID" 2>/dev/null || fail "agent exited: $(tail -n 5 "$AGENT_ERR")"
 	sleep 0.1
