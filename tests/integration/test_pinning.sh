@@ -28,7 +28,8 @@ test_setup
 E=$(kube_cgroup burstable)
 E_REL=$(cg_rel "$E")
 E_ID=$(cg_id "$E")
-cg_run "$E" 0 "$DUTYCYCLE" 200 800 60
+# E must outlive every phase, which take longer under TCG (time_bound_ms).
+cg_run "$E" 0 "$DUTYCYCLE" 200 800 $(($(time_bound_ms 60000) / 1000))
 log "E $E_REL ($E_ID)"
 schedstat_sampler "$CG_PID" "$TMP/e.schedstat" 1
 
