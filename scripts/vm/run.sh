@@ -92,7 +92,8 @@ timeout -k 10 "${VM_TIMEOUT:-1500}" qemu-system-x86_64 \
 	-device virtio-9p-pci,fsdev=vmout,mount_tag=vmout \
 	</dev/null 2>&1 | tee "$out/console.log" | tr -d '\r' || rc=$?
 if [ ! -s "$out/rc" ]; then
-	[ "${PIPESTATUS[0]:-$rc}" = 124 ] && echo "vm: timed out after ${VM_TIMEOUT:-1500}s" >&2
+	# pipefail: the pipeline's status is timeout's, 124 when it had to stop qemu.
+	[ "$rc" != 124 ] || echo "vm: timed out after ${VM_TIMEOUT:-1500}s" >&2
 	echo "vm: the guest did not finish (no $out/rc); console in $out/console.log" >&2
 	exit 1
 fi
