@@ -141,6 +141,32 @@ test: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS) asan-build
 bench: $(BUILD)/qoslet $(HELPER_BINS)
 	scripts/bench/run.sh
 
+# The long versions of what CI runs short (docs/testing.md): the soak with
+# churn for LONG_SOAK_SECONDS (CI: 80 s, one cycle after the warm-up, so the
+# cycle-to-cycle growth checks compare one cycle with itself), fuzzing
+# LONG_FUZZ_SECONDS per target beyond the corpus replay (CI: 2 s), and the
+# agent under valgrind for LONG_VALGRIND_SECONDS (CI: 20 s).
+LONG_SOAK_SECONDS ?= 120
+LONG_FUZZ_SECONDS ?= 120
+LONG_VALGRIND_SECONDS ?= 600
+.PHONY: test-long
+test-long: $(BUILD)/qoslet $(HELPER_BINS)
+	SOAK_SECONDS=$(LONG_SOAK_SECONDS) FUZZ_SECONDS=$(LONG_FUZZ_SECONDS) \
+		VALGRIND_SECONDS=$(LONG_VALGRIND_SECONDS) INTEGRATION_TIMEOUT=1800 \
+		TESTS="test_soak test_fuzz test_valgrind_agent" tests/run.sh integration
+
+# ---- the kernel matrix in VMs: scripts/vm/, docs/testing.md -------------------
+# `make test-kernels` boots each kernel of scripts/vm/matrix under qemu (TCG)
+# with this machine's root over 9p, read-only, and runs the unit and the
+# functional integration tests inside on the binaries built here, pure cgroup
+# v2 with the systemd layout. KERNELS="6.1" picks entries (CI runs 6.1).
+# The kernels are fetched with apt-get download into VM_CACHE, never committed.
+KERNELS ?=
+.PHONY: test-kernels
+test-kernels: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS)
+	scripts/deps.sh vm
+	scripts/vm/matrix.sh $(KERNELS)
+
 # ---- fuzzing: tests/fuzz/, docs/fuzzing.md -----------------------------------
 # `make fuzz` builds one libFuzzer binary per tests/fuzz/fuzz_*.c, with clang,
 # ASan and UBSan, from its own sanitized objects of user/ (build/fuzz/): the

@@ -1,6 +1,11 @@
 #!/bin/sh
+# scripts/deps.sh [vm]
 # Installs every Debian 12 package that building, testing and benchmarking
-# qoslet needs. Safe to re-run. Needs root (apt-get).
+# qoslet needs. With "vm", also what `make test-kernels` needs to boot the
+# kernel matrix in VMs (scripts/vm/): qemu, a static busybox for the
+# initramfs, kmod (depmod/modprobe on the unpacked kernels). The kernels
+# themselves are fetched by scripts/vm/kernel.sh with apt-get download, into
+# a cache, never installed. Safe to re-run. Needs root (apt-get).
 set -eu
 
 # libclang-rt-14-dev: clang's sanitizer and libFuzzer runtimes (make asan, make
@@ -19,6 +24,17 @@ buildah python3-yaml curl
 gnuplot-nox
 valgrind
 "
+VM_PKGS="
+qemu-system-x86 busybox-static kmod
+"
+case ${1:-} in
+"") ;;
+vm) PKGS="$PKGS $VM_PKGS" ;;
+*)
+	echo "usage: scripts/deps.sh [vm]" >&2
+	exit 2
+	;;
+esac
 
 if [ "$(id -u)" != 0 ]; then
 	echo "scripts/deps.sh: needs root to run apt-get; missing packages:" >&2

@@ -126,17 +126,19 @@ agent_start() {
 	"$QOSLET" agent --config "$TMP/agent.json" --pin-dir "$PIN_DIR" "$@" 2>>"$AGENT_ERR" &
 	AGENT_PID=$!
 	BG_PIDS+=("$AGENT_PID")
-	for _ in $(seq 1 200); do
+	local ms
+	ms=$(time_bound_ms 10000) # loading and verifying the BPF programs: slow under TCG
+	for _ in $(seq 1 $((ms / 50))); do
 		grep -q "agent: managing" "$AGENT_ERR" 2>/dev/null && return 0
 		kill -0 "$AGENT_PID" 2>/dev/null || fail "agent exited at start: $(tail -n 5 "$AGENT_ERR")"
 		sleep 0.05
 	done
-	fail "agent did not start within 10 s: $(tail -n 5 "$AGENT_ERR")"
+	fail "agent did not start within $((ms / 1000)) s: $(tail -n 5 "$AGENT_ERR")"
 }
 
 agent_stop() {
 	kill -TERM "$AGENT_PID" 2>/dev/null || true
-	wait_exit "$AGENT_PID" 5 "qoslet agent" || fail "agent exited with status $? on SIGTERM: $(tail -n 5 "$AGENT_ERR")"
+	wait_exit "$AGENT_PID" $(($(time_bound_ms 5000) / 1000)) "qoslet agent" || fail "agent exited with status $? on SIGTERM: $(tail -n 5 "$AGENT_ERR")"
 }
 
 # decisions FILTER: the decisions (one JSON array) matching the jq FILTER.

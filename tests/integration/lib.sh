@@ -51,6 +51,40 @@ fail() {
 	exit 1
 }
 
+# Inside the test VM under TCG emulation (scripts/vm/run.sh sets QOSLET_VM=tcg;
+# docs/testing.md), the guest runs 10 to 30 times slower than the host and its
+# clocks see the emulator's own scheduling: a test that judges time, latency,
+# throughput or load skips there with its reason. Functional tests all run.
+skip_in_tcg() {
+	[ "${QOSLET_VM:-}" != tcg ] || skip "under TCG emulation (QOSLET_VM=tcg): $*"
+}
+
+# A bound on wall time, in ms, for a functional test that also checks that
+# something is quick (a clean stop within a second): under TCG the guest is
+# 10 to 30 times slower, so the bound is scaled by QOSLET_TIME_SCALE (default
+# 10 there, 1 elsewhere). Tests that judge timing itself use skip_in_tcg.
+time_bound_ms() {
+	local scale=${QOSLET_TIME_SCALE:-}
+	[ -n "$scale" ] || { [ "${QOSLET_VM:-}" = tcg ] && scale=10 || scale=1; }
+	echo $(($1 * scale))
+}
+
+# A part of a test that cannot run here (a tool or kernel feature missing)
+# makes the whole test a skip, with the reason, once everything else passed:
+# skip_part REASON records it; test_end exits 77 if any part was skipped.
+SKIPPED_PARTS=()
+skip_part() {
+	log "part skipped: $*"
+	SKIPPED_PARTS+=("$*")
+}
+test_end() {
+	if [ "${#SKIPPED_PARTS[@]}" -gt 0 ]; then
+		local IFS=';'
+		skip "everything else passed; not run: ${SKIPPED_PARTS[*]}"
+	fi
+	exit 0
+}
+
 require_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root (loads BPF programs, creates cgroups)"
 }
@@ -188,22 +222,74 @@ random_hex() {
 	od -An -N"$1" -tx1 /dev/urandom | tr -d ' \n'
 }
 
+# The kubelet's two cgroup layouts (QOSLET_CGROUP_LAYOUT, default cgroupfs;
+# scripts/vm/run.sh sets systemd in the VMs):
+#   cgroupfs: kubepods/burstable/pod<uid>/<64-hex id>        (burstable)
+#             kubepods/besteffort/pod<uid>/<id>              (besteffort)
+#             kubepods/pod<uid>/<id>                         (guaranteed)
+#   systemd:  kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid_>.slice/cri-containerd-<id>.scope
+#             kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod<uid_>.slice/...
+#             kubepods.slice/kubepods-pod<uid_>.slice/cri-containerd-<id>.scope
+# (<uid_>: the pod UID with '-' replaced by '_', as systemd unit names need.)
+# kube_pod_rel QOS UID prints a pod's path relative to the test parent;
+# kube_container_rel QOS UID CID its container's.
+kube_pod_rel() {
+	local qos=$1 uid=$2
+	case ${QOSLET_CGROUP_LAYOUT:-cgroupfs}:$qos in
+	cgroupfs:guaranteed) echo "kubepods/pod$uid" ;;
+	cgroupfs:burstable | cgroupfs:besteffort) echo "kubepods/$qos/pod$uid" ;;
+	systemd:guaranteed) echo "kubepods.slice/kubepods-pod${uid//-/_}.slice" ;;
+	systemd:burstable | systemd:besteffort)
+		echo "kubepods.slice/kubepods-$qos.slice/kubepods-$qos-pod${uid//-/_}.slice"
+		;;
+	*) fail "kube_pod_rel: unknown layout '${QOSLET_CGROUP_LAYOUT:-}' or QoS class '$qos'" ;;
+	esac
+}
+kube_container_rel() {
+	local pod
+	pod=$(kube_pod_rel "$1" "$2") || exit 1
+	case ${QOSLET_CGROUP_LAYOUT:-cgroupfs} in
+	systemd) echo "$pod/cri-containerd-$3.scope" ;;
+	*) echo "$pod/$3" ;;
+	esac
+}
+
 # Prints the absolute path of a new kubepods-shaped container cgroup under
-# the test parent, as the kubelet's cgroupfs driver lays them out:
-#   kubepods/burstable/pod<uid>/<64-hex container id>   (burstable)
-#   kubepods/besteffort/pod<uid>/<id>                   (besteffort)
-#   kubepods/pod<uid>/<id>                               (guaranteed)
+# the test parent, in the layout above. On cgroup v2 the controllers the
+# hierarchy has are enabled level by level, as the kubelet and systemd do, so
+# that the container has cpu.weight, cpu.max and memory files.
 kube_cgroup() {
-	local qos=${1:-burstable} uid cid dir
+	local qos=${1:-burstable} uid cid rel part path="" dir
 	uid=$(cat /proc/sys/kernel/random/uuid)
 	cid=$(random_hex 32)
 	case $qos in
-	guaranteed) dir=$TEST_PARENT/kubepods/pod$uid/$cid ;;
-	burstable | besteffort) dir=$TEST_PARENT/kubepods/$qos/pod$uid/$cid ;;
+	guaranteed | burstable | besteffort) ;;
 	*) fail "kube_cgroup: unknown QoS class '$qos'" ;;
 	esac
-	mkdir -p "$dir" || fail "cannot create $dir"
-	echo "$dir"
+	rel=$(kube_container_rel "$qos" "$uid" "$cid") || exit 1
+	IFS=/ read -ra parts <<<"$rel"
+	for part in "${parts[@]}"; do
+		[ ! -e "$TEST_PARENT$path/cgroup.subtree_control" ] || cg_enable_controllers "$TEST_PARENT$path"
+		path=$path/$part
+		[ -d "$TEST_PARENT$path" ] || mkdir "$TEST_PARENT$path" || fail "cannot create $TEST_PARENT$path"
+	done
+	echo "$TEST_PARENT/$rel"
+}
+
+# v2 only: enables, for the children of one of the test's cgroups, the
+# controllers qoslet uses that it has (cpu, cpuset, memory, io).
+cg_enable_controllers() {
+	local cg=$1 c want=""
+	case $cg/ in
+	"$TEST_PARENT"/*) ;;
+	*) fail "cg_enable_controllers: $cg is not the test's own cgroup" ;;
+	esac
+	for c in cpu cpuset memory io; do
+		grep -qw "$c" "$cg/cgroup.controllers" && ! grep -qw "$c" "$cg/cgroup.subtree_control" &&
+			want="$want +$c"
+	done
+	[ -z "$want" ] || echo "$want" >"$cg/cgroup.subtree_control" ||
+		fail "cannot enable$want below $cg"
 }
 
 # cg_weight CG SHARES: the CPU weight of one of the test's own cgroups, in

@@ -25,6 +25,7 @@ set -euo pipefail
 require_root
 require_cmds jq taskset
 require_binaries
+skip_in_tcg "judges how fast throttling is cut, within seconds, under CPU load"
 test_setup
 agent_setup
 

@@ -191,7 +191,7 @@ if command -v promtool >/dev/null; then
 		fail "promtool check metrics: $(cat "$TMP/promtool.out")"
 	log "ok: promtool check metrics"
 else
-	log "promtool missing (Debian package prometheus): format check skipped"
+	skip_part "promtool check metrics (no promtool: Debian package prometheus)"
 fi
 
 assert_eq "$(status GET /decisions)" 200 "/decisions status"
@@ -224,9 +224,9 @@ log "ok: $(head -n1 "$second/err")"
 
 # ---- a real Prometheus scrapes it ----
 if ! command -v prometheus >/dev/null; then
-	log "prometheus missing (Debian package prometheus): scrape test skipped"
+	skip_part "the scrape by a real Prometheus (no prometheus: Debian package prometheus)"
 	agent_stop
-	exit 0
+	test_end
 fi
 PPORT=$(free_port)
 cat >"$TMP/prometheus.yml" <<EOF
@@ -252,3 +252,4 @@ up=$(curl -s --get "http://127.0.0.1:$PPORT/api/v1/query" --data-urlencode 'quer
 assert_eq "$up" 1 "Prometheus up{job=\"qoslet\"}"
 log "ok: Prometheus scraped the agent; p99 run-queue wait of /$LS_REL: $q s"
 agent_stop
+test_end

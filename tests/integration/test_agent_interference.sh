@@ -30,6 +30,7 @@ set -euo pipefail
 require_root
 require_cmds jq taskset
 require_binaries
+skip_in_tcg "judges p99 run-queue waits against an SLO in k of n windows and the time to act on them"
 test_setup
 agent_setup
 

@@ -4,7 +4,8 @@
 # The agent with its Kubernetes link, against the HTTPS API stand-in
 # (tests/helpers/kube_api_server.py, its own CA; every call checked against
 # the API reference) and real pod cgroups under the test's parent, in the
-# kubelet's cgroupfs layout:
+# kubelet's cgroupfs layout (or the systemd one, kubepods.slice/..., with
+# QOSLET_CGROUP_LAYOUT=systemd as in the VMs):
 #   kubepods/pod<ls>                 Guaranteed: LSR, holds 250 MiB
 #   kubepods/besteffort/pod<be>      BestEffort: BE, holds 100 MiB
 #   kubepods/burstable/pod<labelled> Burstable, but labelled
@@ -67,9 +68,10 @@ cg_weight "$TEST_PARENT" 10240 # the memhogs must get to touch their memory
 uuid() { cat /proc/sys/kernel/random/uuid; }
 declare -A UID_OF PATH_OF
 UID_OF[ls]=$(uuid) UID_OF[be]=$(uuid) UID_OF[labelled]=$(uuid) UID_OF[elsewhere]=$(uuid)
-PATH_OF[ls]=kubepods/pod${UID_OF[ls]}
-PATH_OF[be]=kubepods/besteffort/pod${UID_OF[be]}
-PATH_OF[labelled]=kubepods/burstable/pod${UID_OF[labelled]}
+# In the kubelet's layout of this run (QOSLET_CGROUP_LAYOUT, lib.sh's kube_pod_rel).
+PATH_OF[ls]=$(kube_pod_rel guaranteed "${UID_OF[ls]}")
+PATH_OF[be]=$(kube_pod_rel besteffort "${UID_OF[be]}")
+PATH_OF[labelled]=$(kube_pod_rel burstable "${UID_OF[labelled]}")
 
 # The pod list: three pods here, one on another node (the server filters it out).
 jq -n --arg node "$NODE" --arg ls "${UID_OF[ls]}" --arg be "${UID_OF[be]}" \

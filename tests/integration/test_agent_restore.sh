@@ -55,7 +55,7 @@ agent_config '{"classes": [{"glob": "'"$LS_REL"'", "class": "LS"}, {"glob": "'"$
 
 # changed: waits until the agent changed all three kinds of files.
 changed() {
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 $(($(time_bound_ms 10000) / 100))); do
 		local now
 		now=$(snapshot)
 		if [[ $now != *"be.quota=-1 "* ]] && [[ $now == *"be.idle=1 "* ]] &&
@@ -65,7 +65,7 @@ changed() {
 		fi
 		sleep 0.1
 	done
-	fail "the agent did not set quota, idle and burst within 10 s: $(snapshot); $(tail -n 3 "$AGENT_ERR")"
+	fail "the agent did not set quota, idle and burst within $(($(time_bound_ms 10000) / 1000)) s: $(snapshot); $(tail -n 3 "$AGENT_ERR")"
 }
 
 # ---- 1: clean stop ----
@@ -74,7 +74,7 @@ log "changed: $(changed)"
 t0=$(date +%s%N)
 agent_stop
 ms=$((($(date +%s%N) - t0) / 1000000))
-assert_cmp "$ms" "<=" 1000 "clean stop took (ms)"
+assert_cmp "$ms" "<=" "$(time_bound_ms 1000)" "clean stop took (ms)"
 assert_eq "$(snapshot)" "$ORIG" "clean stop restored every value"
 [ ! -e "$STATE_DIR/actuator.json" ] || fail "journal left after a clean stop: $(cat "$STATE_DIR/actuator.json")"
 
@@ -86,7 +86,13 @@ rc=0
 "$QOSLET" agent --config "$TMP/agent.json" --pin-dir "$PIN_DIR" --duration 5 2>"$TMP/second.err" || rc=$?
 assert_eq "$rc" 1 "a second agent on the same state_dir: exit status"
 grep -q "held by another qoslet agent" "$TMP/second.err" || fail "second agent: $(cat "$TMP/second.err")"
-assert_eq "$(snapshot)" "$left" "the refused agent changed nothing"
+# The first agent still runs and may move be.quota from tick to tick (it
+# did under TCG): what the refused one must not have done is restore or
+# write anything, so every file but that moving quota is as left, and the
+# quota is still a limit.
+now=$(snapshot)
+assert_eq "${now#be.quota=* }" "${left#be.quota=* }" "the refused agent changed nothing (but the running agent's BE quota)"
+[[ $now != "be.quota=-1 "* ]] || fail "the BE quota went back to unlimited while the refused agent ran: $now"
 kill -KILL "$AGENT_PID"
 wait "$AGENT_PID" 2>/dev/null || true
 assert_eq "$(snapshot)" "$left" "kill -9 leaves the values"

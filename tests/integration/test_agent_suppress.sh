@@ -22,6 +22,7 @@ set -euo pipefail
 require_root
 require_cmds jq stress-ng
 require_binaries
+skip_in_tcg "judges that the quota drops within 2 s of LS load and the fast path wakes the agent in time"
 test_setup
 agent_setup
 

@@ -8,6 +8,8 @@
 #  - be-ok is an ordinary BE unit: it gets its quota.
 #  - be-gone gets its quota, then its cgroup is removed while the agent runs
 #    (as the kubelet does when a pod ends).
+# Interference detection is off: on a slow machine (TCG) the LS unit's waits
+# cross the SLO and its cap is one more failed quota write on be-burst.
 # An LS unit's varying load moves BE's allowance, so the quota asked of
 # be-burst changes from tick to tick. The refused setting is tried once,
 # then again only after a hold (user/policy/plan.h): each try is one
@@ -51,7 +53,8 @@ agent_run "$ls" 0,1 "$DUTYCYCLE" 3000 3000 120
 rel() { echo "${1#"$CG_ROOT"/}"; }
 agent_config '{"classes": [{"glob": "'"$(rel "$TEST_PARENT")"'/be-*", "class": "BE"},
 	{"glob": "'"$(rel "$TEST_PARENT")"'/ls", "class": "LS"}],
-	"suppress": {"min_cpus": 0.3, "cpu_idle": false}, "burst": {"policy": "none"}}'
+	"suppress": {"min_cpus": 0.3, "cpu_idle": false}, "burst": {"policy": "none"},
+	"interference": {"enabled": false}}'
 
 # quota_decisions UNIT [JQ]: the unit's quota decisions (matching JQ too).
 quota_decisions() {
@@ -63,10 +66,13 @@ agent_start
 wait_decision '.target.cgroup == "/'"$(rel "$gone")"'" and .outcome == "applied"' 10 >/dev/null ||
 	fail "no quota on be-gone within 10 s: $(tail -n 3 "$AGENT_ERR")"
 grep -q "$(rel "$gone")" "$STATE_DIR/actuator.json" || fail "be-gone's original is not journaled"
-t_gone=$(date +%s%N)
 for mnt in "$CG_ROOT" "${AGENT_CTRLS[@]}"; do
 	rmdir "$mnt$TEST_PARENT_REL/be-gone" || fail "cannot remove $mnt$TEST_PARENT_REL/be-gone"
 done
+# Once it is gone: a tick that read the tree just before may still name it
+# (on 6.12 under TCG one did, its snapshot taken between the clock read and
+# the rmdir when the clock was read first).
+t_gone=$(date +%s%N)
 log "removed be-gone"
 
 # Ticks to count over: the interval is 1 s.
@@ -91,7 +97,9 @@ log "meanwhile be-ok's quota (the same share) moved: $moves"
 assert_eq "$(quota_decisions "$burst" '.outcome != "failed"' | jq length)" 0 \
 	"be-burst's quota was never reported as set"
 assert_eq "$(cfs_quota "$burst")" -1 "be-burst keeps its owner's quota"
-assert_eq "$(grep -c "be-burst.*failed" "$AGENT_ERR" || true)" "$n" "log warnings about be-burst"
+[ "$(grep -c "be-burst.*failed" "$AGENT_ERR" || true)" = "$n" ] ||
+	fail "log warnings about be-burst: expected $n, got: $(grep "be-burst.*failed" "$AGENT_ERR")"
+log "ok: log warnings about be-burst ($n)"
 # A refused write changed nothing: no original to restore (user/actuate/steps.c).
 if grep -q "be-burst" "$STATE_DIR/actuator.json"; then
 	fail "the journal lists be-burst's quota, which never changed: $(cat "$STATE_DIR/actuator.json")"

@@ -5,7 +5,8 @@
 # then for each target in tests/fuzz/:
 #   1. replays every committed input, the seed corpus (tests/fuzz/corpus/T/)
 #      and the crash reproducers (tests/fuzz/crashes/T/), as regression tests;
-#   2. fuzzes it for FUZZ_SECONDS (default 12) starting from those inputs.
+#   2. fuzzes it for FUZZ_SECONDS (default 2: CI; make test-long: 120)
+#      starting from those inputs.
 # A crash, a sanitizer finding (ASan, UBSan, LeakSanitizer), a failed
 # FUZZ_CHECK or one input taking over FUZZ_TIMEOUT seconds (default 5) fails
 # the test, which prints the input (libFuzzer's Base64 line) and keeps it in
@@ -18,7 +19,7 @@ set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-FUZZ_SECONDS=${FUZZ_SECONDS:-8}
+FUZZ_SECONDS=${FUZZ_SECONDS:-2}
 FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-5}
 FUZZ_DIR=$QOSLET_ROOT/tests/fuzz
 BIN_DIR=$QOSLET_ROOT/build/fuzz

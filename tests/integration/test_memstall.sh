@@ -4,11 +4,12 @@
 # The acceptance test of the memstall probe, once per hook (tp_btf, raw_tp):
 # one kubepods-shaped container path, created both in the hierarchy qoslet
 # identifies cgroups by (v1 cpu here) and in the v1 memory hierarchy with a
-# 64 MiB limit. A process moved into both cgroups before it allocates maps
+# 64 MiB limit (on pure cgroup v2: one cgroup, memory.max). A process moved into both cgroups before it allocates maps
 # and touches 256 MiB (no swap): the memory cgroup reclaims, then its OOM
 # killer kills it. While `qoslet memstall -j` runs:
 #   - the cgroup shows memcg reclaim stalls (count > 0, and no more than the
-#     limit failures the kernel counted in memory.failcnt: every reclaim
+#     limit failures the kernel counted in memory.failcnt, v2's "max" in
+#     memory.events: every reclaim
 #     follows a failed charge, some failures retry without reclaim);
 #   - its oom_kills equal the kernel's own oom_kill counter
 #     (memory.oom_control), which is 1;
@@ -33,17 +34,39 @@ require_cmds jq bpftool
 [ -x "$MEMHOG" ] || fail "$MEMHOG is missing: run make $MEMHOG"
 test_setup
 
-# The v1 memory hierarchy (a hybrid node like this one). On a pure v2 node
-# memory and cpu share one hierarchy; that layout is not exercised here.
-MEM_ROOT=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/mounts)
-[ -n "$MEM_ROOT" ] || skip "no v1 memory hierarchy mounted (this test creates v1 memory cgroups)"
-[ "$MEM_ROOT" != "$CG_ROOT" ] || skip "memory and cpu share one v1 hierarchy; not exercised here"
-
-# Cleanup of the memory side first (its processes are the test's), then lib.sh's.
+# The memory controller: on a hybrid node (the host) its own v1 hierarchy,
+# where the test makes a twin of the cgroup; on a pure v2 node (the kernel
+# matrix's VMs) the same tree, the cgroup itself, with memory enabled down to
+# it (kube_cgroup), memory.max for the limit and memory.events for the
+# kernel's counters (oom_kill; max: charges that hit the limit).
 MEM_PARENT=""
-trap 'rc=$?; [ -z "$MEM_PARENT" ] || cgroup_destroy "$MEM_PARENT"; (exit $rc); _test_cleanup' EXIT
-mkdir "$MEM_ROOT$TEST_PARENT_REL" || fail "cannot create $MEM_ROOT$TEST_PARENT_REL"
-MEM_PARENT=$MEM_ROOT$TEST_PARENT_REL
+if [ -e "$CG_ROOT/cgroup.controllers" ] && grep -qw memory "$CG_ROOT/cgroup.controllers"; then
+	MEM_ROOT=$CG_ROOT
+else
+	MEM_ROOT=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/mounts)
+	[ -n "$MEM_ROOT" ] || skip "no memory controller: neither in $CG_ROOT nor in a v1 hierarchy"
+	[ "$MEM_ROOT" != "$CG_ROOT" ] || skip "memory and cpu share one v1 hierarchy; not exercised here"
+	# Cleanup of the memory side first (its processes are the test's), then lib.sh's.
+	trap 'rc=$?; [ -z "$MEM_PARENT" ] || cgroup_destroy "$MEM_PARENT"; (exit $rc); _test_cleanup' EXIT
+	mkdir "$MEM_ROOT$TEST_PARENT_REL" || fail "cannot create $MEM_ROOT$TEST_PARENT_REL"
+	MEM_PARENT=$MEM_ROOT$TEST_PARENT_REL
+fi
+
+# mem_oom_kills CG, mem_failcnt CG: the kernel's counters, v1 or v2.
+mem_oom_kills() {
+	if [ -e "$1/memory.oom_control" ]; then
+		kernel_counter "$1/memory.oom_control" oom_kill
+	else
+		kernel_counter "$1/memory.events" oom_kill
+	fi
+}
+mem_failcnt() {
+	if [ -e "$1/memory.failcnt" ]; then
+		cat "$1/memory.failcnt"
+	else
+		kernel_counter "$1/memory.events" max
+	fi
+}
 
 # kernel_counter FILE KEY: the value of "KEY N" in a cgroup's stat-style file.
 kernel_counter() {
@@ -58,8 +81,10 @@ run_hook() {
 	id=$(cg_id "$cg")
 	mcg=$MEM_ROOT$rel
 	mkdir -p "$mcg" || fail "cannot create $mcg"
-	echo $((LIMIT_MIB * 1024 * 1024)) >"$mcg/memory.limit_in_bytes" ||
-		fail "cannot limit $mcg"
+	local limit=memory.limit_in_bytes
+	[ -e "$mcg/$limit" ] || limit=memory.max
+	echo $((LIMIT_MIB * 1024 * 1024)) >"$mcg/$limit" || fail "cannot limit $mcg ($limit)"
+	[ ! -e "$mcg/memory.swap.max" ] || echo 0 >"$mcg/memory.swap.max"
 	log "[$hook] cgroup $rel (id $id), memory limit $LIMIT_MIB MiB at $mcg"
 
 	out=$TMP/memstall.$hook.out err=$TMP/memstall.$hook.err
@@ -68,8 +93,8 @@ run_hook() {
 	# One report printed: the probe is attached and its first reading taken.
 	wait_lines "$out" 1 "$qpid" 20
 
-	oom0=$(kernel_counter "$mcg/memory.oom_control" oom_kill)
-	fail0=$(cat "$mcg/memory.failcnt")
+	oom0=$(mem_oom_kills "$mcg")
+	fail0=$(mem_failcnt "$mcg")
 	t0=$EPOCHREALTIME
 	# Into both cgroups before anything is allocated, then exec: the pid is memhog's.
 	sh -c 'echo $$ >"$1/cgroup.procs" && echo $$ >"$2/cgroup.procs" || exit 126
@@ -81,8 +106,8 @@ run_hook() {
 	t1=$EPOCHREALTIME
 	[ "$rc" = 137 ] || fail "[$hook] memhog should die of SIGKILL (137) from the OOM killer, exited $rc: $(tail -n 3 "$TMP/memhog.$hook.log")"
 	log "[$hook] memhog (pid $pid) was OOM-killed after: $(tail -n 1 "$TMP/memhog.$hook.log")"
-	oom1=$(kernel_counter "$mcg/memory.oom_control" oom_kill)
-	fail1=$(cat "$mcg/memory.failcnt")
+	oom1=$(mem_oom_kills "$mcg")
+	fail1=$(mem_failcnt "$mcg")
 
 	# Two more reports, so the interval holding the kill has been printed.
 	local have

@@ -28,7 +28,8 @@ test_setup
 E=$(kube_cgroup burstable)
 E_REL=$(cg_rel "$E")
 E_ID=$(cg_id "$E")
-cg_run "$E" 0 "$DUTYCYCLE" 200 800 60
+# E must outlive every phase, which take longer under TCG (time_bound_ms).
+cg_run "$E" 0 "$DUTYCYCLE" 200 800 $(($(time_bound_ms 60000) / 1000))
 log "E $E_REL ($E_ID)"
 schedstat_sampler "$CG_PID" "$TMP/e.schedstat" 1
 
@@ -73,6 +74,14 @@ assert_counted_once() {
 	[ $# -gt 0 ] || fail "$what: no interval to check"
 	m=$(printf '%s\n' "$@" | mean)
 	log "$what: count / switch-ins per interval: $* -> mean $m"
+	# Under TCG the 20 ms schedstat sampler is starved whenever the host is
+	# busy, and the intervals no longer line up with it: the pins, ids,
+	# hooks and hand-overs are still checked, these ratios are not.
+	if [ "${QOSLET_VM:-}" = tcg ]; then
+		[ "${#SKIPPED_PARTS[@]}" -gt 0 ] ||
+			skip_part "the count / switch-in ratios under TCG emulation (measured against a 20 ms schedstat sampler)"
+		return 0
+	fi
 	assert_cmp "$m" ">=" 0.85 "$what: every wait is counted"
 	assert_cmp "$m" "<=" 1.15 "$what: no wait is counted twice"
 }
@@ -204,3 +213,4 @@ for src in $sources; do
 done
 
 log "all pinning checks passed"
+test_end

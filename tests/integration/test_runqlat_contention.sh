@@ -24,6 +24,7 @@ set -euo pipefail
 require_root
 require_cmds jq taskset bpftool
 require_binaries
+skip_in_tcg "measures run-queue latency under contention against schedstat"
 test_setup
 
 INTERVAL=5

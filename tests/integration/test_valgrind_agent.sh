@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # valgrind memcheck over `qoslet agent --dry-run` (the normal -O2 -g build)
-# for VALGRIND_SECONDS (default 45; docs/testing.md has the longer run) on a
+# for VALGRIND_SECONDS (default 20; make test-long: 600, docs/testing.md) on a
 # real test subtree: an LS and a BE unit under load, while short-lived pods
 # with a task come and go (the inventory and the probes' maps see cgroups
 # appear and vanish), and the HTTP endpoint is scraped every few seconds
@@ -20,7 +20,7 @@ set -euo pipefail
 # shellcheck source=tests/integration/agent_lib.sh
 . "$(dirname "$0")/agent_lib.sh"
 
-SECONDS_TOTAL=${VALGRIND_SECONDS:-45}
+SECONDS_TOTAL=${VALGRIND_SECONDS:-20}
 SUPP=$QOSLET_ROOT/tests/valgrind.supp
 # memcheck runs the agent some 20-50 times slower: loading the BPF objects
 # and the first tick take tens of seconds, a clean stop a few.

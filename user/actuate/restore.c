@@ -39,6 +39,30 @@ static bool wanted(const struct restore_filter *f, const struct journal_entry *e
 	return f->all || (e->knob == f->knob && cgroup_path_within(e->rel, f->rel));
 }
 
+/*
+ * Restores cpuset.cpus to "" (v2: no CPUs of its own, it inherits). Kernels
+ * before 6.x refuse to empty a cpuset that has tasks (ENOSPC, also on v2,
+ * where "" means inherit), and a pod cgroup always has them. Then it gets
+ * what inheriting gave it, its parent's effective CPUs: the same CPUs now,
+ * though it no longer follows its parent's later changes.
+ */
+static int restore_inherited_cpus(struct actuator *a, const char *rel, char *why, size_t whylen)
+{
+	char parent[POL_PATH_MAX], eff[ACT_TEXT_MAX];
+	const char *slash = strrchr(rel, '/');
+	int err = act_write(a, CG_KNOB_CPUS, rel, "", false, why, whylen);
+
+	if (err != -ENOSPC || !a->c->v2[CTRL_CPUSET])
+		return err;
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - rel) : 0, rel);
+	if (cg_read_effective_cpus(a->c, parent, eff, sizeof(eff)) || !eff[0])
+		return err;
+	log_info("restore: the kernel refuses to empty %s/cpuset.cpus while it has tasks: "
+		 "writing its parent's effective CPUs \"%s\" instead",
+		 rel, eff);
+	return act_write(a, CG_KNOB_CPUS, rel, eff, false, why, whylen);
+}
+
 /* The steps that bring one entry from `cur` back to its original. */
 static int plan_entry(const struct actuator *a, const struct journal_entry *e, const char *cur,
 		      size_t seq, size_t tag, struct steps *s)
@@ -142,7 +166,10 @@ static int restore(struct actuator *a, const struct restore_filter *f, size_t *r
 			continue; /* an earlier step of the entry failed or found it gone */
 		log_info("%srestoring %s/%s to \"%s\"", a->dry_run ? "dry run: not " : "", p->rel,
 			 cg_knob_file(a->c, p->knob), p->text);
-		werr = act_write(a, p->knob, p->rel, p->text, false, why, sizeof(why));
+		if (p->knob == CG_KNOB_CPUS && !p->text[0])
+			werr = restore_inherited_cpus(a, p->rel, why, sizeof(why));
+		else
+			werr = act_write(a, p->knob, p->rel, p->text, false, why, sizeof(why));
 		if (werr == -ENOENT) {
 			st[p->tag] = E_GONE;
 		} else if (werr) {

@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# PID 1 of the test VM (scripts/vm/init execs it on the overlay root): mounts
+# what a node has, runs tests/run.sh on the host-built binaries of this
+# worktree and writes the results to the share the host reads
+# (/run/qoslet-vm/out), then powers the VM off. The host's scripts/vm/run.sh
+# writes /run/qoslet-vm/out/env: the variables below and the runner's.
+#
+# This is a throwaway VM: here, and only here, the root cgroup's
+# subtree_control is written (cpu, cpuset, memory, io, pids for the test
+# parents), as systemd does on a node. No test ever does that on the host.
+set -u
+OUT=/run/qoslet-vm/out
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8 TERM=dumb
+
+poweroff_now() {
+	sync
+	echo 1 >/proc/sys/kernel/sysrq
+	echo o >/proc/sysrq-trigger
+	sleep 30
+}
+trap poweroff_now EXIT
+
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mkdir -p /dev/pts /dev/shm
+# devtmpfs lacks what udev and systemd add: bash's <(...) needs /dev/fd.
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
+mount -t devpts devpts /dev/pts
+mount -t tmpfs -o mode=1777 shm /dev/shm
+mount -t tmpfs -o mode=1777 tmp /tmp
+
+# shellcheck source=/dev/null
+. "$OUT/env"
+echo "qoslet-vm: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo), accel ${QOSLET_VM:-?}"
+
+if [ "${VM_CGROUP:-v2}" = v2 ]; then
+	mount -t cgroup2 -o nsdelegate,memory_recursiveprot cgroup2 /sys/fs/cgroup
+	ctrls=""
+	for c in cpu cpuset memory io pids; do
+		grep -qw "$c" /sys/fs/cgroup/cgroup.controllers && ctrls="$ctrls +$c"
+	done
+	# shellcheck disable=SC2086
+	echo $ctrls >/sys/fs/cgroup/cgroup.subtree_control
+	echo "qoslet-vm: cgroup v2, root subtree_control: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
+else
+	# Hybrid, as a systemd node with the legacy layout: v1 controllers
+	# under a tmpfs, the unified hierarchy beside them.
+	mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup
+	for c in cpu,cpuacct cpuset memory pids freezer; do
+		mkdir -p "/sys/fs/cgroup/$c"
+		mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/$c"
+	done
+	mkdir -p /sys/fs/cgroup/unified
+	mount -t cgroup2 cgroup2 /sys/fs/cgroup/unified
+fi
+mount -t bpf bpf /sys/fs/bpf
+mount -t tracefs tracefs /sys/kernel/tracing
+mount -t debugfs debugfs /sys/kernel/debug
+ip link set lo up 2>/dev/null || busybox ip link set lo up
+hostname qoslet-vm
+
+cd "$(dirname "$0")/../.." || exit 1
+# The runner's own scratch names carry its pid: 1 here, the same in every VM.
+unit=()
+for b in ${VM_UNIT:-}; do
+	unit+=("$b")
+done
+start=$(date +%s)
+# shellcheck disable=SC2086
+tests/run.sh "${VM_MODE:-all}" "${unit[@]}" 2>&1 | tee "$OUT/log"
+echo "${PIPESTATUS[0]}" >"$OUT/rc"
+echo $(($(date +%s) - start)) >"$OUT/seconds"

@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# scripts/vm/run.sh [-c v2|hybrid] [-l systemd|cgroupfs] [-o OUTDIR] PACKAGE [-- CMDLINE...]
+#
+# Boots the kernel of Debian package PACKAGE (scripts/vm/kernel.sh fetches
+# it) under qemu with this machine's root over virtio-9p, read-only with a
+# tmpfs overlay for writes, and runs the test suite inside (scripts/vm/guest.sh)
+# on the binaries built here. The guest's tests/run.sh output is printed as it
+# comes (serial console) and kept in OUTDIR/log; the exit status is the
+# runner's inside the guest, or 1 when the guest did not finish.
+#
+# Environment: VM_ACCEL (tcg; kvm to try KVM, see docs/testing.md),
+# VM_CPU (max under TCG), VM_SMP (2), VM_MEM (MiB, 3072), VM_TIMEOUT (wall s
+# for the whole VM, 1500), VM_TESTS (integration tests; default: all but
+# tests/vm.skip), VM_MODE (all, unit or integration), VM_UNIT_TIMEOUT (s per
+# unit binary, 300), VM_INTEGRATION_TIMEOUT (s per script, 600).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+
+cgroup=v2
+layout=systemd
+out=""
+while getopts c:l:o: o; do
+	case $o in
+	c) cgroup=$OPTARG ;;
+	l) layout=$OPTARG ;;
+	o) out=$OPTARG ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+pkg=${1:?usage: scripts/vm/run.sh [-c v2|hybrid] [-l systemd|cgroupfs] [-o OUTDIR] PACKAGE [-- CMDLINE...]}
+shift
+[ "${1:-}" != -- ] || shift
+extra=("$@")
+
+accel=${VM_ACCEL:-tcg}
+[ -n "$out" ] || out=$(mktemp -d /tmp/qoslet-vm.XXXXXX)
+mkdir -p "$out"
+out=$(realpath "$out")
+rm -f "$out/log" "$out/rc" "$out/seconds" "$out/console.log"
+
+kdir=$(scripts/vm/kernel.sh "$pkg")
+release=$(cat "$kdir/release")
+
+unit=""
+mode=${VM_MODE:-all}
+if [ "$mode" != integration ]; then
+	unit=$(ls build/tests/test_* 2>/dev/null | tr '\n' ' ')
+	[ -n "$unit" ] || { echo "scripts/vm/run.sh: no unit binaries: make test-kernels builds them" >&2; exit 1; }
+fi
+[ -x build/qoslet ] || { echo "scripts/vm/run.sh: build/qoslet missing: run make" >&2; exit 1; }
+
+# What the guest's tests/run.sh gets (scripts/vm/guest.sh sources it).
+# QOSLET_VM tells the tests they run in a VM, and under which accelerator:
+# timing and load tests skip under tcg (tests/integration/lib.sh, skip_in_tcg).
+{
+	printf 'export QOSLET_VM=%q\n' "$accel"
+	printf 'export QOSLET_CGROUP_LAYOUT=%q\n' "$layout"
+	printf 'VM_CGROUP=%q\n' "$cgroup"
+	printf 'VM_MODE=%q\n' "$mode"
+	printf 'VM_UNIT=%q\n' "$unit"
+	printf 'export UNIT_TIMEOUT=%q\n' "${VM_UNIT_TIMEOUT:-300}"
+	printf 'export INTEGRATION_TIMEOUT=%q\n' "${VM_INTEGRATION_TIMEOUT:-600}"
+	printf 'export SKIP_FILES=%q\n' "${VM_SKIP_FILES-tests/vm.skip}"
+	[ -z "${VM_TESTS:-}" ] || printf 'export TESTS=%q\n' "$VM_TESTS"
+	[ -z "${VERBOSE:-}" ] || printf 'export VERBOSE=%q\n' "$VERBOSE"
+} >"$out/env"
+
+cmdline="console=ttyS0 rdinit=/init panic=-1 quiet loglevel=4 qoslet_dir=$root"
+[ "$cgroup" = v2 ] && cmdline="$cmdline cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1"
+cmdline="$cmdline ${extra[*]:-}"
+
+case $accel in
+tcg) accel_args=(-accel tcg,thread=multi -cpu "${VM_CPU:-max}") ;;
+kvm) accel_args=(-accel kvm -cpu "${VM_CPU:-host}") ;;
+*) echo "scripts/vm/run.sh: VM_ACCEL is tcg or kvm" >&2; exit 2 ;;
+esac
+
+echo "vm: $pkg ($release), $accel, cgroup $cgroup, $layout layout; results in $out" >&2
+rc=0
+timeout -k 10 "${VM_TIMEOUT:-1500}" qemu-system-x86_64 \
+	-nodefaults -no-reboot -display none -serial stdio \
+	-machine "${VM_MACHINE:-q35}" "${accel_args[@]}" \
+	-smp "${VM_SMP:-2}" -m "${VM_MEM:-3072}" \
+	-kernel "$kdir/vmlinuz" -initrd "$kdir/initramfs.cpio.gz" -append "$cmdline" \
+	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+	-fsdev local,id=vmout,path="$out",security_model=none,multidevs=remap \
+	-device virtio-9p-pci,fsdev=vmout,mount_tag=vmout \
+	</dev/null 2>&1 | tee "$out/console.log" | tr -d '\r' || rc=$?
+if [ ! -s "$out/rc" ]; then
+	# pipefail: the pipeline's status is timeout's, 124 when it had to stop qemu.
+	[ "$rc" != 124 ] || echo "vm: timed out after ${VM_TIMEOUT:-1500}s" >&2
+	echo "vm: the guest did not finish (no $out/rc); console in $out/console.log" >&2
+	exit 1
+fi
+exit "$(cat "$out/rc")"
