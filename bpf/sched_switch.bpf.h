@@ -358,6 +358,24 @@ static __noinline void alert_check(__u64 cgid, __u64 delta, __u64 gap_ns)
 	bpf_ringbuf_submit(a, 0);
 }
 
+/*
+ * The culprit: prev's cgroup, or QOSLET_CULPRIT_IDLE for the idle task. A
+ * task with next's css_set is in next's cgroup (a css_set names one cgroup
+ * per hierarchy and never changes while tasks hold it), so with tp_btf the
+ * walk to the id is skipped for switches within one cgroup, the most
+ * frequent kind where switching is fastest. raw_tp keeps the walk: there
+ * every load is a helper call, and comparing would add two.
+ */
+static __always_inline __u64 culprit_of(struct task_struct *prev, __u32 prev_tid,
+					struct task_struct *next, __u64 victim, bool btf)
+{
+	if (!prev_tid)
+		return QOSLET_CULPRIT_IDLE;
+	if (btf && prev->cgroups == next->cgroups)
+		return victim;
+	return task_cgroup_id(prev, btf);
+}
+
 /* next_cgid: next's cgroup when the caller has read it already, else NULL. */
 static __always_inline void sched_on_switch(struct task_struct *prev, struct task_struct *next,
 					    const __u64 *next_cgid, bool btf)
@@ -389,8 +407,7 @@ static __always_inline void sched_on_switch(struct task_struct *prev, struct tas
 	 * the pair's step.
 	 */
 	if (delta)
-		charge_blame(victim, prev_tid ? task_cgroup_id(prev, btf) : QOSLET_CULPRIT_IDLE,
-			     delta);
+		charge_blame(victim, culprit_of(prev, prev_tid, next, victim, btf), delta);
 }
 
 #endif
