@@ -125,6 +125,11 @@ $(BUILD)/tests/helpers/oldpins: tests/helpers/oldpins.c bpf/sched.h bpf/lat_hist
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
 
+# nullswitch loads its two-instruction program through libbpf.
+$(BUILD)/tests/helpers/nullswitch: tests/helpers/nullswitch.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
+
 test-unit: $(UNIT_BINS)
 	tests/run.sh unit $(UNIT_BINS)
 

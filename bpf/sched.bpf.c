@@ -75,23 +75,42 @@ static long forget_pair(struct bpf_map *map, struct blame_key *key, struct blame
  * A removed cgroup's entries leave the maps with it, so cgroup churn
  * cannot fill them. The pair scan costs O(pairs) per rmdir, about 20 ns a
  * pair, paid only when a cgroup goes away.
+ *
+ * Empties a CPU's pending slot if it holds the removed cgroup, and its
+ * cached pairs in which the cgroup takes part (without giving them back
+ * to rq_blame, whose pairs of the cgroup go next). This runs on another
+ * CPU than the slots' own: a switch there that takes one of these slots
+ * at the same moment can leave its pair behind, as it can leave a pending
+ * slot; user space's sweep (probes.c: forget_gone) removes such leftovers.
  */
-/* Empties a CPU's pending slot if it holds the removed cgroup. */
-static long forget_pending(__u32 cpu, __u64 *gone)
+static long forget_cpu(__u32 cpu, __u64 *gone)
 {
 	__u32 zero = 0;
 	struct rq_pending *p = bpf_map_lookup_percpu_elem(&rq_pending, &zero, cpu);
+	struct rq_blame_cache *c = bpf_map_lookup_percpu_elem(&rq_blame_cache, &zero, cpu);
 
 	if (p && p->cgid == *gone) {
 		p->cgid = 0;
 		__builtin_memset(&p->hist, 0, sizeof(p->hist));
+	}
+	if (!c)
+		return 0;
+	for (int i = 0; i < QOSLET_BLAME_CACHE_SLOTS; i++) {
+		struct rq_blame_slot *s = &c->slot[i];
+
+		if (!s->val.count || (s->key.victim != *gone && s->key.culprit != *gone))
+			continue;
+		__sync_fetch_and_add(&s->seq, 1);
+		s->key.victim = s->key.culprit = 0;
+		s->val.wait_ns = s->val.count = s->base.wait_ns = s->base.count = 0;
+		__sync_fetch_and_add(&s->seq, 1);
 	}
 	return 0;
 }
 
 static __always_inline void forget_cgroup(__u64 id)
 {
-	bpf_loop(nr_cpus, forget_pending, &id, 0);
+	bpf_loop(nr_cpus, forget_cpu, &id, 0);
 	bpf_map_delete_elem(&rq_hist, &id);
 	bpf_for_each_map_elem(&rq_blame, forget_pair, &id, 0);
 }

@@ -54,6 +54,41 @@ struct blame_val {
 	__u64 count;
 };
 
+/*
+ * Each CPU's most recent blame pairs, so that a switch between the same two
+ * cgroups as a recent one adds to a per-CPU array slot (inlined by the
+ * verifier) instead of calling into rq_blame's hash: that lookup was the
+ * most expensive step of the switch program. Direct-mapped: a pair has one
+ * slot, picked by a hash of its two ids; a pair that needs an occupied slot
+ * evicts the occupant into rq_blame.
+ *
+ * A slot holds the pair's total on its CPU, not an increment: `base` is the
+ * pair's rq_blame value on this CPU when the slot took it, `val` that plus
+ * every wait since. Eviction adds val - base to rq_blame (so counts anyone
+ * else added meanwhile stay). Readers copy the slots first, then read
+ * rq_blame, and take field by field and per CPU the larger of the two. Both
+ * only grow, and a slot's total is in rq_blame before the slot changes
+ * hands, so a reading never goes down and never counts a wait twice,
+ * whenever evictions fall between the reads.
+ */
+#define QOSLET_BLAME_CACHE_SHIFT 4
+#define QOSLET_BLAME_CACHE_SLOTS (1 << QOSLET_BLAME_CACHE_SHIFT)
+
+struct rq_blame_slot {
+	/*
+	 * Odd while the slot changes pairs (eviction, removal of a cgroup):
+	 * readers skip a slot whose seq is odd or changed between two copies.
+	 */
+	__u64 seq;
+	struct blame_key key;
+	struct blame_val val;  /* count 0: the slot is empty */
+	struct blame_val base; /* rq_blame's value when the pair came in */
+};
+
+struct rq_blame_cache {
+	struct rq_blame_slot slot[QOSLET_BLAME_CACHE_SLOTS];
+};
+
 /* Per-CPU counters of events the probe could not record (never silent). */
 enum sched_drop {
 	SCHED_DROP_HIST_FULL = 0, /* rq_hist had no room for a new cgroup */

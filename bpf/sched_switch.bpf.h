@@ -73,6 +73,14 @@ struct {
 	__type(value, struct rq_pending);
 } rq_pending SEC(".maps");
 
+/* Each CPU's recent pairs, in front of rq_blame: see struct rq_blame_cache. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rq_blame_cache);
+} rq_blame_cache SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SCHED_DROP_NR);
@@ -259,20 +267,68 @@ static __always_inline void charge_hist(__u64 cgid, __u64 delta)
 	lat_hist_add(&p->hist, delta);
 }
 
+/* The slot of pair (victim, culprit): the top bits of a multiplicative hash. */
+static __always_inline __u32 blame_slot_of(__u64 victim, __u64 culprit)
+{
+	const __u64 golden = 0x9E3779B97F4A7C15ULL; /* 2^64 / phi: spreads nearby ids */
+
+	return ((victim ^ (culprit * golden)) * golden) >> (64 - QOSLET_BLAME_CACHE_SHIFT);
+}
+
+/*
+ * The slot gives its pair back to rq_blame and takes `key`, seeded with
+ * key's rq_blame value (struct rq_blame_cache says why). Out of line: two
+ * hash lookups, paid only when a pair is not in its CPU's cache.
+ */
+static __noinline void blame_slot_take(struct rq_blame_slot *s, struct blame_key *key, __u64 delta)
+{
+	struct blame_val *v;
+
+	if (s->val.count) {
+		v = bpf_map_lookup_elem(&rq_blame, &s->key);
+		if (v) {
+			/* Only what this slot added: another writer's counts stay. */
+			v->wait_ns += s->val.wait_ns - s->base.wait_ns;
+			v->count += s->val.count - s->base.count;
+		} else if (bpf_map_update_elem(&rq_blame, &s->key, &s->val, BPF_NOEXIST)) {
+			sched_count_drop(SCHED_DROP_BLAME_FULL);
+		}
+	}
+	v = bpf_map_lookup_elem(&rq_blame, key);
+	/* The old pair is in rq_blame already when readers may see the change. */
+	__sync_fetch_and_add(&s->seq, 1);
+	s->key = *key;
+	if (v) {
+		s->base = *v;
+	} else {
+		s->base.wait_ns = 0;
+		s->base.count = 0;
+	}
+	s->val.wait_ns = s->base.wait_ns + delta;
+	s->val.count = s->base.count + 1;
+	__sync_fetch_and_add(&s->seq, 1);
+}
+
 static __always_inline void charge_blame(__u64 victim, __u64 culprit, __u64 delta)
 {
-	struct blame_key key = {.victim = victim, .culprit = culprit};
-	struct blame_val *v = bpf_map_lookup_elem(&rq_blame, &key);
+	__u32 zero = 0;
+	struct rq_blame_cache *c = bpf_map_lookup_elem(&rq_blame_cache, &zero);
+	struct rq_blame_slot *s;
 
-	if (!v) {
-		struct blame_val init = {.wait_ns = delta, .count = 1};
-
-		if (bpf_map_update_elem(&rq_blame, &key, &init, BPF_NOEXIST))
-			sched_count_drop(SCHED_DROP_BLAME_FULL);
+	if (!c)
+		return;
+	s = &c->slot[blame_slot_of(victim, culprit)];
+	/* An empty slot holds pair (0, 0) with nothing counted: adding to it is right too. */
+	if (s->key.victim == victim && s->key.culprit == culprit) {
+		s->val.wait_ns += delta;
+		s->val.count++;
 		return;
 	}
-	v->wait_ns += delta;
-	v->count++;
+	{
+		struct blame_key key = {.victim = victim, .culprit = culprit};
+
+		blame_slot_take(s, &key, delta);
+	}
 }
 
 /*
@@ -302,6 +358,24 @@ static __noinline void alert_check(__u64 cgid, __u64 delta, __u64 gap_ns)
 	bpf_ringbuf_submit(a, 0);
 }
 
+/*
+ * The culprit: prev's cgroup, or QOSLET_CULPRIT_IDLE for the idle task. A
+ * task with next's css_set is in next's cgroup (a css_set names one cgroup
+ * per hierarchy and never changes while tasks hold it), so with tp_btf the
+ * walk to the id is skipped for switches within one cgroup, the most
+ * frequent kind where switching is fastest. raw_tp keeps the walk: there
+ * every load is a helper call, and comparing would add two.
+ */
+static __always_inline __u64 culprit_of(struct task_struct *prev, __u32 prev_tid,
+					struct task_struct *next, __u64 victim, bool btf)
+{
+	if (!prev_tid)
+		return QOSLET_CULPRIT_IDLE;
+	if (btf && prev->cgroups == next->cgroups)
+		return victim;
+	return task_cgroup_id(prev, btf);
+}
+
 /* next_cgid: next's cgroup when the caller has read it already, else NULL. */
 static __always_inline void sched_on_switch(struct task_struct *prev, struct task_struct *next,
 					    const __u64 *next_cgid, bool btf)
@@ -329,12 +403,11 @@ static __always_inline void sched_on_switch(struct task_struct *prev, struct tas
 	/*
 	 * A wait of 0 ns delayed no one and has no culprit. Such waits are
 	 * common (a wake-up that preempts at once, before the run queue's
-	 * clock moves), and skipping them saves the pair lookup, the most
-	 * expensive step of this program.
+	 * clock moves), and skipping them saves reading prev's cgroup and
+	 * the pair's step.
 	 */
 	if (delta)
-		charge_blame(victim, prev_tid ? task_cgroup_id(prev, btf) : QOSLET_CULPRIT_IDLE,
-			     delta);
+		charge_blame(victim, culprit_of(prev, prev_tid, next, victim, btf), delta);
 }
 
 #endif

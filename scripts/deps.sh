@@ -18,7 +18,7 @@ libcurl4-openssl-dev python3 openssl
 libmicrohttpd-dev prometheus libcap-ng-dev
 libcmocka-dev jq
 stress-ng rt-tests util-linux procps
-linux-perf bpftrace
+linux-perf bpftrace libbpf-tools
 go-md2man man-db
 buildah python3-yaml curl
 gnuplot-nox

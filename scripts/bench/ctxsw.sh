@@ -4,7 +4,9 @@
 # scripts/bench/ctxsw.sh [-r ROUNDS] [-l LOOPS] [-c CPU] [-q SECS] [-o FILE]
 #
 # What a context switch costs with qoslet's sched probes attached, next to
-# nothing attached and next to bpftrace's classic runqlat script.
+# nothing attached, to an empty BPF program on sched_switch (the floor any
+# tracer pays), to libbpf-tools' runqlat and to bpftrace's classic runqlat
+# script, all in one run.
 #
 # The load is `taskset -c CPU perf bench sched pipe -l LOOPS`: two processes
 # on one CPU ping-pong a byte through two pipes, so every op is a round trip
@@ -14,10 +16,15 @@
 # Configurations, each measured in its own block (tracer started, attach
 # awaited, one perf run, tracer stopped and reaped):
 #   baseline       nothing attached
+#   floor          an empty tp_btf program on sched_switch
+#                  (tests/helpers/nullswitch): entering BPF from the
+#                  tracepoint, before any work
 #   qoslet         qoslet runqlat, defaults (auto: tp_btf + sched_info)
 #   qoslet-stamp   qoslet runqlat --wait-source stamp (task storage, wake-up hooks)
 #   qoslet-rawtp   qoslet runqlat --hook raw_tp
 #   qoslet-all     qoslet top -j: every probe (sched, cpi, throttle, memstall, psi)
+#   libbpf-runqlat libbpf-tools' runqlat (Debian package libbpf-tools):
+#                  wake-up and switch hooks, a hash of stamps keyed by pid
 #   bpftrace       bpftrace's classic runqlat.bt (hash keyed by pid)
 # One round runs every configuration once; rounds are repeated ROUNDS times
 # and each round starts one configuration later than the one before, so slow
@@ -38,12 +45,16 @@
 #              block records what it saw running.
 #   -o FILE    also write the markdown report to FILE
 #
-# Environment: QOSLET (default build/qoslet of this tree), PERF, BPFTRACE,
-# BPFTOOL (default: from PATH).
+# Environment: QOSLET (default build/qoslet of this tree), NULLSWITCH
+# (default build/tests/helpers/nullswitch of this tree), RUNQLAT (default
+# runqlat from PATH, else /usr/sbin/runqlat), PERF, BPFTRACE, BPFTOOL
+# (default: from PATH).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 QOSLET=${QOSLET:-$ROOT/build/qoslet}
+NULLSWITCH=${NULLSWITCH:-$ROOT/build/tests/helpers/nullswitch}
+RUNQLAT=${RUNQLAT:-$(command -v runqlat || echo /usr/sbin/runqlat)}
 PERF=${PERF:-perf}
 BPFTRACE=${BPFTRACE:-bpftrace}
 BPFTOOL=${BPFTOOL:-bpftool}
@@ -98,13 +109,15 @@ have() {
 
 # ---------------------------------------------------------------- configs
 
-CONFIGS=(baseline qoslet qoslet-stamp qoslet-rawtp qoslet-all bpftrace)
+CONFIGS=(baseline floor qoslet qoslet-stamp qoslet-rawtp qoslet-all libbpf-runqlat bpftrace)
 declare -A LABEL=(
 	[baseline]="baseline (nothing attached)"
+	[floor]="floor: an empty tp_btf program on sched_switch"
 	[qoslet]="qoslet default (auto: tp_btf + sched_info)"
 	[qoslet-stamp]="qoslet --wait-source stamp"
 	[qoslet-rawtp]="qoslet --hook raw_tp"
 	[qoslet-all]="qoslet top: every probe attached"
+	[libbpf-runqlat]="libbpf-tools runqlat"
 	[bpftrace]="bpftrace classic runqlat.bt"
 )
 declare -A ARGS=(
@@ -179,9 +192,13 @@ for c in qoslet qoslet-stamp qoslet-rawtp qoslet-all; do
 	fi
 done
 if [ "$(id -u)" != 0 ]; then
+	SKIP[floor]="needs root (loads BPF programs)"
+	SKIP[libbpf-runqlat]="needs root (loads BPF programs)"
 	SKIP[bpftrace]="needs root (loads BPF programs)"
-elif ! have "$BPFTRACE"; then
-	SKIP[bpftrace]="bpftrace not found (scripts/deps.sh installs it)"
+else
+	[ -x "$NULLSWITCH" ] || SKIP[floor]="$NULLSWITCH is missing (run make $NULLSWITCH)"
+	[ -x "$RUNQLAT" ] || SKIP[libbpf-runqlat]="runqlat not found (scripts/deps.sh installs libbpf-tools)"
+	have "$BPFTRACE" || SKIP[bpftrace]="bpftrace not found (scripts/deps.sh installs it)"
 fi
 if ! have "$BPFTOOL"; then
 	say "bpftool not found: attach is still awaited, but programs are not named in the report"
@@ -319,6 +336,13 @@ start_tracer() {
 		# shellcheck disable=SC2086 # ARGS holds separate words
 		"$QOSLET" ${ARGS[$1]} -v --pin-dir "$PIN_DIR" 3600 >/dev/null 2>"$log" &
 		;;
+	floor)
+		"$NULLSWITCH" >"$log" 2>&1 &
+		;;
+	libbpf-runqlat)
+		# Line-buffered: its banner, printed once attached, is what we await.
+		stdbuf -oL "$RUNQLAT" >"$log" 2>&1 &
+		;;
 	bpftrace)
 		"$BPFTRACE" -e "$RUNQLAT_BT" >"$log" 2>&1 &
 		;;
@@ -339,7 +363,8 @@ held_prog_names() {
 # the scheduler programs of the config (WANT) and a link for every program
 # it holds (load comes before attach); without bpftool, a link per program
 # and then a second. bpftrace: its BEGIN banner is out, and BEGIN runs after
-# every probe is attached.
+# every probe is attached. nullswitch and runqlat print their line once
+# attached.
 wait_attached() {
 	local deadline=$((SECONDS + ATTACH_TIMEOUT)) progs links names w ok
 	while alive "$TRACER_PID"; do
@@ -360,6 +385,8 @@ wait_attached() {
 				[ "$ok" = 0 ] || return 0
 			fi
 			;;
+		floor) grep -qx attached "$TMP/tracer.log" && return 0 ;;
+		libbpf-runqlat) grep -q '^Tracing run queue latency' "$TMP/tracer.log" && return 0 ;;
 		bpftrace) grep -q '^Tracing CPU scheduler' "$TMP/tracer.log" && return 0 ;;
 		esac
 		[ "$SECONDS" -lt "$deadline" ] || return 1
@@ -492,6 +519,9 @@ CPU_MODEL=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 [ -n "$CPU_MODEL" ] || CPU_MODEL=$(uname -m)
 PERF_VERSION=$("$PERF" --version 2>/dev/null || echo unknown)
 BPFTRACE_VERSION=$("$BPFTRACE" --version 2>/dev/null || echo "bpftrace not installed")
+# shellcheck disable=SC2016 # ${Version} is dpkg-query's field, not the shell's
+RUNQLAT_VERSION=$(dpkg-query -W -f='libbpf-tools ${Version}' libbpf-tools 2>/dev/null ||
+	echo "libbpf-tools not installed")
 QOSLET_VERSION=$("$QOSLET" --version 2>/dev/null || echo "qoslet not built")
 TREE_VERSION=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
 # Speculation mitigations decide much of what a BPF program call costs.
@@ -499,6 +529,32 @@ MITIGATIONS=$(for f in spectre_v2 retbleed spec_rstack_overflow; do
 	[ -r /sys/devices/system/cpu/vulnerabilities/$f ] &&
 		echo "$f: $(cat /sys/devices/system/cpu/vulnerabilities/$f)"
 done | paste -sd ';' - | sed 's/;/; /g')
+
+# Per-round differences config $1 - floor in ns per switch, over rounds
+# where both measured (paired like paired_ratios).
+paired_over_floor() {
+	local r
+	for ((r = 1; r <= ROUNDS; r++)); do
+		local a=${RESULT[$1,$r]:-NA} f=${RESULT[floor,$r]:-NA}
+		[ "$a" = NA ] || [ "$f" = NA ] || awk -v a="$a" -v f="$f" 'BEGIN { printf "%.1f\n", (a - f) * 1000 / 2 }'
+	done
+}
+
+# What each tracer's programs cost beyond entering BPF from the tracepoint.
+above_floor() {
+	local c med min max n
+	[ -z "${SKIP[floor]:-}" ] || return 0
+	echo
+	echo "Above the floor (what the programs do once entered; per switch, median of per-round differences, min-max):"
+	echo
+	for c in "${CONFIGS[@]}"; do
+		case $c in baseline | floor) continue ;; esac
+		[ -z "${SKIP[$c]:-}" ] || continue
+		read -r med min max n < <(paired_over_floor "$c" | stats)
+		[ "$n" != 0 ] || continue
+		echo "- ${LABEL[$c]}: $(calc "printf \"%+.0f ns (%+.0f to %+.0f)\", $med, $min, $max")"
+	done
+}
 
 report() {
 	local c med min max n pmed pmin pmax ratio added ns verdict line r noisy=0
@@ -511,7 +567,7 @@ report() {
 	echo "- Command: \`${CMDLINE/docs\/bench\/.ctxsw.md.*/docs/bench/ctxsw.md}\` (\`make bench\` runs it as \`scripts/bench/run.sh\`)"
 	echo "- Block: \`taskset -c $CPU perf bench sched pipe -l $LOOPS\` (both ends on CPU $CPU; one op = a round trip = 2 context switches)"
 	echo "- Rounds: $ROUNDS, each running every configuration once, starting one configuration later each round"
-	echo "- Tools: $PERF_VERSION; $BPFTRACE_VERSION; $QOSLET_VERSION (tree $TREE_VERSION)"
+	echo "- Tools: $PERF_VERSION; $BPFTRACE_VERSION; $RUNQLAT_VERSION ($RUNQLAT); $QOSLET_VERSION (tree $TREE_VERSION)"
 	echo "- Mitigations: ${MITIGATIONS:-unknown}"
 	echo "- 1-minute load average: $LOAD_START at start, $LOAD_END at end; CPUs ${IDLE}% idle just before; quiet at start: $QUIET"
 	echo
@@ -568,6 +624,7 @@ report() {
 			echo "${line}${verdict}"
 		fi
 	done
+	above_floor
 	echo
 	echo "Medians are over blocks; \"Added per switch\" is the difference of medians spread over the two context switches of one op."
 	echo "The per-round ratio divides each block by the baseline block of the same round; the verdicts above use its median, which cancels the drift of whole rounds on a shared VM."

@@ -4,8 +4,9 @@
 # No leaks under cgroup churn: 2000 cgroups, each running a task that sleeps
 # and wakes (so it runs, waits on a run queue and gets map entries), are
 # created and removed while every probe runs (qoslet top). Afterwards no
-# entry of any per-cgroup map or of the pair map names any of them: whatever the maps gained since before belongs
-# to other cgroups (the machine's own activity).
+# entry of any per-cgroup map, of the pair map or of the CPUs' pair caches
+# names any of them: whatever the maps gained since before belongs to other
+# cgroups (the machine's own activity).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -27,6 +28,12 @@ sleep 1
 # Per-cgroup maps of every probe, as pinned (a probe that is off has none).
 CG_MAPS="rq_hist cpi_usage memstall_cg throttle_tg"
 
+# The pairs every CPU's blame cache holds (slots that counted something), as JSON keys.
+cached_pairs() {
+	bpftool -j map dump pinned "$PIN_DIR/rq_blame_cache" |
+		jq -c '.[].formatted.values[].value.slot[] | select(.val.count > 0) | .key'
+}
+
 # Keys of every per-cgroup map and of the pairs, as "id" lines.
 map_ids() {
 	local m
@@ -36,6 +43,7 @@ map_ids() {
 	done
 	bpftool -j map dump pinned "$PIN_DIR/rq_blame" |
 		jq -r '.[].formatted.key | .victim, .culprit'
+	cached_pairs | jq -r '.victim, .culprit'
 }
 # One line per entry: "MAP ID" or "rq_blame VICTIM CULPRIT".
 map_keys() {
@@ -46,6 +54,7 @@ map_keys() {
 	done
 	bpftool -j map dump pinned "$PIN_DIR/rq_blame" |
 		jq -r '.[].formatted.key | "rq_blame \(.victim) \(.culprit)"'
+	cached_pairs | jq -r '"rq_blame_cache \(.victim) \(.culprit)"'
 }
 
 map_keys | sort -u >"$TMP/keys.before"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../log.h"
+#include "blame_cache.h"
 #include "bpffs.h"
 #include "kernel_btf.h"
 #include "percpu_map.h"
@@ -186,17 +187,57 @@ static int fold_hist(void *ctx, const void *key, const void *vals, int ncpus)
 	return 0;
 }
 
+struct blame_read {
+	struct snapshot *s;
+	struct cached_pair *cached; /* sorted: blame_cache_pairs() */
+	size_t n_cached;
+};
+
 static int fold_blame(void *ctx, const void *key, const void *vals, int ncpus)
 {
-	const struct blame_key *k = key;
-	const struct blame_val *v = vals;
-	struct blame_sample b = {.victim = k->victim, .culprit = k->culprit};
+	struct blame_read *r = ctx;
+	struct blame_sample b;
 
-	for (int cpu = 0; cpu < ncpus; cpu++) {
-		b.wait_ns += v[cpu].wait_ns;
-		b.count += v[cpu].count;
-	}
-	return snapshot_add_blame(ctx, &b);
+	blame_cache_merge(&b, key, vals, ncpus, r->cached, r->n_cached);
+	return snapshot_add_blame(r->s, &b);
+}
+
+/* Two copies of every CPU's blame cache, taken one right after the other. */
+static int read_blame_cache(struct sched_probe *p, struct blame_read *r)
+{
+	struct rq_blame_cache *copy = calloc(2 * (size_t)p->ncpus, sizeof(*copy));
+	int fd = bpf_map__fd(p->skel->maps.rq_blame_cache), err = 0;
+	__u32 zero = 0;
+
+	r->cached = calloc((size_t)p->ncpus * QOSLET_BLAME_CACHE_SLOTS, sizeof(*r->cached));
+	if (!copy || !r->cached)
+		err = -ENOMEM;
+	else if (bpf_map_lookup_elem(fd, &zero, copy) ||
+		 bpf_map_lookup_elem(fd, &zero, copy + p->ncpus))
+		err = -errno;
+	else
+		r->n_cached = blame_cache_pairs(copy, copy + p->ncpus, p->ncpus, r->cached);
+	free(copy);
+	return err;
+}
+
+/*
+ * The pairs: the caches first, then rq_blame (the order struct
+ * rq_blame_cache in bpf/sched.h needs), each CPU's value the larger of
+ * the two.
+ */
+static int read_blame(struct sched_probe *p, struct snapshot *s)
+{
+	struct blame_read r = {.s = s};
+	int err = read_blame_cache(p, &r);
+
+	if (!err)
+		err = percpu_map_read(bpf_map__fd(p->skel->maps.rq_blame), sizeof(struct blame_key),
+				      sizeof(struct blame_val), p->ncpus, fold_blame, &r);
+	if (!err)
+		err = blame_cache_add_rest(s, r.cached, r.n_cached);
+	free(r.cached);
+	return err;
 }
 
 struct forget_ctx {
@@ -296,8 +337,7 @@ static int sched_read(void *state, struct snapshot *s)
 	if (!err)
 		err = add_pending(p, s, first);
 	if (!err)
-		err = percpu_map_read(bpf_map__fd(p->skel->maps.rq_blame), sizeof(struct blame_key),
-				      sizeof(struct blame_val), p->ncpus, fold_blame, s);
+		err = read_blame(p, s);
 	if (!err)
 		err = percpu_counters_read(bpf_map__fd(p->skel->maps.sched_drops), SCHED_DROP_NR,
 					   p->ncpus, s->sched_drops);
@@ -307,16 +347,17 @@ static int sched_read(void *state, struct snapshot *s)
 static int sched_share_switch(void *state, struct switch_bpf *sw, enum probe_hook *hook)
 {
 	struct sched_probe *p = state;
-	struct bpf_map *mine[] = {
-		sw->maps.rq_stamp,     sw->maps.rq_stamp_tid,	sw->maps.rq_hist,
-		sw->maps.rq_pending,   sw->maps.rq_blame,	sw->maps.sched_drops,
-		sw->maps.rq_alert_cfg, sw->maps.rq_alert_watch, sw->maps.rq_alerts};
+	struct bpf_map *mine[] = {sw->maps.rq_stamp,	   sw->maps.rq_stamp_tid,
+				  sw->maps.rq_hist,	   sw->maps.rq_pending,
+				  sw->maps.rq_blame,	   sw->maps.rq_blame_cache,
+				  sw->maps.sched_drops,	   sw->maps.rq_alert_cfg,
+				  sw->maps.rq_alert_watch, sw->maps.rq_alerts};
 	struct bpf_map *own[] = {
-		p ? p->skel->maps.rq_stamp : NULL,     p ? p->skel->maps.rq_stamp_tid : NULL,
-		p ? p->skel->maps.rq_hist : NULL,      p ? p->skel->maps.rq_pending : NULL,
-		p ? p->skel->maps.rq_blame : NULL,     p ? p->skel->maps.sched_drops : NULL,
-		p ? p->skel->maps.rq_alert_cfg : NULL, p ? p->skel->maps.rq_alert_watch : NULL,
-		p ? p->skel->maps.rq_alerts : NULL};
+		p ? p->skel->maps.rq_stamp : NULL,	 p ? p->skel->maps.rq_stamp_tid : NULL,
+		p ? p->skel->maps.rq_hist : NULL,	 p ? p->skel->maps.rq_pending : NULL,
+		p ? p->skel->maps.rq_blame : NULL,	 p ? p->skel->maps.rq_blame_cache : NULL,
+		p ? p->skel->maps.sched_drops : NULL,	 p ? p->skel->maps.rq_alert_cfg : NULL,
+		p ? p->skel->maps.rq_alert_watch : NULL, p ? p->skel->maps.rq_alerts : NULL};
 	int err = switch_share_maps(mine, p ? own : NULL, sizeof(mine) / sizeof(mine[0]));
 
 	if (err || !p)
