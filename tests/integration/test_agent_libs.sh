@@ -29,8 +29,10 @@ for lib in libcurl.so.4 libmicrohttpd.so.12; do
 done
 log "ok: the binary links neither libcurl nor libmicrohttpd"
 
-CURL=$(ldconfig -p | awk '$1 == "libcurl.so.4" { print $NF; exit }')
-MHD=$(ldconfig -p | awk '$1 == "libmicrohttpd.so.12" { print $NF; exit }')
+# awk reads ldconfig's whole list: leaving early would kill ldconfig with SIGPIPE,
+# which pipefail turns into this script's exit status.
+CURL=$(ldconfig -p | awk '$1 == "libcurl.so.4" && !f { print $NF; f = 1 }')
+MHD=$(ldconfig -p | awk '$1 == "libmicrohttpd.so.12" && !f { print $NF; f = 1 }')
 [ -n "$CURL" ] && [ -n "$MHD" ] || skip "libcurl4 or libmicrohttpd12 is not installed"
 
 # without LIBS... -- CMD...: runs CMD with each LIB replaced by an empty file.

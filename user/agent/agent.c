@@ -542,7 +542,7 @@ static int start_threads(struct agent *a)
  * The collector keeps up to UF_NR files open per unit (4 on v1, 6 on v2): a
  * thousand pods need more than the common soft limit of 1024. The soft
  * limit may go up to the hard one without privilege; the select() limit
- * does not apply (libmicrohttpd polls with epoll, libcurl with poll).
+ * does not apply (libmicrohttpd and libcurl use poll()).
  */
 static void raise_fd_limit(void)
 {

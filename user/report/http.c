@@ -244,9 +244,13 @@ static int listen_on(const char *address, uint16_t port)
  */
 static int start_daemon(struct http_server *s, int listen_fd)
 {
-	/* AUTO: epoll or poll, never select(), which breaks on fds past 1024 (the collector keeps
-	 * many). */
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO;
+	/*
+	 * poll(), not select(): select breaks on fds past 1024, and the collector
+	 * keeps many open. Not epoll either: libmicrohttpd 0.9.75 in epoll mode
+	 * missed a client that half-closed in the middle of a request (the fuzz
+	 * corpus' "incomplete" stalled).
+	 */
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_POLL;
 	sigset_t all, old;
 	pthread_condattr_t ca;
 
