@@ -571,9 +571,6 @@ static int setup(struct agent *a)
 			log_err("agent: %s (config http.address, http.port)", err);
 			return 1;
 		}
-		a->names = cgroup_names_new(&a->fs);
-		if (!a->names)
-			return 1;
 		log_info("agent: serving http://%s%s%s:%u/metrics",
 			 strchr(a->cfg.http.address, ':') ? "[" : "", a->cfg.http.address,
 			 strchr(a->cfg.http.address, ':') ? "]" : "", a->cfg.http.port);
@@ -609,13 +606,18 @@ static int setup(struct agent *a)
 	log_hook_libbpf();
 	if (open_actuator(a))
 		return 1;
+	/* Names blame culprits outside the units: for the metrics and the breach reports. */
+	a->names = cgroup_names_new(&a->fs);
+	if (!a->names)
+		return 1;
 	a->coll_opts = (struct collect_opts){.ctrls = &a->ctrls,
 					     .fs = &a->fs,
 					     .subtree = a->subtree,
 					     .cfg = &a->cfg,
 					     .original_quota = original_quota,
 					     .pod = a->kube ? pod_of : NULL,
-					     .ctx = a};
+					     .ctx = a,
+					     .names = a->names};
 	if (open_probes(a))
 		return 1;
 	a->coll_opts.parts = a->parts;
