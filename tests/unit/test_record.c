@@ -215,14 +215,15 @@ static void test_format_1(void **state)
 	assert_int_equal(b.n_blame, 1);
 	assert_int_equal(b.n_outside, 0);
 	record_close(&r);
+	json_decref(got);
 	/* a format from the future is refused with both numbers */
 	f = fopen(path, "w");
 	fputs("{\"qoslet_record\": 3, \"config\": {}}\n", f);
 	fclose(f);
 	assert_int_equal(record_open(&r, path, &got, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "recording format 3, this qoslet reads 1 to 2"));
+	assert_null(got);
 	unlink(path);
-	json_decref(got);
 	pol_input_free(&a);
 	pol_input_free(&b);
 }

@@ -373,6 +373,7 @@ int record_open(struct record_reader *r, const char *path, json_t **config, char
 		snprintf(err, errlen, "%s: recording format %d, this qoslet reads %d to %d", path,
 			 format, RECORD_FORMAT_MIN, RECORD_FORMAT);
 		json_decref(*config);
+		*config = NULL; /* the caller's reference is gone: nothing dangles */
 		record_close(r);
 		return -EINVAL;
 	}
