@@ -80,10 +80,6 @@ BG_PIDS+=("${KUBE_SERVER_PIDS[@]}")
 kube_kubeconfig "$KUBE_TMP/kubeconfig" "$(cat "$KUBE_TMP/port")"
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
-api() { # FILTER: the stand-in's log entries (one JSON array) matching it
-	jq -sc "map(select($1))" "$KUBE_TMP/api.log"
-}
-
 # config EXTRA: the scenario's config: the kubepods subtree, the API link,
 # HTTP on, run-queue SLO 1 ms on 2 of 3 windows, 30 s caps; BE suppression
 # and CPU-satisfaction eviction off (they would set BE quotas of their own).
@@ -161,22 +157,14 @@ assert_json "$report" '.evidence | (.share_unit + .share_outside + .share_self +
 assert_json "$report" '.evidence.share_outside >= .evidence.culprit_wait_share' "share_outside holds it"
 assert_eq "$(jget "$report" .evidence.culprit_class)" 0 "an unmanaged culprit"
 ev='.method == "POST" and (.path | endswith("/events")) and .body.reason == "Interference"'
-for _ in $(seq 1 100); do
-	[ "$(api "$ev" | jq length)" -gt 0 ] && break
-	sleep 0.1
-done
-e=$(api "$ev" | jq -c '.[0].body // empty')
-[ -n "$e" ] || fail "no Interference Event within 10 s"
+kube_wait_api "$ev" 10 || fail "no Interference Event within 10 s"
+e=$(kube_api "$ev" | jq -c '.[0].body')
 assert_eq "$(jget "$e" .regarding.uid)/$(jget "$e" .regarding.name)" "$LS_UID/frontend-0" "the Event is on the LS pod"
 echo "$e" | jq -e --arg n "/$NOISY_REL" '.note | test("cause outside: delayed by cgroup " + $n)' >/dev/null ||
 	fail "the Event's note lacks the cause: $(jget "$e" .note)"
 cond='.method == "PATCH" and (.path | endswith("/status")) and .body.status.conditions[0].status == "True"'
-for _ in $(seq 1 30); do
-	[ "$(api "$cond" | jq length)" -gt 0 ] && break
-	sleep 0.1
-done
-c=$(api "$cond" | jq -c '.[0].body.status.conditions[0] // empty')
-[ -n "$c" ] || fail "no node condition True within 3 s"
+kube_wait_api "$cond" 3 || fail "no node condition True within 3 s"
+c=$(kube_api "$cond" | jq -c '.[0].body.status.conditions[0]')
 echo "$c" | jq -e '.message | test("cause outside")' >/dev/null || fail "the condition's message lacks the cause: $c"
 metric=$(curl -s "http://127.0.0.1:$PORT/metrics" | grep '^qoslet_interference_breaches_total{' || true)
 echo "$metric" | grep -q "cgroup=\"/$LS_REL\",pod_uid=\"$LS_UID\",namespace=\"web\",pod=\"frontend-0\",qos=\"LS\",cause=\"outside\"} [1-9]" ||
