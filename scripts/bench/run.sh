@@ -10,6 +10,8 @@
 #                  (scripts/bench/top_footprint.sh) -> docs/bench/top_footprint.md
 #   colobench      LS wake-up latency next to BE batch, without and with
 #                  `qoslet agent` (scripts/bench/colobench.sh) -> docs/bench/colobench.md
+#   detectbench    interference detection scored on labelled scenarios
+#                  (scripts/bench/detectbench.sh) -> docs/bench/detectbench.md
 #
 # A benchmark that cannot run here (exit 77: a tool is missing, not root)
 # is reported as skipped with its reason and leaves its report untouched; a
@@ -23,6 +25,8 @@
 #   BENCH_QUIET_WAIT  seconds to wait for a quiet machine first (default 120)
 #   COLOBENCH_ROUNDS  rounds of colobench (default 5, about a minute each)
 #   COLOBENCH_WORK_US CPU work of colobench's LS service per 1 ms wake-up (default 800)
+#   DETECTBENCH_ROUNDS rounds of detectbench (default 3, about 3 minutes each)
+#   DETECTBENCH_BASELINE another qoslet binary detectbench's system_slice also runs under
 #   BENCHES           space-separated benchmarks to run (default: all)
 set -euo pipefail
 
@@ -32,7 +36,7 @@ ROUNDS=${BENCH_ROUNDS:-15}
 LOOPS=${BENCH_LOOPS:-100000}
 CPU=${BENCH_CPU:-0}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
-BENCHES=${BENCHES:-ctxsw top_footprint colobench}
+BENCHES=${BENCHES:-ctxsw top_footprint colobench detectbench}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench: not root: configurations that load BPF programs will be skipped" >&2
@@ -63,6 +67,11 @@ for b in $BENCHES; do
 		echo "bench: $b: LS wake-up latency next to BE stress-ng, without and with qoslet agent, ${COLOBENCH_ROUNDS:-5} rounds of 3 x 20 s"
 		scripts/bench/colobench.sh -r "${COLOBENCH_ROUNDS:-5}" -q "$QUIET_WAIT" -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
+	detectbench)
+		echo "bench: $b: 8 labelled interference scenarios, ${DETECTBENCH_ROUNDS:-3} rounds of 20 s each"
+		scripts/bench/detectbench.sh -r "${DETECTBENCH_ROUNDS:-3}" -q "$QUIET_WAIT" \
+			${DETECTBENCH_BASELINE:+-b "$DETECTBENCH_BASELINE"} -o "$tmp" >"$tmp.stdout" || rc=$?
+		;;
 	*)
 		echo "bench: unknown benchmark '$b'" >&2
 		rc=2
@@ -73,7 +82,7 @@ for b in $BENCHES; do
 		mv "$tmp" "$out"
 		rm -f "$tmp.stdout"
 		echo "bench: $b: wrote $out"
-		sed -n '/^| Configuration/,/^$/p;/^| Target/,/^$/p;/^- qoslet/p' "$out"
+		sed -n '/^| Configuration/,/^$/p;/^| Target/,/^$/p;/^| Score/,/^$/p;/^- qoslet/p' "$out"
 		ran=$((ran + 1))
 		;;
 	77)

@@ -102,7 +102,7 @@ struct interference_pair {
 	uint64_t reported_ns;
 };
 
-/* A BE culprit capped until cap_s after guilty_ns, when it last was the top suspect. */
+/* A BE culprit capped until cap_s after guilty_ns, when it last was a suspect of some victim. */
 struct interference_cap {
 	uint64_t culprit, victim;
 	uint64_t guilty_ns;
