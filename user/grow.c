@@ -7,17 +7,21 @@
 
 int array_grow(void **v, size_t *cap, size_t n, size_t size)
 {
-	size_t want = *cap ? 2 * *cap : 16;
+	return n < *cap ? 0 : array_reserve(v, cap, *cap ? 2 * *cap : 16, size);
+}
+
+int array_reserve(void **v, size_t *cap, size_t n, size_t size)
+{
 	void *p;
 
-	if (n < *cap)
+	if (n <= *cap)
 		return 0;
-	if (want > SIZE_MAX / size)
+	if (n > SIZE_MAX / size)
 		return -ENOMEM;
-	p = realloc(*v, want * size);
+	p = realloc(*v, n * size);
 	if (!p)
 		return -ENOMEM;
 	*v = p;
-	*cap = want;
+	*cap = n;
 	return 0;
 }

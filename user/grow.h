@@ -12,4 +12,7 @@
  */
 int array_grow(void **v, size_t *cap, size_t n, size_t size);
 
+/* Makes room for n elements at once (exactly n when it must grow). 0 or -ENOMEM, as above. */
+int array_reserve(void **v, size_t *cap, size_t n, size_t size);
+
 #endif

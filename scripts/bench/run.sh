@@ -14,6 +14,8 @@
 #                  kubelet-shaped tree of 100, 500 and 1000 pods, and `qoslet
 #                  top -j` at 500 (scripts/bench/agent_footprint.sh)
 #                  -> docs/bench/agent_footprint.md
+#   detectbench    interference detection scored on labelled scenarios
+#                  (scripts/bench/detectbench.sh) -> docs/bench/detectbench.md
 #
 # A benchmark that cannot run here (exit 77: a tool is missing, not root)
 # is reported as skipped with its reason and leaves its report untouched; a
@@ -30,6 +32,8 @@
 #   AGENT_FOOTPRINT_ROUNDS    rounds of agent_footprint (default 2, ~3.5 min each)
 #   AGENT_FOOTPRINT_BASELINE  a qoslet binary to measure beside build/qoslet in
 #                  agent_footprint (the numbers before a change; default: none)
+#   DETECTBENCH_ROUNDS rounds of detectbench (default 3, about 3 minutes each)
+#   DETECTBENCH_BASELINE another qoslet binary detectbench's system_slice also runs under
 #   BENCHES           space-separated benchmarks to run (default: all)
 set -euo pipefail
 
@@ -39,7 +43,7 @@ ROUNDS=${BENCH_ROUNDS:-15}
 LOOPS=${BENCH_LOOPS:-100000}
 CPU=${BENCH_CPU:-0}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
-BENCHES=${BENCHES:-ctxsw top_footprint colobench agent_footprint}
+BENCHES=${BENCHES:-ctxsw top_footprint colobench agent_footprint detectbench}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench: not root: configurations that load BPF programs will be skipped" >&2
@@ -78,6 +82,11 @@ for b in $BENCHES; do
 		scripts/bench/agent_footprint.sh -r "$af_rounds" ${af_base:+-b "$af_base"} \
 			-q "$((QUIET_WAIT < 30 ? QUIET_WAIT : 30))" -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
+	detectbench)
+		echo "bench: $b: 8 labelled interference scenarios, ${DETECTBENCH_ROUNDS:-3} rounds of 20 s each"
+		scripts/bench/detectbench.sh -r "${DETECTBENCH_ROUNDS:-3}" -q "$QUIET_WAIT" \
+			${DETECTBENCH_BASELINE:+-b "$DETECTBENCH_BASELINE"} -o "$tmp" >"$tmp.stdout" || rc=$?
+		;;
 	*)
 		echo "bench: unknown benchmark '$b'" >&2
 		rc=2
@@ -88,7 +97,7 @@ for b in $BENCHES; do
 		mv "$tmp" "$out"
 		rm -f "$tmp.stdout"
 		echo "bench: $b: wrote $out"
-		sed -n '/^| Configuration/,/^$/p;/^| Target/,/^$/p;/^- qoslet/p' "$out"
+		sed -n '/^| Configuration/,/^$/p;/^| Target/,/^$/p;/^| Score/,/^$/p;/^- qoslet/p' "$out"
 		ran=$((ran + 1))
 		;;
 	77)

@@ -14,6 +14,10 @@
 #                         token files given relative to FILE's directory
 #   kube_stop_servers     ends the servers it started (call from the cleanup)
 #   kube_violations       the API log's calls that broke a rule, as JSON lines
+#   kube_api FILTER       the API log's entries matching the jq FILTER (one array)
+#   kube_wait_api FILTER SECONDS
+#                         waits for such an entry; 1 when none came (fails when
+#                         AGENT_PID, if set, exited meanwhile)
 # shellcheck shell=bash
 
 KUBE_PY=/usr/bin/python3
@@ -100,4 +104,18 @@ kube_stop_servers() {
 
 kube_violations() {
 	jq -c 'select(.violations != [])' "$KUBE_TMP/api.log"
+}
+
+kube_api() {
+	jq -sc "map(select($1))" "$KUBE_TMP/api.log"
+}
+
+kube_wait_api() {
+	for _ in $(seq 1 $(($2 * 10))); do
+		[ "$(kube_api "$1" | jq length)" -gt 0 ] && return 0
+		[ -z "${AGENT_PID:-}" ] || kill -0 "$AGENT_PID" 2>/dev/null ||
+			fail "agent exited: $(tail -n 5 "$AGENT_ERR")"
+		sleep 0.1
+	done
+	return 1
 }

@@ -14,10 +14,11 @@
 #       - a cpu_quota decision of rule interference.cap on the BE unit asks
 #         for cap_cpus x period; the BE cgroup's quota file shows it while
 #         it holds, and the kernel enforces it (BE's CPU time, throttling).
-# (b) A busy LS cgroup alone yields no interference decision in 60 s. A
-#     fresh agent with the same config; the LS unit runs 2 x CPUs spinners
-#     (so it delays itself), no BE. After 60 s: no decision of any
-#     interference.* rule, while the agent's own recording shows the check
+# (b) A busy LS cgroup alone is reported with cause "self" and caps
+#     nothing in 60 s. A fresh agent with the same config; the LS unit runs
+#     2 x CPUs spinners (so it delays itself), no BE. After 60 s: reports of
+#     rule interference.runq_slo, explained by the LS unit itself, and no
+#     interference.cap, while the agent's own recording shows the check
 #     was armed: ticks with enough waits whose p99 is above the threshold.
 # jq filters are single-quoted; agent_start takes its own options, not the script's.
 # shellcheck disable=SC2016,SC2119
@@ -167,7 +168,7 @@ assert_eq "$(cfs_quota "$be")" -1 "a clean stop lifted the cap"
 	done
 } 2>/dev/null
 
-# ---- (b) a busy LS cgroup alone: no interference decision in 60 s ----
+# ---- (b) a busy LS cgroup alone: explained by itself, nothing capped, in 60 s ----
 : >"$AGENT_OUT"
 : >"$AGENT_ERR"
 rmdir "$be" "$(agent_cg_in "$be" cpuacct)" "$(agent_cg_in "$be" cpuset)" \
@@ -179,7 +180,7 @@ done
 agent_start --record "$TMP/b.rec"
 sleep "$QUIET_S"
 agent_stop
-found=$(decisions '.rule | startswith("interference.")' | jq -c 'map([.rule, .target.cgroup, .related.cgroup])')
+found=$(decisions '.rule | startswith("interference.")' | jq -c 'map([.rule, .cause, .related.cgroup])')
 # Armed: ticks on which the LS unit's window counted (enough waits) and its
 # p99, interpolated as hist_quantile_ns does, was above the threshold.
 over=$(jq -sc --arg p "$LS_REL" --argjson min "$MIN_WAITS" --argjson thr $((P99_US * 1000)) '
@@ -197,5 +198,9 @@ over=$(jq -sc --arg p "$LS_REL" --argjson min "$MIN_WAITS" --argjson thr $((P99_
 ticks=$(($(wc -l <"$TMP/b.rec") - 1))
 log "(b) $ticks ticks recorded; LS windows over ${P99_US} us: $over"
 assert_cmp "$(jget "$over" .n)" ">=" "$K" "(b) the check was armed: LS windows over the threshold"
-assert_eq "$found" "[]" "(b) no interference decision in ${QUIET_S} s for a busy LS cgroup alone"
+# Work outside the test on a loaded machine may explain a window too: at
+# least one report says "self", and nothing is ever capped.
+assert_json "$found" 'any(.[1] == "self" and .[2] == "/'"$LS_REL"'")' \
+	"(b) the busy LS cgroup's breach is explained by itself"
+assert_json "$found" 'all(.[0] == "interference.runq_slo")' "(b) nothing is capped"
 log "pass"

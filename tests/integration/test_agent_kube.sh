@@ -92,18 +92,6 @@ kube_server 127.0.0.1 "$KUBE_TMP/port" --node "$NODE" --down-file "$KUBE_TMP/dow
 BG_PIDS+=("${KUBE_SERVER_PIDS[@]}")
 kube_kubeconfig "$KUBE_TMP/kubeconfig" "$(cat "$KUBE_TMP/port")"
 
-# api FILTER: the server's log entries (one JSON array) matching the jq FILTER.
-api() {
-	jq -sc "map(select($1))" "$KUBE_TMP/api.log"
-}
-wait_api() { # FILTER SECONDS
-	for _ in $(seq 1 $(($2 * 10))); do
-		[ "$(api "$1" | jq length)" -gt 0 ] && return 0
-		kill -0 "$AGENT_PID" 2>/dev/null || fail "agent exited: $(tail -n 5 "$AGENT_ERR")"
-		sleep 0.1
-	done
-	return 1
-}
 
 # hog NAME MIB: a memhog holding MIB MiB in pod NAME; waits until charged.
 hog() {
@@ -131,8 +119,8 @@ agent_start
 grep -q "Kubernetes API link on for node $NODE" "$AGENT_ERR" ||
 	fail "the agent does not say its API link is on: $(tail -n 3 "$AGENT_ERR")"
 
-wait_api '.method == "GET" and .status == 200' 10 || fail "no pod list within 10 s: $(tail -n 3 "$AGENT_ERR")"
-assert_eq "$(api '.method == "GET"' | jq -r '.[0].path')" \
+kube_wait_api '.method == "GET" and .status == 200' 10 || fail "no pod list within 10 s: $(tail -n 3 "$AGENT_ERR")"
+assert_eq "$(kube_api '.method == "GET"' | jq -r '.[0].path')" \
 	"/api/v1/pods?fieldSelector=spec.nodeName%3D$NODE" "the pods are listed for this node only"
 log "rotating the service-account token"
 echo "token-two-$RANDOM" >"$KUBE_TMP/token.new"
@@ -140,11 +128,11 @@ mv "$KUBE_TMP/token.new" "$KUBE_TMP/token"
 rotated_at=$(wc -l <"$KUBE_TMP/api.log")
 
 cond='.method == "PATCH" and (.path | endswith("/status"))'
-wait_api "$cond" 10 || fail "no node condition within 10 s"
-c=$(api "$cond" | jq -c '.[0].body.status.conditions[0]')
+kube_wait_api "$cond" 10 || fail "no node condition within 10 s"
+c=$(kube_api "$cond" | jq -c '.[0].body.status.conditions[0]')
 assert_eq "$(jget "$c" .type)/$(jget "$c" .status)/$(jget "$c" .reason)" \
 	"QoSletInterference/False/NoInterference" "the node condition says no interference"
-assert_eq "$(api "$cond" | jq -r '.[0].path')" "/api/v1/nodes/$NODE/status" "on this node"
+assert_eq "$(kube_api "$cond" | jq -r '.[0].path')" "/api/v1/nodes/$NODE/status" "on this node"
 
 lab="/$P/${PATH_OF[labelled]}"
 evict='.kind == "evict"'
@@ -162,7 +150,7 @@ assert_eq "$(jget "$d" .before)/$(jget "$d" .after)" "pod batch/spark-exec-1, at
 	"the second attempt evicted"
 gap=$(awk -v a="$(jget "$r" .ts_ns)" -v b="$(jget "$d" .ts_ns)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
 assert_cmp "$gap" ">=" 0.9 "the retry backed off (${gap} s)"
-posts=$(api '.method == "POST" and (.path | endswith("/eviction"))')
+posts=$(kube_api '.method == "POST" and (.path | endswith("/eviction"))')
 assert_eq "$(echo "$posts" | jq length)" 2 "two eviction calls"
 assert_json "$posts" 'all(.[]; .path == "/api/v1/namespaces/batch/pods/spark-exec-1/eviction"
 	and .body.deleteOptions.preconditions.uid == "'"${UID_OF[labelled]}"'")' \
@@ -170,11 +158,11 @@ assert_json "$posts" 'all(.[]; .path == "/api/v1/namespaces/batch/pods/spark-exe
 assert_eq "$(decisions "$evict"' and .class != "BE"' | jq length)" 0 "no LS pod is ever evicted"
 
 ev='.method == "POST" and (.path | endswith("/events"))'
-wait_api "$ev"' and .body.reason == "Evicting"' 10 || fail "no Evicting event within 10 s: $(api "$ev")"
-e=$(api "$ev"' and .body.reason == "Evicting"' | jq -c '.[0].body')
+kube_wait_api "$ev"' and .body.reason == "Evicting"' 10 || fail "no Evicting event within 10 s: $(kube_api "$ev")"
+e=$(kube_api "$ev"' and .body.reason == "Evicting"' | jq -c '.[0].body')
 assert_eq "$(jget "$e" .regarding.uid)/$(jget "$e" .regarding.name)/$(jget "$e" .type)" \
 	"${UID_OF[labelled]}/spark-exec-1/Warning" "the Event is on the evicted pod"
-assert_eq "$(api '.status == 401' | jq length)" 0 "the rotated token was used ($(($(wc -l <"$KUBE_TMP/api.log") - rotated_at)) calls after it)"
+assert_eq "$(kube_api '.status == 401' | jq length)" 0 "the rotated token was used ($(($(wc -l <"$KUBE_TMP/api.log") - rotated_at)) calls after it)"
 
 log "an API outage: every call gets 503"
 # Only what the agent logs from here counts: a slow machine (a VM under TCG)
@@ -186,7 +174,7 @@ kill -0 "$AGENT_PID" 2>/dev/null || fail "the agent died in the outage: $(tail -
 outage_log=$(tail -n +$((err_mark + 1)) "$AGENT_ERR")
 grep -q "backing off" <<<"$outage_log" || fail "the outage is not logged: $(tail -n 5 "$AGENT_ERR")"
 assert_eq "$(grep -c "backing off" <<<"$outage_log")" 1 "the outage is logged once"
-down_calls=$(api '.status == 503' | jq length)
+down_calls=$(kube_api '.status == 503' | jq length)
 assert_cmp "$down_calls" "<=" 6 "calls back off in the outage ($down_calls in 4 s)"
 rm "$KUBE_TMP/down"
 mark=$(wc -l <"$KUBE_TMP/api.log")

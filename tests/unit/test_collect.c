@@ -182,6 +182,22 @@ static void test_units_and_numbers(void **state)
 	collector_free(col);
 }
 
+/* The fold names outside culprits of LS windows over 1 ms with at least 2 waits. */
+static const struct interference_config fold_cfg = {.rq_p99_us = 1000, .rq_min_waits = 2};
+
+/* A cgroup the name cache no longer finds. */
+#define GONE 999
+
+static int fake_name(void *ctx, uint64_t cgid, struct pol_outside *o)
+{
+	(void)ctx;
+	if (cgid == GONE)
+		return -ENOENT;
+	snprintf(o->path, sizeof(o->path), "system.slice/%llu.service", (unsigned long long)cgid);
+	o->cls = QOS_SYSTEM;
+	return 0;
+}
+
 /* The probes' numbers reach the unit their cgroup belongs to; blame pairs become unit pairs. */
 static void test_fold(void **state)
 {
@@ -222,7 +238,9 @@ static void test_fold(void **state)
 	assert_int_equal(totals[0].mem.oom_kills, 1);
 	assert_int_equal(totals[1].parts, 0);
 
-	assert_int_equal(collect_fold_blame(m, 3, &delta, &in), 0);
+	/* unit 2's window does not count (2 waits): its outside culprit stays unnamed */
+	assert_int_equal(collect_fold_blame(m, 3, &delta, &fold_cfg, fake_name, NULL, &in), 0);
+	assert_int_equal(in.n_outside, 0);
 	assert_int_equal(in.n_blame, 3);
 	assert_int_equal(in.blame[0].victim, 2);
 	assert_int_equal(in.blame[0].culprit, POL_CULPRIT_IDLE);
@@ -231,6 +249,62 @@ static void test_fold(void **state)
 	assert_int_equal(in.blame[2].culprit, POL_CULPRIT_OTHER);
 	assert_int_equal(in.blame[2].wait_ns, 100);
 	free(in.blame);
+	free(in.outside);
+	snapshot_free(&delta);
+}
+
+/*
+ * A breaching LS victim (its window over 1 ms with enough waits) keeps its
+ * four largest outside culprits by their own ids, named; the smaller ones
+ * add up to OTHER, and so does one of the four that cannot be named (gone:
+ * ranks are taken before names, which bounds the lookups). The same
+ * culprits of a victim that is not over stay OTHER and unnamed.
+ */
+static void test_fold_outside(void **state)
+{
+	/* unit 2 (LS, over), unit 7 (LS, under); 100.. are outside every unit */
+	const struct collect_member m[] = {{2, 2, QOS_LS}, {7, 7, QOS_LS}};
+	struct pol_unit units[2] = {{.id = 2, .cls = QOS_LS, .has_rq = true},
+				    {.id = 7, .cls = QOS_LS, .has_rq = true}};
+	struct pol_input in = {.units = units, .n_units = 2};
+	static const struct {
+		uint64_t culprit, wait;
+	} waits[] = {{101, 600}, {102, 500}, {103, 400},  {104, 300},
+		     {105, 200}, {106, 100}, {GONE, 700}, {7, 50}};
+	struct snapshot delta = {0};
+
+	(void)state;
+	units[0].rq.count = units[0].rq.slots[12] = 100; /* about 4 ms */
+	units[1].rq.count = units[1].rq.slots[1] = 100;	 /* about 3 us */
+	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+		snapshot_add_blame(&delta,
+				   &(struct blame_sample){2, waits[i].culprit, waits[i].wait, 1});
+		snapshot_add_blame(&delta,
+				   &(struct blame_sample){7, waits[i].culprit, waits[i].wait, 1});
+	}
+	snapshot_finish(&delta);
+	assert_int_equal(collect_fold_blame(m, 2, &delta, &fold_cfg, fake_name, NULL, &in), 0);
+
+	/* victim 2: unit 7, 101..103 by id, OTHER (104..106 and the gone one) */
+	assert_int_equal(in.n_blame, 5 + 2);
+	assert_int_equal(in.blame[0].culprit, 7);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(in.blame[1 + i].victim, 2);
+		assert_int_equal(in.blame[1 + i].culprit, 101 + i);
+		assert_int_equal(in.outside[i].id, 101 + i);
+	}
+	assert_int_equal(in.n_outside, 3);
+	assert_string_equal(in.outside[0].path, "system.slice/101.service");
+	assert_int_equal(in.outside[0].cls, QOS_SYSTEM);
+	assert_int_equal(in.blame[4].culprit, POL_CULPRIT_OTHER);
+	assert_int_equal(in.blame[4].wait_ns, 300 + 200 + 100 + 700);
+	/* victim 7: itself, and every outside culprit as OTHER */
+	assert_int_equal(in.blame[5].victim, 7);
+	assert_int_equal(in.blame[5].culprit, 7);
+	assert_int_equal(in.blame[6].culprit, POL_CULPRIT_OTHER);
+	assert_int_equal(in.blame[6].wait_ns, 2800);
+	free(in.blame);
+	free(in.outside);
 	snapshot_free(&delta);
 }
 
@@ -376,6 +450,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_units_and_numbers),
 		cmocka_unit_test(test_fold),
+		cmocka_unit_test(test_fold_outside),
 		cmocka_unit_test(test_tree_events),
 		cmocka_unit_test(test_settings_and_new_pods),
 		cmocka_unit_test(test_detect_kubepods),

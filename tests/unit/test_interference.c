@@ -69,9 +69,12 @@ static void set_window(struct pol_unit *u, char win)
 
 	if (!win)
 		return;
-	/* 'T': over, but the unit's own CFS limit throttled it in that window. */
-	u->nr_periods = win == 'T' ? 10 : 0;
-	u->nr_throttled = win == 'T' ? 3 : 0;
+	/*
+	 * 'T': over, and the unit's own CFS limit throttled it in 3 of 10
+	 * periods; 'Q': over, throttled in every period.
+	 */
+	u->nr_periods = win == 'T' || win == 'Q' ? 10 : 0;
+	u->nr_throttled = win == 'T' ? 3 : win == 'Q' ? 10 : 0;
 	u->has_rq = true;
 	u->rq.slots[slot] = n;
 	u->rq.count = n;
@@ -149,7 +152,16 @@ static void assert_near(double got, double want, double eps)
 		fail_msg("got %.17g, want %.17g", got, want);
 }
 
-/* One tick of the run-queue scenario: V's window, the other units idle, V's waits. */
+/* Outside culprits: one the input names, one it does not. */
+enum { NOISY = 500, UNNAMED = 501 };
+
+static const struct pol_outside noisy = {NOISY, "noisy.slice", QOS_UNMANAGED};
+
+/*
+ * One tick of the run-queue scenario: V's window, the other units idle, V's
+ * waits. The outside culprit NOISY is named on the first tick only, as the
+ * collector names it while V's window is over: later reports still name it.
+ */
 static void rq_tick(struct interference_state *st, const struct interference_config *cfg, double t,
 		    char win, const struct wait_spec *ws, size_t nw, struct action_list *out)
 {
@@ -162,6 +174,8 @@ static void rq_tick(struct interference_state *st, const struct interference_con
 	struct pol_input in;
 
 	build(&in, units, us, ARRAY_LEN(us), blame, ws, nw, t);
+	in.outside = t == 0 ? (struct pol_outside *)&noisy : NULL;
+	in.n_outside = t == 0;
 	action_list_clear(out);
 	assert_int_equal(interference_run(&in, cfg, st, out), 0);
 }
@@ -172,33 +186,128 @@ struct rq_case {
 	struct wait_spec w[4]; /* V's waits on each tick before waits_until */
 	size_t waits_until;    /* later ticks: V waits 10 ms behind itself; 0 = never */
 	int want_tick;	       /* of the first report; -1 none ever */
-	uint64_t want_culprit;
-	double want_share;
+	enum interference_cause want_cause;
+	uint64_t want_related; /* the report's related unit or cgroup; 0 none */
+	double want_share;     /* of the party that explains it */
+	uint64_t want_caps[2]; /* BE units capped at that tick */
 };
 
 static const struct rq_case rq_cases[] = {
-	{"3 of 3", "OOO", {{B, 80}, {V, 20}}, 0, 2, B, 0.8},
-	{"3 of 4", "OOUO", {{B, 80}, {V, 20}}, 0, 3, B, 0.8},
-	{"2 of 5 never", "OUOUUO", {{B, 80}, {V, 20}}, 0, -1, 0, 0},
-	{"history slides", "OOUUUUUO", {{B, 80}, {V, 20}}, 0, -1, 0, 0},
+	{"3 of 3", "OOO", {{B, 80}, {V, 20}}, 0, 2, CAUSE_UNIT, B, 0.8, {B}},
+	{"3 of 4", "OOUO", {{B, 80}, {V, 20}}, 0, 3, CAUSE_UNIT, B, 0.8, {B}},
+	{"2 of 5 never", "OUOUUO", {{B, 80}, {V, 20}}, 0, -1, 0, 0, 0, {0}},
+	{"history slides", "OOUUUUUO", {{B, 80}, {V, 20}}, 0, -1, 0, 0, 0, {0}},
 	/* Too few waits: the window does not count, even with an over p99. */
-	{"few waits not over", "O-O", {{B, 80}, {V, 20}}, 0, -1, 0, 0},
+	{"few waits not over", "O-O", {{B, 80}, {V, 20}}, 0, -1, 0, 0, 0, {0}},
 	/* ... and does not push counted windows out of the last n. */
-	{"few waits not counted", "OOUU----O", {{B, 80}, {V, 20}}, 0, 8, B, 0.8},
-	/* Waits behind its own quota are not interference: throttled windows do not count. */
-	{"throttled not counted", "TTTTOO", {{B, 80}, {V, 20}}, 0, -1, 0, 0},
-	{"throttled not counted, then 3", "TTOTOO", {{B, 80}, {V, 20}}, 0, 5, B, 0.8},
-	{"self delay", "OOO", {{V, 100}}, 0, -1, 0, 0},
-	{"idle and other", "OOO", {{POL_CULPRIT_IDLE, 60}, {POL_CULPRIT_OTHER, 40}}, 0, -1, 0, 0},
-	{"share under threshold", "OOO", {{B, 19}, {V, 81}}, 0, -1, 0, 0},
-	{"share at threshold", "OOO", {{B, 20}, {V, 80}}, 0, 2, B, 0.2},
-	{"LS culprit", "OOO", {{L, 90}, {V, 10}}, 0, 2, L, 0.9},
-	{"ranked by share", "OOO", {{B, 30}, {B2, 50}, {V, 20}}, 0, 2, B2, 0.5},
-	{"non-unit culprit in the total", "OOO", {{NOT_A_UNIT, 70}, {B, 30}}, 0, 2, B, 0.3},
+	{"few waits not counted", "OOUU----O", {{B, 80}, {V, 20}}, 0, 8, CAUSE_UNIT, B, 0.8, {B}},
+	/* A throttled window counts; 3 of 10 periods throttled: 30% of its waits are the limit's.
+	 */
+	{"throttled counts", "TTT", {{B, 80}, {V, 20}}, 0, 2, CAUSE_UNIT, B, 0.56, {B}},
+	/* Throttled in every period: the limit explains it all, nobody is capped. */
+	{"own quota", "QQQ", {{POL_CULPRIT_IDLE, 60}, {B, 40}}, 0, 2, CAUSE_QUOTA, V, 1, {0}},
+	{"self delay", "OOO", {{V, 100}}, 0, 2, CAUSE_SELF, V, 1, {0}},
+	{"idle",
+	 "OOO",
+	 {{POL_CULPRIT_IDLE, 60}, {POL_CULPRIT_OTHER, 40}},
+	 0,
+	 2,
+	 CAUSE_IDLE,
+	 0,
+	 0.6,
+	 {0}},
+	{"outside, unnamed",
+	 "OOO",
+	 {{POL_CULPRIT_OTHER, 70}, {POL_CULPRIT_IDLE, 30}},
+	 0,
+	 2,
+	 CAUSE_OUTSIDE,
+	 0,
+	 0.7,
+	 {0}},
+	{"outside, named", "OOO", {{NOISY, 90}, {V, 10}}, 0, 2, CAUSE_OUTSIDE, NOISY, 0.9, {0}},
+	/* An outside culprit on top; a BE unit with 30% is still capped. */
+	{"outside and a BE suspect",
+	 "OOO",
+	 {{UNNAMED, 70}, {B, 30}},
+	 0,
+	 2,
+	 CAUSE_OUTSIDE,
+	 0,
+	 0.7,
+	 {B}},
+	{"share under threshold", "OOO", {{B, 19}, {V, 81}}, 0, 2, CAUSE_SELF, V, 0.81, {0}},
+	{"share at threshold", "OOO", {{B, 20}, {V, 80}}, 0, 2, CAUSE_SELF, V, 0.8, {B}},
+	{"LS culprit", "OOO", {{L, 90}, {V, 10}}, 0, 2, CAUSE_UNIT, L, 0.9, {0}},
+	/* Every BE suspect is capped, the top one named. */
+	{"two BE suspects",
+	 "OOO",
+	 {{B, 30}, {B2, 50}, {V, 20}},
+	 0,
+	 2,
+	 CAUSE_UNIT,
+	 B2,
+	 0.5,
+	 {B, B2}},
 	/* Waits are summed over the last 5 ticks: ticks 2..6 at tick 6. */
-	{"old waits leave the sum", "UUUUOOO", {{B, 10}}, 2, -1, 0, 0},
-	{"waits summed over n ticks", "UUUUOOO", {{B, 10}}, 3, 6, B, 0.2},
+	{"old waits leave the sum", "UUUUOOO", {{B, 10}}, 2, 6, CAUSE_SELF, V, 1, {0}},
+	{"waits summed over n ticks", "UUUUOOO", {{B, 10}}, 3, 6, CAUSE_SELF, V, 0.8, {B}},
 };
+
+/* The report's shares, one per cause, add up to the whole wait. */
+static void assert_shares(const struct action *r)
+{
+	static const char *const names[] = {"share_unit", "share_outside", "share_self",
+					    "share_quota", "share_idle"};
+	double sum = 0;
+
+	for (size_t i = 0; i < ARRAY_LEN(names); i++)
+		sum += evidence(r, names[i]);
+	assert_near(sum, 1, 1e-9);
+}
+
+static void check_report(const struct rq_case *c, const struct action_list *out)
+{
+	const struct action *r = find(out, ACT_REPORT);
+	size_t caps = 0;
+
+	assert_int_equal(r->id, V);
+	assert_string_equal(r->rule, "interference.runq_slo");
+	assert_string_equal(r->cause, interference_cause_name(c->want_cause));
+	if (r->related_id != c->want_related)
+		fail_msg("%s: related %llu", c->name, (unsigned long long)r->related_id);
+	if (c->want_related == NOISY)
+		assert_string_equal(r->related, "noisy.slice");
+	else if (c->want_related) {
+		char path[32];
+
+		snprintf(path, sizeof(path), "unit%llu", (unsigned long long)c->want_related);
+		assert_string_equal(r->related, path);
+	}
+	assert_near(evidence(r, "culprit_wait_share"), c->want_share, 1e-9);
+	assert_near(evidence(r, "culprit_class"),
+		    c->want_related == B || c->want_related == B2  ? QOS_BE
+		    : c->want_related == V || c->want_related == L ? QOS_LS
+								   : QOS_UNMANAGED,
+		    0);
+	assert_shares(r);
+	assert_near(evidence(r, "threshold_us"), 10000, 0);
+	assert_true(evidence(r, "p99_us") > 10000);
+	assert_true(evidence(r, "windows_over") >= 3);
+	assert_false(has_evidence(r, "correlation"));
+	/* Only BE suspects are capped, from the same tick. */
+	for (size_t i = 0; i < ARRAY_LEN(c->want_caps) && c->want_caps[i]; i++, caps++) {
+		bool found = false;
+
+		for (size_t k = 0; k < out->n; k++)
+			found |= out->v[k].kind == ACT_CPU_QUOTA && out->v[k].id == c->want_caps[i];
+		if (!found)
+			fail_msg("%s: unit %llu not capped", c->name,
+				 (unsigned long long)c->want_caps[i]);
+	}
+	if (count(out, ACT_CPU_QUOTA) != caps || out->n != 1 + caps)
+		fail_msg("%s: %zu actions, %zu caps", c->name, out->n, count(out, ACT_CPU_QUOTA));
+}
 
 static void test_rq_cases(void **state)
 {
@@ -216,39 +325,13 @@ static void test_rq_cases(void **state)
 			nw++;
 		for (int k = 0; c->windows[k]; k++) {
 			bool own = c->waits_until && (size_t)k >= c->waits_until;
-			const struct action *r, *q;
-			char path[32];
 
 			rq_tick(&st, &defaults, k, c->windows[k], own ? &self : c->w, own ? 1 : nw,
 				&out);
-			r = find(&out, ACT_REPORT);
-			q = find(&out, ACT_CPU_QUOTA);
-			if (first < 0 && (r || q))
+			if (first < 0 && out.n)
 				first = k;
-			if (!r || k != c->want_tick)
-				continue;
-			if (out.n != 1 + (c->want_culprit == B || c->want_culprit == B2))
-				fail_msg("%s: %zu actions", c->name, out.n);
-			assert_int_equal(r->id, V);
-			assert_string_equal(r->rule, "interference.runq_slo");
-			if (r->related_id != c->want_culprit)
-				fail_msg("%s: culprit %llu", c->name,
-					 (unsigned long long)r->related_id);
-			snprintf(path, sizeof(path), "unit%llu",
-				 (unsigned long long)c->want_culprit);
-			assert_string_equal(r->related, path);
-			assert_near(evidence(r, "culprit_wait_share"), c->want_share, 1e-9);
-			assert_near(evidence(r, "threshold_us"), 10000, 0);
-			assert_true(evidence(r, "p99_us") > 10000);
-			assert_true(evidence(r, "windows_over") >= 3);
-			assert_near(evidence(r, "culprit_class"),
-				    c->want_culprit == L ? QOS_LS : QOS_BE, 0);
-			assert_false(has_evidence(r, "correlation"));
-			/* A BE culprit is capped from the same tick; an LS one never. */
-			if (c->want_culprit == L)
-				assert_null(q);
-			else
-				assert_int_equal(q->id, c->want_culprit);
+			if (k == c->want_tick && find(&out, ACT_REPORT))
+				check_report(c, &out);
 		}
 		if (first != c->want_tick)
 			fail_msg("%s: first action at tick %d, want %d", c->name, first,
@@ -256,6 +339,35 @@ static void test_rq_cases(void **state)
 		action_list_free(&out);
 		interference_state_free(&st);
 	}
+}
+
+/*
+ * Settled: after the tick that reported V and capped B, nothing new comes
+ * of V's breach (the fast path may stop listening); a second BE suspect
+ * unsettles it for the tick that caps it, and a victim no more is never
+ * settled.
+ */
+static void test_settled(void **state)
+{
+	static const struct wait_spec one[] = {{B, 80}, {V, 20}};
+	static const struct wait_spec two[] = {{B, 20}, {B2, 60}, {V, 20}};
+	struct interference_state st = {0};
+	struct action_list out = {0};
+
+	(void)state;
+	for (int t = 0; t < 12; t++) {
+		bool second = t >= 5 && t < 8, want;
+
+		rq_tick(&st, &defaults, t, t < 8 ? 'O' : 'U', second ? two : one, second ? 3 : 2,
+			&out);
+		/* a victim from t = 2 to 9 (3 of the last 5 over); B2 reaches 20% at t = 6 */
+		want = (t >= 3 && t <= 9) && t != 6;
+		if (interference_settled(&st, V) != want)
+			fail_msg("t=%d: settled %d", t, !want);
+		assert_false(interference_settled(&st, B));
+	}
+	action_list_free(&out);
+	interference_state_free(&st);
 }
 
 /*
@@ -347,7 +459,11 @@ static void test_rereport_interval(void **state)
 	interference_state_free(&st);
 }
 
-/* With culprit_min_share 0 a suspect still needs waits behind it: self-delay stays nothing. */
+/*
+ * With culprit_min_share 0 a BE unit still needs waits behind it to be a
+ * suspect: a victim delayed by itself is reported (cause self) and
+ * nobody is capped.
+ */
 static void test_zero_min_share(void **state)
 {
 	static const struct wait_spec w[] = {{V, 100}};
@@ -359,7 +475,8 @@ static void test_zero_min_share(void **state)
 	cfg.culprit_min_share = 0;
 	for (int t = 0; t < 5; t++) {
 		rq_tick(&st, &cfg, t, 'O', w, 1, &out);
-		assert_int_equal(out.n, 0);
+		assert_int_equal(out.n, t == 2);
+		assert_int_equal(count(&out, ACT_CPU_QUOTA), 0);
 	}
 	action_list_free(&out);
 	interference_state_free(&st);
@@ -508,10 +625,11 @@ static void test_cpi_cases(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rq_cases),       cmocka_unit_test(test_cap_released),
-		cmocka_unit_test(test_cap_value),      cmocka_unit_test(test_rereport_interval),
-		cmocka_unit_test(test_zero_min_share), cmocka_unit_test(test_disabled),
-		cmocka_unit_test(test_bad_config),     cmocka_unit_test(test_cpi_cases),
+		cmocka_unit_test(test_rq_cases),	  cmocka_unit_test(test_settled),
+		cmocka_unit_test(test_cap_released),	  cmocka_unit_test(test_cap_value),
+		cmocka_unit_test(test_rereport_interval), cmocka_unit_test(test_zero_min_share),
+		cmocka_unit_test(test_disabled),	  cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_cpi_cases),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

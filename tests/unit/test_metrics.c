@@ -724,6 +724,42 @@ static void test_decisions_and_health(void **state)
 	free(text);
 }
 
+/*
+ * Breaches per victim and cause: one series each, sorted by victim path
+ * then cause, with the victim's labels, right after the decisions; none:
+ * no family at all.
+ */
+static void test_breaches(void **state)
+{
+	struct metrics_breach b[] = {
+		{"ls", NULL, "LS", "self", 1},
+		{"kubepods/burstable/pod2222-bb", "2222-bb", "LS", "outside", 3},
+		{"ls", NULL, "LS", "idle", 2},
+	};
+	struct metrics_input in = {.breaches = b, .n_breaches = ARRAY_LEN(b), .pods = &pod_list};
+	static const char want[] =
+		"# HELP qoslet_interference_breaches_total Latency breaches of the victim unit the "
+		"agent reported, by what explains them best (cause).\n"
+		"# TYPE qoslet_interference_breaches_total counter\n"
+		"qoslet_interference_breaches_total{cgroup=\"/kubepods/burstable/pod2222-bb\","
+		"pod_uid=\"2222-bb\",namespace=\"web\",pod=\"api\",qos=\"LS\",cause=\"outside\"} 3\n"
+		"qoslet_interference_breaches_total{cgroup=\"/ls\",qos=\"LS\",cause=\"idle\"} 2\n"
+		"qoslet_interference_breaches_total{cgroup=\"/ls\",qos=\"LS\",cause=\"self\"} 1\n"
+		"# HELP qoslet_agent_ticks_total";
+	char *text;
+
+	(void)state;
+	text = render(&in);
+	if (!strstr(text, want))
+		fail_msg("breaches not as expected in\n%s", text);
+	assert_no_duplicate_series(text);
+	free(text);
+	in.n_breaches = 0;
+	text = render(&in);
+	assert_null(strstr(text, "qoslet_interference_breaches_total"));
+	free(text);
+}
+
 /* The Kubernetes client's counters, every call listed; the node condition once written. */
 static void test_kube_stats(void **state)
 {
@@ -862,7 +898,8 @@ int main(void)
 		cmocka_unit_test(test_labels),	       cmocka_unit_test(test_kube_labels),
 		cmocka_unit_test(test_duplicate_path), cmocka_unit_test(test_blame),
 		cmocka_unit_test(test_settings),       cmocka_unit_test(test_decisions_and_health),
-		cmocka_unit_test(test_kube_stats),     cmocka_unit_test(test_node_scale),
+		cmocka_unit_test(test_breaches),       cmocka_unit_test(test_kube_stats),
+		cmocka_unit_test(test_node_scale),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -128,7 +128,8 @@ static void record_decision(struct agent *a, struct decision *d)
 		log_warn("agent: %s %s on /%s %s: %s", d->act.rule, act_kind_name(d->act.kind),
 			 d->act.path, decision_outcome_name(d->outcome),
 			 d->why[0] ? d->why : strerror(d->err));
-	if (decision_log_add(&a->log, d))
+	if (decision_log_add(&a->log, d) ||
+	    (d->act.cause && breach_counts_add(&a->breaches, d->act.id, d->act.cause)))
 		log_err("agent: out of memory counting decisions");
 	if (a->kube)
 		kube_report(a, d);
@@ -240,7 +241,7 @@ static void log_status(struct agent *a)
 		 in->mem_capacity / 1073741824.0, (unsigned long long)a->log.seq);
 }
 
-/* Units gone since the last tick: the actuator drops what it kept for them. */
+/* Units gone since the last tick: the actuator and the breach counts drop what they kept. */
 static int forget_gone(struct agent *a)
 {
 	const struct pol_input *in = &a->rec->in;
@@ -258,7 +259,60 @@ static int forget_gone(struct agent *a)
 	free(a->known);
 	a->known = now;
 	a->n_known = in->n_units;
+	breach_counts_keep(&a->breaches, in);
 	return 0;
+}
+
+/*
+ * The LS units whose alerts could lead to nothing new (the interference
+ * policy's last run found their breach reported and their BE suspects
+ * capped already), as sorted ids; -ENOMEM.
+ */
+static int settled_units(const struct agent *a, uint64_t **ids, size_t *n)
+{
+	const struct pol_input *in = &a->rec->in;
+
+	*n = 0;
+	*ids = malloc((in->n_units + 1) * sizeof(**ids));
+	if (!*ids)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_units; i++)
+		if (interference_settled(&a->pol.interference, in->units[i].id))
+			(*ids)[(*n)++] = in->units[i].id; /* units are sorted by id */
+	return 0;
+}
+
+/*
+ * The fast path watches the LS units' cgroups, except while a unit's
+ * breach stays settled: then its alerts would only wake the agent for
+ * nothing, so it is unwatched until the policy finds something new (the
+ * regular ticks keep judging it). The map is written only when the members
+ * or the muted units changed.
+ */
+static void watch_sync(struct agent *a)
+{
+	const struct collect_member *m;
+	uint64_t gen, *muted;
+	size_t n, n_muted;
+
+	if (!a->fp || settled_units(a, &muted, &n_muted))
+		return;
+	m = collector_members(a->coll, &n, &gen);
+	if (gen == a->watched_gen && n_muted == a->n_muted &&
+	    (!n_muted || !memcmp(muted, a->muted, n_muted * sizeof(*muted)))) {
+		free(muted);
+		return;
+	}
+	if (n_muted != a->n_muted)
+		log_debug("agent: fast path: %zu LS units muted (breach settled)", n_muted);
+	if (fast_path_watch(a->fp, m, n, muted, n_muted)) {
+		free(muted);
+		return;
+	}
+	a->watched_gen = gen;
+	free(a->muted);
+	a->muted = muted;
+	a->n_muted = n_muted;
 }
 
 /*
@@ -285,15 +339,7 @@ static int tick_once(struct agent *a, bool fast)
 	a->rec = rec;
 	a->errors[METRICS_ERR_PROBE_READ] += rec->probe_read_failed;
 	a->errors[METRICS_ERR_CGROUP_READ] += rec->cgroup_read_errors;
-	if (a->fp) {
-		uint64_t gen;
-		size_t n;
-		const struct collect_member *m = collector_members(a->coll, &n, &gen);
-
-		/* The watch list changes only with the members: no map writes on other ticks. */
-		if (gen != a->watched_gen && !fast_path_watch(a->fp, m, n))
-			a->watched_gen = gen;
-	}
+	watch_sync(a);
 	if (a->ticks++ == 0)
 		return 0;
 	a->fast_ticks += fast;
@@ -312,6 +358,7 @@ static int tick_once(struct agent *a, bool fast)
 		if (!fast)
 			kube_report_condition(a);
 	}
+	watch_sync(a);
 	return forget_gone(a);
 }
 
@@ -578,9 +625,6 @@ static int setup(struct agent *a)
 				rc == -ELIBACC ? "" : " (config http.address, http.port)");
 			return 1;
 		}
-		a->names = cgroup_names_new(&a->fs);
-		if (!a->names)
-			return 1;
 		log_info("agent: serving http://%s%s%s:%u/metrics",
 			 strchr(a->cfg.http.address, ':') ? "[" : "", a->cfg.http.address,
 			 strchr(a->cfg.http.address, ':') ? "]" : "", a->cfg.http.port);
@@ -616,13 +660,18 @@ static int setup(struct agent *a)
 	log_hook_libbpf();
 	if (open_actuator(a))
 		return 1;
+	/* Names blame culprits outside the units: for the metrics and the breach reports. */
+	a->names = cgroup_names_new(&a->fs);
+	if (!a->names)
+		return 1;
 	a->coll_opts = (struct collect_opts){.ctrls = &a->ctrls,
 					     .fs = &a->fs,
 					     .subtree = a->subtree,
 					     .cfg = &a->cfg,
 					     .original_quota = original_quota,
 					     .pod = a->kube ? pod_of : NULL,
-					     .ctx = a};
+					     .ctx = a,
+					     .names = a->names};
 	if (open_probes(a))
 		return 1;
 	a->coll_opts.parts = a->parts;
@@ -658,6 +707,8 @@ static void teardown(struct agent *a)
 	action_list_free(&a->actions);
 	decision_log_free(&a->log);
 	free(a->known);
+	free(a->muted);
+	breach_counts_free(&a->breaches);
 	if (a->decisions && a->decisions != stdout)
 		fclose(a->decisions);
 	if (a->record && a->record != stdout)

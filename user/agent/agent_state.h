@@ -18,6 +18,7 @@
 #include "../probes/probes.h"
 #include "../report/metrics.h"
 #include "agent_args.h"
+#include "breaches.h"
 #include "config.h"
 #include "../decision/decision.h"
 #include "kube_sync.h"
@@ -43,6 +44,8 @@ struct agent {
 	struct collector *coll;
 	const struct tick_record *rec; /* the collector's last record: all a tick reads */
 	uint64_t watched_gen;	       /* the members generation the fast path watches */
+	uint64_t *muted;	       /* LS units the fast path does not watch: sorted ids */
+	size_t n_muted;
 	struct actuator *act;
 	struct fast_path *fp;
 	struct decision_log log;
@@ -57,12 +60,13 @@ struct agent {
 	uint64_t loop_ns;	    /* how long the last tick took */
 	int render_fd;		    /* the HTTP endpoint asks for a render: readable; -1 none */
 	struct http_server *http;   /* NULL when http.enabled is false */
-	struct cgroup_names *names; /* labels of cgroups outside the subtree (blame culprits) */
+	struct cgroup_names *names; /* names of cgroups outside the units (blame culprits) */
 	struct kube_sync *kube;	    /* NULL when kubernetes.enabled is false */
 	struct kube_pod_list pods;  /* sorted by uid; empty until the first list */
 	uint64_t errors[METRICS_ERR_NR]; /* by enum metrics_error: qoslet_agent_errors_total */
-	bool observe_only;	  /* no kubepods and no cgroup_root: dry-run, whatever the config */
-	uint64_t reloads;	  /* configs swapped in by SIGHUP */
+	bool observe_only; /* no kubepods and no cgroup_root: dry-run, whatever the config */
+	uint64_t reloads;  /* configs swapped in by SIGHUP */
+	struct breach_counts breaches; /* reports per victim and cause, for the metrics */
 	uint64_t interference_ns; /* CLOCK_MONOTONIC of the last interference decision; 0 none */
 	char interference[512];	  /* ... what it said, for the node condition */
 };

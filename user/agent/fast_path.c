@@ -83,7 +83,8 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int fast_path_watch(struct fast_path *fp, const struct collect_member *m, size_t n)
+int fast_path_watch(struct fast_path *fp, const struct collect_member *m, size_t n,
+		    const uint64_t *muted, size_t n_muted)
 {
 	uint64_t *want = malloc((n ? n : 1) * sizeof(*want));
 	struct rq_alert_watch w = {.threshold_ns = fp->threshold_ns};
@@ -92,7 +93,8 @@ int fast_path_watch(struct fast_path *fp, const struct collect_member *m, size_t
 	if (!want)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		if (qos_is_ls(m[i].cls))
+		if (qos_is_ls(m[i].cls) &&
+		    !(n_muted && bsearch(&m[i].unit, muted, n_muted, sizeof(*muted), cmp_u64)))
 			want[n_want++] = m[i].cgid;
 	qsort(want, n_want, sizeof(*want), cmp_u64);
 	/* Both lists are sorted: one merge pass adds the new and removes the gone. */

@@ -24,8 +24,15 @@ struct fast_path;
 int fast_path_open(struct fast_path **out, const char *pin_dir, uint64_t threshold_ns,
 		   uint64_t gap_ns);
 
-/* Watches exactly the members of latency-sensitive units; 0 or -errno. */
-int fast_path_watch(struct fast_path *fp, const struct collect_member *m, size_t n);
+/*
+ * Watches exactly the members of latency-sensitive units, except those of
+ * the units in muted (ids, sorted): their alerts could lead to nothing new
+ * (interference_settled()). A muted cgroup leaves the watch map, so the
+ * switch step finds no entry, as for any unwatched cgroup: muting costs
+ * the hot path nothing. 0 or -errno.
+ */
+int fast_path_watch(struct fast_path *fp, const struct collect_member *m, size_t n,
+		    const uint64_t *muted, size_t n_muted);
 
 /* A descriptor that polls readable when alerts are waiting. */
 int fast_path_fd(const struct fast_path *fp);

@@ -65,23 +65,46 @@ static void describe_path(const struct agent *a, const char *path, char *buf, si
 		snprintf(buf, size, "cgroup /%s", path);
 }
 
-/* The note: the rule, the change, the other party and the numbers it saw. */
-static void note_of(const struct agent *a, const struct decision *d, char *buf, size_t size)
+/*
+ * Who the other party is, as people read it: "delayed by pod ns/name" for
+ * a report (after its cause: the node condition's message starts with it),
+ * "for ..." for an action taken for someone else.
+ */
+static void party_of(const struct agent *a, const struct decision *d, char *buf, size_t size)
 {
 	char other[POL_PATH_MAX + 16] = "";
-	size_t n;
+	const char *cause = d->act.cause;
 
 	if (d->act.related[0])
 		describe_path(a, d->act.related, other, sizeof(other));
+	if (d->act.kind != ACT_REPORT)
+		snprintf(buf, size, "%s%s", other[0] ? "for " : "", other);
+	else if (!cause)
+		snprintf(buf, size, "delayed by %s", other);
+	else if (!strcmp(cause, "self"))
+		snprintf(buf, size, "cause self: its own tasks queue behind each other");
+	else if (!strcmp(cause, "quota"))
+		snprintf(buf, size, "cause quota: throttled by its own CPU limit");
+	else if (!strcmp(cause, "idle"))
+		snprintf(buf, size, "cause idle: wake-up latency on idle CPUs");
+	else
+		snprintf(buf, size, "cause %s: delayed by %s", cause,
+			 other[0] ? other : "tasks outside the units");
+}
+
+/* The note: the rule, the change, the other party and the numbers it saw. */
+static void note_of(const struct agent *a, const struct decision *d, char *buf, size_t size)
+{
+	char party[POL_PATH_MAX + 80];
+	/* "nothing to write" says nothing a reader of a finding does not know */
+	const char *why = d->outcome == OUT_REPORTED ? "" : d->why;
+	size_t n;
+
+	party_of(a, d, party, sizeof(party));
 	n = (size_t)snprintf(buf, size, "qoslet %s: %s%s%s%s%s%s%s", d->act.rule, d->before,
 			     d->before[0] && d->after[0] ? " -> " : "", d->after,
-			     other[0] ? "; " : "",
-			     d->act.kind == ACT_REPORT ? "delayed by "
-			     : other[0]		       ? "for "
-						       : "",
-			     other, d->why[0] ? "; " : "");
-	if (n < size && d->why[0])
-		n += (size_t)snprintf(buf + n, size - n, "%s", d->why);
+			     (d->before[0] || d->after[0]) && party[0] ? "; " : "", party,
+			     why[0] ? "; " : "", why);
 	for (size_t i = 0; i < d->act.n_ev && n < size; i++)
 		n += (size_t)snprintf(buf + n, size - n, "%s%s=%.6g", i ? ", " : " (",
 				      d->act.ev[i].name, d->act.ev[i].value);

@@ -42,6 +42,8 @@ struct inputs {
 	struct metrics_setting *settings;
 	size_t n_settings;
 	const struct pol_unit **by_path; /* the units, sorted by path */
+	struct metrics_breach *breaches;
+	size_t n_breaches;
 };
 
 /* The path of a cgroup: the collector's for the subtree, the name cache's outside it. */
@@ -264,6 +266,25 @@ static int build_settings(struct agent *a, struct inputs *x)
 	return 0;
 }
 
+/* The breaches reported per victim, labelled as the victim unit is. */
+static int build_breaches(struct agent *a, struct inputs *x)
+{
+	const struct breach_counts *b = &a->breaches;
+
+	x->breaches = calloc(b->n + 1, sizeof(*x->breaches));
+	if (!x->breaches)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct pol_unit *u = pol_input_find(&a->rec->in, b->v[i].victim);
+
+		if (u)
+			x->breaches[x->n_breaches++] =
+				(struct metrics_breach){u->path, u->pod_uid, qos_class_name(u->cls),
+							b->v[i].cause, b->v[i].n};
+	}
+	return 0;
+}
+
 /* Open file descriptors, this directory's own excepted; -1 when /proc is unreadable. */
 static int64_t count_fds(void)
 {
@@ -341,6 +362,7 @@ static void inputs_free(struct inputs *x)
 	free(x->labels);
 	free(x->settings);
 	free(x->by_path);
+	free(x->breaches);
 }
 
 /* The metrics text, or NULL with the error counted and logged. */
@@ -361,12 +383,15 @@ static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 				   .pods = &a->pods,
 				   .process = &proc};
 	char *metrics = NULL;
-	int err = build_cgroups(a, &x, clock_ns(CLOCK_MONOTONIC)) ?: build_settings(a, &x);
+	int err = build_cgroups(a, &x, clock_ns(CLOCK_MONOTONIC)) ?: build_settings(a, &x)
+								     ?: build_breaches(a, &x);
 
 	in.cgroups = x.cgs;
 	in.n_cgroups = x.n_cgs;
 	in.settings = x.settings;
 	in.n_settings = x.n_settings;
+	in.breaches = x.breaches;
+	in.n_breaches = x.n_breaches;
 	if (a->rec->probes) {
 		in.cpi_hardware = a->rec->probes->cpi_hardware;
 		in.blame = a->rec->probes->blame;

@@ -44,6 +44,7 @@ static json_t *unit_to_json(const struct pol_unit *u)
 json_t *record_input_to_json(const struct pol_input *in)
 {
 	json_t *units = json_array(), *blame = json_array(), *topo = json_array();
+	json_t *outside = json_array();
 
 	for (size_t i = 0; i < in->n_topo; i++)
 		json_array_append_new(topo,
@@ -55,12 +56,16 @@ json_t *record_input_to_json(const struct pol_input *in)
 		json_array_append_new(blame, json_pack("[o, o, o]", U64(in->blame[i].victim),
 						       U64(in->blame[i].culprit),
 						       U64(in->blame[i].wait_ns)));
-	return json_pack("{s:o, s:f, s:b, s:b, s:f, s:s, s:o, s:o, s:o, s:f, s:o, s:o}", "ts_ns",
-			 U64(in->ts_ns), "interval_s", in->interval_s, "cgroup_v2", in->cgroup_v2,
-			 "has_cpu_idle", in->has_cpu_idle, "cpus", in->cpus, "cpu_list",
-			 in->cpu_list, "topo", topo, "mem_capacity", U64(in->mem_capacity),
-			 "mem_used", U64(in->mem_used), "node_cpu_used", in->node_cpu_used, "units",
-			 units, "blame", blame);
+	for (size_t i = 0; i < in->n_outside; i++)
+		json_array_append_new(outside, json_pack("[o, s, s]", U64(in->outside[i].id),
+							 in->outside[i].path,
+							 qos_class_name(in->outside[i].cls)));
+	return json_pack("{s:o, s:f, s:b, s:b, s:f, s:s, s:o, s:o, s:o, s:f, s:o, s:o, s:o}",
+			 "ts_ns", U64(in->ts_ns), "interval_s", in->interval_s, "cgroup_v2",
+			 in->cgroup_v2, "has_cpu_idle", in->has_cpu_idle, "cpus", in->cpus,
+			 "cpu_list", in->cpu_list, "topo", topo, "mem_capacity",
+			 U64(in->mem_capacity), "mem_used", U64(in->mem_used), "node_cpu_used",
+			 in->node_cpu_used, "units", units, "blame", blame, "outside", outside);
 }
 
 /* Copies a string field, refusing one that does not fit (never truncated). */
@@ -205,9 +210,48 @@ static int topo_from_json(const json_t *topo, struct pol_input *in, char *err, s
 	return 0;
 }
 
+/* The outside culprits' names, sorted by id: [[id, path, class], ...]. */
+static int outside_from_json(const json_t *outside, struct pol_input *in, char *err, size_t errlen)
+{
+	json_t *v;
+	size_t i;
+
+	if (!json_is_array(outside)) {
+		snprintf(err, errlen, "outside: expected an array");
+		return -EINVAL;
+	}
+	in->outside = calloc(json_array_size(outside) + 1, sizeof(*in->outside));
+	if (!in->outside)
+		return -ENOMEM;
+	json_array_foreach(outside, i, v)
+	{
+		struct pol_outside *o = &in->outside[i];
+		const char *path, *cls;
+		json_int_t id;
+
+		if (json_unpack(v, "[I, s, s]", &id, &path, &cls)) {
+			snprintf(err, errlen, "outside[%zu]: expected [id, path, class]", i);
+			return -EINVAL;
+		}
+		o->id = id;
+		if (copy_str(o->path, sizeof(o->path), path, "outside.path", err, errlen))
+			return -EINVAL;
+		if (qos_class_parse(cls, &o->cls)) {
+			snprintf(err, errlen, "outside[%zu]: unknown class '%s'", i, cls);
+			return -EINVAL;
+		}
+		if (i && o->id <= o[-1].id) {
+			snprintf(err, errlen, "outside: not sorted by id at [%zu]", i);
+			return -EINVAL;
+		}
+		in->n_outside++;
+	}
+	return 0;
+}
+
 int record_input_from_json(const json_t *o, struct pol_input *in, char *err, size_t errlen)
 {
-	json_t *topo, *units, *blame, *v;
+	json_t *topo, *units, *blame, *outside = NULL, *v;
 	json_int_t ts, cap, used;
 	const char *cpu_list;
 	json_error_t e;
@@ -216,16 +260,18 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 
 	pol_input_free(in);
 	memset(in, 0, sizeof(*in));
-	static const char fmt[] = "{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o}";
+	static const char fmt[] =
+		"{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o, s?o}";
 	static const char *const keys[] = {"ts_ns",    "interval_s",	"cgroup_v2", "has_cpu_idle",
 					   "cpus",     "cpu_list",	"topo",	     "mem_capacity",
-					   "mem_used", "node_cpu_used", "units",     "blame"};
+					   "mem_used", "node_cpu_used", "units",     "blame",
+					   "outside"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "ts_ns", &ts, "interval_s",
 			   &in->interval_s, "cgroup_v2", &v2, "has_cpu_idle", &idle, "cpus",
 			   &in->cpus, "cpu_list", &cpu_list, "topo", &topo, "mem_capacity", &cap,
 			   "mem_used", &used, "node_cpu_used", &in->node_cpu_used, "units", &units,
-			   "blame", &blame)) {
+			   "blame", &blame, "outside", &outside)) {
 		name_bad_key(o, fmt, keys, "", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -265,7 +311,7 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 		}
 		in->blame[in->n_blame++] = (struct pol_blame){victim, culprit, wait};
 	}
-	return 0;
+	return outside ? outside_from_json(outside, in, err, errlen) : 0;
 }
 
 static int write_line(FILE *f, json_t *o)
@@ -323,10 +369,11 @@ int record_open(struct record_reader *r, const char *path, json_t **config, char
 		return -EINVAL;
 	}
 	json_decref(hdr);
-	if (format != RECORD_FORMAT) {
-		snprintf(err, errlen, "%s: recording format %d, this qoslet reads %d", path, format,
-			 RECORD_FORMAT);
+	if (format < RECORD_FORMAT_MIN || format > RECORD_FORMAT) {
+		snprintf(err, errlen, "%s: recording format %d, this qoslet reads %d to %d", path,
+			 format, RECORD_FORMAT_MIN, RECORD_FORMAT);
 		json_decref(*config);
+		*config = NULL; /* the caller's reference is gone: nothing dangles */
 		record_close(r);
 		return -EINVAL;
 	}

@@ -14,7 +14,12 @@
 #include "../policy/config.h"
 #include "../policy/model.h"
 
-#define RECORD_FORMAT 1
+/*
+ * 2 added "outside" (the outside culprits blame names by cgroup id). A
+ * format 1 recording still reads: its outside culprits are all unnamed.
+ */
+#define RECORD_FORMAT	  2
+#define RECORD_FORMAT_MIN 1
 
 json_t *record_input_to_json(const struct pol_input *in);
 

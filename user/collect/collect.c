@@ -12,6 +12,7 @@
 #include "../kube_path.h"
 #include "../log.h"
 #include "../probes/probes.h"
+#include "../str.h"
 #include "fold.h"
 #include "node.h"
 #include "tree.h"
@@ -79,6 +80,7 @@ void collector_free(struct collector *c)
 	node_reader_free(c->node);
 	snapshot_free(&c->before);
 	free(c->rec.in.blame);
+	free(c->rec.in.outside);
 	free(c->out);
 	free(c->totals);
 	free(c);
@@ -100,6 +102,15 @@ int collect_detect_kubepods(const struct cgroup_ctrls *ctrls, char *rel, size_t 
 	return -ENOENT;
 }
 
+/* The class of the config's first rule matching rel; QOS_NR when none does. */
+static enum qos_class rule_class(const struct agent_config *cfg, const char *rel)
+{
+	for (size_t i = 0; i < cfg->n_classes; i++)
+		if (!fnmatch(cfg->classes[i].glob, rel, FNM_PATHNAME))
+			return cfg->classes[i].cls;
+	return QOS_NR;
+}
+
 /*
  * The config's class rules first (the operator's word), then the pod's
  * koordinator.sh/qosClass label, then the kubelet's QoS tier. A pod's
@@ -110,7 +121,7 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
 {
 	const struct kube_pod *pod = NULL;
 	struct kube_ids ids;
-	enum qos_class label;
+	enum qos_class label, rule = rule_class(o->cfg, rel);
 	bool is_pod = kube_path_parse(rel, &ids) && ids.pod_uid[0] && !ids.container_id[0];
 
 	pod_uid[0] = '\0';
@@ -120,9 +131,8 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
 		pod = o->pod ? o->pod(o->ctx, ids.pod_uid) : NULL;
 		*priority = pod && pod->has_priority ? pod->priority : 0;
 	}
-	for (size_t i = 0; i < o->cfg->n_classes; i++)
-		if (!fnmatch(o->cfg->classes[i].glob, rel, FNM_PATHNAME))
-			return o->cfg->classes[i].cls;
+	if (rule != QOS_NR)
+		return rule;
 	if (!is_pod)
 		return QOS_UNMANAGED;
 	if (pod && pod->koord_qos[0] && !qos_class_parse(pod->koord_qos, &label))
@@ -447,6 +457,31 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 	return 0;
 }
 
+/* What name_outside() needs: the collector, and the tick's clock for the name cache. */
+struct namer_ctx {
+	const struct collector *c;
+	uint64_t mono_ns;
+};
+
+/*
+ * An outside culprit's path from the shared name cache (a lookup of an
+ * unknown id walks the hierarchy, at most once a second), and its class
+ * from the config's rules: a rule may call a system slice SYSTEM.
+ */
+static int name_outside(void *ctx, uint64_t cgid, struct pol_outside *o)
+{
+	const struct namer_ctx *n = ctx;
+	const struct collect_opts *opts = n->c->o;
+	const char *path = opts->names ? cgroup_names_lookup(opts->names, cgid, n->mono_ns) : NULL;
+	enum qos_class cls;
+
+	if (!path || str_copy(o->path, sizeof(o->path), path))
+		return -ENOENT;
+	cls = rule_class(opts->cfg, path);
+	o->cls = cls == QOS_NR ? QOS_UNMANAGED : cls;
+	return 0;
+}
+
 /*
  * The probes' interval: their cumulative reading now against the last one.
  * delta is left empty when there is no interval yet or the read failed.
@@ -518,6 +553,7 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 		return NULL;
 	}
 	free(in->blame);
+	free(in->outside);
 	memset(rec, 0, sizeof(*rec));
 	in->ts_ns = ts_ns;
 	in->interval_s = c->prev_mono_ns ? (mono_ns - c->prev_mono_ns) / 1e9 : 0;
@@ -535,9 +571,14 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 	}
 	in->units = c->out;
 	in->n_units = n;
-	if (!*err && have_delta)
+	if (!*err && have_delta) {
+		struct namer_ctx names = {c, mono_ns};
+
 		*err = collect_fold_probes(c->members, c->n_members, &delta, in, c->totals)
-			       ?: collect_fold_blame(c->members, c->n_members, &delta, in);
+			       ?: collect_fold_blame(c->members, c->n_members, &delta,
+						     &c->o->cfg->policy.interference, name_outside,
+						     &names, in);
+	}
 	/* The totals the probes added to go back to their units for the next tick. */
 	for (size_t i = 0, j = 0; !*err && i < n; i++) {
 		while (c->units[j].u.id != c->out[i].id)

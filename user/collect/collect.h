@@ -55,6 +55,11 @@ struct collect_opts {
 	 */
 	const struct kube_pod *(*pod)(void *ctx, const char *uid);
 	void *ctx;
+	/*
+	 * Names cgroups outside every unit that delayed a breaching LS unit
+	 * (shared with the metrics' labels); NULL: such culprits stay unnamed.
+	 */
+	struct cgroup_names *names;
 };
 
 /* A cgroup of a unit (the unit's own directory included). */

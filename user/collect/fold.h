@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "../policy/config.h"
 #include "../policy/model.h"
 #include "../snapshot.h"
 #include "collect.h"
@@ -26,13 +27,24 @@ int collect_fold_probes(const struct collect_member *members, size_t n_members,
 			const struct snapshot *delta, struct pol_input *in,
 			struct cg_sample *totals);
 
+/* Outside culprits named per victim and tick: the rest of them stay POL_CULPRIT_OTHER. */
+#define COLLECT_OUTSIDE_PER_VICTIM 4
+
+/* Names an outside culprit (path and class into *o): 0, or non-zero when it cannot (gone). */
+typedef int (*collect_namer)(void *ctx, uint64_t cgid, struct pol_outside *o);
+
 /*
  * Who delayed whom, between units, into in->blame (sorted by victim, then
  * culprit; several cgroups of one unit make one pair). Waits of cgroups
- * outside every unit are left out; a culprit outside them is
- * POL_CULPRIT_OTHER. 0 or -ENOMEM.
+ * outside every unit are left out. A culprit outside every unit keeps its
+ * own cgroup id, named in in->outside (sorted by id), when its victim is an
+ * LS unit whose window is over (interference_window(): run the probes' fold
+ * first) and it is among that victim's COLLECT_OUTSIDE_PER_VICTIM largest
+ * and `name` can name it; otherwise it is POL_CULPRIT_OTHER. So only
+ * breaches pay for names. 0 or -ENOMEM.
  */
 int collect_fold_blame(const struct collect_member *members, size_t n_members,
-		       const struct snapshot *delta, struct pol_input *in);
+		       const struct snapshot *delta, const struct interference_config *icfg,
+		       collect_namer name, void *ctx, struct pol_input *in);
 
 #endif

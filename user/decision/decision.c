@@ -45,6 +45,8 @@ json_t *decision_to_json(const struct decision *d)
 	json_object_set_new(o, "class", json_string(qos_class_name(a->cls)));
 	if (a->related_id)
 		json_object_set_new(o, "related", unit_json(a->related, a->related_id, NULL));
+	if (a->cause)
+		json_object_set_new(o, "cause", json_string(a->cause));
 	if (a->kind == ACT_CPUSET)
 		json_object_set_new(o, "value", json_string(a->cpus));
 	else if (a->kind != ACT_EVICT && a->kind != ACT_REPORT)

@@ -27,7 +27,7 @@ enum act_kind {
 /* "cpu_quota", "cpu_burst", "cpuset", "cpu_idle", "evict", "report". */
 const char *act_kind_name(enum act_kind k);
 
-#define ACT_EVIDENCE_MAX 10
+#define ACT_EVIDENCE_MAX 16
 
 /* One number the rule looked at, e.g. {"be_allowed_cpus", 0.8}. */
 struct act_evidence {
@@ -51,6 +51,8 @@ struct action {
 	bool restore;
 	uint64_t related_id; /* the other party (a culprit, a victim); 0 none */
 	char related[POL_PATH_MAX];
+	/* ACT_REPORT: what explains the finding (interference_cause_name()); else NULL. */
+	const char *cause;
 	struct act_evidence ev[ACT_EVIDENCE_MAX];
 	size_t n_ev;
 };

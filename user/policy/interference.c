@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Interference detection. Each tick: (1) one state entry per unit, (2) the
- * tick's blame pairs kept for rq_n ticks, (3) every LS unit's run-queue
- * window and CPI sample folded into its history, (4) every LS victim's top
- * suspect reported (at most once per cap_s per pair) and, when BE, capped,
- * (5) every cap still due re-emitted. A victim without a suspect yields
- * nothing: an LS unit delayed by itself, the idle CPU (wake-up latency) or
- * tasks outside every unit has no antagonist to name or cap.
+ * tick's blame pairs kept for rq_n ticks, a throttled victim's share of
+ * them charged to its own limit, (3) every LS unit's run-queue window and
+ * CPI sample folded into its history, (4) every LS victim's breach
+ * explained by the party holding the largest share of its waits, reported
+ * (at most once per cap_s per victim and party), and every BE unit holding
+ * at least culprit_min_share of them capped, (5) every cap still due
+ * re-emitted. Only BE units are ever acted on: the victim itself, its
+ * limit, the idle CPU, LS units and cgroups outside the units are named,
+ * never capped.
  */
 #include "interference.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,52 +69,97 @@ static int sync_units(struct interference_state *st, const struct pol_input *in,
 	return 0;
 }
 
-/* (2) Keeps the pairs whose victim is LS (no other unit is ever a victim). */
+/* The share of its CFS periods in which the unit's own limit throttled it. */
+static double throttled_ratio(const struct pol_unit *u)
+{
+	return u->nr_periods ? fmin(1, (double)u->nr_throttled / (double)u->nr_periods) : 0;
+}
+
+static const struct pol_unit *ls_victim(const struct pol_input *in, uint64_t id)
+{
+	const struct pol_unit *u = pol_input_find(in, id);
+
+	return u && qos_is_ls(u->cls) ? u : NULL;
+}
+
+/*
+ * (2) Keeps the pairs whose victim is LS (no other unit is ever a victim).
+ * A victim its own limit throttled in a share r of the tick's periods
+ * waited for its quota r of the time: that share of each of its waits goes
+ * to POL_CULPRIT_QUOTA, after its other pairs, and whoever ran meanwhile
+ * keeps the rest. The input's outside names are kept with the tick.
+ */
 static int save_blame(struct interference_state *st, const struct pol_input *in,
 		      const struct interference_config *cfg, uint64_t tick)
 {
 	struct interference_blame *b = &st->blame[tick % cfg->rq_n];
+	uint64_t quota = 0;
 	size_t n = 0;
 
-	for (size_t i = 0; i < in->n_blame; i++) {
-		const struct pol_unit *u = pol_input_find(in, in->blame[i].victim);
-
-		n += u && qos_is_ls(u->cls);
-	}
-	if (n > b->cap) {
-		struct pol_blame *v = realloc(b->v, n * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		b->v = v;
-		b->cap = n;
-	}
+	/* each LS pair, and one quota pair per LS victim at most */
+	for (size_t i = 0; i < in->n_blame; i++)
+		if (ls_victim(in, in->blame[i].victim))
+			n += 1 + (!i || in->blame[i - 1].victim != in->blame[i].victim);
+	if (array_reserve((void **)&b->v, &b->cap, n, sizeof(*b->v)) ||
+	    array_reserve((void **)&b->out, &b->cap_out, in->n_outside, sizeof(*b->out)))
+		return -ENOMEM;
 	b->n = 0;
 	for (size_t i = 0; i < in->n_blame; i++) {
-		const struct pol_unit *u = pol_input_find(in, in->blame[i].victim);
+		const struct pol_blame *p = &in->blame[i];
+		const struct pol_unit *u = ls_victim(in, p->victim);
+		uint64_t kept;
 
-		if (u && qos_is_ls(u->cls))
-			b->v[b->n++] = in->blame[i];
+		if (!u)
+			continue;
+		kept = (uint64_t)llround((1 - throttled_ratio(u)) * (double)p->wait_ns);
+		b->v[b->n++] = (struct pol_blame){p->victim, p->culprit, kept};
+		quota += p->wait_ns - kept;
+		if ((i + 1 == in->n_blame || in->blame[i + 1].victim != p->victim) && quota) {
+			b->v[b->n++] = (struct pol_blame){p->victim, POL_CULPRIT_QUOTA, quota};
+			quota = 0;
+		}
 	}
+	if (in->n_outside)
+		memcpy(b->out, in->outside, in->n_outside * sizeof(*b->out));
+	b->n_out = in->n_outside;
 	b->tick = tick;
 	return 0;
 }
 
+const char *interference_cause_name(enum interference_cause c)
+{
+	static const char *const names[CAUSE_NR] = {
+		[CAUSE_UNIT] = "unit",	 [CAUSE_OUTSIDE] = "outside", [CAUSE_SELF] = "self",
+		[CAUSE_QUOTA] = "quota", [CAUSE_IDLE] = "idle",
+	};
+
+	return (unsigned int)c < CAUSE_NR ? names[c] : NULL;
+}
+
+/* A window with too few waits says nothing about the p99: it does not count. */
+int interference_window(const struct pol_unit *u, const struct interference_config *cfg,
+			double *p99_ns)
+{
+	if (!qos_is_ls(u->cls) || !u->has_rq || u->rq.count < cfg->rq_min_waits)
+		return -1;
+	*p99_ns = hist_quantile_ns(&u->rq, 0.99);
+	return *p99_ns > cfg->rq_p99_us * 1000;
+}
+
 /*
- * (3a) A window with too few waits says nothing about the p99: it does not
- * count. Nor does one in which the unit's own CPU limit throttled it: its
- * tasks then wait for their quota, not for an antagonist, and whoever ran
- * meanwhile would be blamed for it.
+ * (3a) A window in which the unit's own limit throttled it counts like any
+ * other: its tasks then waited for their quota, which the blame charges to
+ * that limit (save_blame), so the breach is explained rather than ignored.
  */
 static void rq_update(struct interference_unit *s, const struct pol_unit *u,
 		      const struct interference_config *cfg)
 {
 	double p99;
+	int over = interference_window(u, cfg, &p99);
 
-	if (!qos_is_ls(u->cls) || !u->has_rq || u->rq.count < cfg->rq_min_waits || u->nr_throttled)
+	if (over < 0)
 		return;
-	p99 = hist_quantile_ns(&u->rq, 0.99);
-	s->rq_over = s->rq_over << 1 | (p99 > cfg->rq_p99_us * 1000);
+	s->rq_over = s->rq_over << 1 | (uint64_t)over;
 	s->rq_p99_ns = p99;
 	if (s->rq_windows < INTERFERENCE_RQ_N_MAX)
 		s->rq_windows++;
@@ -180,6 +229,7 @@ static void unit_update(struct interference_unit *s, const struct pol_unit *u,
 	size_t slot = tick % INTERFERENCE_HISTORY;
 	bool cpi = cpi_usable(u, cfg);
 
+	s->settled = false; /* until judge() finds it so */
 	rq_update(s, u, cfg);
 	if (cpi)
 		cpi_update(s, u->cpi, cfg, now);
@@ -233,19 +283,30 @@ struct waits {
 	uint64_t total; /* every culprit's, self, idle and other included */
 };
 
-static size_t first_of(const struct interference_blame *b, uint64_t victim)
+/*
+ * The first of n elements of `size` bytes, sorted by the uint64_t key at
+ * `offset`, whose key is not below `key` (n when none is).
+ */
+static size_t lower_bound(const void *v, size_t n, size_t size, size_t offset, uint64_t key)
 {
-	size_t lo = 0, hi = b->n;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
 
-		if (b->v[mid].victim < victim)
+		memcpy(&k, (const char *)v + mid * size + offset, sizeof(k));
+		if (k < key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+static size_t first_of(const struct interference_blame *b, uint64_t victim)
+{
+	return lower_bound(b->v, b->n, sizeof(*b->v), offsetof(struct pol_blame, victim), victim);
 }
 
 static int culprit_cmp(const void *a, const void *b)
@@ -298,15 +359,53 @@ static uint64_t waits_of(const struct waits *w, uint64_t culprit)
 	return p ? p->wait_ns : 0;
 }
 
-struct suspect {
-	size_t idx; /* in the input's units */
+/* One party to a victim's waits: who held the CPU (a blame culprit id) and how much of it. */
+struct party {
+	uint64_t id;
+	enum interference_cause cause;
 	uint64_t wait_ns;
 	double share; /* of the victim's total wait */
 	double corr;  /* NAN: not computed or undefined */
 };
 
+/* What kind of party a culprit of victim's waits is. */
+static enum interference_cause cause_of(const struct pol_input *in, uint64_t victim,
+					uint64_t culprit)
+{
+	if (culprit == victim)
+		return CAUSE_SELF;
+	if (culprit == POL_CULPRIT_QUOTA)
+		return CAUSE_QUOTA;
+	if (culprit == POL_CULPRIT_IDLE)
+		return CAUSE_IDLE;
+	/* a unit gone since is outside the units now */
+	return pol_input_find(in, culprit) ? CAUSE_UNIT : CAUSE_OUTSIDE;
+}
+
+/*
+ * The party with the largest share of the victim's waits, and each
+ * cause's share (share[CAUSE_NR]). Ties go to the cause listed first in
+ * enum interference_cause, then to the lower id. False when nothing waited.
+ */
+static bool explain(const struct pol_input *in, uint64_t victim, const struct waits *w,
+		    struct party *top, double share[CAUSE_NR])
+{
+	memset(share, 0, CAUSE_NR * sizeof(*share));
+	if (!w->total)
+		return false;
+	for (size_t i = 0; i < w->n; i++) {
+		struct party p = {w->v[i].culprit, cause_of(in, victim, w->v[i].culprit),
+				  w->v[i].wait_ns, (double)w->v[i].wait_ns / (double)w->total, NAN};
+
+		share[p.cause] += p.share;
+		if (!i || p.share > top->share || (p.share == top->share && p.cause < top->cause))
+			*top = p;
+	}
+	return true;
+}
+
 /* Wait share first (direct evidence), then correlation; ties keep the lower id. */
-static bool better(const struct suspect *a, const struct suspect *b)
+static bool better(const struct party *a, const struct party *b)
 {
 	double ca = isnan(a->corr) ? -INFINITY : a->corr, cb = isnan(b->corr) ? -INFINITY : b->corr;
 
@@ -316,26 +415,25 @@ static bool better(const struct suspect *a, const struct suspect *b)
 }
 
 /*
- * The top suspect of victim vi among the other units: its share of the
- * victim's wait reaches culprit_min_share or, with by_corr, its CPU use
- * correlates with the victim's CPI. Culprits that are no unit (idle CPU,
- * other tasks, cgroups outside the units) only weigh in the total.
+ * A CPI victim's top suspect among the other units: its share of the
+ * victim's wait reaches culprit_min_share, or its CPU use correlates with
+ * the victim's CPI. A CPI outlier is about the victim's caches and memory,
+ * not its waits: only another unit's work can explain one.
  */
-static bool find_suspect(const struct pol_input *in, const struct interference_state *st,
-			 const struct interference_config *cfg, size_t vi, const struct waits *w,
-			 bool by_corr, struct suspect *best)
+static bool cpi_suspect(const struct pol_input *in, const struct interference_state *st,
+			const struct interference_config *cfg, size_t vi, const struct waits *w,
+			struct party *best)
 {
 	bool found = false;
 
 	for (size_t j = 0; j < in->n_units; j++) {
-		struct suspect c = {.idx = j, .corr = NAN};
+		struct party c = {.id = in->units[j].id, .cause = CAUSE_UNIT};
 
 		if (j == vi)
 			continue;
-		c.wait_ns = waits_of(w, in->units[j].id);
+		c.wait_ns = waits_of(w, c.id);
 		c.share = w->total ? (double)c.wait_ns / (double)w->total : 0;
-		if (by_corr)
-			c.corr = correlation(&st->units[vi], &st->units[j], st->tick);
+		c.corr = correlation(&st->units[vi], &st->units[j], st->tick);
 		if (!((c.wait_ns && c.share >= cfg->culprit_min_share) ||
 		      (!isnan(c.corr) && c.corr >= cfg->cpi_correlation)))
 			continue;
@@ -355,7 +453,11 @@ static struct interference_pair *pair_find(struct interference_state *st, uint64
 	return NULL;
 }
 
-/* Forgets the pairs reported cap_s ago or more, and those of vanished units. */
+/*
+ * Forgets the pairs reported cap_s ago or more, those of vanished victims,
+ * and those naming a unit that vanished. An outside culprit is not in the
+ * input on every tick: its pair lasts its cap_s.
+ */
 static void pairs_expire(struct interference_state *st, const struct pol_input *in,
 			 const struct interference_config *cfg)
 {
@@ -365,30 +467,84 @@ static void pairs_expire(struct interference_state *st, const struct pol_input *
 		struct interference_pair *p = &st->pairs[i];
 
 		if (pol_since_s(in->ts_ns, &p->reported_ns) < cfg->cap_s &&
-		    pol_input_find(in, p->victim) && pol_input_find(in, p->culprit))
+		    pol_input_find(in, p->victim) &&
+		    (p->cause != CAUSE_UNIT || pol_input_find(in, p->culprit)))
 			st->pairs[k++] = *p;
 	}
 	st->n_pairs = k;
 }
 
-static int report(const struct pol_input *in, struct interference_state *st,
-		  const struct interference_config *cfg, size_t vi, const struct suspect *s,
-		  bool by_cpi, struct action_list *out)
+/* The name of an outside culprit in the kept ticks, newest first; NULL when none named it. */
+static const struct pol_outside *outside_name(const struct interference_state *st,
+					      const struct interference_config *cfg, uint64_t id)
 {
-	const struct pol_unit *v = &in->units[vi], *c = &in->units[s->idx];
+	for (uint64_t t = st->tick; t >= 1 && t + cfg->rq_n > st->tick; t--) {
+		const struct interference_blame *b = &st->blame[t % cfg->rq_n];
+		const struct pol_outside *o =
+			b->tick == t ? pol_outside_find(b->out, b->n_out, id) : NULL;
+
+		if (o)
+			return o;
+	}
+	return NULL;
+}
+
+/* The report's other party: the culprit named by path, the victim for self and quota. */
+static enum qos_class relate(const struct pol_input *in, const struct interference_state *st,
+			     const struct interference_config *cfg, const struct pol_unit *v,
+			     const struct party *p, struct action *a)
+{
+	const struct pol_unit *u = NULL;
+	const struct pol_outside *o;
+
+	switch (p->cause) {
+	case CAUSE_UNIT:
+		u = pol_input_find(in, p->id);
+		break;
+	case CAUSE_SELF:
+	case CAUSE_QUOTA:
+		u = v;
+		break;
+	case CAUSE_OUTSIDE:
+		o = outside_name(st, cfg, p->id);
+		if (!o)
+			return QOS_UNMANAGED; /* not named: tasks outside the units, unnamed */
+		a->related_id = o->id;
+		snprintf(a->related, sizeof(a->related), "%s", o->path);
+		return o->cls;
+	default:
+		return QOS_UNMANAGED; /* the idle CPU */
+	}
+	a->related_id = u->id;
+	snprintf(a->related, sizeof(a->related), "%s", u->path);
+	return u->cls;
+}
+
+/* Reports victim vi's breach explained by p, unless that was reported within cap_s. */
+static int report(const struct pol_input *in, struct interference_state *st,
+		  const struct interference_config *cfg, size_t vi, const struct party *p,
+		  const double share[CAUSE_NR], bool by_cpi, struct action_list *out)
+{
+	static const char *const share_names[CAUSE_NR] = {
+		[CAUSE_UNIT] = "share_unit", [CAUSE_OUTSIDE] = "share_outside",
+		[CAUSE_SELF] = "share_self", [CAUSE_QUOTA] = "share_quota",
+		[CAUSE_IDLE] = "share_idle",
+	};
+	const struct pol_unit *v = &in->units[vi];
 	struct interference_unit *sv = &st->units[vi];
+	enum qos_class cls;
 	struct action *a;
 
-	if (pair_find(st, v->id, c->id))
+	if (pair_find(st, v->id, p->id))
 		return 0;
 	if (array_grow((void **)&st->pairs, &st->cap_pairs, st->n_pairs, sizeof(*st->pairs)))
 		return -ENOMEM;
 	a = action_add(out, ACT_REPORT, v, by_cpi ? "interference.cpi" : "interference.runq_slo");
 	if (!a)
 		return -ENOMEM;
-	st->pairs[st->n_pairs++] = (struct interference_pair){v->id, c->id, in->ts_ns};
-	a->related_id = c->id;
-	snprintf(a->related, sizeof(a->related), "%s", c->path);
+	st->pairs[st->n_pairs++] = (struct interference_pair){v->id, p->id, p->cause, in->ts_ns};
+	a->cause = interference_cause_name(p->cause);
+	cls = relate(in, st, cfg, v, p, a);
 	if (by_cpi) {
 		action_evidence(a, "cpi", v->has_cpi ? v->cpi : 0);
 		action_evidence(a, "cpi_mean", sv->cpi_mean);
@@ -400,17 +556,19 @@ static int report(const struct pol_input *in, struct interference_state *st,
 		action_evidence(a, "windows_over", rq_windows_over(sv, cfg));
 		action_evidence(a, "windows", rq_windows(sv, cfg));
 	}
-	action_evidence(a, "culprit_wait_share", s->share);
-	action_evidence(a, "culprit_wait_ns", (double)s->wait_ns);
-	if (!isnan(s->corr))
-		action_evidence(a, "correlation", s->corr);
-	action_evidence(a, "culprit_class", c->cls);
+	action_evidence(a, "culprit_wait_share", p->share);
+	action_evidence(a, "culprit_wait_ns", (double)p->wait_ns);
+	if (!isnan(p->corr))
+		action_evidence(a, "correlation", p->corr);
+	action_evidence(a, "culprit_class", cls);
+	for (int c = 0; c < CAUSE_NR; c++)
+		action_evidence(a, share_names[c], share[c]);
 	return 0;
 }
 
-/* A BE top suspect is (again) guilty now: its cap runs cap_s from here. */
+/* A BE suspect is (again) guilty now: its cap runs cap_s from here. *fresh: it was not capped. */
 static int cap_guilty(struct interference_state *st, uint64_t culprit, uint64_t victim,
-		      uint64_t now)
+		      uint64_t now, bool *fresh)
 {
 	for (size_t i = 0; i < st->n_caps; i++)
 		if (st->caps[i].culprit == culprit) {
@@ -421,36 +579,63 @@ static int cap_guilty(struct interference_state *st, uint64_t culprit, uint64_t 
 	if (array_grow((void **)&st->caps, &st->cap_caps, st->n_caps, sizeof(*st->caps)))
 		return -ENOMEM;
 	st->caps[st->n_caps++] = (struct interference_cap){culprit, victim, now};
+	*fresh = true;
 	return 0;
 }
 
-/* (4) One LS unit: is it a victim, and of whom? */
+/*
+ * Every BE unit holding at least culprit_min_share of the victim's waits
+ * is guilty, whatever explains the breach best: two antagonists are two
+ * caps. So is a CPI victim's top suspect by correlation (top, else NULL).
+ */
+static int cap_suspects(const struct pol_input *in, struct interference_state *st,
+			const struct interference_config *cfg, uint64_t victim,
+			const struct waits *w, const struct party *top, bool *fresh)
+{
+	int err = 0;
+
+	for (size_t i = 0; !err && i < w->n; i++) {
+		const struct pol_unit *u = pol_input_find(in, w->v[i].culprit);
+
+		if (u && u->cls == QOS_BE && w->v[i].wait_ns &&
+		    (double)w->v[i].wait_ns / (double)w->total >= cfg->culprit_min_share)
+			err = cap_guilty(st, u->id, victim, in->ts_ns, fresh);
+	}
+	if (!err && top && pol_input_find(in, top->id)->cls == QOS_BE)
+		err = cap_guilty(st, top->id, victim, in->ts_ns, fresh);
+	return err;
+}
+
+/* (4) One LS unit: is it a victim, and what explains it? */
 static int judge(const struct pol_input *in, struct interference_state *st,
 		 const struct interference_config *cfg, size_t vi, struct action_list *out)
 {
 	struct interference_unit *sv = &st->units[vi];
+	uint64_t victim = in->units[vi].id;
 	bool rq_victim = rq_windows_over(sv, cfg) >= cfg->rq_k;
 	bool cpi_victim = cfg->cpi_enabled && cpi_recent(sv, cfg, in->ts_ns) >= cfg->cpi_outliers;
-	struct suspect s;
+	bool found = false, by_cpi = false, fresh = false, known;
+	double share[CAUSE_NR];
+	struct party p;
 	struct waits w;
-	bool found = false, by_cpi = false;
 	int err;
 
 	if (!rq_victim && !cpi_victim)
 		return 0;
-	err = waits_collect(st, cfg, in->units[vi].id, st->tick, &w);
+	err = waits_collect(st, cfg, victim, st->tick, &w);
 	if (err)
 		return err;
-	if (rq_victim)
-		found = find_suspect(in, st, cfg, vi, &w, false, &s);
+	found = explain(in, victim, &w, &p, share) && rq_victim;
 	if (!found && cpi_victim)
-		found = by_cpi = find_suspect(in, st, cfg, vi, &w, true, &s);
+		found = by_cpi = cpi_suspect(in, st, cfg, vi, &w, &p);
+	if (found) {
+		known = pair_find(st, victim, p.id) != NULL;
+		err = report(in, st, cfg, vi, &p, share, by_cpi, out);
+		if (!err)
+			err = cap_suspects(in, st, cfg, victim, &w, by_cpi ? &p : NULL, &fresh);
+		sv->settled = known && !fresh;
+	}
 	free(w.v);
-	if (!found)
-		return 0;
-	err = report(in, st, cfg, vi, &s, by_cpi, out);
-	if (!err && in->units[s.idx].cls == QOS_BE)
-		err = cap_guilty(st, in->units[s.idx].id, in->units[vi].id, in->ts_ns);
 	return err;
 }
 
@@ -521,9 +706,19 @@ int interference_run(const struct pol_input *in, const struct interference_confi
 void interference_state_free(struct interference_state *st)
 {
 	free(st->units);
-	for (size_t i = 0; i < INTERFERENCE_RQ_N_MAX; i++)
+	for (size_t i = 0; i < INTERFERENCE_RQ_N_MAX; i++) {
 		free(st->blame[i].v);
+		free(st->blame[i].out);
+	}
 	free(st->pairs);
 	free(st->caps);
 	memset(st, 0, sizeof(*st));
+}
+
+bool interference_settled(const struct interference_state *st, uint64_t id)
+{
+	size_t i = lower_bound(st->units, st->n_units, sizeof(*st->units),
+			       offsetof(struct interference_unit, id), id);
+
+	return i < st->n_units && st->units[i].id == id && st->units[i].settled;
 }

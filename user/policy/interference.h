@@ -2,13 +2,16 @@
 /*
  * Interference detection: finds LS units that suffer (run-queue p99 over
  * its SLO on k of n windows, or CPI outliers in the manner of Google's
- * CPI2), names the unit that delayed them most (the blame data, backed by
- * the correlation of the victim's CPI with each suspect's CPU use), reports
- * it, and caps it for a while when it is BE.
+ * CPI2), explains each breach by the party that held the largest share of
+ * the victim's waits (another unit, a cgroup outside the units, the victim
+ * itself, its own CPU limit, or the idle CPU; for CPI, also the correlation
+ * of the victim's CPI with each unit's CPU use), reports it, and caps for
+ * a while every BE unit that holds a large enough share.
  */
 #ifndef QOSLET_POLICY_INTERFERENCE_H
 #define QOSLET_POLICY_INTERFERENCE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "action.h"
@@ -21,6 +24,31 @@
 
 /* Ticks of CPI and CPU use kept per unit for the correlation. */
 #define INTERFERENCE_HISTORY 64
+
+/*
+ * What explains a breach: the kind of party that held the largest share of
+ * the victim's waits. A fixed set: the metrics label breaches with it.
+ */
+enum interference_cause {
+	CAUSE_UNIT = 0, /* another unit */
+	CAUSE_OUTSIDE,	/* a cgroup outside every unit (system slices, the runtime, ...) */
+	CAUSE_SELF,	/* the victim's own tasks, queueing behind each other */
+	CAUSE_QUOTA,	/* the victim's own CPU limit: its throttled periods */
+	CAUSE_IDLE,	/* wake-up latency: the CPU was idle before the victim ran */
+	CAUSE_NR,
+};
+
+/* "unit", "outside", "self", "quota", "idle"; NULL out of range. */
+const char *interference_cause_name(enum interference_cause c);
+
+/*
+ * An LS unit's run-queue window in this input: -1 when it does not count
+ * (not LS, no run-queue data, fewer than rq_min_waits waits), 1 when its
+ * p99 (*p99_ns) is over rq_p99_us, else 0. The collector asks the same
+ * question to decide whose outside culprits to name.
+ */
+int interference_window(const struct pol_unit *u, const struct interference_config *cfg,
+			double *p99_ns);
 
 /*
  * One unit of the last input (every class: any unit can be a suspect).
@@ -46,22 +74,35 @@ struct interference_unit {
 	/* Per tick, slot tick % INTERFERENCE_HISTORY; NAN = no usable sample. */
 	float cpi_hist[INTERFERENCE_HISTORY]; /* LS units with a usable CPI sample */
 	float cpu_hist[INTERFERENCE_HISTORY]; /* every unit's cpu_used */
+
+	/*
+	 * A victim whose breach was reported before this tick and whose BE
+	 * suspects were all capped already: nothing new came of this tick.
+	 */
+	bool settled;
 };
 
-/* One tick's blame pairs with an LS victim, sorted as in the input. */
+/*
+ * One tick's blame pairs with an LS victim, in the input's victim order,
+ * with the share of a throttled victim's waits charged to its limit
+ * (POL_CULPRIT_QUOTA), and the outside culprits the input named.
+ */
 struct interference_blame {
 	uint64_t tick; /* 0 = empty */
 	struct pol_blame *v;
 	size_t n, cap;
+	struct pol_outside *out;
+	size_t n_out, cap_out;
 };
 
-/* A (victim, culprit) pair last reported at reported_ns. */
+/* A victim's breach reported at reported_ns, explained by culprit (a blame culprit id). */
 struct interference_pair {
 	uint64_t victim, culprit;
+	enum interference_cause cause;
 	uint64_t reported_ns;
 };
 
-/* A BE culprit capped until cap_s after guilty_ns, when it last was the top suspect. */
+/* A BE culprit capped until cap_s after guilty_ns, when it last was a suspect of some victim. */
 struct interference_cap {
 	uint64_t culprit, victim;
 	uint64_t guilty_ns;
@@ -87,6 +128,14 @@ struct interference_state {
  */
 int interference_run(const struct pol_input *in, const struct interference_config *cfg,
 		     struct interference_state *st, struct action_list *out);
+
+/*
+ * After a run: true when unit `id` is a victim for whom the run decided
+ * nothing new (its breach reported before, its BE suspects capped before).
+ * Alerts about it cannot lead to a new decision until something changes;
+ * the agent's fast path stops listening to it meanwhile.
+ */
+bool interference_settled(const struct interference_state *st, uint64_t id);
 void interference_state_free(struct interference_state *st);
 
 #endif

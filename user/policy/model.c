@@ -46,11 +46,26 @@ const struct pol_unit *pol_input_find(const struct pol_input *in, uint64_t id)
 	return NULL;
 }
 
+static int cmp_outside(const void *key, const void *elem)
+{
+	uint64_t a = *(const uint64_t *)key, b = ((const struct pol_outside *)elem)->id;
+
+	return a < b ? -1 : a > b;
+}
+
+const struct pol_outside *pol_outside_find(const struct pol_outside *v, size_t n, uint64_t id)
+{
+	/* bsearch() must not see the NULL of an empty table */
+	return n ? bsearch(&id, v, n, sizeof(*v), cmp_outside) : NULL;
+}
+
 void pol_input_free(struct pol_input *in)
 {
 	free(in->units);
 	free(in->blame);
+	free(in->outside);
 	in->units = NULL;
 	in->blame = NULL;
-	in->n_units = in->n_blame = 0;
+	in->outside = NULL;
+	in->n_units = in->n_blame = in->n_outside = 0;
 }

@@ -81,15 +81,36 @@ static inline uint64_t pol_unit_period_us(const struct pol_unit *u)
 	return u->period_us ? u->period_us : POL_PERIOD_DEFAULT_US;
 }
 
-/* Culprits that are not units: the CPU was idle, or a task outside every unit ran. */
+/*
+ * Culprits that are not units: the CPU was idle, or a task outside every
+ * unit ran that the record does not name (pol_input.outside names the
+ * others by their own cgroup id). POL_CULPRIT_QUOTA never appears in a
+ * record: the interference policy charges the victim's own CPU limit with it.
+ */
 #define POL_CULPRIT_IDLE  0
 #define POL_CULPRIT_OTHER UINT64_MAX
+#define POL_CULPRIT_QUOTA (UINT64_MAX - 1)
 
-/* Who delayed whom, in unit ids. */
+/*
+ * Who delayed whom. The victim is a unit; the culprit is a unit, the
+ * victim itself, one of the values above, or a cgroup outside every unit
+ * that pol_input.outside names.
+ */
 struct pol_blame {
 	uint64_t victim;
 	uint64_t culprit;
 	uint64_t wait_ns;
+};
+
+/*
+ * A cgroup outside every unit (outside the managed subtree, or in it above
+ * the units) that delayed a unit: the collector names only the few
+ * culprits of LS units whose window was over the run-queue threshold.
+ */
+struct pol_outside {
+	uint64_t id;
+	char path[POL_PATH_MAX]; /* relative to the cgroup root, no leading '/' */
+	enum qos_class cls;	 /* a class rule's, else QOS_UNMANAGED */
 };
 
 /* Placement facts about one CPU, for cpuset choices. */
@@ -119,10 +140,14 @@ struct pol_input {
 	size_t n_units;
 	struct pol_blame *blame; /* this interval's waits, sorted by (victim, culprit) */
 	size_t n_blame;
+	struct pol_outside *outside; /* the outside culprits blame names, sorted by id */
+	size_t n_outside;
 };
 
 /* Binary search by id; NULL when absent. */
 const struct pol_unit *pol_input_find(const struct pol_input *in, uint64_t id);
+/* The same in an outside table sorted by id. */
+const struct pol_outside *pol_outside_find(const struct pol_outside *v, size_t n, uint64_t id);
 void pol_input_free(struct pol_input *in);
 
 /*

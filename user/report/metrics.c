@@ -567,6 +567,45 @@ static int decisions(FILE *f, const struct decision_log *log)
 	return 0;
 }
 
+static int cmp_breach(const void *x, const void *y)
+{
+	const struct metrics_breach *a = *(const struct metrics_breach *const *)x;
+	const struct metrics_breach *b = *(const struct metrics_breach *const *)y;
+
+	return strcmp(a->path, b->path) ?: strcmp(a->cause, b->cause);
+}
+
+/* Reports per victim and cause; left out while there is none. */
+static int breaches(struct render *r)
+{
+	static const char name[] = "qoslet_interference_breaches_total";
+	const struct metrics_input *in = r->in;
+	const struct metrics_breach **v = malloc((in->n_breaches + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_breaches; i++)
+		v[i] = &in->breaches[i];
+	qsort(v, in->n_breaches, sizeof(*v), cmp_breach);
+	for (size_t i = 0; i < in->n_breaches; i++) {
+		struct metrics_cgroup c = {
+			.path = v[i]->path, .pod_uid = v[i]->pod_uid, .qos = v[i]->qos};
+
+		if (i && !cmp_breach(&v[i], &v[i - 1]))
+			continue; /* one series per victim and cause */
+		if (!i)
+			family(r->f, name, "counter",
+			       "Latency breaches of the victim unit the agent reported, by what "
+			       "explains them best (cause).");
+		fprintf(r->f, "%s{", name);
+		put_cgroup_labels(r->f, "", &c, in->pods);
+		put_label(r->f, "", "cause", v[i]->cause);
+		fprintf(r->f, "} %" PRIu64 "\n", v[i]->n);
+	}
+	free(v);
+	return 0;
+}
+
 static void health(FILE *f, const struct metrics_input *in)
 {
 	char buf[32];
@@ -694,7 +733,7 @@ static int render_all(struct render *r)
 		cg_family(r, &cg_families[i]);
 	memstall(r);
 	pressure(r);
-	err = settings(r) ?: decisions(r->f, r->in->log);
+	err = settings(r) ?: decisions(r->f, r->in->log) ?: breaches(r);
 	if (err)
 		return err;
 	health(r->f, r->in);

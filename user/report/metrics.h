@@ -42,6 +42,13 @@ struct metrics_setting {
 	double value;
 };
 
+/* Breaches of one victim unit explained by one cause: qoslet_interference_breaches_total. */
+struct metrics_breach {
+	const char *path, *pod_uid, *qos; /* the victim unit, labelled as its cgroup is */
+	const char *cause;		  /* "unit", "outside", "self", "quota", "idle" */
+	uint64_t n;
+};
+
 struct metrics_probe {
 	const char *name; /* "sched", "cpi", ... */
 	bool on;
@@ -73,8 +80,10 @@ struct metrics_input {
 	size_t blame_top; /* pairs published one by one (METRICS_BLAME_TOP) */
 	const struct metrics_setting *settings;
 	size_t n_settings;
-	const struct kube_pod_list *pods; /* sorted by uid; NULL: no namespace/pod labels */
-	const struct decision_log *log;	  /* NULL: no decision counters */
+	const struct kube_pod_list *pods;      /* sorted by uid; NULL: no namespace/pod labels */
+	const struct decision_log *log;	       /* NULL: no decision counters */
+	const struct metrics_breach *breaches; /* any order */
+	size_t n_breaches;
 	uint64_t ticks, fast_ticks;
 	uint64_t loop_ns; /* how long the last tick took */
 	const struct metrics_probe *probes;

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Interference breaches the agent reported, per victim unit and cause:
+ * the counts behind qoslet_interference_breaches_total. Causes come from a
+ * fixed set (interference_cause_name()), victims are the units of the
+ * record, so the series stay bounded.
+ */
+#ifndef QOSLET_AGENT_BREACHES_H
+#define QOSLET_AGENT_BREACHES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../policy/model.h"
+
+struct breach_count {
+	uint64_t victim;   /* the unit's id */
+	const char *cause; /* static: "unit", "outside", "self", "quota", "idle" */
+	uint64_t n;
+};
+
+struct breach_counts {
+	struct breach_count *v;
+	size_t n, cap;
+};
+
+/* Counts one report on victim explained by cause; 0 or -ENOMEM. */
+int breach_counts_add(struct breach_counts *b, uint64_t victim, const char *cause);
+
+/* Drops the victims that are no longer units of in: their series end with them. */
+void breach_counts_keep(struct breach_counts *b, const struct pol_input *in);
+
+void breach_counts_free(struct breach_counts *b);
+
+#endif
