@@ -62,7 +62,8 @@ void blame_cache_merge(struct blame_sample *out, const struct blame_key *key,
 
 int blame_cache_add_rest(struct snapshot *s, const struct cached_pair *cached, size_t n)
 {
-	const struct cached_pair *c = cached, *end = cached + n;
+	/* No cache read (n == 0) may come as NULL: NULL + 0 is undefined in C. */
+	const struct cached_pair *c = cached, *end = n ? cached + n : cached;
 
 	while (c < end) {
 		struct blame_sample b = {.victim = c->key.victim, .culprit = c->key.culprit};
