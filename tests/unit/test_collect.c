@@ -142,7 +142,7 @@ static void test_units_and_numbers(void **state)
 	assert_int_equal(u->period_us, 100000);
 	assert_true(u->limit_cpus > 0.49 && u->limit_cpus < 0.51);
 	assert_int_equal(u->mem_anon_unevict, 0); /* LS: never evicted, its memory not read */
-	assert_true(u->cpu_used == 0); /* no interval yet */
+	assert_true(u->cpu_used == 0);		  /* no interval yet */
 	assert_int_equal(unit(&rec->in, BE)->cls, QOS_BE);
 	assert_int_equal(unit(&rec->in, BE)->mem_anon_unevict, 1000024);
 	assert_int_equal(unit(&rec->in, BE)->mem_used, 2000000);
