@@ -15,6 +15,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/agent_lib.sh
 . "$(dirname "$0")/agent_lib.sh"
+# shellcheck source=tests/integration/kube_lib.sh
+. "$(dirname "$0")/kube_lib.sh"
 
 require_root
 require_cmds jq unshare timeout ldd
@@ -69,23 +71,7 @@ expect_start_error() {
 # A kubeconfig that resolves, so that the library is what fails.
 echo "token-$RANDOM" >"$TMP/token"
 : >"$TMP/ca.crt"
-cat >"$TMP/kubeconfig" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster:
-    server: "https://127.0.0.1:1/"
-    certificate-authority: ca.crt
-users:
-- name: agent
-  user:
-    tokenFile: token
-contexts:
-- name: test
-  context: {cluster: test, user: agent}
-current-context: test
-KC
+kube_kubeconfig "$TMP/kubeconfig" 1 # port 1: nothing listens; the library is what fails
 expect_start_error "$CURL" libcurl4 2 '{"kubernetes": {"enabled": true, "node_name": "n1",
 	"kubeconfig": "'"$TMP/kubeconfig"'"}}'
 expect_start_error "$MHD" libmicrohttpd12 1 '{"http": {"enabled": true, "port": 1}}'
