@@ -72,6 +72,15 @@ for b in ${VM_UNIT:-}; do
 	unit+=("$b")
 done
 start=$(date +%s)
+# A console line every minute (not in the log): the elapsed time, the load and
+# the test that runs, so a VM that runs out of time says where it went.
+(
+	while sleep 60; do
+		running=$(pgrep -af 'tests/integration/test_[a-z0-9_]+\.sh|build/tests/test_' |
+			grep -oE 'test_[a-z0-9_]+' | sort -u | tr '\n' ' ')
+		echo "qoslet-vm: +$(($(date +%s) - start))s, load $(cut -d' ' -f1-3 /proc/loadavg), running: ${running:-nothing}"
+	done
+) &
 # shellcheck disable=SC2086
 tests/run.sh "${VM_MODE:-all}" "${unit[@]}" 2>&1 | tee "$OUT/log"
 echo "${PIPESTATUS[0]}" >"$OUT/rc"
