@@ -9,6 +9,7 @@
 static const char *const kind_names[ACT_NR] = {
 	[ACT_CPU_QUOTA] = "cpu_quota", [ACT_CPU_BURST] = "cpu_burst", [ACT_CPUSET] = "cpuset",
 	[ACT_CPU_IDLE] = "cpu_idle",   [ACT_EVICT] = "evict",	      [ACT_REPORT] = "report",
+	[ACT_CAPACITY] = "capacity",
 };
 
 const char *act_kind_name(enum act_kind k)

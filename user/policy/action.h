@@ -21,10 +21,11 @@ enum act_kind {
 	ACT_CPU_IDLE,	   /* value = 0 or 1 */
 	ACT_EVICT,	   /* evict the unit (the configured eviction action) */
 	ACT_REPORT,	   /* an interference finding: nothing to write */
+	ACT_CAPACITY,	   /* the node's batch capacity changed: value = milli-CPUs or bytes */
 	ACT_NR,
 };
 
-/* "cpu_quota", "cpu_burst", "cpuset", "cpu_idle", "evict", "report". */
+/* "cpu_quota", "cpu_burst", "cpuset", "cpu_idle", "evict", "report", "capacity". */
 const char *act_kind_name(enum act_kind k);
 
 #define ACT_EVIDENCE_MAX 16
@@ -53,6 +54,8 @@ struct action {
 	char related[POL_PATH_MAX];
 	/* ACT_REPORT: what explains the finding (interference_cause_name()); else NULL. */
 	const char *cause;
+	/* ACT_CAPACITY: the extended resource ("kubernetes.io/batch-cpu"); else NULL. */
+	const char *resource;
 	struct act_evidence ev[ACT_EVIDENCE_MAX];
 	size_t n_ev;
 };

@@ -84,6 +84,23 @@ struct interference_config {
 	double cap_s;		  /* for this long: 300 */
 };
 
+/*
+ * Batch capacity (docs/capacity.md): what BE pods may be given, per resource,
+ * batch = capacity x threshold - (LS + system, a high percentile over the
+ * window) - reserve, never below 0.
+ */
+struct capacity_config {
+	bool enabled;
+	double cpu_threshold; /* share of CPU capacity LS + system + batch may use: 0.60 */
+	double mem_threshold; /* share of memory capacity: 0.65 */
+	double window_s;      /* usage drops are believed after this long: 300 */
+	double percentile;    /* of LS + system usage over the window: 0.95 */
+	double cpu_reserve;   /* CPUs kept from batch: 0 */
+	double mem_reserve;   /* bytes kept from batch: 0 */
+	double stale_s;	      /* unreadable data this long drives batch to 0: 60 */
+	double min_change;    /* share of capacity a change must exceed to be a decision: 0.01 */
+};
+
 enum evict_action {
 	EVICT_REPORT = 0, /* "report": a decision only */
 	EVICT_KILL,	  /* "kill": cgroup.kill (v2) or freeze + SIGKILL (v1) */
@@ -97,6 +114,7 @@ struct policy_config {
 	struct evict_memory_config evict_memory;
 	struct evict_cpu_config evict_cpu;
 	struct interference_config interference;
+	struct capacity_config capacity;
 };
 
 #endif

@@ -60,6 +60,7 @@ struct pol_unit {
 	char cpus[POL_CPULIST_MAX]; /* cpuset.cpus; "" unreadable or unset */
 	double request_cpus;	    /* from cpu.shares / cpu.weight (1024 shares = 1 CPU) */
 	double limit_cpus;	    /* the owner's limit (before qoslet changed it); -1 none */
+	uint64_t request_mem;	    /* the pod's memory request (the API's pod list); 0 unknown */
 
 	/* Measured over the interval. */
 	double cpu_used;     /* CPUs: the kernel's CPU-time counter / interval */
