@@ -81,6 +81,19 @@ static void test_defaults_documented(void **state)
 	assert_true(in->culprit_min_share == 0.2);
 	assert_true(in->cap_cpus == 0.2);
 	assert_true(in->cap_s == 300);
+	assert_true(c.policy.capacity.enabled);
+	assert_true(c.policy.capacity.cpu_threshold == 0.60);
+	assert_true(c.policy.capacity.mem_threshold == 0.65);
+	assert_true(c.policy.capacity.window_s == 300);
+	assert_true(c.policy.capacity.percentile == 0.95);
+	assert_true(c.policy.capacity.cpu_reserve == 0);
+	assert_true(c.policy.capacity.mem_reserve == 0);
+	assert_true(c.policy.capacity.stale_s == 60);
+	assert_true(c.policy.capacity.min_change == 0.01);
+	assert_true(c.kube.batch_status);
+	assert_true(c.kube.batch_step == 0.10);
+	assert_true(c.kube.batch_min_interval_s == 30);
+	assert_true(c.kube.batch_max_interval_s == 300);
 	assert_true(c.http.enabled);
 	assert_string_equal(c.http.address, "127.0.0.1");
 	assert_int_equal(c.http.port, 9464);
@@ -164,7 +177,8 @@ static const struct bad bad_docs[] = {
 	/* unknown keys, at every depth */
 	{"{\"interval\": 1}",
 	 "interval: unknown key (allowed keys: cgroup_root, interval_s, dry_run, fast_path, "
-	 "state_dir, decisions, classes, suppress, burst, evict, interference, http, kubernetes)"},
+	 "state_dir, decisions, classes, suppress, burst, evict, interference, capacity, http, "
+	 "kubernetes)"},
 	{"{\"burst\": {\"polcy\": \"auto\"}}",
 	 "burst.polcy: unknown key (allowed keys: policy, burst_percent, scale_up, scale_down, "
 	 "max_percent, shared_pool_busy_percent, throttled_min_percent, budget_cpu_s, "
@@ -266,6 +280,16 @@ static const struct bad bad_docs[] = {
 	 "interference.cpi.outliers: 17 is out of range (allowed: 1 to 16)"},
 	{"{\"interval_s\": 10, \"burst\": {\"budget_cpu_s\": 5, \"budget_period_s\": 5}}",
 	 "burst.budget_period_s: 5 must be at least interval_s (allowed: at least 10)"},
+	/* capacity */
+	{"{\"capacity\": {\"percentile\": 40}}",
+	 "capacity.percentile: 40 is out of range (allowed: 50 to 100)"},
+	{"{\"interval_s\": 10, \"capacity\": {\"window_s\": 5}}",
+	 "capacity.window_s: 5 must be at least interval_s (allowed: at least 10)"},
+	{"{\"interval_s\": 10, \"capacity\": {\"stale_s\": 15}}",
+	 "capacity.stale_s: 15 must be at least 2 x interval_s (allowed: at least 20)"},
+	{"{\"capacity\": {\"node_status\": {\"min_interval_s\": 400}}}",
+	 "capacity.node_status.min_interval_s: 400 must be at most "
+	 "capacity.node_status.max_interval_s (allowed: at most 300)"},
 };
 
 static void test_bad_docs(void **state)

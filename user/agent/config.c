@@ -201,6 +201,29 @@ static const struct field interference_fields[] = {
 	{0},
 };
 
+/* Batch capacity (docs/capacity.md): one block, kept together. */
+static const struct field capacity_node_status_fields[] = {
+	BOOL("enabled", kube.batch_status),
+	PCT("step_percent", kube.batch_step, 0, 100),
+	NUM("min_interval_s", kube.batch_min_interval_s, 1, 86400),
+	NUM("max_interval_s", kube.batch_max_interval_s, 1, 86400),
+	{0},
+};
+
+static const struct field capacity_fields[] = {
+	BOOL("enabled", policy.capacity.enabled),
+	PCT("cpu_threshold_percent", policy.capacity.cpu_threshold, 1, 100),
+	PCT("memory_threshold_percent", policy.capacity.mem_threshold, 1, 100),
+	NUM("window_s", policy.capacity.window_s, 1, 86400),
+	PCT("percentile", policy.capacity.percentile, 50, 100),
+	NUM("cpu_reserve_cpus", policy.capacity.cpu_reserve, 0, 4096),
+	NUM("memory_reserve_bytes", policy.capacity.mem_reserve, 0, 1e15),
+	NUM("stale_s", policy.capacity.stale_s, 1, 86400),
+	PCT("min_change_percent", policy.capacity.min_change, 0, 100),
+	OBJ("node_status", capacity_node_status_fields),
+	{0},
+};
+
 static const struct field http_fields[] = {
 	BOOL("enabled", http.enabled),
 	STR("address", http.address, S_ADDR),
@@ -245,6 +268,7 @@ static const struct field top_fields[] = {
 	OBJ("burst", burst_fields),
 	OBJ("evict", evict_fields),
 	OBJ("interference", interference_fields),
+	OBJ("capacity", capacity_fields),
 	OBJ("http", http_fields),
 	OBJ("kubernetes", kube_fields),
 	{0},
@@ -711,6 +735,13 @@ static int check_cross(struct ctx *x, const struct agent_config *c)
 		need(x, "interference.cpi.outliers", in->cpi_outliers, LE,
 		     "interference.cpi.window_s / interval_s", samples);
 
+	/* capacity: a window of one tick has no percentile; staleness needs ticks to miss */
+	r = r ?: need(x, "capacity.window_s", p->capacity.window_s, GE, "interval_s",
+		      c->interval_s) ?:
+		 need(x, "capacity.stale_s", p->capacity.stale_s, GE, "2 x interval_s",
+		      2 * c->interval_s) ?:
+		 need(x, "capacity.node_status.min_interval_s", c->kube.batch_min_interval_s, LE,
+		      "capacity.node_status.max_interval_s", c->kube.batch_max_interval_s);
 	if (!r && c->evict_action == EVICT_KUBERNETES && !c->kube.enabled) {
 		start(x, "evict.action", NULL);
 		put(x, "\"kubernetes\" needs kubernetes.enabled: true");
