@@ -12,6 +12,7 @@
 
 #include "kube/evict.h"
 #include "kube/pods.h"
+#include "kube/quantity.h"
 
 /* Two usable pods: full (controller owner second), and bare (no labels, priority, owner). */
 static const char good_list[] =
@@ -99,6 +100,85 @@ static void test_parse_first_owner_without_controller(void **state)
 	assert_string_equal(l.pods[0].owner_kind, "A");
 	assert_string_equal(l.pods[0].owner_name, "a");
 	kube_pod_list_free(&l);
+}
+
+/* Memory requests: sum of containers, else the largest init container, plus overhead. */
+static void test_parse_memory_request(void **state)
+{
+	static const struct {
+		const char *spec;
+		uint64_t want;
+	} rows[] = {
+		{"{}", 0},
+		{"{\"containers\":[{\"resources\":{\"requests\":{\"memory\":\"1Gi\"}}},"
+		 "{\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"512Mi\"}}},{}]}",
+		 1610612736},
+		{"{\"containers\":[{\"resources\":{\"requests\":{\"memory\":\"100M\"}}}],"
+		 "\"initContainers\":[{\"resources\":{\"requests\":{\"memory\":\"2G\"}}},"
+		 "{\"resources\":{\"requests\":{\"memory\":\"1G\"}}}],"
+		 "\"overhead\":{\"memory\":\"1k\"}}",
+		 2000001000},
+	};
+	char doc[1024];
+	struct kube_pod_list l;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		snprintf(doc, sizeof(doc),
+			 "{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"uid\":\"u\","
+			 "\"namespace\":\"n\",\"name\":\"p\"},\"spec\":%s}]}",
+			 rows[i].spec);
+		parse_str(doc, &l, 0);
+		assert_int_equal(l.n, 1);
+		assert_int_equal(l.pods[0].request_mem, rows[i].want);
+		kube_pod_list_free(&l);
+	}
+	/* a request that is no quantity makes the pod unusable, like any broken field */
+	parse_str("{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"uid\":\"u\",\"namespace\":"
+		  "\"n\",\"name\":\"p\"},\"spec\":{\"containers\":[{\"resources\":"
+		  "{\"requests\":{\"memory\":\"lots\"}}}]}}]}",
+		  &l, 0);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(l.skipped, 1);
+	kube_pod_list_free(&l);
+}
+
+static void test_quantity(void **state)
+{
+	static const struct {
+		const char *s;
+		int rc;
+		uint64_t want;
+	} rows[] = {
+		{"128974848", 0, 128974848},
+		{"129e6", 0, 129000000},
+		{"129M", 0, 129000000},
+		{"123Mi", 0, 128974848},
+		{"1.5Gi", 0, 1610612736},
+		{"0.5", 0, 1}, /* rounded up */
+		{"500m", 0, 1},
+		{"1E", 0, 1000000000000000000ull},
+		{"+2Ki", 0, 2048},
+		{"", -EINVAL, 0},
+		{"Mi", -EINVAL, 0},
+		{"1 Gi", -EINVAL, 0},
+		{"1GB", -EINVAL, 0},
+		{"0x10", -EINVAL, 0},
+		{"inf", -EINVAL, 0},
+		{"-1", -ERANGE, 0},
+		{"16Ei", -ERANGE, 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint64_t v = 0;
+		int rc = kube_quantity_parse(rows[i].s, &v);
+
+		if (rc != rows[i].rc || (!rc && v != rows[i].want))
+			fail_msg("\"%s\": rc %d value %llu, want rc %d value %llu", rows[i].s, rc,
+				 (unsigned long long)v, rows[i].rc,
+				 (unsigned long long)rows[i].want);
+	}
 }
 
 static void test_parse_empty_list(void **state)
@@ -262,6 +342,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_fields),
 		cmocka_unit_test(test_parse_first_owner_without_controller),
+		cmocka_unit_test(test_parse_memory_request),
+		cmocka_unit_test(test_quantity),
 		cmocka_unit_test(test_parse_empty_list),
 		cmocka_unit_test(test_parse_bad_documents),
 		cmocka_unit_test(test_parse_bad_items),

@@ -117,7 +117,7 @@ static enum qos_class rule_class(const struct agent_config *cfg, const char *rel
  * uid and priority come with it whichever decided the class.
  */
 static enum qos_class classify(const struct collect_opts *o, const char *rel, char *pod_uid,
-			       size_t uid_size, int32_t *priority)
+			       size_t uid_size, int32_t *priority, uint64_t *request_mem)
 {
 	const struct kube_pod *pod = NULL;
 	struct kube_ids ids;
@@ -126,10 +126,12 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
 
 	pod_uid[0] = '\0';
 	*priority = 0;
+	*request_mem = 0;
 	if (is_pod) {
 		snprintf(pod_uid, uid_size, "%s", ids.pod_uid);
 		pod = o->pod ? o->pod(o->ctx, ids.pod_uid) : NULL;
 		*priority = pod && pod->has_priority ? pod->priority : 0;
+		*request_mem = pod ? pod->request_mem : 0;
 	}
 	if (rule != QOS_NR)
 		return rule;
@@ -193,7 +195,9 @@ static int visit(void *ctx, const struct cg_tree_dir *d)
 	if (r->unit < 0 && d->depth > 0) {
 		char uid[40];
 		int32_t prio;
-		enum qos_class cls = classify(r->c->o, d->rel, uid, sizeof(uid), &prio);
+		uint64_t request_mem;
+		enum qos_class cls =
+			classify(r->c->o, d->rel, uid, sizeof(uid), &prio, &request_mem);
 
 		if (cls != QOS_UNMANAGED) {
 			if (strlen(d->rel) >= POL_PATH_MAX) {
@@ -208,6 +212,7 @@ static int visit(void *ctx, const struct cg_tree_dir *d)
 			s->u.id = d->id;
 			s->u.cls = cls;
 			s->u.priority = prio;
+			s->u.request_mem = request_mem;
 			snprintf(s->u.path, sizeof(s->u.path), "%s", d->rel);
 			snprintf(s->u.pod_uid, sizeof(s->u.pod_uid), "%s", uid);
 			r->unit = (long)r->n_units++;
@@ -252,6 +257,7 @@ static int rebuild(struct collector *c)
 			/* the class, pod and priority may have changed; the settings have not */
 			now->u.cls = id.cls;
 			now->u.priority = id.priority;
+			now->u.request_mem = id.request_mem;
 			memcpy(now->u.pod_uid, id.pod_uid, sizeof(id.pod_uid));
 			/* v1 can rename a cgroup: same id, new path, files to open anew */
 			if (strcmp(now->u.path, id.path)) {
@@ -409,11 +415,13 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 	 * Read only what someone uses. CFS counters move only under a quota
 	 * (v2 reads cpu.stat for the CPU time anyway). A unit's memory orders
 	 * memory eviction, which picks BE units once the node nears its
-	 * threshold; v1's memory.stat is the dearest file to print.
+	 * threshold; v1's memory.stat is the dearest file to print. Batch
+	 * capacity needs every unit's memory every tick (LS usage, and the
+	 * system's as the node's minus all units').
 	 */
 	if (s->u.quota_us >= 0 || ctrls->v2[CTRL_CPU])
 		want |= UW_THROTTLE;
-	if (mem_near && s->u.cls == QOS_BE)
+	if ((mem_near && s->u.cls == QOS_BE) || c->o->cfg->policy.capacity.enabled)
 		want |= UW_MEM;
 	if (psi_due)
 		want |= UW_PSI;

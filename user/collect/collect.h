@@ -15,7 +15,8 @@
  * every COLLECT_SETTINGS_NS to notice the owner's changes. PSI averages move
  * every 2 s in the kernel and are read that often. Counters are read only
  * where a consumer uses them: CFS counters of units with a quota (v1), and
- * the memory of BE units while the node nears the memory-eviction threshold.
+ * the memory of BE units while the node nears the memory-eviction threshold
+ * (of every unit when batch capacity is on).
  */
 #ifndef QOSLET_COLLECT_COLLECT_H
 #define QOSLET_COLLECT_COLLECT_H

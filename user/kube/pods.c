@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/quantity.h"
 #include "str.h"
 
 #define KOORD_QOS_LABEL "koordinator.sh/qosClass"
@@ -88,6 +89,50 @@ static bool parse_containers(struct kube_pod *p, const json_t *status, const cha
 	return true;
 }
 
+/* A resources.requests-shaped object's memory; absent is 0, a bad quantity is a broken pod. */
+static bool memory_of(const json_t *list, uint64_t *out)
+{
+	const json_t *v = json_object_get(list, "memory");
+
+	*out = 0;
+	if (!v)
+		return true;
+	return json_is_string(v) && !kube_quantity_parse(json_string_value(v), out);
+}
+
+/* Sum (regular containers) or largest (init containers) of a spec array's memory requests. */
+static bool requests_of(const json_t *spec, const char *key, bool sum, uint64_t *out)
+{
+	const json_t *arr = json_object_get(spec, key), *c;
+	uint64_t v;
+	size_t i;
+
+	*out = 0;
+	if (!arr)
+		return true;
+	if (!json_is_array(arr))
+		return false;
+	json_array_foreach(arr, i, c)
+	{
+		if (!memory_of(json_object_get(json_object_get(c, "resources"), "requests"), &v))
+			return false;
+		*out = sum ? *out + v : v > *out ? v : *out;
+	}
+	return true;
+}
+
+static bool parse_request(struct kube_pod *p, const json_t *spec)
+{
+	uint64_t regular, init, overhead;
+
+	if (!requests_of(spec, "containers", true, &regular) ||
+	    !requests_of(spec, "initContainers", false, &init) ||
+	    !memory_of(json_object_get(spec, "overhead"), &overhead))
+		return false;
+	p->request_mem = (regular > init ? regular : init) + overhead;
+	return true;
+}
+
 static bool parse_pod(struct kube_pod *p, const json_t *item)
 {
 	const json_t *meta = json_object_get(item, "metadata");
@@ -108,7 +153,7 @@ static bool parse_pod(struct kube_pod *p, const json_t *item)
 	    !copy_opt(p->node, sizeof(p->node), spec, "nodeName") || !parse_owner(p, meta) ||
 	    !parse_containers(p, status, "initContainerStatuses") ||
 	    !parse_containers(p, status, "containerStatuses") ||
-	    !parse_containers(p, status, "ephemeralContainerStatuses"))
+	    !parse_containers(p, status, "ephemeralContainerStatuses") || !parse_request(p, spec))
 		return false;
 	if (prio) {
 		v = json_integer_value(prio);

@@ -32,6 +32,12 @@ struct kube_pod {
 	char owner_kind[64];  /* controller ownerReference (else the first): kind; "" if none */
 	char owner_name[254]; /* ... and name */
 	char node[254];	      /* spec.nodeName; "" when not scheduled */
+	/*
+	 * The pod's memory request as the scheduler counts it: the larger of
+	 * its containers' sum and its largest init container, plus the pod
+	 * overhead; bytes, 0 when none is set.
+	 */
+	uint64_t request_mem;
 	/* started containers: init, regular and ephemeral; caller frees with the list */
 	struct kube_container *containers;
 	size_t n_containers;
