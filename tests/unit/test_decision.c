@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -58,12 +59,45 @@ static void test_log_counts_by_outcome(void **state)
 	decision_log_free(&l);
 }
 
+/* A capacity record names the node's resource, not a cgroup, and carries its value and reason. */
+static void test_capacity_record(void **state)
+{
+	struct decision d = {
+		.ts_ns = 1700000000000000000ull,
+		.act = {.kind = ACT_CAPACITY,
+			.rule = "capacity.cpu",
+			.resource = "kubernetes.io/batch-cpu",
+			.value = 0,
+			.cause = "cgroup reads failed"},
+		.outcome = OUT_REPORTED,
+		.before = "1900m",
+		.after = "0m: held at 0: cgroup reads failed",
+	};
+	json_t *o;
+	char *s;
+
+	(void)state;
+	action_evidence(&d.act, "batch", 0);
+	o = decision_to_json(&d);
+	assert_non_null(o);
+	s = json_dumps(json_object_get(o, "target"), JSON_COMPACT);
+	assert_string_equal(s, "{\"resource\":\"kubernetes.io/batch-cpu\"}");
+	free(s);
+	assert_null(json_object_get(o, "class"));
+	assert_string_equal(json_string_value(json_object_get(o, "kind")), "capacity");
+	assert_int_equal(json_integer_value(json_object_get(o, "value")), 0);
+	assert_string_equal(json_string_value(json_object_get(o, "cause")), "cgroup reads failed");
+	assert_string_equal(json_string_value(json_object_get(o, "before")), "1900m");
+	json_decref(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_outcome_names),
 		cmocka_unit_test(test_outcomes_in_name_order),
 		cmocka_unit_test(test_log_counts_by_outcome),
+		cmocka_unit_test(test_capacity_record),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

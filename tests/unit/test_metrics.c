@@ -772,6 +772,9 @@ static void test_kube_stats(void **state)
 		.last_list_ns = 1700000000250000000ull,
 		.condition_known = true,
 		.condition = true,
+		.batch_known = true,
+		.batch_cpu_milli = 1900,
+		.batch_mem_bytes = 4096,
 	};
 	struct metrics_input in = {.kube = &k};
 	static const char want[] =
@@ -782,6 +785,7 @@ static void test_kube_stats(void **state)
 		"qoslet_kube_requests_total{call=\"event_create\"} 0\n"
 		"qoslet_kube_requests_total{call=\"event_patch\"} 0\n"
 		"qoslet_kube_requests_total{call=\"node_status\"} 0\n"
+		"qoslet_kube_requests_total{call=\"node_batch\"} 0\n"
 		"# HELP qoslet_kube_request_errors_total Kubernetes API calls that got no answer or an "
 		"error status, by call.\n"
 		"# TYPE qoslet_kube_request_errors_total counter\n"
@@ -790,6 +794,7 @@ static void test_kube_stats(void **state)
 		"qoslet_kube_request_errors_total{call=\"event_create\"} 0\n"
 		"qoslet_kube_request_errors_total{call=\"event_patch\"} 0\n"
 		"qoslet_kube_request_errors_total{call=\"node_status\"} 3\n"
+		"qoslet_kube_request_errors_total{call=\"node_batch\"} 0\n"
 		"# HELP qoslet_kube_events_aggregated_total Occurrences folded into an existing "
 		"Kubernetes Event's series.\n"
 		"# TYPE qoslet_kube_events_aggregated_total counter\n"
@@ -807,7 +812,12 @@ static void test_kube_stats(void **state)
 		"# HELP qoslet_kube_node_interference The node condition the agent last wrote: 1 "
 		"interference, 0 none.\n"
 		"# TYPE qoslet_kube_node_interference gauge\n"
-		"qoslet_kube_node_interference 1\n";
+		"qoslet_kube_node_interference 1\n"
+		"# HELP qoslet_kube_node_batch The node's batch resources the API last took from the "
+		"agent: kubernetes.io/batch-cpu in milli-CPUs, kubernetes.io/batch-memory in bytes.\n"
+		"# TYPE qoslet_kube_node_batch gauge\n"
+		"qoslet_kube_node_batch{resource=\"kubernetes.io/batch-cpu\"} 1900\n"
+		"qoslet_kube_node_batch{resource=\"kubernetes.io/batch-memory\"} 4096\n";
 	char *text, *from;
 
 	(void)state;
@@ -822,6 +832,59 @@ static void test_kube_stats(void **state)
 	text = render(&in);
 	assert_null(strstr(text, "qoslet_kube_node_interference"));
 	assert_line(text, "qoslet_kube_pods 31");
+	free(text);
+}
+
+/* Batch capacity: the two gauges, the terms by term, the threshold, the window, why held. */
+static void test_capacity(void **state)
+{
+	struct capacity_result c = {
+		.r = {[CAP_CPU] = {.capacity = 4,
+				   .threshold = 0.6,
+				   .ls = 0.8,
+				   .system = 0.3,
+				   .pctl = 1.2,
+				   .used = 1.2,
+				   .reserve = 0.1,
+				   .batch = 1.1},
+		      [CAP_MEM] = {.capacity = 8e9,
+				   .threshold = 0.65,
+				   .ls = 2e9,
+				   .system = 5e8,
+				   .pctl = 2.5e9,
+				   .used = 2.5e9,
+				   .reserve = 0,
+				   .batch = 2.7e9}},
+		.window_covered_s = 300,
+	};
+	struct metrics_input in = {.capacity = &c};
+	char *text;
+
+	(void)state;
+	text = render(&in);
+	assert_line(text, "qoslet_batch_allocatable_cpu_cores 1.1");
+	assert_line(text, "qoslet_batch_allocatable_memory_bytes 2700000000");
+	assert_line(text, "qoslet_batch_formula_cpu_cores{term=\"capacity\"} 4");
+	assert_line(text, "qoslet_batch_formula_cpu_cores{term=\"ls\"} 0.8");
+	assert_line(text, "qoslet_batch_formula_cpu_cores{term=\"system\"} 0.3");
+	assert_line(text, "qoslet_batch_formula_cpu_cores{term=\"percentile\"} 1.2");
+	assert_line(text, "qoslet_batch_formula_cpu_cores{term=\"used\"} 1.2");
+	assert_line(text, "qoslet_batch_formula_cpu_cores{term=\"reserve\"} 0.1");
+	assert_line(text, "qoslet_batch_formula_memory_bytes{term=\"ls\"} 2000000000");
+	assert_line(text, "qoslet_batch_threshold_ratio{resource=\"cpu\"} 0.6");
+	assert_line(text, "qoslet_batch_threshold_ratio{resource=\"memory\"} 0.65");
+	assert_line(text, "qoslet_batch_window_seconds 300");
+	assert_line(text, "qoslet_batch_held{reason=\"\"} 0");
+	assert_no_duplicate_series(text);
+	free(text);
+	c.held = "cgroup reads \"failed\"";
+	text = render(&in);
+	assert_line(text, "qoslet_batch_held{reason=\"cgroup reads \\\"failed\\\"\"} 1");
+	free(text);
+	/* off: no batch families at all */
+	in.capacity = NULL;
+	text = render(&in);
+	assert_null(strstr(text, "qoslet_batch_"));
 	free(text);
 }
 
@@ -899,7 +962,7 @@ int main(void)
 		cmocka_unit_test(test_duplicate_path), cmocka_unit_test(test_blame),
 		cmocka_unit_test(test_settings),       cmocka_unit_test(test_decisions_and_health),
 		cmocka_unit_test(test_breaches),       cmocka_unit_test(test_kube_stats),
-		cmocka_unit_test(test_node_scale),
+		cmocka_unit_test(test_capacity),       cmocka_unit_test(test_node_scale),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

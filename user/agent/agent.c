@@ -122,7 +122,7 @@ static const struct pol_unit *unit_of(const struct pol_input *in, uint64_t id)
 }
 
 /* Records d, and tells the cluster about it when it is worth an Event. */
-static void record_decision(struct agent *a, struct decision *d)
+void agent_record_decision(struct agent *a, struct decision *d)
 {
 	if (d->outcome == OUT_FAILED || d->outcome == OUT_REFUSED)
 		log_warn("agent: %s %s on /%s %s: %s", d->act.rule, act_kind_name(d->act.kind),
@@ -189,7 +189,7 @@ static void decide(struct agent *a, const struct action *act)
 	snprintf(d.why, sizeof(d.why), "%s", r.why);
 	if (r.outcome == OUT_REQUESTED)
 		request_eviction(a, &d);
-	record_decision(a, &d);
+	agent_record_decision(a, &d);
 }
 
 /* Every attempt of an eviction through the API, as a decision record of its own. */
@@ -212,7 +212,7 @@ static void eviction_results(struct agent *a)
 			else
 				snprintf(d.after, sizeof(d.after), "no answer");
 			snprintf(d.why, sizeof(d.why), "%s", r->why);
-			record_decision(a, &d);
+			agent_record_decision(a, &d);
 		}
 }
 
@@ -353,6 +353,9 @@ static int tick_once(struct agent *a, bool fast)
 		return err;
 	for (size_t i = 0; i < a->actions.n; i++)
 		decide(a, &a->actions.v[i]);
+	err = agent_capacity_tick(a);
+	if (err)
+		return err;
 	if (a->kube) {
 		eviction_results(a);
 		if (!fast)
@@ -703,6 +706,7 @@ static void teardown(struct agent *a)
 	collector_free(a->coll);
 	probe_set_close(a->probes);
 	policy_state_free(&a->pol);
+	capacity_state_free(&a->cap);
 	kube_pod_list_free(&a->pods);
 	action_list_free(&a->actions);
 	decision_log_free(&a->log);

@@ -14,6 +14,7 @@
 
 #include "../cgroup.h"
 #include "../collect/collect.h"
+#include "../policy/capacity.h"
 #include "../policy/policy.h"
 #include "../probes/probes.h"
 #include "../report/metrics.h"
@@ -67,8 +68,11 @@ struct agent {
 	bool observe_only; /* no kubepods and no cgroup_root: dry-run, whatever the config */
 	uint64_t reloads;  /* configs swapped in by SIGHUP */
 	struct breach_counts breaches; /* reports per victim and cause, for the metrics */
-	uint64_t interference_ns; /* CLOCK_MONOTONIC of the last interference decision; 0 none */
-	char interference[512];	  /* ... what it said, for the node condition */
+	uint64_t interference_ns;  /* CLOCK_MONOTONIC of the last interference decision; 0 none */
+	char interference[512];	   /* ... what it said, for the node condition */
+	struct capacity_state cap; /* batch capacity (capacity.c) */
+	struct capacity_result cap_result;
+	bool cap_have; /* cap_result holds a tick's result */
 };
 
 /*
@@ -83,6 +87,12 @@ void agent_reload(struct agent *a);
 
 /* Tells the cluster about a decision: an Event on its pod, the node condition (kube_report.c). */
 void kube_report(struct agent *a, const struct decision *d);
+
+/* Records d, and tells the cluster about it when it is worth an Event (agent.c). */
+void agent_record_decision(struct agent *a, struct decision *d);
+
+/* Batch capacity for this tick: decisions for its changes, the values to the link. */
+int agent_capacity_tick(struct agent *a);
 
 /* Once per interval: the node condition the loop currently wants. */
 void kube_report_condition(struct agent *a);

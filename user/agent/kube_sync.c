@@ -9,6 +9,7 @@
 #include "kube_sync.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,8 @@ struct kube_sync {
 	size_t n_series, cap_series;
 	bool want_condition;
 	char condition_msg[512];
+	bool batch_put; /* the loop put a batch value */
+	uint64_t batch_want[2], batch_put_at, batch_valid_ns;
 
 	/* the thread's own */
 	uint64_t next_list, backoff_until, backoff_ns;
@@ -77,6 +80,8 @@ struct kube_sync {
 	uint64_t tokens_at;
 	bool condition_written, written_status;
 	uint64_t condition_at, transition_ns;
+	bool batch_written, batch_expired_logged;
+	uint64_t batch_done[2], batch_at; /* what the API took, and when it was tried */
 };
 
 /* The API server's or the network's trouble, not a refusal of the request itself. */
@@ -389,6 +394,65 @@ static void write_condition(struct kube_sync *ks, uint64_t now)
 	pthread_mutex_unlock(&ks->lock);
 }
 
+/* Moved enough to be worth a patch: past the step of the old value, or to or from 0. */
+static bool batch_moved(uint64_t now, uint64_t before, double step)
+{
+	if ((now == 0) != (before == 0))
+		return true;
+	return fabs((double)now - (double)before) > step * (double)before;
+}
+
+static void write_batch(struct kube_sync *ks, uint64_t now)
+{
+	uint64_t want[2], since;
+	bool put, moved, zero, differs;
+	char err[256];
+	int rc;
+
+	pthread_mutex_lock(&ks->lock);
+	put = ks->batch_put;
+	memcpy(want, ks->batch_want, sizeof(want));
+	/* The loop stopped ticking: what it said last is no longer the node. */
+	if (put && now - ks->batch_put_at > ks->batch_valid_ns) {
+		if (!ks->batch_expired_logged && (want[0] || want[1]))
+			log_warn("kube: no batch capacity from the loop for %.0f s: writing 0",
+				 (double)(now - ks->batch_put_at) / SEC);
+		ks->batch_expired_logged = true;
+		want[0] = want[1] = 0;
+	} else {
+		ks->batch_expired_logged = false;
+	}
+	pthread_mutex_unlock(&ks->lock);
+	if (!put || backing_off(ks, now))
+		return;
+	since = now - ks->batch_at;
+	zero = !want[0] && !want[1];
+	differs =
+		!ks->batch_written || want[0] != ks->batch_done[0] || want[1] != ks->batch_done[1];
+	moved = !ks->batch_written || batch_moved(want[0], ks->batch_done[0], ks->cfg.batch_step) ||
+		batch_moved(want[1], ks->batch_done[1], ks->cfg.batch_step);
+	if (!differs)
+		return;
+	/* a drop to 0 is the safe direction: no rate limit holds it back */
+	if (!(moved && (zero || !ks->batch_written ||
+			since >= (uint64_t)(ks->cfg.batch_min_interval_s * SEC))) &&
+	    since < (uint64_t)(ks->cfg.batch_max_interval_s * SEC))
+		return;
+	rc = kube_node_set_batch(&ks->client, ks->node, want[0], want[1], err, sizeof(err));
+	account(ks, KUBE_CALL_NODE_BATCH, rc, err);
+	ks->batch_at = now;
+	/* a refused write waits for the next interval like a success; an outage the backoff */
+	if (rc)
+		return;
+	ks->batch_written = true;
+	memcpy(ks->batch_done, want, sizeof(want));
+	pthread_mutex_lock(&ks->lock);
+	ks->stats.batch_known = true;
+	ks->stats.batch_cpu_milli = want[0];
+	ks->stats.batch_mem_bytes = want[1];
+	pthread_mutex_unlock(&ks->lock);
+}
+
 static void *run(void *arg)
 {
 	struct kube_sync *ks = arg;
@@ -405,6 +469,8 @@ static void *run(void *arg)
 		expire_series(ks, now);
 		if (ks->cfg.node_condition)
 			write_condition(ks, now);
+		if (ks->cfg.batch_status)
+			write_batch(ks, now);
 		if (busy)
 			continue;
 		/* Work queued by the loop wakes the thread; time-based work is checked each second.
@@ -503,6 +569,23 @@ void kube_sync_stop(struct kube_sync *ks)
 	pthread_mutex_unlock(&ks->lock);
 	if (ks->running)
 		pthread_join(ks->thread, NULL);
+	/*
+	 * Zero is safer than stale: a scheduler that believed a stopped agent's
+	 * last value would keep placing BE pods on a node nobody watches. The
+	 * thread is gone, so the call is made here, no longer cancelled.
+	 */
+	if (ks->batch_written && (ks->batch_done[0] || ks->batch_done[1])) {
+		char err[256];
+		int rc;
+
+		__atomic_store_n(&ks->stopping, 0, __ATOMIC_RELAXED);
+		rc = kube_node_set_batch(&ks->client, ks->node, 0, 0, err, sizeof(err));
+		if (rc)
+			log_warn("kube: cannot set the node's batch resources to 0 at stop: %s",
+				 err);
+		else
+			log_info("kube: the node's batch resources set to 0 at stop");
+	}
 	kube_client_free(&ks->client);
 	kube_pod_list_free(&ks->fresh);
 	free(ks->jobs);
@@ -611,5 +694,19 @@ void kube_sync_condition(struct kube_sync *ks, bool interference, const char *me
 		pthread_cond_signal(&ks->wake);
 	ks->want_condition = interference;
 	snprintf(ks->condition_msg, sizeof(ks->condition_msg), "%s", message);
+	pthread_mutex_unlock(&ks->lock);
+}
+
+void kube_sync_batch(struct kube_sync *ks, uint64_t cpu_milli, uint64_t mem_bytes,
+		     uint64_t valid_ns)
+{
+	pthread_mutex_lock(&ks->lock);
+	if (!ks->batch_put || cpu_milli != ks->batch_want[0] || mem_bytes != ks->batch_want[1])
+		pthread_cond_signal(&ks->wake);
+	ks->batch_put = true;
+	ks->batch_want[0] = cpu_milli;
+	ks->batch_want[1] = mem_bytes;
+	ks->batch_put_at = clock_ns(CLOCK_MONOTONIC);
+	ks->batch_valid_ns = valid_ns;
 	pthread_mutex_unlock(&ks->lock);
 }

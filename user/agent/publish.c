@@ -409,6 +409,8 @@ static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 		in.kube = &kube;
 	}
 	memcpy(in.errors, a->errors, sizeof(in.errors));
+	if (a->cap_have)
+		in.capacity = &a->cap_result;
 	if (!err)
 		err = metrics_render(&in, &metrics, len);
 	inputs_free(&x);

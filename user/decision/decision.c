@@ -41,8 +41,13 @@ json_t *decision_to_json(const struct decision *d)
 	json_object_set_new(o, "ts_ns", json_integer((json_int_t)d->ts_ns));
 	json_object_set_new(o, "kind", json_string(act_kind_name(a->kind)));
 	json_object_set_new(o, "rule", json_string(a->rule));
-	json_object_set_new(o, "target", unit_json(a->path, a->id, d->pod_uid));
-	json_object_set_new(o, "class", json_string(qos_class_name(a->cls)));
+	if (a->kind == ACT_CAPACITY) {
+		/* the node's, not a cgroup's */
+		json_object_set_new(o, "target", json_pack("{s:s}", "resource", a->resource));
+	} else {
+		json_object_set_new(o, "target", unit_json(a->path, a->id, d->pod_uid));
+		json_object_set_new(o, "class", json_string(qos_class_name(a->cls)));
+	}
 	if (a->related_id)
 		json_object_set_new(o, "related", unit_json(a->related, a->related_id, NULL));
 	if (a->cause)

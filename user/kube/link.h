@@ -38,10 +38,11 @@ enum kube_call {
 	KUBE_CALL_EVENT_CREATE,
 	KUBE_CALL_EVENT_PATCH,
 	KUBE_CALL_NODE_STATUS,
+	KUBE_CALL_NODE_BATCH, /* the node's batch resources (also a status patch) */
 	KUBE_CALL_NR,
 };
 
-/* "list_pods", "evict", "event_create", "event_patch", "node_status". */
+/* "list_pods", "evict", "event_create", "event_patch", "node_status", "node_batch". */
 const char *kube_call_name(enum kube_call c);
 
 struct kube_link_stats {
@@ -53,6 +54,9 @@ struct kube_link_stats {
 	uint64_t last_list_ns;		 /* CLOCK_REALTIME of that list; 0 before the first */
 	bool condition_known;		 /* the node condition was written at least once */
 	bool condition;			 /* ... and says "interference" */
+	bool batch_known;		 /* the batch resources were written at least once */
+	uint64_t batch_cpu_milli;	 /* ... the last values the API took */
+	uint64_t batch_mem_bytes;
 };
 
 #endif

@@ -28,4 +28,16 @@ json_t *kube_condition_patch(const struct kube_condition *cond);
 int kube_node_set_condition(struct kube_client *c, const char *node,
 			    const struct kube_condition *cond, char *err, size_t errlen);
 
+/*
+ * The node's batch resources (kubernetes.io/batch-cpu in milli-CPUs,
+ * kubernetes.io/batch-memory in bytes) in status.capacity and
+ * status.allocatable: a strategic merge patch, so the kubelet's resources
+ * stay as they are. NULL when out of memory.
+ */
+json_t *kube_batch_patch(uint64_t cpu_milli, uint64_t mem_bytes);
+
+/* PATCHes /api/v1/nodes/NODE/status with it. 0 or a negative errno with err set. */
+int kube_node_set_batch(struct kube_client *c, const char *node, uint64_t cpu_milli,
+			uint64_t mem_bytes, char *err, size_t errlen);
+
 #endif

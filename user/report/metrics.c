@@ -709,6 +709,93 @@ static void kube(FILE *f, const struct kube_link_stats *k)
 		       "The node condition the agent last wrote: 1 interference, 0 none.");
 		fprintf(f, "qoslet_kube_node_interference %d\n", k->condition);
 	}
+	if (k->batch_known) {
+		family(f, "qoslet_kube_node_batch", "gauge",
+		       "The node's batch resources the API last took from the agent: "
+		       "kubernetes.io/batch-cpu in milli-CPUs, kubernetes.io/batch-memory in bytes.");
+		fprintf(f,
+			"qoslet_kube_node_batch{resource=\"kubernetes.io/batch-cpu\"} %" PRIu64
+			"\n",
+			k->batch_cpu_milli);
+		fprintf(f,
+			"qoslet_kube_node_batch{resource=\"kubernetes.io/batch-memory\"} %" PRIu64
+			"\n",
+			k->batch_mem_bytes);
+	}
+}
+
+/* Batch capacity and the terms of its formula (docs/capacity.md), one family per unit. */
+static void capacity(FILE *f, const struct capacity_result *c)
+{
+	static const struct {
+		const char *name;
+		size_t offset;
+	} terms[] = {
+		{"capacity", offsetof(struct capacity_terms, capacity)},
+		{"ls", offsetof(struct capacity_terms, ls)},
+		{"system", offsetof(struct capacity_terms, system)},
+		{"percentile", offsetof(struct capacity_terms, pctl)},
+		{"used", offsetof(struct capacity_terms, used)},
+		{"reserve", offsetof(struct capacity_terms, reserve)},
+	};
+	static const struct {
+		const char *resource, *batch, *formula, *unit;
+	} res[CAP_NR] = {
+		[CAP_CPU] = {"cpu", "qoslet_batch_allocatable_cpu_cores",
+			     "qoslet_batch_formula_cpu_cores", "CPUs"},
+		[CAP_MEM] = {"memory", "qoslet_batch_allocatable_memory_bytes",
+			     "qoslet_batch_formula_memory_bytes", "bytes"},
+	};
+	char help[160];
+
+	if (!c)
+		return;
+	for (int r = 0; r < CAP_NR; r++) {
+		snprintf(help, sizeof(help),
+			 "What BE pods may be given (%s): capacity x threshold - used - reserve, "
+			 "never below 0; 0 while held.",
+			 res[r].unit);
+		family(f, res[r].batch, "gauge", help);
+		fprintf(f, "%s ", res[r].batch);
+		put_double(f, c->r[r].batch);
+		fputc('\n', f);
+	}
+	for (int r = 0; r < CAP_NR; r++) {
+		snprintf(help, sizeof(help),
+			 "The terms of the batch %s formula (%s), by term; used = max(ls + system, "
+			 "percentile).",
+			 res[r].resource, res[r].unit);
+		family(f, res[r].formula, "gauge", help);
+		for (size_t t = 0; t < ARRAY_LEN(terms); t++) {
+			double v;
+
+			memcpy(&v, (const char *)&c->r[r] + terms[t].offset, sizeof(v));
+			fprintf(f, "%s{term=\"%s\"} ", res[r].formula, terms[t].name);
+			put_double(f, v);
+			fputc('\n', f);
+		}
+	}
+	family(f, "qoslet_batch_threshold_ratio", "gauge",
+	       "The share of capacity LS, system and batch may use together, by resource.");
+	for (int r = 0; r < CAP_NR; r++) {
+		fprintf(f, "qoslet_batch_threshold_ratio{resource=\"%s\"} ", res[r].resource);
+		put_double(f, c->r[r].threshold);
+		fputc('\n', f);
+	}
+	family(f, "qoslet_batch_window_seconds", "gauge",
+	       "How far back the usage window reaches (it must reach capacity.window_s).");
+	fprintf(f, "qoslet_batch_window_seconds ");
+	put_double(f, c->window_covered_s);
+	fputc('\n', f);
+	family(f, "qoslet_batch_held", "gauge",
+	       "1 while batch capacity is held at 0 whatever the formula says, with the reason.");
+	if (c->held) {
+		fputs("qoslet_batch_held{reason=\"", f);
+		put_escaped(f, c->held);
+		fputs("\"} 1\n", f);
+	} else {
+		fputs("qoslet_batch_held{reason=\"\"} 0\n", f);
+	}
 }
 
 static int render_all(struct render *r)
@@ -739,6 +826,7 @@ static int render_all(struct render *r)
 	health(r->f, r->in);
 	process(r->f, r->in->process);
 	kube(r->f, r->in->kube);
+	capacity(r->f, r->in->capacity);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "../decision/decision.h"
 #include "../kube/link.h"
 #include "../kube/pods.h"
+#include "../policy/capacity.h"
 #include "../snapshot.h"
 
 /* Blame pairs the agent publishes: the largest totals; the rest are summed in one gauge. */
@@ -89,8 +90,9 @@ struct metrics_input {
 	const struct metrics_probe *probes;
 	size_t n_probes;
 	uint64_t errors[METRICS_ERR_NR];
-	const struct metrics_process *process; /* NULL: no process metrics */
-	const struct kube_link_stats *kube;    /* NULL: Kubernetes off */
+	const struct metrics_process *process;	/* NULL: no process metrics */
+	const struct kube_link_stats *kube;	/* NULL: Kubernetes off */
+	const struct capacity_result *capacity; /* NULL: batch capacity off or not yet computed */
 };
 
 /* "probe_read", "subtree_read", "cgroup_read", "render". */
