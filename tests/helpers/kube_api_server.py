@@ -27,7 +27,9 @@ reportingInstance, action, reason, type Normal/Warning, a note of at most
 A node status patch must be a strategic merge patch
 (application/strategic-merge-patch+json) of status.conditions entries with
 type, status True/False/Unknown, reason, message and RFC 3339 heartbeat and
-transition times.
+transition times, or of status.capacity and status.allocatable, both holding
+the same kubernetes.io/batch-cpu and kubernetes.io/batch-memory, whole numbers
+as strings; the node's resources are kept and answered like its conditions.
 
 The eviction script is a file of statuses (201, 200, 429, 403, 404, 500, ...),
 one a line, consumed from the top; with the file empty the answer is 500. While
@@ -56,6 +58,7 @@ EVENT_PATH = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([a-z0-9.-]+)/eve
 NODE_STATUS_PATH = re.compile(r"^/api/v1/nodes/([a-z0-9.-]+)/status$")
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+QUANTITY = re.compile(r"^(0|[1-9][0-9]*)$")  # whole numbers: milli-CPUs, bytes
 CAMEL = re.compile(r"^[A-Z][A-Za-z0-9]{0,127}$")
 DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS_SUBDOMAIN = re.compile(r"^(?=.{1,253}$)%s(\.%s)*$" % (DNS_LABEL, DNS_LABEL))
@@ -64,6 +67,7 @@ STATUS_REASONS = {401: "Unauthorized", 403: "Forbidden", 409: "Conflict", 422: "
                   429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable"}
 EVENTS = {}  # (namespace, name) -> the stored Event
 CONDITIONS = {}  # type -> the node's condition
+RESOURCES = {"capacity": {}, "allocatable": {}}  # the node's batch resources as patched
 MAX_BODY = 64 * 1024
 LOCK = threading.Lock()
 
@@ -317,18 +321,25 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(200, ev, v, patch)
 
     def patch_node(self, node, patch, v):
-        conds = (patch.get("status") or {}).get("conditions") if isinstance(patch, dict) else None
-        if not isinstance(conds, list) or not conds or set(patch) != {"status"}:
+        status = patch.get("status") if isinstance(patch, dict) else None
+        if not isinstance(status, dict) or not status or set(patch) != {"status"} or \
+                not set(status) <= {"conditions", "capacity", "allocatable"}:
             v.append("node-status-patch")
-        else:
-            for c in conds:
-                if not isinstance(c, dict) or not isinstance(c.get("type"), str) or \
-                        c.get("status") not in ("True", "False", "Unknown") or \
-                        not CAMEL.match(str(c.get("reason"))) or \
-                        not isinstance(c.get("message"), str) or \
-                        not TIME.match(str(c.get("lastHeartbeatTime"))) or \
-                        not TIME.match(str(c.get("lastTransitionTime"))):
-                    v.append("node-condition")
+            status = {}
+        conds = status.get("conditions", [])
+        if "conditions" in status and (not isinstance(conds, list) or not conds):
+            v.append("node-status-patch")
+            conds = []
+        for c in conds:
+            if not isinstance(c, dict) or not isinstance(c.get("type"), str) or \
+                    c.get("status") not in ("True", "False", "Unknown") or \
+                    not CAMEL.match(str(c.get("reason"))) or \
+                    not isinstance(c.get("message"), str) or \
+                    not TIME.match(str(c.get("lastHeartbeatTime"))) or \
+                    not TIME.match(str(c.get("lastTransitionTime"))):
+                v.append("node-condition")
+        if "capacity" in status or "allocatable" in status:
+            self.check_batch(status, v)
         if v:
             self.refuse(v, patch)
             return
@@ -339,9 +350,22 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             for c in conds:
                 CONDITIONS[c["type"]] = c
+            for key in ("capacity", "allocatable"):
+                RESOURCES[key].update(status.get(key, {}))
             doc = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": node},
-                   "status": {"conditions": list(CONDITIONS.values())}}
+                   "status": {"conditions": list(CONDITIONS.values()),
+                              "capacity": dict(RESOURCES["capacity"]),
+                              "allocatable": dict(RESOURCES["allocatable"])}}
         self.reply(200, doc, v, patch)
+
+    @staticmethod
+    def check_batch(status, v):
+        """The agent's batch resources: both maps, the same two quantities in each."""
+        cap, alloc = status.get("capacity"), status.get("allocatable")
+        if not isinstance(cap, dict) or cap != alloc or \
+                set(cap) != {"kubernetes.io/batch-cpu", "kubernetes.io/batch-memory"} or \
+                not all(isinstance(q, str) and QUANTITY.match(q) for q in cap.values()):
+            v.append("node-batch-resources")
 
     def do_method_not_allowed(self):
         self.reply(405, status_body(405, "MethodNotAllowed", "method not allowed"),
