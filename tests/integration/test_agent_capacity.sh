@@ -21,7 +21,7 @@
 #     than 3 s after the previous one unless it drops to 0, the node's
 #     resources at 0 after the agent stopped.
 # jq filters are single-quoted.
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2119
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -33,6 +33,7 @@ set -euo pipefail
 require_root
 require_cmds jq taskset curl python3 awk
 require_binaries
+skip_in_tcg "judges how fast batch capacity follows a load, within ticks of 1 s"
 test_setup
 agent_setup
 KUBE_TMP=$TMP/kube
