@@ -81,6 +81,7 @@ struct kube_sync {
 	bool condition_written, written_status;
 	uint64_t condition_at, transition_ns;
 	bool batch_written, batch_expired_logged;
+	bool batch_refused; /* the last write was refused: even a 0 waits min_interval_s */
 	uint64_t batch_done[2], batch_at; /* what the API took, and when it was tried */
 };
 
@@ -434,8 +435,8 @@ static void write_batch(struct kube_sync *ks, uint64_t now)
 		batch_moved(want[1], ks->batch_done[1], ks->cfg.batch_step);
 	if (!differs)
 		return;
-	/* a drop to 0 is the safe direction: no rate limit holds it back */
-	if (!(moved && (zero || !ks->batch_written ||
+	/* a drop to 0 is the safe direction: no rate limit holds it back (but a refusal's) */
+	if (!(moved && ((zero && !ks->batch_refused) || !ks->batch_written ||
 			since >= (uint64_t)(ks->cfg.batch_min_interval_s * SEC))) &&
 	    since < (uint64_t)(ks->cfg.batch_max_interval_s * SEC))
 		return;
@@ -443,6 +444,7 @@ static void write_batch(struct kube_sync *ks, uint64_t now)
 	account(ks, KUBE_CALL_NODE_BATCH, rc, err);
 	ks->batch_at = now;
 	/* a refused write waits for the next interval like a success; an outage the backoff */
+	ks->batch_refused = rc && !transient(rc);
 	if (rc)
 		return;
 	ks->batch_written = true;
