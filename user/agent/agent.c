@@ -691,8 +691,6 @@ static int setup(struct agent *a)
 
 static void teardown(struct agent *a)
 {
-	/* At once: a call in flight is abandoned, so the restore below is not held up. */
-	kube_sync_stop(a->kube);
 	http_stop(a->http);
 	cgroup_names_free(a->names);
 	fast_path_close(a->fp);
@@ -703,6 +701,12 @@ static void teardown(struct agent *a)
 			log_warn("agent: %d cgroup settings could not be restored", failed);
 		actuator_close(a->act);
 	}
+	/*
+	 * After the restore, which the API never holds up: a call in flight is
+	 * abandoned, then the node's batch resources go to 0 (docs/capacity.md),
+	 * bounded by kubernetes.timeout_s.
+	 */
+	kube_sync_stop(a->kube);
 	collector_free(a->coll);
 	probe_set_close(a->probes);
 	policy_state_free(&a->pol);
