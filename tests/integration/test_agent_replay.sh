@@ -45,9 +45,10 @@ assert_eq "$(cfs_quota "$be") $(cat "$be/cpu.idle" 2>/dev/null || echo -)" "$bef
 n_live=$(decisions 'true' | jq length)
 assert_cmp "$n_live" ">=" 2 "live decisions"
 # A finding (kind "report", e.g. an LS unit's run-queue SLO broken by outside
-# load) writes nothing, so it is "reported" even in dry-run.
-assert_json "$(decisions 'true')" 'all(.outcome == "dry_run" or (.kind == "report" and .outcome == "reported"))' \
-	"every live decision is a dry run or a finding"
+# load) and a batch capacity change (kind "capacity") write nothing, so they
+# are "reported" even in dry-run.
+assert_json "$(decisions 'true')" 'all(.outcome == "dry_run" or ((.kind == "report" or .kind == "capacity") and .outcome == "reported"))' \
+	"every live decision is a dry run, a finding or a capacity change"
 assert_cmp "$(($(wc -l <"$TMP/run.rec") - 1))" ">=" 6 "ticks recorded"
 
 # The decisions' identity: what, where, when, how much.

@@ -34,6 +34,9 @@ static json_t *unit_to_json(const struct pol_unit *u)
 			      "nr_throttled", U64(u->nr_throttled), "mem_anon_unevict",
 			      U64(u->mem_anon_unevict), "mem_used", U64(u->mem_used));
 
+	/* only when known: recordings without it replay as before */
+	if (u->request_mem)
+		json_object_set_new(o, "request_mem", U64(u->request_mem));
 	if (u->has_rq)
 		json_object_set_new(o, "rq", hist_to_json(&u->rq));
 	if (u->has_cpi)
@@ -131,28 +134,28 @@ static int hist_from_json(const json_t *o, struct lat_hist *h, char *err, size_t
 
 static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t errlen)
 {
-	json_int_t id, quota, period, burst, periods, throttled, anon, used;
+	json_int_t id, quota, period, burst, periods, throttled, anon, used, request_mem = 0;
 	const char *path, *uid, *cls, *cpus;
 	json_t *rq = NULL, *cpi = NULL;
 	json_error_t e;
 	int priority, idle;
 
 	static const char fmt[] = "{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, "
-				  "s:F, s:I, s:I, s:I, s:I, s?o, s?o}";
+				  "s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o}";
 	static const char *const keys[] = {
-		"id",	    "path",	  "pod_uid",	  "class",
-		"priority", "quota_us",	  "period_us",	  "burst_us",
-		"idle",	    "cpus",	  "request_cpus", "limit_cpus",
-		"cpu_used", "nr_periods", "nr_throttled", "mem_anon_unevict",
-		"mem_used", "rq",	  "cpi"};
+		"id",	    "path",	   "pod_uid",	   "class",
+		"priority", "quota_us",	   "period_us",	   "burst_us",
+		"idle",	    "cpus",	   "request_cpus", "limit_cpus",
+		"cpu_used", "nr_periods",  "nr_throttled", "mem_anon_unevict",
+		"mem_used", "request_mem", "rq",	   "cpi"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "id", &id, "path", &path, "pod_uid",
 			   &uid, "class", &cls, "priority", &priority, "quota_us", &quota,
 			   "period_us", &period, "burst_us", &burst, "idle", &idle, "cpus", &cpus,
 			   "request_cpus", &u->request_cpus, "limit_cpus", &u->limit_cpus,
 			   "cpu_used", &u->cpu_used, "nr_periods", &periods, "nr_throttled",
-			   &throttled, "mem_anon_unevict", &anon, "mem_used", &used, "rq", &rq,
-			   "cpi", &cpi)) {
+			   &throttled, "mem_anon_unevict", &anon, "mem_used", &used, "request_mem",
+			   &request_mem, "rq", &rq, "cpi", &cpi)) {
 		name_bad_key(o, fmt, keys, "unit.", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -174,6 +177,7 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 	u->nr_throttled = throttled;
 	u->mem_anon_unevict = anon;
 	u->mem_used = used;
+	u->request_mem = (uint64_t)request_mem;
 	u->has_rq = rq != NULL;
 	if (rq && hist_from_json(rq, &u->rq, err, errlen))
 		return -EINVAL;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../policy/capacity.h"
 #include "../policy/policy.h"
 #include "agent.h"
 #include "config.h"
@@ -50,9 +51,11 @@ static void print_text(const struct decision *d)
 		after = "(owner's value)";
 	else
 		snprintf(value, sizeof(value), "%" PRId64, a->value);
-	printf("%-6" PRIu64 " %.3f  %-10s %-24s %-4s /%s  %s -> %s%s\n", d->seq, d->ts_ns / 1e9,
-	       act_kind_name(a->kind), a->rule, qos_class_name(a->cls), a->path, d->before,
-	       a->kind == ACT_REPORT && a->related_id ? "culprit /" : "", after);
+	printf("%-6" PRIu64 " %.3f  %-10s %-24s %-4s %s%s  %s -> %s%s\n", d->seq, d->ts_ns / 1e9,
+	       act_kind_name(a->kind), a->rule,
+	       a->kind == ACT_CAPACITY ? "-" : qos_class_name(a->cls),
+	       a->kind == ACT_CAPACITY ? "" : "/", a->kind == ACT_CAPACITY ? a->resource : a->path,
+	       d->before, a->kind == ACT_REPORT && a->related_id ? "culprit /" : "", after);
 }
 
 static int load_config(const char *path, json_t *recorded, struct agent_config *cfg)
@@ -76,6 +79,8 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 {
 	struct decision_log log;
 	struct policy_state st = {0};
+	struct capacity_state cap = {0};
+	struct capacity_result cap_result;
 	struct action_list actions = {0};
 	struct pol_input in = {0};
 	char err[512];
@@ -88,7 +93,12 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 		       "TARGET  BEFORE -> AFTER");
 	while ((ret = record_next(r, &in, err, sizeof(err))) > 0) {
 		action_list_clear(&actions);
-		ret = policy_tick(&in, &cfg->policy, cfg->dry_run, &st, &actions);
+		/* The recording does not say which readings were unwhole: all count as whole. */
+		ret = policy_tick(&in, &cfg->policy, cfg->dry_run, &st, &actions)
+			      ?: (cfg->policy.capacity.enabled
+					  ? capacity_tick(&in, NULL, &cfg->policy.capacity, &cap,
+							  &cap_result, &actions)
+					  : 0);
 		if (ret)
 			break;
 		for (size_t i = 0; i < actions.n; i++) {
@@ -109,6 +119,7 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 	pol_input_free(&in);
 	action_list_free(&actions);
 	policy_state_free(&st);
+	capacity_state_free(&cap);
 	decision_log_free(&log);
 	return ret;
 }
