@@ -129,7 +129,8 @@ void agent_record_decision(struct agent *a, struct decision *d)
 			 d->act.path, decision_outcome_name(d->outcome),
 			 d->why[0] ? d->why : strerror(d->err));
 	if (decision_log_add(&a->log, d) ||
-	    (d->act.cause && breach_counts_add(&a->breaches, d->act.id, d->act.cause)))
+	    (d->act.kind == ACT_REPORT && d->act.cause &&
+	     breach_counts_add(&a->breaches, d->act.id, d->act.cause)))
 		log_err("agent: out of memory counting decisions");
 	if (a->kube)
 		kube_report(a, d);

@@ -52,7 +52,10 @@ struct action {
 	bool restore;
 	uint64_t related_id; /* the other party (a culprit, a victim); 0 none */
 	char related[POL_PATH_MAX];
-	/* ACT_REPORT: what explains the finding (interference_cause_name()); else NULL. */
+	/*
+	 * ACT_REPORT: what explains the finding (interference_cause_name());
+	 * ACT_CAPACITY: why batch is held at 0, or NULL; else NULL.
+	 */
 	const char *cause;
 	/* ACT_CAPACITY: the extended resource ("kubernetes.io/batch-cpu"); else NULL. */
 	const char *resource;
