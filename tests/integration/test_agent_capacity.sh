@@ -166,6 +166,8 @@ for term in capacity ls system percentile used reserve; do
 done
 grep -q '^qoslet_batch_allocatable_memory_bytes [0-9]' <<<"$metrics" || fail "no batch memory gauge"
 grep -q '^qoslet_batch_held{reason=""} 0' <<<"$metrics" || fail "batch held: $(grep batch_held <<<"$metrics")"
+# the warm-up's reason is no interference breach
+! grep '^qoslet_interference_breaches_total{' <<<"$metrics" || fail "capacity records counted as breaches"
 api_cpu=$(awk '$1 == "qoslet_kube_node_batch{resource=\"kubernetes.io/batch-cpu\"}" { print $2 }' <<<"$metrics")
 agent_stop
 AGENT_PID=""
