@@ -5,11 +5,14 @@
  * and evictions, and reads results and counters back.
  *
  *   kubesync KUBECONFIG NODE [--resync S] [--timeout S] [--event-interval S]
- *            [--events-per-minute N] [--no-events] [--no-condition] < commands
+ *            [--events-per-minute N] [--no-events] [--no-condition]
+ *            [--batch STEP,MIN_S,MAX_S] < commands
  *
  * Commands, one a line on stdin:
  *   event UID NS POD REASON N  N occurrences of REASON (CamelCase) on the pod
  *   condition on|off MESSAGE   the node condition the loop wants
+ *   batch CPU_MILLI MEM_BYTES VALID_S
+ *                              the node's batch resources, good for VALID_S seconds
  *   evict UID NS NAME          queues an eviction ("error evict RC" when refused)
  *   sleep S                    waits S seconds (fractions allowed)
  *   results                    "result UID OUTCOME ATTEMPT STATUS TS_MS WHY" for each
@@ -157,6 +160,11 @@ static int run(struct kube_sync *ks, char *line)
 		return event(ks, arg);
 	if (!strcmp(cmd, "evict") && n == 3)
 		return evict(ks, arg);
+	if (!strcmp(cmd, "batch") && n == 3) {
+		kube_sync_batch(ks, strtoull(arg[0], NULL, 10), strtoull(arg[1], NULL, 10),
+				(uint64_t)(strtod(arg[2], NULL) * 1e9));
+		return 0;
+	}
 	if (!strcmp(cmd, "sleep") && n == 1) {
 		nap(strtod(arg[0], NULL));
 		return 0;
@@ -187,6 +195,7 @@ int main(int argc, char **argv)
 		{"events-per-minute", required_argument, NULL, 'e'},
 		{"no-events", no_argument, NULL, 'E'},
 		{"no-condition", no_argument, NULL, 'C'},
+		{"batch", required_argument, NULL, 'b'},
 		{NULL, 0, NULL, 0},
 	};
 	/* The defaults of docs/agent-config.md, but for resync: tests want results sooner. */
@@ -217,6 +226,10 @@ int main(int argc, char **argv)
 			cfg.events = false;
 		else if (o == 'C')
 			cfg.node_condition = false;
+		else if (o == 'b' &&
+			 sscanf(optarg, "%lf,%lf,%lf", &cfg.batch_step, &cfg.batch_min_interval_s,
+				&cfg.batch_max_interval_s) == 3)
+			cfg.batch_status = true;
 		else
 			return 2;
 	}

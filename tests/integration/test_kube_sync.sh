@@ -19,6 +19,9 @@
 #      interval (resync, heartbeat) or not at all, never every second.
 #   6. A stop while a call hangs returns within about a second (the client's
 #      cancel flag).
+#   7. The node's batch resources: written past the step only, at most one
+#      write per min interval but for a drop to 0, 0 when the loop's value
+#      expired, 0 at stop.
 # Needs no root: it touches no cgroups. About 45 s.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -303,6 +306,38 @@ assert_eq "$(stat_of hang requests.list_pods)" 0 "the list call was still in fli
 ms=$(awk '$1 == "stop" { print $2 }' "$TMP/hang.out")
 # libcurl asks the cancel flag about once a second while no data moves.
 assert_cmp "$ms" "<=" "$(time_bound_ms 1500)" "ms kube_sync_stop took with a call in flight"
+
+# ---- 7. batch resources -----------------------------------------------------------------
+log "7. batch resources: step 10 %, at most one write per 2 s (but a drop to 0), expiry, stop"
+{
+	echo "batch 1000 4096 3" # the first value: at once
+	echo "sleep 0.5"
+	echo "batch 1050 4096 3" # 5 %: under the step, never written
+	echo "batch 1500 4096 3" # past the step: 2 s after the first
+	echo "sleep 2.5"
+	echo "batch 0 0 3" # a drop to 0: at once
+	echo "sleep 0.5"
+	echo "batch 800 4096 3" # off 0: 2 s after the 0
+	echo "sleep 6"         # no value for 3 s: 0
+	echo "batch 700 4096 3" # off 0 again, 2 s or more after that 0
+	echo "sleep 1.5"
+	echo "stats"
+	echo "stop" # it wrote 700: 0 at stop
+} | run_sync batch --no-condition --no-events --batch 0.10,2,300
+BATCH='.method == "PATCH" and .path == "/api/v1/nodes/n1/status" and .body.status.capacity != null'
+assert_eq "$(calls batch '.violations != []')" 0 "batch patches broke no rule"
+assert_eq "$(jq -s -c "map(select($BATCH)) | map(.body.status.capacity | [.[\"kubernetes.io/batch-cpu\"], .[\"kubernetes.io/batch-memory\"]] | join(\"/\"))" \
+	"$TMP/batch.log")" '["1000/4096","1500/4096","0/0","800/4096","0/0","700/4096","0/0"]' \
+	"batch patches: first, past the step, 0, off 0, expired, off 0, stop"
+times=$(call_times batch "$BATCH")
+gap() { echo "$times" | awk -v a="$1" -v b="$2" 'NR == a { x = $1 } NR == b { y = $1 } END { printf "%.3f\n", y - x }'; }
+assert_cmp "$(gap 1 2)" ">=" 1.9 "1500 waited for the min interval"
+assert_cmp "$(gap 1 3)" "<=" 3.5 "a drop to 0 went at once (put 3 s after the first value)"
+assert_cmp "$(gap 3 4)" ">=" 1.9 "800 waited for the min interval"
+# 800 was put 3.5 s after the first value, good for 3 s: 0 from 6.5 s on, checked once a second
+assert_cmp "$(gap 1 5)" ">=" 6 "an expired value goes to 0, not before it expired (the first call's TLS set-up aside)"
+assert_cmp "$(gap 1 5)" "<=" 8 "an expired value goes to 0 within a second or so"
+assert_eq "$(stat_of batch requests.node_batch)" 6 "node_batch calls before the stop"
 
 [ ! -s "$TMP/server.err" ] || fail "the API stand-in reported errors: $(cat "$TMP/server.err")"
 echo "PASS"
