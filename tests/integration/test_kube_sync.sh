@@ -22,7 +22,7 @@
 #   7. The node's batch resources: written past the step only, at most one
 #      write per min interval but for a drop to 0, 0 when the loop's value
 #      expired, 0 at stop.
-# Needs no root: it touches no cgroups. About 45 s.
+# Needs no root: it touches no cgroups. About 55 s.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -332,11 +332,14 @@ assert_eq "$(jq -s -c "map(select($BATCH)) | map(.body.status.capacity | [.[\"ku
 times=$(call_times batch "$BATCH")
 gap() { echo "$times" | awk -v a="$1" -v b="$2" 'NR == a { x = $1 } NR == b { y = $1 } END { printf "%.3f\n", y - x }'; }
 assert_cmp "$(gap 1 2)" ">=" 1.9 "1500 waited for the min interval"
-assert_cmp "$(gap 1 3)" "<=" 3.5 "a drop to 0 went at once (put 3 s after the first value)"
+# upper bounds: the put's time and the slack of a loaded machine (x10 under TCG)
+assert_cmp "$(gap 1 3)" "<=" "$(awk -v s="$(time_bound_ms 500)" 'BEGIN { print 3 + s / 1000 }')" \
+	"a drop to 0 went at once (put 3 s after the first value)"
 assert_cmp "$(gap 3 4)" ">=" 1.9 "800 waited for the min interval"
 # 800 was put 3.5 s after the first value, good for 3 s: 0 from 6.5 s on, checked once a second
 assert_cmp "$(gap 1 5)" ">=" 6 "an expired value goes to 0, not before it expired (the first call's TLS set-up aside)"
-assert_cmp "$(gap 1 5)" "<=" 8 "an expired value goes to 0 within a second or so"
+assert_cmp "$(gap 1 5)" "<=" "$(awk -v s="$(time_bound_ms 1500)" 'BEGIN { print 6.5 + s / 1000 }')" \
+	"an expired value goes to 0 within a second or so"
 assert_eq "$(stat_of batch requests.node_batch)" 6 "node_batch calls before the stop"
 
 [ ! -s "$TMP/server.err" ] || fail "the API stand-in reported errors: $(cat "$TMP/server.err")"
