@@ -419,6 +419,52 @@ static void test_settings_and_new_pods(void **state)
 	collector_free(col);
 }
 
+/* The API's pod: its memory request reaches the unit. */
+static const struct kube_pod *pod_with_request(void *ctx, const char *uid)
+{
+	static const struct kube_pod p = {.uid = "55_66", .request_mem = 64 << 20};
+
+	(void)ctx;
+	return !strcmp(uid, "55-66") ? &p : NULL;
+}
+
+/* Batch capacity on: every unit's memory every tick, and pods' memory requests. */
+static void test_capacity_inputs(void **state)
+{
+	struct agent_config cfg = {0};
+	struct cgroup_ctrls c;
+	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
+	struct collect_opts o = {.ctrls = &c,
+				 .fs = &fs,
+				 .subtree = "s3/kubepods.slice",
+				 .cfg = &cfg,
+				 .pod = pod_with_request};
+	const char *ls =
+		"s3/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod55_66.slice";
+	const char *be =
+		"s3/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod77_88.slice";
+	const struct tick_record *rec;
+	struct collector *col;
+	int err;
+
+	(void)state;
+	cgroup("s3/kubepods.slice", "max 100000\n", 0);
+	cgroup(ls, "max 100000\n", 0);
+	cgroup(be, "max 100000\n", 0);
+	cgroup_ctrls_fake(&c, root, true);
+	snprintf(fs.root, sizeof(fs.root), "%s", root);
+	cfg.policy.capacity.enabled = true; /* memory eviction off: only capacity wants memory */
+	col = collector_new(&o);
+	assert_non_null(col);
+	rec = collector_read(col, 1, 1000000000ull, &err);
+	assert_non_null(rec);
+	assert_int_equal(unit(&rec->in, ls)->mem_used, 2000000); /* LS too */
+	assert_int_equal(unit(&rec->in, ls)->request_mem, 64 << 20);
+	assert_int_equal(unit(&rec->in, be)->mem_used, 2000000);
+	assert_int_equal(unit(&rec->in, be)->request_mem, 0); /* not in the API's list */
+	collector_free(col);
+}
+
 static void test_detect_kubepods(void **state)
 {
 	struct cgroup_ctrls c;
@@ -453,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_fold_outside),
 		cmocka_unit_test(test_tree_events),
 		cmocka_unit_test(test_settings_and_new_pods),
+		cmocka_unit_test(test_capacity_inputs),
 		cmocka_unit_test(test_detect_kubepods),
 	};
 
