@@ -413,8 +413,10 @@ static void write_batch(struct kube_sync *ks, uint64_t now)
 	pthread_mutex_lock(&ks->lock);
 	put = ks->batch_put;
 	memcpy(want, ks->batch_want, sizeof(want));
-	/* The loop stopped ticking: what it said last is no longer the node. */
-	/* put_at may be later than now: the loop put while this round ran */
+	/*
+	 * The loop stopped ticking: what it said last is no longer the node.
+	 * (put_at may be later than now: the loop put while this round ran.)
+	 */
 	if (put && now > ks->batch_put_at && now - ks->batch_put_at > ks->batch_valid_ns) {
 		if (!ks->batch_expired_logged && (want[0] || want[1]))
 			log_warn("kube: no batch capacity from the loop for %.0f s: writing 0",
