@@ -221,12 +221,14 @@ static void stale_data(void **state)
 	assert_int_equal(capacity_tick(&w.in, NULL, &cfg, &st, &res, &acts), 0);
 	assert_non_null(res.held);
 	assert_int_equal(res.samples, 1);
-	for (uint64_t t = 18; t <= 27; t++) {
+	for (uint64_t t = 18; t <= 30; t++) {
 		world_set(&w, t, 0.2, 1.0, 0.2);
 		action_list_clear(&acts);
 		assert_int_equal(capacity_tick(&w.in, NULL, &cfg, &st, &res, &acts), 0);
+		assert_true((res.held != NULL) == (t < 27)); /* 10 s after the restart at 17 */
 	}
-	assert_null(res.held);
+	assert_true(res.window_covered_s == cfg.window_s); /* full, and no more */
+	assert_int_equal(res.samples, 11);		   /* t = 20 .. 30 */
 	assert_true(fabs(res.r[CAP_CPU].batch - 1.9) < 1e-9);
 	action_list_free(&acts);
 	capacity_state_free(&st);

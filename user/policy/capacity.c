@@ -227,7 +227,7 @@ int capacity_tick(const struct pol_input *in, const char *bad, const struct capa
 			t->batch = fmax(0, t->capacity * t->threshold - t->used - t->reserve);
 		}
 		out->samples = st->n;
-		out->window_covered_s = pol_since_s(in->ts_ns, &st->start_ns);
+		out->window_covered_s = fmin(pol_since_s(in->ts_ns, &st->start_ns), cfg->window_s);
 		if (out->window_covered_s < cfg->window_s)
 			held = "warming up: the window is not full yet";
 		out->held = held;

@@ -48,7 +48,7 @@ struct capacity_result {
 	struct capacity_terms r[CAP_NR];
 	/* Why batch is 0 whatever the terms say (static text), or NULL. */
 	const char *held;
-	double window_covered_s; /* how far back the window's samples reach */
+	double window_covered_s; /* how far back the window reaches: window_s once warm */
 	size_t samples;		 /* in the window */
 };
 
