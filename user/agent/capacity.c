@@ -69,8 +69,11 @@ int agent_capacity_tick(struct agent *a)
 	bool had = a->cap.have_last;
 	int err;
 
-	if (!cfg->enabled)
+	/* Turned off by a reload: no gauges; the link's last value expires to 0 after stale_s. */
+	if (!cfg->enabled) {
+		a->cap_have = false;
 		return 0;
+	}
 	memcpy(before, a->cap.decided, sizeof(before));
 	err = capacity_tick(&a->rec->in, bad, cfg, &a->cap, &a->cap_result, &acts);
 	for (size_t i = 0; !err && i < acts.n; i++)
