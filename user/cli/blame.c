@@ -142,6 +142,11 @@ const struct view_ops blame_view = {
 		 "tasks ran on that CPU just before the waiting task got it (the culprits),\n"
 		 "ranked by the wait charged to them. (idle) means the CPU was idle: the wait\n"
 		 "was wake-up latency, not contention. -c selects victims.\n",
+	.examples = "  qoslet blame 5 1\n"
+		    "      one 5 s report: for each cgroup that waited, who ran instead\n"
+		    "  qoslet blame -c kubepods/pod1a2b3c4d-0000-4000-8000-000000000001 -j\n"
+		    "      every second, as JSON, who delayed that pod's tasks\n",
 	.probes = PROBE_BIT(PROBE_SCHED),
+	.options = VIEW_OPT_WAIT_SOURCE,
 	.render = render,
 };

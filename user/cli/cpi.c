@@ -170,6 +170,11 @@ const struct view_ops cpi_view = {
 		 "about 1 and NOT CPI; they exercise the same counter path. Every output\n"
 		 "says so (JSON: \"mode\":\"software\", \"clock_ratio\"). Named events that\n"
 		 "do not open leave CPU time only.\n",
+	.examples = "  qoslet cpi 5 1\n"
+		    "      one 5 s report of CPU time and CPI per cgroup, busiest first\n"
+		    "  qoslet cpi --cpi-events software -j 1 10\n"
+		    "      ten 1 s JSON reports counting the software stand-ins (no PMU needed)\n",
 	.probes = PROBE_BIT(PROBE_CPI),
+	.options = VIEW_OPT_CPI_EVENTS,
 	.render = render,
 };

@@ -200,6 +200,10 @@ const struct view_ops memstall_view = {
 		 "OOM kill events are delivered once: when several qoslet processes read the\n"
 		 "same pinned maps, each event goes to one of them. The per-cgroup OOM count\n"
 		 "is shared and seen by all.\n",
+	.examples = "  qoslet memstall 10\n"
+		    "      every 10 s, the cgroups that stalled in reclaim, and the OOM kills\n"
+		    "  qoslet memstall -c kubepods/besteffort -j 60 1\n"
+		    "      one minute of BestEffort pods' reclaim stalls, as one JSON line\n",
 	.probes = PROBE_BIT(PROBE_MEMSTALL),
 	.render = render,
 };

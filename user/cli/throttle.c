@@ -113,6 +113,11 @@ const struct view_ops throttle_view = {
 		 "the best the kernel allows unless --throttle-source forces one. Only\n"
 		 "cgroups that used their quota's periods in the interval are shown, most\n"
 		 "throttled time first.\n",
+	.examples = "  qoslet throttle 5\n"
+		    "      every 5 s, the cgroups with a quota, most throttled time first\n"
+		    "  qoslet throttle --throttle-source cpustat -j 1 30\n"
+		    "      thirty 1 s JSON reports from cpu.stat alone (no BPF program)\n",
 	.probes = PROBE_BIT(PROBE_THROTTLE),
+	.options = VIEW_OPT_THROTTLE_SOURCE,
 	.render = render,
 };

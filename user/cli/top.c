@@ -354,6 +354,11 @@ const struct view_ops top_view = {
 		 "per interval sorted by CPU; -j prints JSON lines.\n",
 	.probes = PROBE_BIT(PROBE_SCHED) | PROBE_BIT(PROBE_CPI) | PROBE_BIT(PROBE_THROTTLE) |
 		  PROBE_BIT(PROBE_MEMSTALL) | PROBE_BIT(PROBE_PSI),
+	.examples = "  qoslet top\n"
+		    "      the live table on a terminal: r sorts by run-queue p99, q quits\n"
+		    "  qoslet top -c kubepods -j 10 6\n"
+		    "      a minute of pods' numbers as six JSON lines, one every 10 s\n",
+	.options = VIEW_OPT_WAIT_SOURCE | VIEW_OPT_CPI_EVENTS | VIEW_OPT_THROTTLE_SOURCE,
 	.render = render,
 	.wait = wait_keys,
 };

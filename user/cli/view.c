@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../clock.h"
 #include "../log.h"
@@ -61,10 +62,13 @@ json_t *view_json_header(struct view *v, const struct snapshot *delta)
 		json_object_set_new(probes, st.name,
 				    json_pack("{s:b, s:s}", "on", st.on, "detail", st.detail));
 	}
-	/* "shared": another qoslet process attached the programs we read. */
-	return json_pack("{s:f, s:f, s:b, s:o}", "ts", delta->ts_ns / 1e9, "interval_s",
-			 v->interval_ns / 1e9, "shared", !probe_set_owner(v->probes), "probes",
-			 probes);
+	/*
+	 * "shared": another qoslet process attached the programs we read;
+	 * "partial": SIGINT/SIGTERM cut this interval short (interval_s is its length).
+	 */
+	return json_pack("{s:f, s:f, s:b, s:b, s:o}", "ts", delta->ts_ns / 1e9, "interval_s",
+			 v->interval_ns / 1e9, "partial", v->partial, "shared",
+			 !probe_set_owner(v->probes), "probes", probes);
 }
 
 void view_json_emit(json_t *obj, FILE *out)
@@ -91,7 +95,9 @@ const char *view_fmt_ns(double ns, char *buf, size_t size)
 
 static void usage(const struct view_ops *ops, FILE *out)
 {
-	fprintf(out, "%s\nOptions:\n%s", ops->usage, view_args_help);
+	fprintf(out, "%s\nOptions:\n", ops->usage);
+	view_args_usage(ops->options, out);
+	fprintf(out, "\nExamples:\n%s", ops->examples);
 }
 
 /* Validates every -c before anything is loaded, so bad input changes nothing. */
@@ -148,8 +154,16 @@ static int run_loop(const struct view_ops *ops, struct view *v)
 		next.tv_nsec = t % 1000000000ULL;
 		/* Absolute deadlines: intervals do not drift by the time we spend. */
 		if (ops->wait ? ops->wait(v, &next, delta.ts_ns ? &delta : NULL)
-			      : view_sleep_until(&next))
-			break;
+			      : view_sleep_until(&next)) {
+			/*
+			 * Interrupted (not a quit key): report the interval so far,
+			 * as bcc's tools do, so `runqlat 60` stopped at 45 s still
+			 * shows those 45 s.
+			 */
+			if (!view_stopping())
+				break;
+			v->partial = true;
+		}
 		probe_set_poll(v->probes);
 		err = probe_set_read(v->probes, &now);
 		if (err)
@@ -171,7 +185,7 @@ static int run_loop(const struct view_ops *ops, struct view *v)
 		ops->render(v, &delta, stdout);
 		snapshot_free(&before);
 		before = now;
-		if (v->args.count && ++printed >= v->args.count)
+		if (v->partial || (v->args.count && ++printed >= v->args.count))
 			break;
 	}
 	snapshot_free(&delta);
@@ -186,7 +200,7 @@ int view_main(const struct view_ops *ops, int argc, char **argv)
 	char err[256];
 	int rc = 2, ret;
 
-	if (view_args_parse(&v.args, argc, argv, err, sizeof(err))) {
+	if (view_args_parse(&v.args, ops->options, argc, argv, err, sizeof(err))) {
 		fprintf(stderr, "qoslet %s: %s (see 'qoslet %s --help')\n", ops->name, err,
 			ops->name);
 		return 2;
@@ -220,6 +234,11 @@ int view_main(const struct view_ops *ops, int argc, char **argv)
 	malloc_trim(0);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* As bcc's tools: a person at a terminal learns how to stop it (stderr keeps stdout clean).
+	 */
+	if (isatty(STDOUT_FILENO))
+		fprintf(stderr, "Tracing: %s, every %g s... Hit Ctrl-C to end.\n", ops->summary,
+			v.args.interval_s);
 	rc = run_loop(ops, &v);
 out:
 	probe_set_close(v.probes);

@@ -26,13 +26,16 @@ struct view {
 	char *filters[VIEW_MAX_CGROUPS]; /* normalized -c paths, relative to fs.root */
 	struct probe_set *probes;
 	uint64_t interval_ns; /* actual length of the interval being rendered */
+	bool partial;	      /* it was cut short by SIGINT/SIGTERM */
 };
 
 struct view_ops {
 	const char *name;
-	const char *summary; /* one line for `qoslet --help` */
-	const char *usage;   /* text before the shared options in --help */
-	unsigned int probes; /* PROBE_BIT mask of the probes the view reads */
+	const char *summary;  /* one line for `qoslet --help` */
+	const char *usage;    /* text before the options in --help */
+	const char *examples; /* --help's last section: two examples, explained */
+	unsigned int probes;  /* PROBE_BIT mask of the probes the view reads */
+	unsigned int options; /* enum view_opt: what it takes besides the shared options */
 	void (*render)(struct view *v, const struct snapshot *delta, FILE *out);
 	/*
 	 * Optional: waits until the absolute CLOCK_MONOTONIC deadline instead
