@@ -32,7 +32,7 @@ static const struct {
 	{VIEW_OPT_TOP,
 	 "      --top N           only the N cgroups ranked first in each interval\n"},
 	{0, "  -j, --json            one JSON object per interval, one per line\n"
-	    "                        (keys: docs/qoslet-json.md)\n"},
+	    "                        (keys: docs/json-output.md)\n"},
 	{0, "      --pin-dir DIR     where the maps are pinned (default " QOSLET_DEFAULT_PIN_DIR
 	    ")\n"},
 	{0, "      --hook HOOK       how to attach: auto (default: tp_btf, else raw_tp),\n"

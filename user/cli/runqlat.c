@@ -11,7 +11,7 @@
 
 #define BAR_WIDTH 40
 
-static json_t *cgroup_json(const char *path, const struct cg_sample *cg)
+static json_t *cgroup_json(struct view *v, const struct cg_sample *cg)
 {
 	json_t *buckets = json_array();
 
@@ -24,12 +24,15 @@ static json_t *cgroup_json(const char *path, const struct cg_sample *cg)
 						le == UINT64_MAX ? json_null() : json_integer(le),
 						"count", (json_int_t)cg->rq.slots[i]));
 	}
-	return json_pack("{s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "path", path, "id",
-			 (json_int_t)cg->id, "count", (json_int_t)cg->rq.count, "sum_ns",
-			 (json_int_t)cg->rq.sum_ns, "p50_ns",
-			 (json_int_t)hist_quantile_ns(&cg->rq, 0.50), "p90_ns",
-			 (json_int_t)hist_quantile_ns(&cg->rq, 0.90), "p99_ns",
-			 (json_int_t)hist_quantile_ns(&cg->rq, 0.99), "buckets", buckets);
+	json_t *o = view_cgroup_json(v, cg->id);
+
+	json_object_update_new(
+		o, json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "count", (json_int_t)cg->rq.count,
+			     "sum_ns", (json_int_t)cg->rq.sum_ns, "p50_ns",
+			     (json_int_t)hist_quantile_ns(&cg->rq, 0.50), "p90_ns",
+			     (json_int_t)hist_quantile_ns(&cg->rq, 0.90), "p99_ns",
+			     (json_int_t)hist_quantile_ns(&cg->rq, 0.99), "buckets", buckets));
+	return o;
 }
 
 static void print_text(FILE *out, const char *path, const struct cg_sample *cg)
@@ -135,12 +138,12 @@ static void render(struct view *v, const struct snapshot *delta, FILE *out)
 	}
 	for (size_t i = 0; i < n; i++) {
 		char buf[PATH_MAX + 2];
-		const char *path = view_cgroup_path(v, rows[i].cg->id, buf, sizeof(buf));
 
 		if (v->args.json)
-			json_array_append_new(list, cgroup_json(path, rows[i].cg));
+			json_array_append_new(list, cgroup_json(v, rows[i].cg));
 		else
-			print_text(out, path, rows[i].cg);
+			print_text(out, view_cgroup_path(v, rows[i].cg->id, buf, sizeof(buf)),
+				   rows[i].cg);
 	}
 	free(rows);
 	if (v->args.json) {

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+
+#include "../kube_path.h"
 
 #include "../clock.h"
 #include "../log.h"
@@ -49,6 +52,31 @@ int view_selected(struct view *v, uint64_t id)
 	return 0;
 }
 
+/* $NODE_NAME (the DaemonSet sets it from spec.nodeName), else the host name. */
+static const char *node_name(void)
+{
+	static struct utsname uts;
+	const char *env = getenv("NODE_NAME");
+
+	if (env && *env)
+		return env;
+	if (!uts.nodename[0] && uname(&uts))
+		return "";
+	return uts.nodename;
+}
+
+json_t *view_cgroup_json(struct view *v, uint64_t id)
+{
+	char buf[PATH_MAX + 2];
+	const char *path = view_cgroup_path(v, id, buf, sizeof(buf));
+	struct kube_ids k;
+	bool kube = path && kube_path_parse(path, &k);
+
+	return json_pack("{s:s?, s:I, s:s?, s:s?, s:s?}", "path", path, "id", (json_int_t)id, "qos",
+			 kube ? kube_qos_name(k.qos) : NULL, "pod", kube ? k.pod_uid : NULL,
+			 "container", kube && k.container_id[0] ? k.container_id : NULL);
+}
+
 json_t *view_json_header(struct view *v, const struct snapshot *delta)
 {
 	json_t *probes = json_object();
@@ -66,8 +94,9 @@ json_t *view_json_header(struct view *v, const struct snapshot *delta)
 	 * "shared": another qoslet process attached the programs we read;
 	 * "partial": SIGINT/SIGTERM cut this interval short (interval_s is its length).
 	 */
-	return json_pack("{s:f, s:f, s:b, s:b, s:o}", "ts", delta->ts_ns / 1e9, "interval_s",
-			 v->interval_ns / 1e9, "partial", v->partial, "shared",
+	return json_pack("{s:i, s:s, s:s, s:f, s:f, s:b, s:b, s:o}", "schema", VIEW_JSON_SCHEMA,
+			 "node", node_name(), "view", v->ops->name, "ts", delta->ts_ns / 1e9,
+			 "interval_s", v->interval_ns / 1e9, "partial", v->partial, "shared",
 			 !probe_set_owner(v->probes), "probes", probes);
 }
 

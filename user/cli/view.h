@@ -59,10 +59,25 @@ const char *view_cgroup_path(struct view *v, uint64_t id, char *buf, size_t size
 int view_selected(struct view *v, uint64_t id);
 
 /*
- * Starts the JSON object every view prints: {"ts":..., "interval_s":...,
- * "shared":..., "probes":{"sched":{"on":true,"detail":"tp_btf, sched_info"}}}.
+ * The views' JSON (-j) share one vocabulary, docs/json-output.md: a key means
+ * the same and has the same type in every view. The schema version goes up
+ * when a key is renamed, removed or changes type or meaning.
+ */
+#define VIEW_JSON_SCHEMA 1
+
+/*
+ * Starts the JSON object every view prints: {"schema":1, "node":...,
+ * "view":..., "ts":..., "interval_s":..., "partial":..., "shared":...,
+ * "probes":{"sched":{"on":true,"detail":"tp_btf, sched_info"}}}.
  */
 json_t *view_json_header(struct view *v, const struct snapshot *delta);
+
+/*
+ * Starts the JSON object of one cgroup, the same in every view:
+ * {"path":..., "id":..., "qos":..., "pod":..., "container":...} (qos, pod and
+ * container null off Kubernetes' layout; path null once removed).
+ */
+json_t *view_cgroup_json(struct view *v, uint64_t id);
 
 /* Prints a JSON object as one line and releases it. */
 void view_json_emit(json_t *obj, FILE *out);
