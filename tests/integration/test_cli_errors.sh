@@ -101,6 +101,9 @@ expect_usage_error "option '--cpi-events' is not for 'qoslet runqlat'" runqlat -
 expect_usage_error "option '--top' is not for 'qoslet blame'" blame --top 3 1 1
 expect_usage_error "option '--dry-run' is not for 'qoslet record'" record -o "$TMP/r" --dry-run
 expect_usage_error "invalid --top '0'" runqlat --top 0 1 1
+# A malformed --cpi-events is a usage error (exit 2) on every view that takes it.
+expect_usage_error "invalid --cpi-events 'cycles'" cpi --cpi-events cycles 1 1
+expect_usage_error "invalid --cpi-events 'a,b,c'" top --cpi-events a,b,c 1 1
 
 # Unknown subcommand.
 expect_usage_error no-such-command no-such-command

@@ -192,6 +192,10 @@ static const struct bad_case {
 	{"--json with a value", {"--json=1", NULL}, "option '--json' takes no value"},
 	{"--top 0", {"--top", "0", NULL}, "'0'"},
 	{"--top abc", {"--top", "abc", NULL}, "abc"},
+	{"--cpi-events one name",
+	 {"--cpi-events", "cycles", NULL},
+	 "invalid --cpi-events 'cycles'"},
+	{"--cpi-events three names", {"--cpi-events", "a,b,c", NULL}, "'a,b,c'"},
 };
 
 static void assert_one_line(const char *name, const char *err)

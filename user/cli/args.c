@@ -11,6 +11,7 @@
 
 #include "../log.h"
 #include "../opt_error.h"
+#include "../probes/cpi_mode.h"
 
 enum {
 	OPT_PIN_DIR = 1000,
@@ -135,6 +136,7 @@ int view_args_parse(struct view_args *a, unsigned int options, int argc, char **
 	};
 	/* The leading ':' makes a missing value ':' rather than "unknown option". */
 	static const char shortopts[] = ":c:jvh";
+	struct cpi_spec spec;
 	int opt, npos, longindex = -1;
 
 	memset(a, 0, sizeof(*a));
@@ -183,6 +185,12 @@ int view_args_parse(struct view_args *a, unsigned int options, int argc, char **
 					optarg);
 			break;
 		case OPT_CPI_EVENTS:
+			/* The form only: whether the events exist is the probe's to find. */
+			if (cpi_spec_parse(optarg, &spec))
+				return fail(err, errlen,
+					    "invalid --cpi-events '%s' (expected auto, hardware, "
+					    "software or CYCLES,INSTRUCTIONS)",
+					    optarg);
 			a->probe.cpi_events = optarg;
 			break;
 		case OPT_THROTTLE_SOURCE:
