@@ -58,6 +58,7 @@ static const struct ok_case {
 	bool json, help;
 	double interval_s; /* 0: the default */
 	long count, top;
+	const char *pod, *ns;
 	enum probe_hook hook;
 	enum sched_wait wait;
 	const char *pin_dir;
@@ -86,6 +87,10 @@ static const struct ok_case {
 	{"fractional interval", {"0.5", NULL}, .interval_s = 0.5},
 	{"interval and count", {"3", "10", NULL}, .interval_s = 3, .count = 10},
 	{"--top", {"--top", "5", NULL}, .top = 5},
+	{"--pod and --namespace",
+	 {"--pod", "web-0", "--namespace", "prod", NULL},
+	 .pod = "web-0",
+	 .ns = "prod"},
 	{"--top=", {"--top=1", "2", NULL}, .interval_s = 2, .top = 1},
 	{"large count", {"1", "1000000", NULL}, .interval_s = 1, .count = 1000000},
 	{"everything",
@@ -130,6 +135,10 @@ static void test_ok_table(void **state)
 				 a.count, interval, c->count);
 		if (a.top != c->top)
 			fail_msg("%s: top %ld, want %ld", c->name, a.top, c->top);
+		if ((c->pod ? !a.pod || strcmp(a.pod, c->pod) : a.pod != NULL) ||
+		    (c->ns ? !a.ns || strcmp(a.ns, c->ns) : a.ns != NULL))
+			fail_msg("%s: pod %s ns %s", c->name, a.pod ? a.pod : "NULL",
+				 a.ns ? a.ns : "NULL");
 		if (a.probe.hook != c->hook || a.probe.wait != c->wait)
 			fail_msg("%s: hook %d wait %d, want %d %d", c->name, a.probe.hook,
 				 a.probe.wait, c->hook, c->wait);
@@ -192,6 +201,10 @@ static const struct bad_case {
 	{"--json with a value", {"--json=1", NULL}, "option '--json' takes no value"},
 	{"--top 0", {"--top", "0", NULL}, "'0'"},
 	{"--top abc", {"--top", "abc", NULL}, "abc"},
+	{"--pod upper case", {"--pod", "Web-0", NULL}, "invalid --pod 'Web-0'"},
+	{"--pod with a slash", {"--pod", "a/b", NULL}, "'a/b'"},
+	{"--namespace empty", {"--namespace", "", NULL}, "invalid --namespace"},
+	{"--namespace without value", {"--namespace", NULL}, "option '--namespace' needs a value"},
 	{"--cpi-events one name",
 	 {"--cpi-events", "cycles", NULL},
 	 "invalid --cpi-events 'cycles'"},

@@ -11,6 +11,7 @@
 
 #include "../log.h"
 #include "../opt_error.h"
+#include "../kube/pods.h"
 #include "../probes/cpi_mode.h"
 
 enum {
@@ -20,6 +21,8 @@ enum {
 	OPT_CPI_EVENTS,
 	OPT_THROTTLE_SOURCE,
 	OPT_TOP,
+	OPT_POD,
+	OPT_NAMESPACE,
 };
 
 /* One option's --help lines, and the view_opt bit a view needs for it (0: every view). */
@@ -30,6 +33,10 @@ static const struct {
 	{0, "  -c, --cgroup CGROUP   only this cgroup and its descendants; a path relative to\n"
 	    "                        the cgroup root (a leading / is allowed) or absolute;\n"
 	    "                        repeat for several\n"},
+	{0, "      --pod POD         only this pod's cgroups: its UID, or its name (which needs\n"
+	    "                        the Kubernetes API: $KUBECONFIG, ~/.kube/config or\n"
+	    "                        in-cluster); pods are resolved once, at start\n"
+	    "      --namespace NS    only the pods of this namespace (needs the API)\n"},
 	{VIEW_OPT_TOP,
 	 "      --top N           only the N cgroups ranked first in each interval\n"},
 	{0, "  -j, --json            one JSON object per interval, one per line\n"
@@ -132,6 +139,8 @@ int view_args_parse(struct view_args *a, unsigned int options, int argc, char **
 		{"cpi-events", required_argument, NULL, OPT_CPI_EVENTS},
 		{"throttle-source", required_argument, NULL, OPT_THROTTLE_SOURCE},
 		{"top", required_argument, NULL, OPT_TOP},
+		{"pod", required_argument, NULL, OPT_POD},
+		{"namespace", required_argument, NULL, OPT_NAMESPACE},
 		{NULL, 0, NULL, 0},
 	};
 	/* The leading ':' makes a missing value ':' rather than "unknown option". */
@@ -200,6 +209,23 @@ int view_args_parse(struct view_args *a, unsigned int options, int argc, char **
 					"invalid --throttle-source '%s' (expected auto, fentry, "
 					"tp_btf or cpustat)",
 					optarg);
+			break;
+		/* Names go into an API path: only what Kubernetes allows in one. */
+		case OPT_POD:
+			if (!kube_name_valid(optarg))
+				return fail(err, errlen,
+					    "invalid --pod '%s' (a pod name or UID: lowercase "
+					    "letters, digits, '-' and '.')",
+					    optarg);
+			a->pod = optarg;
+			break;
+		case OPT_NAMESPACE:
+			if (!kube_name_valid(optarg))
+				return fail(err, errlen,
+					    "invalid --namespace '%s' (lowercase letters, digits, "
+					    "'-' and '.')",
+					    optarg);
+			a->ns = optarg;
 			break;
 		case OPT_TOP:
 			if (parse_count(optarg, &a->top))

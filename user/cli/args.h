@@ -36,6 +36,8 @@ struct view_args {
 	double interval_s; /* > 0 */
 	long count;	   /* intervals to print; 0 = until interrupted */
 	long top;	   /* --top N: at most N cgroups an interval; 0 = all */
+	const char *pod;   /* --pod NAME|UID, NULL: any (cli/pod_filter.h) */
+	const char *ns;	   /* --namespace NS, NULL: any */
 	struct probe_opts probe;
 };
 

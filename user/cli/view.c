@@ -40,20 +40,20 @@ const char *view_cgroup_path(struct view *v, uint64_t id, char *buf, size_t size
 int view_selected(struct view *v, uint64_t id)
 {
 	const char *rel;
+	size_t i;
 
-	if (!v->args.n_cgroups)
+	if (!v->args.n_cgroups && !v->pods.active)
 		return 1;
 	rel = cgroup_names_lookup(v->names, id, clock_ns(CLOCK_MONOTONIC));
-	if (!rel)
+	if (!rel || !pod_filter_match(&v->pods, rel))
 		return 0;
-	for (size_t i = 0; i < v->args.n_cgroups; i++)
+	for (i = 0; i < v->args.n_cgroups; i++)
 		if (cgroup_path_within(rel, v->filters[i]))
-			return 1;
-	return 0;
+			break;
+	return !v->args.n_cgroups || i < v->args.n_cgroups;
 }
 
-/* $NODE_NAME (the DaemonSet sets it from spec.nodeName), else the host name. */
-static const char *node_name(void)
+const char *view_node_name(void)
 {
 	static struct utsname uts;
 	const char *env = getenv("NODE_NAME");
@@ -95,7 +95,7 @@ json_t *view_json_header(struct view *v, const struct snapshot *delta)
 	 * "partial": SIGINT/SIGTERM cut this interval short (interval_s is its length).
 	 */
 	return json_pack("{s:i, s:s, s:s, s:f, s:f, s:b, s:b, s:o}", "schema", VIEW_JSON_SCHEMA,
-			 "node", node_name(), "view", v->ops->name, "ts", delta->ts_ns / 1e9,
+			 "node", view_node_name(), "view", v->ops->name, "ts", delta->ts_ns / 1e9,
 			 "interval_s", v->interval_ns / 1e9, "partial", v->partial, "shared",
 			 !probe_set_owner(v->probes), "probes", probes);
 }
@@ -247,6 +247,13 @@ int view_main(const struct view_ops *ops, int argc, char **argv)
 	}
 	if (resolve_filters(&v))
 		goto out;
+	ret = pod_filter_resolve(&v.pods, v.args.pod, v.args.ns, view_node_name(), err,
+				 sizeof(err));
+	if (ret) {
+		fprintf(stderr, "qoslet %s: %s\n", ops->name, err);
+		rc = ret == -EINVAL ? 2 : 1;
+		goto out;
+	}
 	rc = 1;
 	log_hook_libbpf();
 	log_info("cgroups: %s hierarchy at %s", v.fs.mode == QOSLET_CGROUP_V2 ? "v2" : "v1 cpu",
@@ -273,5 +280,6 @@ out:
 	probe_set_close(v.probes);
 	for (size_t i = 0; i < v.args.n_cgroups; i++)
 		free(v.filters[i]);
+	pod_filter_free(&v.pods);
 	return rc;
 }

@@ -15,6 +15,7 @@
 #include "../cgroup.h"
 #include "../probes/probes.h"
 #include "args.h"
+#include "pod_filter.h"
 
 struct view_ops;
 
@@ -24,6 +25,7 @@ struct view {
 	struct cgroup_fs fs;
 	struct cgroup_names *names;
 	char *filters[VIEW_MAX_CGROUPS]; /* normalized -c paths, relative to fs.root */
+	struct pod_filter pods;		 /* --pod, --namespace */
 	struct probe_set *probes;
 	uint64_t interval_ns; /* actual length of the interval being rendered */
 	bool partial;	      /* it was cut short by SIGINT/SIGTERM */
@@ -55,7 +57,7 @@ int view_main(const struct view_ops *ops, int argc, char **argv);
  */
 const char *view_cgroup_path(struct view *v, uint64_t id, char *buf, size_t size);
 
-/* Does cgroup `id` fall under one of the -c filters (or are there none)? */
+/* Does cgroup `id` fall under one of the -c filters and --pod/--namespace (or are there none)? */
 int view_selected(struct view *v, uint64_t id);
 
 /*
@@ -78,6 +80,9 @@ json_t *view_json_header(struct view *v, const struct snapshot *delta);
  * container null off Kubernetes' layout; path null once removed).
  */
 json_t *view_cgroup_json(struct view *v, uint64_t id);
+
+/* $NODE_NAME (the DaemonSet sets it from spec.nodeName), else the host name. */
+const char *view_node_name(void);
 
 /* Prints a JSON object as one line and releases it. */
 void view_json_emit(json_t *obj, FILE *out);
