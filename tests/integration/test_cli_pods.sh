@@ -47,11 +47,7 @@ jq -n --arg node "$NODE" --arg web "$WEB_UID" --arg batch "$BATCH_UID" '
 		pod($web; "web"; "frontend-0"; "Burstable"),
 		pod($batch; "batch"; "crunch-0"; "BestEffort")]}' >"$KUBE_TMP/pods.json"
 KUBE_PODS=$KUBE_TMP/pods.json
-kube_certs
-kube_server 127.0.0.1 "$KUBE_TMP/port" --node "$NODE" ||
-	fail "API stand-in did not start: $(cat "$KUBE_TMP/server.err")"
-BG_PIDS+=("${KUBE_SERVER_PIDS[@]}")
-kube_kubeconfig "$KUBE_TMP/kubeconfig" "$(cat "$KUBE_TMP/port")"
+kube_start "$NODE"
 
 # q ARGS...: qoslet with the API configured; RC, $TMP/out, $TMP/err.
 q() {

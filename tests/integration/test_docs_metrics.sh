@@ -33,11 +33,7 @@ DOCS=$QOSLET_ROOT/docs/metrics
 NODE=n1 # the node of tests/helpers/kube_pods.json's pods
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
-kube_certs
-kube_server 127.0.0.1 "$KUBE_TMP/port" --node "$NODE" ||
-	fail "API stand-in did not start: $(cat "$KUBE_TMP/server.err")"
-BG_PIDS+=("${KUBE_SERVER_PIDS[@]}")
-kube_kubeconfig "$KUBE_TMP/kubeconfig" "$(cat "$KUBE_TMP/port")"
+kube_start "$NODE"
 
 ls=$(agent_cgroup ls)
 be=$(agent_cgroup be)

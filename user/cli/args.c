@@ -212,20 +212,13 @@ int view_args_parse(struct view_args *a, unsigned int options, int argc, char **
 			break;
 		/* Names go into an API path: only what Kubernetes allows in one. */
 		case OPT_POD:
-			if (!kube_name_valid(optarg))
-				return fail(err, errlen,
-					    "invalid --pod '%s' (a pod name or UID: lowercase "
-					    "letters, digits, '-' and '.')",
-					    optarg);
-			a->pod = optarg;
-			break;
 		case OPT_NAMESPACE:
 			if (!kube_name_valid(optarg))
 				return fail(err, errlen,
-					    "invalid --namespace '%s' (lowercase letters, digits, "
-					    "'-' and '.')",
-					    optarg);
-			a->ns = optarg;
+					    "invalid --%s '%s' (a Kubernetes name: lowercase "
+					    "letters, digits, '-' and '.')",
+					    opt == OPT_POD ? "pod" : "namespace", optarg);
+			*(opt == OPT_POD ? &a->pod : &a->ns) = optarg;
 			break;
 		case OPT_TOP:
 			if (parse_count(optarg, &a->top))
