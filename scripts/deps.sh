@@ -71,6 +71,10 @@ if [ "$(id -u)" != 0 ]; then
 	echo "scripts/deps.sh: needs root to run apt-get; missing packages:$missing" >&2
 	exit 1
 fi
+# `make -j` may run two profiles at once: one apt-get at a time (the second
+# then finds its packages installed, or installs the rest).
+exec 9>/run/lock/qoslet-deps.lock
+flock 9
 echo "scripts/deps.sh: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
