@@ -402,6 +402,15 @@ assert_json_lines() {
 	[ "$n" -gt 0 ] || fail "$file has no JSON lines"
 }
 
+# Every line of FILE, VIEW's -j output, uses the vocabulary of
+# docs/json-output.md: documented keys with their documented types.
+assert_json_vocab() {
+	local view=$1 file=$2 problems
+	problems=$(python3 "$QOSLET_ROOT/tests/helpers/json_vocab.py" \
+		"$QOSLET_ROOT/docs/json-output.md" "$view" "$file" 2>&1) ||
+		fail "qoslet $view -j does not match docs/json-output.md: $(head -n 20 <<<"$problems")"
+}
+
 # The object of cgroup PATH in JSON line LINE (1-based; -1 = last) of FILE,
 # or "null" when that interval does not list it.
 json_cgroup() {
