@@ -4,8 +4,8 @@
  * atomic: the new document is read and checked whole, and either replaces
  * the running config at a tick boundary or is refused with the reason while
  * the running one stays. Settings that shape what was set up at start (the
- * subtree, the state directory, the endpoint, the API link, dry-run, the
- * eviction action, the fast path) take a restart: a reload that changes one
+ * subtree, the state directory, the endpoint, the API link, dry-run, an
+ * eviction action of "kill", the fast path) take a restart: a reload that changes one
  * of them is refused and names it, rather than half-applied.
  */
 #include <errno.h>
@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../actuate/actuator.h"
 #include "../log.h"
 #include "agent_state.h"
 
@@ -83,8 +84,10 @@ static const char *restart_only_change(const struct agent_config *o, const struc
 		return "decisions.file";
 	if (o->decisions_ring != n->decisions_ring)
 		return "decisions.ring";
-	if (o->evict_action != n->evict_action)
-		return "evict.action";
+	/* "kill" decides at start which privileges the agent keeps; report <-> kubernetes do not */
+	if (o->evict_action != n->evict_action &&
+	    (o->evict_action == EVICT_KILL || n->evict_action == EVICT_KILL))
+		return "evict.action (to or from \"kill\")";
 	if (o->http.enabled != n->http.enabled || strcmp(o->http.address, n->http.address) ||
 	    o->http.port != n->http.port)
 		return "http";
@@ -114,7 +117,12 @@ void agent_reload(struct agent *a)
 			"that takes a restart",
 			what, field);
 	} else {
+		if (a->act && next->evict_action != a->cfg.evict_action)
+			log_info("agent: evict.action is now \"%s\"",
+				 next->evict_action == EVICT_KUBERNETES ? "kubernetes" : "report");
 		a->cfg = *next;
+		if (a->act)
+			actuator_set_evict(a->act, a->cfg.evict_action);
 		collector_reclassify(a->coll);
 		a->reloads++;
 		log_info("agent: reloaded %s", what);

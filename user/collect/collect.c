@@ -147,7 +147,9 @@ static enum qos_class pod_class(const struct kube_pod *pod, enum kube_qos tier)
  * koordinator.sh/qosClass label, then the kubelet's QoS tier. Pods that keep
  * the node running (kube_pod_protected()) are never BE but by a rule: what
  * the label or the tier would make BE is SYSTEM, left alone like the node's
- * own daemons. A pod's uid and priority come with it whichever decided.
+ * own daemons; and with the API link on, a pod the list does not hold yet is
+ * unmanaged until it does. A pod's uid and priority come with it whichever
+ * decided.
  */
 static enum qos_class classify(const struct collect_opts *o, const char *rel, char *pod_uid,
 			       size_t uid_size, int32_t *priority)
@@ -171,6 +173,9 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
 	if (!is_pod)
 		return QOS_UNMANAGED;
 	cls = pod_class(pod, ids.qos);
+	/* With the API link on, a pod not listed yet may be one of those: not BE until it is. */
+	if (cls == QOS_BE && o->pod && !pod)
+		return QOS_UNMANAGED;
 	if (cls == QOS_BE && pod && kube_pod_protected(pod, &why)) {
 		log_debug("agent: pod %s/%s is %s: SYSTEM, not BE", pod->ns, pod->name, why);
 		return QOS_SYSTEM;

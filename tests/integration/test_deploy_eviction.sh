@@ -1,0 +1,177 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The shipped manifests are safe by default (docs/deploy.md, EVICTION). The
+# agent runs with the config.json of the ConfigMap that
+# `kubectl kustomize scripts/deploy-overlays/observe` renders, then with the
+# `enforce` overlay's, changed only where a test must (cgroup_root,
+# state_dir, the decisions file, the HTTP endpoint off, the API stand-in's
+# kubeconfig and node, a 1 s resync), on real pod cgroups in the kubelet's
+# layout under an 800 MiB memory limit (the agent's memory capacity), with
+# the API stand-in (kube_lib.sh) listing the pods:
+#   ls  web/frontend-0          Guaranteed                    200 MiB
+#   be  batch/crunch-0          BestEffort                    150 MiB
+#   sys kube-system/dns-cache-0 BestEffort                    200 MiB
+#   ds  logging/shipper-x       BestEffort, DaemonSet-owned   100 MiB
+# About 81% in use, over the 70% memory eviction threshold. Asserted:
+#   - observe: an evict.memory decision on the BE pod says "reported" (the
+#     action is "report"), no eviction reaches the API, the memhog lives;
+#   - enforce: the eviction request for the BE pod reaches the stand-in;
+#   - both: the kube-system and DaemonSet pods are never evicted nor named by
+#     an evict decision, although they are larger than the BE pod (as BE,
+#     the kube-system one would go first: largest first).
+# shellcheck disable=SC2016,SC2119
+set -euo pipefail
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/agent_lib.sh
+. "$(dirname "$0")/agent_lib.sh"
+# shellcheck source=tests/integration/kube_lib.sh
+. "$(dirname "$0")/kube_lib.sh"
+
+MEMHOG=${MEMHOG:-$QOSLET_ROOT/build/tests/helpers/memhog}
+MIB=$((1024 * 1024))
+LIMIT_MIB=800
+HOLD_S=120 # the memhogs exit by themselves even if cleanup never runs
+NODE=qoslet-test-node
+
+require_root
+require_cmds jq taskset kubectl
+require_binaries
+[ -x "$MEMHOG" ] || fail "$MEMHOG is missing: run make $MEMHOG"
+test_setup
+agent_setup
+KUBE_TMP=$TMP/kube
+mkdir "$KUBE_TMP"
+kube_require
+
+# shipped_config OVERLAY: the config.json of the ConfigMap the overlay renders.
+shipped_config() {
+	kubectl kustomize "$QOSLET_ROOT/scripts/deploy-overlays/$1" 2>"$TMP/kustomize.err" |
+		"$KUBE_PY" -c 'import sys, yaml
+for d in yaml.safe_load_all(sys.stdin):
+    if d and d["kind"] == "ConfigMap" and d["metadata"]["name"] == "qoslet-config":
+        print(d["data"]["config.json"])' || fail "kubectl kustomize $1: $(cat "$TMP/kustomize.err")"
+}
+"$KUBE_PY" -c 'import yaml' 2>/dev/null || skip "needs python3-yaml (scripts/deps.sh installs it)"
+OBSERVE=$(shipped_config observe)
+ENFORCE=$(shipped_config enforce)
+assert_eq "$(jq -r .evict.action <<<"$OBSERVE")" report "the shipped (observe) config reports"
+assert_eq "$(jq -r .evict.action <<<"$ENFORCE")" kubernetes "the enforce overlay evicts through the API"
+
+mem_parent=$(agent_cg_in "$TEST_PARENT" memory)
+[ -d "$mem_parent" ] || skip "no memory controller"
+if [ -e "$mem_parent/memory.limit_in_bytes" ]; then
+	echo $((LIMIT_MIB * MIB)) >"$mem_parent/memory.limit_in_bytes"
+	USAGE=memory.usage_in_bytes
+elif [ -e "$mem_parent/memory.max" ]; then
+	echo $((LIMIT_MIB * MIB)) >"$mem_parent/memory.max"
+	USAGE=memory.current
+else
+	skip "memory controller without a limit file (memory.limit_in_bytes nor memory.max)"
+fi
+P=${TEST_PARENT_REL#/}
+CPUS=$(seq -s, 0 $(($(nproc) - 1)))
+cg_weight "$TEST_PARENT" 10240 # the memhogs must get to touch their memory
+
+uuid() { cat /proc/sys/kernel/random/uuid; }
+declare -A UID_OF PATH_OF
+for p in ls be sys ds; do UID_OF[$p]=$(uuid); done
+PATH_OF[ls]=$(kube_pod_rel guaranteed "${UID_OF[ls]}")
+PATH_OF[be]=$(kube_pod_rel besteffort "${UID_OF[be]}")
+PATH_OF[sys]=$(kube_pod_rel besteffort "${UID_OF[sys]}")
+PATH_OF[ds]=$(kube_pod_rel besteffort "${UID_OF[ds]}")
+
+jq -n --arg node "$NODE" --arg ls "${UID_OF[ls]}" --arg be "${UID_OF[be]}" \
+	--arg sys "${UID_OF[sys]}" --arg ds "${UID_OF[ds]}" '
+	def pod($uid; $ns; $name; $qos; $owners):
+		{metadata: {uid: $uid, namespace: $ns, name: $name, ownerReferences: $owners},
+		 spec: {nodeName: $node, priority: 0}, status: {qosClass: $qos}};
+	{kind: "PodList", apiVersion: "v1", metadata: {resourceVersion: "1"}, items: [
+		pod($ls; "web"; "frontend-0"; "Guaranteed"; []),
+		pod($be; "batch"; "crunch-0"; "BestEffort"; []),
+		pod($sys; "kube-system"; "dns-cache-0"; "BestEffort"; []),
+		pod($ds; "logging"; "shipper-x"; "BestEffort";
+			[{apiVersion: "apps/v1", kind: "DaemonSet", name: "shipper", uid: "d1",
+			  controller: true}])]}' >"$KUBE_TMP/pods.json"
+KUBE_PODS=$KUBE_TMP/pods.json
+kube_certs
+printf '201\n201\n201\n' >"$KUBE_TMP/evict-script" # the stand-in answers 500 once it runs out
+kube_server 127.0.0.1 "$KUBE_TMP/port" --node "$NODE" ||
+	fail "API stand-in did not start: $(cat "$KUBE_TMP/server.err")"
+BG_PIDS+=("${KUBE_SERVER_PIDS[@]}")
+kube_kubeconfig "$KUBE_TMP/kubeconfig" "$(cat "$KUBE_TMP/port")"
+
+declare -A PID
+hog() {
+	local cg mem
+	cg=$(agent_cgroup "${PATH_OF[$1]}")
+	mem=$(agent_cg_in "$cg" memory)
+	agent_run "$cg" "$CPUS" "$MEMHOG" "$2" "$HOLD_S"
+	PID[$1]=$CG_PID
+	for _ in $(seq 1 600); do
+		[ "$(cat "$mem/$USAGE")" -ge $(($2 * MIB)) ] && return 0
+		kill -0 "$CG_PID" 2>/dev/null || fail "memhog $2 MiB in $1 exited"
+		sleep 0.05
+	done
+	fail "memhog in $1 charged only $(cat "$mem/$USAGE") bytes after 30 s"
+}
+hog ls 200
+hog be 150
+hog sys 200
+hog ds 100
+
+# run_shipped CONFIG: the agent with the shipped CONFIG, changed only where a test must.
+run_shipped() {
+	jq --arg root "$P" --arg state "$STATE_DIR" --arg out "$AGENT_OUT" \
+		--arg kc "$KUBE_TMP/kubeconfig" --arg node "$NODE" \
+		'. * {cgroup_root: $root, state_dir: $state, decisions: {file: $out},
+		      http: {enabled: false},
+		      kubernetes: {kubeconfig: $kc, node_name: $node, resync_s: 1, timeout_s: 2}}' \
+		<<<"$1" >"$TMP/agent.json" || fail "cannot write the agent's config"
+	chmod 600 "$TMP/agent.json"
+	: >"$AGENT_OUT"
+	agent_start
+}
+
+evictions='.method == "POST" and (.path | endswith("/eviction"))'
+protected_untouched() {
+	local p
+	for p in sys ds; do
+		assert_eq "$(decisions '.kind == "evict" and .target.cgroup == "/'"$P/${PATH_OF[$p]}"'"' | jq length)" 0 \
+			"no evict decision names the $p pod ($1)"
+		kill -0 "${PID[$p]}" 2>/dev/null || fail "the $p memhog died ($1)"
+	done
+	assert_eq "$(kube_api "$evictions"' and (.path | test("dns-cache-0|shipper-x"))' | jq length)" 0 \
+		"no eviction call for the kube-system or DaemonSet pod ($1)"
+}
+
+log "observe: the shipped config"
+run_shipped "$OBSERVE"
+be="/$P/${PATH_OF[be]}"
+d=$(wait_decision '.kind == "evict" and .rule == "evict.memory"' 20) ||
+	fail "no evict.memory decision within 20 s: $(tail -n 3 "$AGENT_ERR")"
+assert_eq "$(jget "$d" .target.cgroup)" "$be" "the decision names the BE pod"
+assert_eq "$(jget "$d" .outcome)" reported "the decision says reported"
+echo "$d" | jq -e '.why | test("report")' >/dev/null || fail "the decision does not say why: $d"
+sleep 3 # a cool-down (4 s) and the resync: an eviction call would have come by now
+assert_eq "$(kube_api "$evictions" | jq length)" 0 "no eviction reached the API"
+kill -0 "${PID[be]}" 2>/dev/null || fail "the BE memhog died under the observe config"
+assert_eq "$(decisions '.kind == "evict" and .outcome != "reported"' | jq length)" 0 \
+	"every evict decision is reported only"
+protected_untouched observe
+agent_stop
+
+log "enforce: the enforce overlay's config"
+run_shipped "$ENFORCE"
+kube_wait_api "$evictions" 20 || fail "no eviction call within 20 s: $(decisions '.kind == "evict"')"
+call=$(kube_api "$evictions" | jq -c '.[0]')
+assert_eq "$(jget "$call" .path)" "/api/v1/namespaces/batch/pods/crunch-0/eviction" \
+	"the eviction request for the BE pod reached the stand-in"
+assert_eq "$(jget "$call" .body.deleteOptions.preconditions.uid)" "${UID_OF[be]}" "with its UID"
+wait_decision '.kind == "evict" and .outcome == "evicted"' 10 >/dev/null ||
+	fail "no evicted decision: $(decisions '.kind == "evict"')"
+protected_untouched enforce
+assert_eq "$(kube_violations | wc -l)" 0 "the server saw no malformed call: $(kube_violations | head -n 3)"
+agent_stop
+log "pass"
