@@ -362,6 +362,40 @@ static int tick_once(struct agent *a, bool fast)
 	return forget_gone(a);
 }
 
+/*
+ * The loop counts as hung (/healthz fails, the kubelet restarts the agent)
+ * after this many intervals without a completed tick, and never sooner than
+ * HEALTH_STALE_MIN_NS: a tick can start an interval late on a saturated node
+ * (the agent runs with a small CPU request) or take a while after a cgroup
+ * storm, but a loop five intervals behind protects nothing.
+ */
+#define HEALTH_STALE_INTERVALS 5
+#define HEALTH_STALE_MIN_NS    (5 * 1000000000ull)
+
+/* Why the agent is not ready although it ticks: a probe an enabled policy needs is off. */
+static const char *not_ready(const struct agent *a, char *buf, size_t size)
+{
+	const struct policy_config *p = &a->cfg.policy;
+
+	if (a->args.mode != AGENT_RUN || !p->interference.enabled || (a->parts & CG_RQ))
+		return NULL;
+	snprintf(buf, size, "the sched probe is off (%s), and interference detection needs it",
+		 a->probes ? probe_set_status(a->probes, PROBE_SCHED).detail
+			   : "no probe could run");
+	return buf;
+}
+
+static void publish_health(struct agent *a)
+{
+	uint64_t stale = (uint64_t)(a->cfg.interval_s * 1e9) * HEALTH_STALE_INTERVALS;
+	char why[160];
+	struct http_health h = {.stale_ns =
+					stale > HEALTH_STALE_MIN_NS ? stale : HEALTH_STALE_MIN_NS,
+				.not_ready = not_ready(a, why, sizeof(why))};
+
+	http_health(a->http, &h);
+}
+
 static int tick(struct agent *a, bool fast)
 {
 	int err = tick_once(a, fast);
@@ -373,8 +407,10 @@ static int tick(struct agent *a, bool fast)
 	action_list_free(&a->actions);
 	a->loop_ns = clock_ns(CLOCK_MONOTONIC) - a->last_tick_ns;
 	/* Rendered when a scrape asks (wait_for), not every tick whether or not anyone reads it. */
-	if (a->http)
+	if (a->http) {
 		http_tick_done(a->http);
+		publish_health(a); /* a reload may have changed the interval or the policies */
+	}
 	return err;
 }
 
@@ -569,6 +605,8 @@ static int start_threads(struct agent *a)
 {
 	char err[256];
 
+	if (a->http)
+		publish_health(a); /* from here on, a start that never ticks is stale too */
 	if (a->http && http_serve(a->http, err, sizeof(err))) {
 		log_err("agent: %s (config http.address, http.port)", err);
 		return -1;
