@@ -13,6 +13,7 @@
 #	agent_config '{"suppress": {...}}' # writes $TMP/agent.json (cgroup_root, state_dir set)
 #	agent_start [ARGS]                # qoslet agent in the background; AGENT_PID
 #	agent_stop                        # SIGTERM, waits for the clean stop
+#	configmap_swap DIR FILE           # a ConfigMap volume in DIR gets FILE's content
 #
 # Everything below the test's parent is removed on exit, in every hierarchy.
 
@@ -168,4 +169,24 @@ cfs_quota() {
 		[ "$q" = max ] && q=-1
 		echo "$q"
 	fi
+}
+
+# configmap_swap DIR FILE: DIR becomes, or is updated as, a Kubernetes
+# ConfigMap volume whose config.json has FILE's content, the way the
+# kubelet's AtomicWriter does it: a new "..YYYY_MM_DD_..." directory, a
+# "..data_tmp" symlink to it renamed over "..data" (rename(2) is atomic),
+# the old directory removed; DIR/config.json is a symlink to
+# ..data/config.json throughout.
+configmap_swap() {
+	local dir=$1 old new
+	mkdir -p "$dir"
+	old=$(readlink "$dir/..data" 2>/dev/null || true)
+	new=..$(date -u +%Y_%m_%d_%H_%M_%S).$RANDOM$RANDOM
+	mkdir "$dir/$new"
+	cp "$2" "$dir/$new/config.json"
+	chmod 644 "$dir/$new/config.json"
+	ln -s "$new" "$dir/..data_tmp"
+	mv -T "$dir/..data_tmp" "$dir/..data"
+	[ -z "$old" ] || rm -rf "${dir:?}/$old"
+	[ -L "$dir/config.json" ] || ln -s ..data/config.json "$dir/config.json"
 }

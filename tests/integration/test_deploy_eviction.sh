@@ -3,8 +3,9 @@
 #
 # The shipped manifests are safe by default (docs/deploy.md, EVICTION). The
 # agent runs with the config.json of the ConfigMap that
-# `kubectl kustomize scripts/deploy-overlays/observe` renders, then with the
-# `enforce` overlay's, changed only where a test must (cgroup_root,
+# `kubectl kustomize scripts/deploy-overlays/observe` renders, mounted as a
+# ConfigMap volume; then the volume is swapped, as the kubelet does, to the
+# `enforce` overlay's. Both are changed only where a test must (cgroup_root,
 # state_dir, the decisions file, the HTTP endpoint off, the API stand-in's
 # kubeconfig and node, a 1 s resync), on real pod cgroups in the kubelet's
 # layout under an 800 MiB memory limit (the agent's memory capacity), with
@@ -16,7 +17,9 @@
 # About 81% in use, over the 70% memory eviction threshold. Asserted:
 #   - observe: an evict.memory decision on the BE pod says "reported" (the
 #     action is "report"), no eviction reaches the API, the memhog lives;
-#   - enforce: the eviction request for the BE pod reaches the stand-in;
+#   - enforce: the agent reloads it without a restart (evict.action
+#     "report" -> "kubernetes" changes live), and the eviction request for
+#     the BE pod reaches the stand-in;
 #   - both: the kube-system and DaemonSet pods are never evicted nor named by
 #     an evict decision, although they are larger than the BE pod (as BE,
 #     the kube-system one would go first: largest first).
@@ -121,18 +124,20 @@ hog be 150
 hog sys 200
 hog ds 100
 
-# run_shipped CONFIG: the agent with the shipped CONFIG, changed only where a test must.
-run_shipped() {
+# test_config SHIPPED OUT: the shipped config, changed only where a test must.
+test_config() {
 	jq --arg root "$P" --arg state "$STATE_DIR" --arg out "$AGENT_OUT" \
 		--arg kc "$KUBE_TMP/kubeconfig" --arg node "$NODE" \
 		'. * {cgroup_root: $root, state_dir: $state, decisions: {file: $out},
 		      http: {enabled: false},
 		      kubernetes: {kubeconfig: $kc, node_name: $node, resync_s: 1, timeout_s: 2}}' \
-		<<<"$1" >"$TMP/agent.json" || fail "cannot write the agent's config"
-	chmod 600 "$TMP/agent.json"
-	: >"$AGENT_OUT"
-	agent_start
+		<<<"$1" >"$2" || fail "cannot write the agent's config"
 }
+test_config "$OBSERVE" "$TMP/observe.json"
+test_config "$ENFORCE" "$TMP/enforce.json"
+# Mounted as the DaemonSet mounts the ConfigMap: a volume the kubelet updates by a swap.
+CM=$TMP/configmap
+configmap_swap "$CM" "$TMP/observe.json"
 
 evictions='.method == "POST" and (.path | endswith("/eviction"))'
 protected_untouched() {
@@ -147,7 +152,7 @@ protected_untouched() {
 }
 
 log "observe: the shipped config"
-run_shipped "$OBSERVE"
+agent_start --config "$CM/config.json"
 be="/$P/${PATH_OF[be]}"
 d=$(wait_decision '.kind == "evict" and .rule == "evict.memory"' 20) ||
 	fail "no evict.memory decision within 20 s: $(tail -n 3 "$AGENT_ERR")"
@@ -160,11 +165,20 @@ kill -0 "${PID[be]}" 2>/dev/null || fail "the BE memhog died under the observe c
 assert_eq "$(decisions '.kind == "evict" and .outcome != "reported"' | jq length)" 0 \
 	"every evict decision is reported only"
 protected_untouched observe
-agent_stop
 
-log "enforce: the enforce overlay's config"
-run_shipped "$ENFORCE"
-kube_wait_api "$evictions" 20 || fail "no eviction call within 20 s: $(decisions '.kind == "evict"')"
+log "enforce: the enforce overlay's ConfigMap, swapped in while the agent runs"
+configmap_swap "$CM" "$TMP/enforce.json"
+for _ in $(seq 1 50); do
+	grep -q 'agent: evict.action is now "kubernetes"' "$AGENT_ERR" && break
+	sleep 0.1
+done
+grep -q 'agent: evict.action is now "kubernetes"' "$AGENT_ERR" ||
+	fail "the enforce config was not reloaded: $(grep reload "$AGENT_ERR" | tail -n 2)"
+t_enf=$(date +%s)
+# A unit named by an eviction is not named again for 30 s (EVICT_PENDING_S): the reported
+# round's victim comes up again only then.
+kube_wait_api "$evictions" 45 || fail "no eviction call within 45 s: $(decisions '.kind == "evict"')"
+log "the eviction call came $(($(date +%s) - t_enf)) s after the reload"
 call=$(kube_api "$evictions" | jq -c '.[0]')
 assert_eq "$(jget "$call" .path)" "/api/v1/namespaces/batch/pods/crunch-0/eviction" \
 	"the eviction request for the BE pod reached the stand-in"

@@ -421,9 +421,9 @@ static int tick(struct agent *a, bool fast)
 static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 {
 	struct agent *a = ctx;
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
 	nfds_t n = 0;
-	int fp = -1, render = -1;
+	int fp = -1, render = -1, watch = -1;
 
 	if (a->fp) {
 		fp = (int)n;
@@ -432,6 +432,10 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 	if (a->render_fd >= 0) {
 		render = (int)n;
 		pfd[n++] = (struct pollfd){.fd = a->render_fd, .events = POLLIN};
+	}
+	if (a->watch) {
+		watch = (int)n;
+		pfd[n++] = (struct pollfd){.fd = config_watch_fd(a->watch), .events = POLLIN};
 	}
 	while (!stop) {
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
@@ -451,6 +455,12 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 			break; /* the deadline, or a signal */
 		if (render >= 0 && (pfd[render].revents & POLLIN))
 			agent_publish(a, a->loop_ns, http_render_wanted(a->http));
+		/* back to the loop, whose next step between two ticks is the reload */
+		if (watch >= 0 && (pfd[watch].revents & POLLIN) && config_watch_changed(a->watch)) {
+			log_info("agent: %s changed", a->args.config);
+			reload = 1;
+			break;
+		}
 		if (fp >= 0 && (pfd[fp].revents & POLLIN))
 			return fast_path_drain(a->fp) > 0 ? LOOP_WAKE_ALERT : LOOP_WAKE_TIMEOUT;
 	}
@@ -600,6 +610,17 @@ static int drop_privileges(struct agent *a)
 	return 0;
 }
 
+/* A change of the --config file reloads it as SIGHUP does; without the watch, SIGHUP still does. */
+static void watch_config(struct agent *a)
+{
+	char err[PATH_MAX + 128];
+
+	if (!a->args.config)
+		return;
+	if (config_watch_open(&a->watch, a->args.config, err, sizeof(err)))
+		log_warn("agent: config changes are not picked up (SIGHUP reloads): %s", err);
+}
+
 /* The threads come after the drop: they inherit what is left, not what was. */
 static int start_threads(struct agent *a)
 {
@@ -717,6 +738,7 @@ static int setup(struct agent *a)
 	if (!a->coll || drop_privileges(a) || start_threads(a))
 		return 1;
 	a->rec = collector_record(a->coll);
+	watch_config(a);
 	log_info("agent: managing /%s (cgroup %s, cpu at %s)%s, every %.3g s%s", a->subtree,
 		 a->ctrls.v2[CTRL_CPU] ? "v2" : "v1", a->ctrls.root[CTRL_CPU],
 		 a->cfg.dry_run ? " in dry-run" : "", a->cfg.interval_s,
@@ -729,6 +751,7 @@ static void teardown(struct agent *a)
 	/* At once: a call in flight is abandoned, so the restore below is not held up. */
 	kube_sync_stop(a->kube);
 	http_stop(a->http);
+	config_watch_close(a->watch);
 	cgroup_names_free(a->names);
 	fast_path_close(a->fp);
 	if (a->act) {

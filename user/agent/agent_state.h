@@ -20,6 +20,7 @@
 #include "agent_args.h"
 #include "breaches.h"
 #include "config.h"
+#include "config_watch.h"
 #include "../decision/decision.h"
 #include "kube_sync.h"
 
@@ -65,7 +66,8 @@ struct agent {
 	struct kube_pod_list pods;  /* sorted by uid; empty until the first list */
 	uint64_t errors[METRICS_ERR_NR]; /* by enum metrics_error: qoslet_agent_errors_total */
 	bool observe_only; /* no kubepods and no cgroup_root: dry-run, whatever the config */
-	uint64_t reloads;  /* configs swapped in by SIGHUP */
+	uint64_t reloads;  /* configs swapped in by SIGHUP or a change of the file */
+	struct config_watch *watch;    /* the --config file's changes; NULL when not watched */
 	struct breach_counts breaches; /* reports per victim and cause, for the metrics */
 	uint64_t interference_ns; /* CLOCK_MONOTONIC of the last interference decision; 0 none */
 	char interference[512];	  /* ... what it said, for the node condition */
