@@ -490,6 +490,42 @@ static void test_class_rules_by_pod(void **state)
 	collector_free(col);
 }
 
+/* Off Kubernetes: top-level cgroups, and the children of top-level slices, are SYSTEM units. */
+static void test_system_units(void **state)
+{
+	struct agent_config cfg = {.n_classes = 1};
+	struct cgroup_ctrls c;
+	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
+	struct collect_opts o = {
+		.ctrls = &c, .fs = &fs, .subtree = "s4", .cfg = &cfg, .system_units = true};
+	const char *cron = "s4/system.slice/cron.service", *user = "s4/user.slice/user-0.slice",
+		   *init = "s4/init.scope", *batch = "s4/batch";
+	const struct tick_record *rec;
+	struct collector *col;
+	int err;
+
+	(void)state;
+	/* a rule still comes first */
+	snprintf(cfg.classes[0].glob, sizeof(cfg.classes[0].glob), "%s", batch);
+	cfg.classes[0].cls = QOS_BE;
+	cgroup("s4", "max 100000\n", 0);
+	cgroup("s4/system.slice", "max 100000\n", 0);
+	cgroup("s4/user.slice", "max 100000\n", 0);
+	for (const char *const *p = (const char *const[]){cron, user, init, batch, NULL}; *p; p++)
+		cgroup(*p, "max 100000\n", 0);
+	cgroup("s4/user.slice/user-0.slice/session-1.scope", "max 100000\n", 0);
+	cgroup_ctrls_fake(&c, root, true);
+	snprintf(fs.root, sizeof(fs.root), "%s", root);
+	col = collector_new(&o);
+	rec = collector_read(col, 1, 1000000000ull, &err);
+	assert_int_equal(rec->in.n_units, 4);
+	assert_int_equal(unit(&rec->in, cron)->cls, QOS_SYSTEM);
+	assert_int_equal(unit(&rec->in, user)->cls, QOS_SYSTEM); /* its session is a member */
+	assert_int_equal(unit(&rec->in, init)->cls, QOS_SYSTEM);
+	assert_int_equal(unit(&rec->in, batch)->cls, QOS_BE);
+	collector_free(col);
+}
+
 static void test_detect_kubepods(void **state)
 {
 	struct cgroup_ctrls c;
@@ -525,6 +561,7 @@ int main(void)
 		cmocka_unit_test(test_tree_events),
 		cmocka_unit_test(test_settings_and_new_pods),
 		cmocka_unit_test(test_class_rules_by_pod),
+		cmocka_unit_test(test_system_units),
 		cmocka_unit_test(test_detect_kubepods),
 	};
 

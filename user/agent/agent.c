@@ -33,6 +33,7 @@
 #include "loop.h"
 #include "privileges.h"
 #include "record.h"
+#include "summary.h"
 
 /* One alert per watched cgroup per this long: the ring buffer cannot flood. */
 #define ALERT_GAP_NS (100 * 1000000ull)
@@ -96,7 +97,8 @@ static int resolve_subtree(struct agent *a)
 		return 0;
 	/* No pods here: watch the whole hierarchy, and touch nothing. */
 	log_warn("agent: no kubepods cgroup under %s and no cgroup_root in the config: observing "
-		 "only (dry-run), with the whole hierarchy as scope",
+		 "only (dry-run), with the whole hierarchy as scope: top-level cgroups and the "
+		 "children of top-level slices are SYSTEM units; a run-queue line every interval",
 		 a->fs.root);
 	a->subtree[0] = '\0';
 	a->observe_only = true;
@@ -241,6 +243,20 @@ static void log_status(struct agent *a)
 		 in->mem_capacity / 1073741824.0, (unsigned long long)a->log.seq);
 }
 
+/*
+ * Off Kubernetes the agent only observes: a line per interval says what it
+ * sees (the worst run-queue wait and behind whom), so that the log answers
+ * "is anything waiting for a CPU here, and why" without a scrape.
+ */
+static void log_summary(struct agent *a)
+{
+	char line[POL_PATH_MAX * 2 + 128];
+
+	summary_run_queue(&a->rec->in, a->parts & CG_RQ, a->cfg.policy.interference.rq_min_waits,
+			  line, sizeof(line));
+	log_info("agent: %s", line);
+}
+
 /* Units gone since the last tick: the actuator and the breach counts drop what they kept. */
 static int forget_gone(struct agent *a)
 {
@@ -344,6 +360,8 @@ static int tick_once(struct agent *a, bool fast)
 		return 0;
 	a->fast_ticks += fast;
 	log_status(a);
+	if (a->observe_only && !fast)
+		log_summary(a);
 	if (a->record && record_write_input(a->record, &rec->in))
 		log_warn("agent: cannot write the recording: %s", strerror(errno));
 	if (a->args.mode == AGENT_RECORD)
@@ -730,7 +748,8 @@ static int setup(struct agent *a)
 					     .original_quota = original_quota,
 					     .pod = a->kube ? pod_of : NULL,
 					     .ctx = a,
-					     .names = a->names};
+					     .names = a->names,
+					     .system_units = a->observe_only};
 	if (open_probes(a))
 		return 1;
 	a->coll_opts.parts = a->parts;

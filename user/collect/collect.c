@@ -183,6 +183,30 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
 	return cls;
 }
 
+static bool is_slice(const char *name, size_t len)
+{
+	return len > 6 && !strncmp(name + len - 6, ".slice", 6);
+}
+
+/*
+ * With collect_opts.system_units: whether the cgroup at rel, depth levels
+ * below the subtree, is a SYSTEM unit. A slice's own tasks are few (systemd
+ * keeps them in its children), so its children are the units.
+ */
+static bool system_unit(const char *rel, int depth)
+{
+	const char *name = strrchr(rel, '/'), *parent;
+
+	name = name ? name + 1 : rel;
+	if (depth == 1)
+		return !is_slice(name, strlen(name));
+	if (depth != 2)
+		return false;
+	for (parent = name - 1; parent > rel && parent[-1] != '/'; parent--)
+		;
+	return is_slice(parent, (size_t)(name - 1 - parent));
+}
+
 static int cmp_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? -1 : a > b;
@@ -228,6 +252,9 @@ static int visit(void *ctx, const struct cg_tree_dir *d)
 		char uid[40];
 		int32_t prio;
 		enum qos_class cls = classify(r->c->o, d->rel, uid, sizeof(uid), &prio);
+
+		if (cls == QOS_UNMANAGED && r->c->o->system_units && system_unit(d->rel, d->depth))
+			cls = QOS_SYSTEM;
 
 		if (cls != QOS_UNMANAGED) {
 			if (strlen(d->rel) >= POL_PATH_MAX) {
