@@ -38,9 +38,6 @@ stall=$(agent_cgroup stall)
 stall_fz=$(agent_cg_in "$stall" freezer)
 [ -e "$stall_fz/freezer.state" ] || skip "no freezer.state in $stall_fz"
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 PORT=$(free_port)
 URL=http://127.0.0.1:$PORT
 # get PATH: prints "STATUS BODY" (the body is one line).
