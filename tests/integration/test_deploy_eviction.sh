@@ -3,7 +3,8 @@
 #
 # The shipped manifests are safe by default (docs/deploy.md, EVICTION). The
 # agent runs with the config.json of the ConfigMap that
-# `kubectl kustomize scripts/deploy-overlays/observe` renders, mounted as a
+# `kubectl kustomize scripts/deploy-overlays/observe` renders (without
+# kubectl: the files that hold it), mounted as a
 # ConfigMap volume; then the volume is swapped, as the kubelet does, to the
 # `enforce` overlay's. Both are changed only where a test must (cgroup_root,
 # state_dir, the decisions file, the HTTP endpoint off, the API stand-in's
@@ -37,7 +38,7 @@ LIMIT_MIB=800
 NODE=qoslet-test-node
 
 require_root
-require_cmds jq taskset kubectl
+require_cmds jq taskset
 require_binaries
 [ -x "$MEMHOG" ] || fail "$MEMHOG is missing: run make $MEMHOG"
 test_setup
@@ -46,13 +47,22 @@ KUBE_TMP=$TMP/kube
 mkdir "$KUBE_TMP"
 kube_require
 
-# shipped_config OVERLAY: the config.json of the ConfigMap the overlay renders.
+# shipped_config OVERLAY: the config.json of the ConfigMap the overlay renders
+# (kubectl kustomize); without kubectl, of the file that holds it
+# (test_deploy_manifests checks that the overlays render exactly these).
 shipped_config() {
-	kubectl kustomize "$QOSLET_ROOT/scripts/deploy-overlays/$1" 2>"$TMP/kustomize.err" |
-		"$KUBE_PY" -c 'import sys, yaml
+	local file
+	if command -v kubectl >/dev/null; then
+		kubectl kustomize "$QOSLET_ROOT/scripts/deploy-overlays/$1" 2>"$TMP/kustomize.err" ||
+			fail "kubectl kustomize $1: $(cat "$TMP/kustomize.err")"
+	else
+		file=$QOSLET_ROOT/scripts/deploy/configmap.yaml
+		[ "$1" = observe ] || file=$QOSLET_ROOT/scripts/deploy-overlays/$1/evict-kubernetes.yaml
+		cat "$file"
+	fi | "$KUBE_PY" -c 'import sys, yaml
 for d in yaml.safe_load_all(sys.stdin):
     if d and d["kind"] == "ConfigMap" and d["metadata"]["name"] == "qoslet-config":
-        print(d["data"]["config.json"])' || fail "kubectl kustomize $1: $(cat "$TMP/kustomize.err")"
+        print(d["data"]["config.json"])'
 }
 "$KUBE_PY" -c 'import yaml' 2>/dev/null || skip "needs python3-yaml (scripts/deps.sh installs it)"
 OBSERVE=$(shipped_config observe)
