@@ -393,13 +393,21 @@ static int tick_once(struct agent *a, bool fast)
 /* Why the agent is not ready although it ticks: a probe an enabled policy needs is off. */
 static const char *not_ready(const struct agent *a, char *buf, size_t size)
 {
-	const struct policy_config *p = &a->cfg.policy;
+	const struct interference_config *in = &a->cfg.policy.interference;
+	enum probe_id id;
+	const char *policy;
 
-	if (a->args.mode != AGENT_RUN || !p->interference.enabled || (a->parts & CG_RQ))
+	if (a->args.mode != AGENT_RUN || !in->enabled)
 		return NULL;
-	snprintf(buf, size, "the sched probe is off (%s), and interference detection needs it",
-		 a->probes ? probe_set_status(a->probes, PROBE_SCHED).detail
-			   : "no probe could run");
+	if (!(a->parts & CG_RQ))
+		id = PROBE_SCHED, policy = "interference detection";
+	else if (in->cpi_enabled && a->cpi_wanted && !(a->parts & CG_CPU))
+		id = PROBE_CPI, policy = "CPI outlier detection";
+	else
+		return NULL;
+	snprintf(buf, size, "the %s probe is off (%s), and %s needs it",
+		 id == PROBE_SCHED ? "sched" : "cpi",
+		 a->probes ? probe_set_status(a->probes, id).detail : "no probe could run", policy);
 	return buf;
 }
 
@@ -550,6 +558,7 @@ static int open_probes(struct agent *a)
 	if (a->cfg.policy.interference.enabled && a->cfg.policy.interference.cpi_enabled &&
 	    pmu_counts_cycles())
 		want |= PROBE_BIT(PROBE_CPI);
+	a->cpi_wanted = want & PROBE_BIT(PROBE_CPI);
 	err = probe_set_open(&a->probes, want, &a->args.probe, &a->fs);
 	a->coll_opts.probes = err ? NULL : a->probes;
 	if (err) {
