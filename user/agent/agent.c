@@ -414,7 +414,7 @@ static const char *not_ready(const struct agent *a, char *buf, size_t size)
 static void publish_health(struct agent *a)
 {
 	uint64_t stale = (uint64_t)(a->cfg.interval_s * 1e9) * HEALTH_STALE_INTERVALS;
-	char why[160];
+	char why[256];
 	struct http_health h = {.stale_ns =
 					stale > HEALTH_STALE_MIN_NS ? stale : HEALTH_STALE_MIN_NS,
 				.not_ready = not_ready(a, why, sizeof(why))};

@@ -64,7 +64,7 @@ struct http_server {
 	bool ready;
 	/* health (http_health()): CLOCK_MONOTONIC of the last tick's end, else of the first call */
 	uint64_t since_ns, stale_ns;
-	char not_ready[192];
+	char not_ready[256];
 };
 
 static void text_put(struct text *t)
@@ -171,7 +171,7 @@ static enum MHD_Result reply_line(struct MHD_Connection *c, unsigned int status,
  */
 static enum MHD_Result reply_health(struct http_server *s, struct MHD_Connection *c, bool readiness)
 {
-	char line[320] = "";
+	char line[384] = "";
 	uint64_t age;
 
 	pthread_mutex_lock(&s->mu);
