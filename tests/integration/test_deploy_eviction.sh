@@ -18,6 +18,8 @@
 # About 81% in use, over the 70% memory eviction threshold. Asserted:
 #   - observe: an evict.memory decision on the BE pod says "reported" (the
 #     action is "report"), no eviction reaches the API, the memhog lives;
+#   - enforce with evict.nodes "canary-*" (not this node): the start says
+#     this node only reports, the decision says "reported", no API call;
 #   - enforce: the agent reloads it without a restart (evict.action
 #     "report" -> "kubernetes" changes live), and the eviction request for
 #     the BE pod reaches the stand-in;
@@ -124,6 +126,7 @@ test_config() {
 }
 test_config "$OBSERVE" "$TMP/observe.json"
 test_config "$ENFORCE" "$TMP/enforce.json"
+jq '.evict.nodes = "canary-*"' "$TMP/enforce.json" >"$TMP/canary.json"
 # Mounted as the DaemonSet mounts the ConfigMap: a volume the kubelet updates by a swap.
 CM=$TMP/configmap
 configmap_swap "$CM" "$TMP/observe.json"
@@ -154,14 +157,30 @@ kill -0 "${PID[be]}" 2>/dev/null || fail "the BE memhog died under the observe c
 assert_eq "$(decisions '.kind == "evict" and .outcome != "reported"' | jq length)" 0 \
 	"every evict decision is reported only"
 protected_untouched observe
+agent_stop
+
+log "enforce on canary-* nodes only: this node reports"
+configmap_swap "$CM" "$TMP/canary.json"
+: >"$AGENT_OUT"
+: >"$AGENT_ERR" # agent_start waits for this agent's "managing" line, not the last one's
+agent_start --config "$CM/config.json"
+grep -q 'agent: evict.nodes "canary-\*" does not match node '"$NODE"': evictions here are reported only' "$AGENT_ERR" ||
+	fail "the start does not say this node only reports: $(tail -n 3 "$AGENT_ERR")"
+d=$(wait_decision '.kind == "evict" and .rule == "evict.memory"' 20) ||
+	fail "no evict.memory decision within 20 s: $(tail -n 3 "$AGENT_ERR")"
+assert_eq "$(jget "$d" .outcome)/$(jget "$d" .why)" \
+	"reported/evictions are reported only here (evict.action, evict.nodes)" \
+	"the decision on a node evict.nodes leaves out"
+sleep 2
+assert_eq "$(kube_api "$evictions" | jq length)" 0 "no eviction reached the API"
 
 log "enforce: the enforce overlay's ConfigMap, swapped in while the agent runs"
 configmap_swap "$CM" "$TMP/enforce.json"
 for _ in $(seq 1 50); do
-	grep -q 'agent: evict.action is now "kubernetes"' "$AGENT_ERR" && break
+	grep -q 'agent: evict.action is now "kubernetes" on this node' "$AGENT_ERR" && break
 	sleep 0.1
 done
-grep -q 'agent: evict.action is now "kubernetes"' "$AGENT_ERR" ||
+grep -q 'agent: evict.action is now "kubernetes" on this node' "$AGENT_ERR" ||
 	fail "the enforce config was not reloaded: $(grep reload "$AGENT_ERR" | tail -n 2)"
 t_enf=$(date +%s)
 # A unit named by an eviction is not named again for 30 s (EVICT_PENDING_S): the reported

@@ -22,7 +22,8 @@
 #  - safe by default: the ConfigMap's evict.action is "report"; the overlays
 #    scripts/deploy-overlays/{observe,enforce} build on scripts/deploy, observe
 #    changes nothing, enforce's config.json is the base's with evict.action
-#    "kubernetes" and nothing else (rendered with kubectl kustomize when
+#    "kubernetes" (and perhaps evict.nodes) and nothing else (rendered with
+#    kubectl kustomize when
 #    kubectl is there);
 #  - deploy details: maxUnavailable a percentage, minReadySeconds, --log-format
 #    json, no CPU limit (memory request <= limit), AppArmor Unconfined and
@@ -354,8 +355,10 @@ patch = yaml.safe_load(open(os.path.join(overlays, "enforce", "evict-kubernetes.
 enf = json.loads(patch["data"]["config.json"])
 check(patch["kind"] == "ConfigMap" and patch["metadata"]["name"] == "qoslet-config"
       and enf["evict"]["action"] == "kubernetes"
-      and {**enf, "evict": {**enf["evict"], "action": "report"}} == base_doc,
-      "the enforce overlay's config is the base's with evict.action kubernetes, nothing else")
+      and {**enf, "evict": {k: v for k, v in {**enf["evict"], "action": "report"}.items()
+                            if k != "nodes"}} == base_doc,
+      "the enforce overlay's config is the base's with evict.action kubernetes (and at most "
+      "evict.nodes), nothing else")
 kubectl = shutil.which("kubectl")
 if kubectl:
     for ov, action in (("observe", "report"), ("enforce", "kubernetes")):

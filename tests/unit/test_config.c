@@ -217,6 +217,12 @@ static const struct bad bad_docs[] = {
 	 "evict.action: unknown value \"Kill\" (allowed: report, kill, kubernetes)"},
 	{"{\"evict\": {\"action\": \"kubernetes\"}}",
 	 "evict.action: \"kubernetes\" needs kubernetes.enabled: true"},
+	{"{\"evict\": {\"nodes\": \"canary-*\"}}",
+	 "evict.nodes: \"canary-*\" needs kubernetes.enabled: true (the node's name)"},
+	{"{\"evict\": {\"nodes\": \"Canary\"}, \"kubernetes\": {\"enabled\": true}}",
+	 "evict.nodes: \"Canary\" is not a glob of node names (allowed: a glob of node names "
+	 "(lowercase letters, digits, '-', '.' and the glob characters *?[]!), or \"\" for every "
+	 "node, at most 253 bytes)"},
 	{"{\"kubernetes\": {\"node_name\": \"Node_1\"}}",
 	 "kubernetes.node_name: \"Node_1\" is not a valid node name (allowed: a node name "
 	 "(lowercase letters, digits, '-' and '.'), or \"\", at most 253 bytes)"},
@@ -422,7 +428,7 @@ static void test_round_trip(void **state)
 		"           \"scale_down\": 0.99, \"max_percent\": 100, \"throttled_min_percent\": 7,"
 		"           \"shared_pool_busy_percent\": 99.9, \"budget_cpu_s\": 12.5,"
 		"           \"budget_period_s\": 1},"
-		" \"evict\": {\"action\": \"kubernetes\","
+		" \"evict\": {\"action\": \"kubernetes\", \"nodes\": \"canary-[0-9]*\","
 		"           \"memory\": {\"threshold_percent\": 95.55, \"release_percent\": 0.07e2},"
 		"           \"cpu\": {\"satisfaction_lower_percent\": 29, \"window_s\": 1,"
 		"                     \"satisfaction_upper_percent\": 29.000000000000004}},"

@@ -593,7 +593,7 @@ static int open_actuator(struct agent *a)
 		.subtree = a->subtree,
 		.state_dir = a->cfg.state_dir,
 		.dry_run = a->cfg.dry_run || a->args.mode == AGENT_RECORD,
-		.evict = a->cfg.evict_action,
+		.evict = agent_evict_action(a, &a->cfg),
 	};
 	char err[256];
 
@@ -601,6 +601,10 @@ static int open_actuator(struct agent *a)
 		log_err("agent: %s", err);
 		return -1;
 	}
+	if (o.evict != a->cfg.evict_action)
+		log_info("agent: evict.nodes \"%s\" does not match node %s: evictions here are "
+			 "reported only",
+			 a->cfg.evict_nodes, kube_sync_node(a->kube));
 	if (actuator_reconciled(a->act))
 		log_info("agent: restored %zu cgroup settings a previous run left changed",
 			 actuator_reconciled(a->act));

@@ -81,6 +81,12 @@ struct agent {
  */
 int agent_config_read(const struct agent *a, struct agent_config *out, char *err, size_t errlen);
 
+/*
+ * What an eviction does on this node under config c: evict.action, or
+ * "report" where evict.nodes does not match the node's name (reload.c).
+ */
+enum evict_action agent_evict_action(const struct agent *a, const struct agent_config *c);
+
 /* SIGHUP: the config read again and swapped in whole, or refused with the reason (reload.c). */
 void agent_reload(struct agent *a);
 

@@ -44,15 +44,16 @@ enum ftype {
 
 /* What a string must look like. */
 enum str_rule {
-	S_REL,	   /* relative path without "..", or "" */
-	S_GLOB,	   /* the same, or "" (a class rule's path glob: any path) */
-	S_ABS,	   /* absolute path */
-	S_OUTPUT,  /* "-", "" or an absolute path */
-	S_ADDR,	   /* an IPv4 or IPv6 address literal (no host names: nothing to resolve) */
-	S_ABS_OPT, /* an absolute path, or "" */
-	S_NAME,	   /* a Kubernetes (DNS-1123) name, or "" */
-	S_NS_GLOB, /* a glob of namespace names, or "" */
-	S_LABEL,   /* "key" or "key=value" of a Kubernetes label, or "" */
+	S_REL,	     /* relative path without "..", or "" */
+	S_GLOB,	     /* the same, or "" (a class rule's path glob: any path) */
+	S_ABS,	     /* absolute path */
+	S_OUTPUT,    /* "-", "" or an absolute path */
+	S_ADDR,	     /* an IPv4 or IPv6 address literal (no host names: nothing to resolve) */
+	S_ABS_OPT,   /* an absolute path, or "" */
+	S_NAME,	     /* a Kubernetes (DNS-1123) name, or "" */
+	S_NS_GLOB,   /* a glob of namespace names, or "" */
+	S_LABEL,     /* "key" or "key=value" of a Kubernetes label, or "" */
+	S_NODE_GLOB, /* a glob of node names, or "" */
 };
 
 #define OPEN_LO 1 /* lo itself not allowed */
@@ -169,6 +170,7 @@ static const struct field evict_cpu_fields[] = {
 
 static const struct field evict_fields[] = {
 	ENUM("action", evict_action, evict_actions),
+	STR("nodes", evict_nodes, S_NODE_GLOB),
 	OBJ("memory", evict_memory_fields),
 	OBJ("cpu", evict_cpu_fields),
 	{0},
@@ -395,6 +397,8 @@ static const char *const str_allowed[] = {
 	[S_NS_GLOB] = "a glob of namespace names (lowercase letters, digits, '-' and the glob "
 		      "characters *?[]!), or \"\" for any namespace",
 	[S_LABEL] = "a label \"key\" (any value) or \"key=value\", or \"\" for any labels",
+	[S_NODE_GLOB] = "a glob of node names (lowercase letters, digits, '-', '.' and the glob "
+			"characters *?[]!), or \"\" for every node",
 };
 
 /* Appends " (allowed: ...)" for f and returns -EINVAL. */
@@ -492,6 +496,10 @@ static const char *str_problem(enum str_rule r, const char *s)
 		return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-*?[]!") == n
 			       ? NULL
 			       : "is not a glob of namespace names";
+	case S_NODE_GLOB:
+		return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-.*?[]!") == n
+			       ? NULL
+			       : "is not a glob of node names";
 	case S_LABEL:
 		return label_problem(s);
 	case S_GLOB:
@@ -760,6 +768,11 @@ static int check_cross(struct ctx *x, const struct agent_config *c)
 	if (!r && c->evict_action == EVICT_KUBERNETES && !c->kube.enabled) {
 		start(x, "evict.action", NULL);
 		put(x, "\"kubernetes\" needs kubernetes.enabled: true");
+		return -EINVAL;
+	}
+	if (!r && c->evict_nodes[0] && !c->kube.enabled) {
+		start(x, "evict.nodes", NULL);
+		put(x, "\"%s\" needs kubernetes.enabled: true (the node's name)", c->evict_nodes);
 		return -EINVAL;
 	}
 	if (r || !p->burst.budget_cpu_s)

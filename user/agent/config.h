@@ -51,6 +51,7 @@ struct agent_config {
 	char decisions_file[PATH_MAX]; /* JSON lines; "-" stdout, "" none: "-" */
 	size_t decisions_ring;	       /* decisions kept in memory: 1024 */
 	enum evict_action evict_action;
+	char evict_nodes[254]; /* glob of node names where evict_action applies; "" all */
 	struct class_rule classes[CONFIG_MAX_CLASS_RULES];
 	size_t n_classes;
 	struct policy_config policy;   /* suppress, burst, evict.memory/cpu, interference */

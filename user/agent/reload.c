@@ -9,6 +9,7 @@
  * of them is refused and names it, rather than half-applied.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,14 @@ static const char *restart_only_change(const struct agent_config *o, const struc
 	return NULL;
 }
 
+enum evict_action agent_evict_action(const struct agent *a, const struct agent_config *c)
+{
+	/* evict.nodes needs kubernetes.enabled (config.c), so a->kube names the node */
+	if (!c->evict_nodes[0] || !a->kube || !fnmatch(c->evict_nodes, kube_sync_node(a->kube), 0))
+		return c->evict_action;
+	return EVICT_REPORT;
+}
+
 void agent_reload(struct agent *a)
 {
 	struct agent_config *next = malloc(sizeof(*next));
@@ -117,12 +126,19 @@ void agent_reload(struct agent *a)
 			"that takes a restart",
 			what, field);
 	} else {
-		if (a->act && next->evict_action != a->cfg.evict_action)
-			log_info("agent: evict.action is now \"%s\"",
-				 next->evict_action == EVICT_KUBERNETES ? "kubernetes" : "report");
+		enum evict_action was = agent_evict_action(a, &a->cfg),
+				  now = agent_evict_action(a, next);
+
+		/* to or from kill only where the config said kill already (restart_only_change())
+		 */
+		if (a->act && now != was)
+			log_info("agent: evict.action is now \"%s\" on this node",
+				 now == EVICT_KILL	   ? "kill"
+				 : now == EVICT_KUBERNETES ? "kubernetes"
+							   : "report");
 		a->cfg = *next;
 		if (a->act)
-			actuator_set_evict(a->act, a->cfg.evict_action);
+			actuator_set_evict(a->act, now);
 		collector_reclassify(a->coll);
 		a->reloads++;
 		log_info("agent: reloaded %s", what);
