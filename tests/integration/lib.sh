@@ -339,6 +339,12 @@ cg_run() {
 	fail "cg_run: pid $CG_PID never appeared in $cg/cgroup.procs"
 }
 
+# A TCP port on 127.0.0.1 nobody listens on now (the kernel's choice of an
+# ephemeral one), for an agent's HTTP endpoint. Needs python3.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # ---- qoslet -----------------------------------------------------------------
 
 # Runs qoslet in the background: qoslet_bg OUT ERR ARGS...; QOSLET_PID is its pid.

@@ -60,6 +60,13 @@ struct collect_opts {
 	 * (shared with the metrics' labels); NULL: such culprits stay unnamed.
 	 */
 	struct cgroup_names *names;
+	/*
+	 * Off Kubernetes, with the whole hierarchy as the subtree: cgroups no
+	 * rule classes become SYSTEM units (measured, never acted on) at the
+	 * top level, and one level down inside a top-level systemd slice
+	 * (system.slice/cron.service, user.slice/user-1000.slice).
+	 */
+	bool system_units;
 };
 
 /* A cgroup of a unit (the unit's own directory included). */
