@@ -164,6 +164,11 @@ static void current_value(const struct pol_unit *u, enum act_kind kind, int64_t 
 	}
 }
 
+static const char *str_or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
 static bool same(int64_t v1, const char *c1, int64_t v2, const char *c2)
 {
 	return v1 == v2 && !strcmp(c1, c2);
@@ -181,7 +186,7 @@ static bool held(struct plan_entry *e, int64_t cur, const char *cur_cpus, uint64
 	if (dry_run)
 		return false;
 	if (e->asked) {
-		if (same(cur, cur_cpus, e->value, e->cpus)) {
+		if (same(cur, cur_cpus, e->value, str_or_empty(e->cpus))) {
 			e->misses = 0;
 		} else {
 			e->misses++;
@@ -195,6 +200,27 @@ static bool held(struct plan_entry *e, int64_t cur, const char *cur_cpus, uint64
 	if (hold_s > PLAN_HOLD_MAX_S)
 		hold_s = PLAN_HOLD_MAX_S;
 	return pol_since_s(now_ns, &e->missed_ns) < (double)hold_s;
+}
+
+/* *dst becomes a copy of src (NULL for ""). 0 or -ENOMEM, *dst unchanged then. */
+static int set_cpus(char **dst, const char *src)
+{
+	char *copy;
+
+	if (!strcmp(str_or_empty(*dst), src))
+		return 0;
+	copy = *src ? strdup(src) : NULL;
+	if (*src && !copy)
+		return -ENOMEM;
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+static void entry_free(struct plan_entry *e)
+{
+	free(e->cpus);
+	free(e->seen_cpus);
 }
 
 /* Keeps a wish when it changes something (and is not held); records it as asked. */
@@ -219,9 +245,10 @@ static int keep_if_new(struct plan_state *st, const struct pol_input *in, const 
 		if (!e)
 			return -ENOMEM;
 	} else {
-		bool wish_changed = !same(a->value, a->cpus, e->value, e->cpus);
-		bool changed_by_others = !same(cur, cur_cpus, a->value, a->cpus) &&
-					 !same(cur, cur_cpus, e->seen_value, e->seen_cpus);
+		bool wish_changed = !same(a->value, a->cpus, e->value, str_or_empty(e->cpus));
+		bool changed_by_others =
+			!same(cur, cur_cpus, a->value, a->cpus) &&
+			!same(cur, cur_cpus, e->seen_value, str_or_empty(e->seen_cpus));
 
 		hold = held(e, cur, cur_cpus, in->ts_ns, dry_run);
 		/* A change by others may have cleared what refused the write: ask at once. */
@@ -231,11 +258,11 @@ static int keep_if_new(struct plan_state *st, const struct pol_input *in, const 
 	/* A held wish is not asked yet: it stays a change, asked when the hold ends. */
 	if (*keep || !hold) {
 		e->value = a->value;
-		memcpy(e->cpus, a->cpus, strlen(a->cpus) + 1); /* same size: fits */
+		if (set_cpus(&e->cpus, a->cpus))
+			return -ENOMEM;
 	}
 	e->seen_value = cur;
-	memcpy(e->seen_cpus, cur_cpus, strlen(cur_cpus) + 1); /* a unit's cpus: same size */
-	return 0;
+	return set_cpus(&e->seen_cpus, cur_cpus);
 }
 
 static bool wished(const struct wish_key *keys, size_t n, const struct plan_entry *e)
@@ -276,12 +303,17 @@ static int plan_release(struct plan_state *st, const struct pol_input *in,
 			st->v[n++] = *e;
 			continue;
 		}
-		if (!u)
-			continue;
-		a = action_add(out, e->kind, u, "plan.release");
-		if (!a)
-			return -ENOMEM;
-		a->restore = true;
+		if (u) {
+			a = action_add(out, e->kind, u, "plan.release");
+			if (!a) {
+				/* the entries not looked at yet stay, after the kept ones */
+				memmove(&st->v[n], e, (st->n - i) * sizeof(*e));
+				st->n = n + st->n - i;
+				return -ENOMEM;
+			}
+			a->restore = true;
+		}
+		entry_free(&st->v[i]);
 	}
 	st->n = n;
 	return 0;
@@ -320,6 +352,8 @@ int plan_apply(struct plan_state *st, const struct pol_input *in, const struct a
 
 void plan_state_free(struct plan_state *st)
 {
+	for (size_t i = 0; i < st->n; i++)
+		entry_free(&st->v[i]);
 	free(st->v);
 	memset(st, 0, sizeof(*st));
 }
