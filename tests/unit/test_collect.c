@@ -198,7 +198,10 @@ static int fake_name(void *ctx, uint64_t cgid, struct pol_outside *o)
 	return 0;
 }
 
-/* The probes' numbers reach the unit their cgroup belongs to; blame pairs become unit pairs. */
+/*
+ * The probes' numbers reach the unit their cgroup belongs to; blame pairs
+ * become unit pairs, those of LS victims only.
+ */
 static void test_fold(void **state)
 {
 	/* sorted by cgid: the container (5) and the pod (2) belong to unit 2; 7 is unit 7 */
@@ -225,6 +228,7 @@ static void test_fold(void **state)
 	snapshot_add_blame(&delta, &(struct blame_sample){5, 9, 100, 1});
 	snapshot_add_blame(&delta, &(struct blame_sample){5, QOSLET_CULPRIT_IDLE, 50, 1});
 	snapshot_add_blame(&delta, &(struct blame_sample){9, 7, 70, 1}); /* victim outside */
+	snapshot_add_blame(&delta, &(struct blame_sample){7, 5, 90, 1}); /* a BE victim */
 	snapshot_finish(&delta);
 
 	assert_int_equal(collect_fold_probes(m, 3, &delta, &in, totals), 0);
