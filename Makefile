@@ -12,13 +12,15 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 # A fresh machine lacks the toolchain and libraries: install them (as root)
 # before anything below asks pkg-config, so one `make` works from scratch.
-DEPS_CMDS := $(CLANG) $(BPFTOOL) pkg-config jq stress-ng perf taskset go-md2man
+# Only what building needs (scripts/deps.sh build); the goals that need more
+# (tests, benchmarks, man pages, the image) install it first: deps-% below.
+DEPS_CMDS := $(CLANG) $(LLVM_STRIP) $(BPFTOOL) pkg-config
 HAVE_DEPS := $(shell for t in $(DEPS_CMDS); do command -v $$t >/dev/null || exit; done; \
-	pkg-config --exists $(PKGS) cmocka && echo yes)
+	pkg-config --exists $(PKGS) && echo yes)
 ifneq ($(HAVE_DEPS),yes)
 ifeq ($(filter clean format,$(MAKECMDGOALS)),)
-$(info qoslet: dependencies missing; running scripts/deps.sh)
-ifneq ($(shell scripts/deps.sh >&2; echo $$?),0)
+$(info qoslet: build dependencies missing; running scripts/deps.sh build)
+ifneq ($(shell scripts/deps.sh build >&2; echo $$?),0)
 $(error scripts/deps.sh failed: run it as root, or install what it lists)
 endif
 endif
@@ -61,7 +63,15 @@ endif
 all: $(BUILD)/qoslet
 
 deps:
-	scripts/deps.sh
+	scripts/deps.sh build
+
+# `deps-test`, `deps-bench`, ...: scripts/deps.sh with that profile. A goal,
+# and each file that needs more than the build profile (the unit tests link
+# cmocka), lists its profile as an order-only prerequisite, so the packages
+# are there before they are used; with nothing missing it returns at once.
+.PHONY: deps-test deps-bench deps-install deps-image deps-vm
+deps-test deps-bench deps-install deps-image deps-vm: deps-%:
+	scripts/deps.sh $*
 
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) Makefile
 	@mkdir -p $(@D)
@@ -130,20 +140,23 @@ $(BUILD)/tests/helpers/nullswitch: tests/helpers/nullswitch.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
 
-test-unit: $(UNIT_BINS)
+# The unit tests link cmocka: the test profile brings it.
+$(UNIT_BINS): | deps-test
+
+test-unit: $(UNIT_BINS) | deps-test
 	tests/run.sh unit $(UNIT_BINS)
 
-test-integration: $(BUILD)/qoslet $(HELPER_BINS)
+test-integration: $(BUILD)/qoslet $(HELPER_BINS) | deps-test
 	tests/run.sh integration
 
 # One summary over both kinds: the runner prints "N passed, N failed, N skipped".
 # Then the same under ASan and UBSan (`make asan`) with CI's subset: both
 # passes always run, and either failing fails.
 test: ASAN_SKIP += tests/asan-ci.skip
-test: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS) asan-build
+test: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS) asan-build | deps-test
 	tests/run.sh all $(UNIT_BINS); rc=$$?; $(ASAN_RUN) || rc=1; exit $$rc
 
-bench: $(BUILD)/qoslet $(HELPER_BINS)
+bench: $(BUILD)/qoslet $(HELPER_BINS) | deps-bench
 	scripts/bench/run.sh
 
 # The long versions of what CI runs short (docs/testing.md): the soak with
@@ -155,7 +168,7 @@ LONG_SOAK_SECONDS ?= 240
 LONG_FUZZ_SECONDS ?= 120
 LONG_VALGRIND_SECONDS ?= 600
 .PHONY: test-long
-test-long: $(BUILD)/qoslet $(HELPER_BINS)
+test-long: $(BUILD)/qoslet $(HELPER_BINS) | deps-test
 	SOAK_SECONDS=$(LONG_SOAK_SECONDS) FUZZ_SECONDS=$(LONG_FUZZ_SECONDS) \
 		VALGRIND_SECONDS=$(LONG_VALGRIND_SECONDS) INTEGRATION_TIMEOUT=1800 \
 		TESTS="test_soak test_fuzz test_valgrind_agent" tests/run.sh integration
@@ -168,8 +181,7 @@ test-long: $(BUILD)/qoslet $(HELPER_BINS)
 # The kernels are fetched with apt-get download into VM_CACHE, never committed.
 KERNELS ?=
 .PHONY: test-kernels
-test-kernels: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS)
-	scripts/deps.sh vm
+test-kernels: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS) | deps-vm
 	scripts/vm/matrix.sh $(KERNELS)
 
 # ---- fuzzing: tests/fuzz/, docs/fuzzing.md -----------------------------------
@@ -184,7 +196,7 @@ FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
 
 .PHONY: fuzz
-fuzz: $(FUZZ_BINS)
+fuzz: $(FUZZ_BINS) | deps-test
 
 $(BUILD)/fuzz/%.o: %.c $(SKELS)
 	@mkdir -p $(@D)
@@ -197,7 +209,8 @@ $(BUILD)/fuzz/user/agent/config.o: user/agent/default-config.json
 $(BUILD)/fuzz/libqoslet.a: $(FUZZ_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/fuzz/libqoslet.a
+# libFuzzer's runtime (libclang-rt-14-dev) comes with the test profile.
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/fuzz/libqoslet.a | deps-test
 	@echo "  FUZZ    $@"
 	$(Q)$(CLANG) $(CFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(BUILD)/fuzz/libqoslet.a \
 		$(LDLIBS) -o $@
@@ -235,6 +248,9 @@ ASAN_RUN = SANITIZER_LOGS=$(abspath $(ASAN_BUILD)/logs) SKIP_FILES="$(ASAN_SKIP)
 .PHONY: asan asan-build
 asan-build: $(ASAN_BUILD)/qoslet $(ASAN_UNIT_BINS) $(ASAN_HELPERS)
 
+# Linking needs clang's sanitizer runtime, the unit tests cmocka: the test profile.
+$(ASAN_BUILD)/qoslet $(ASAN_UNIT_BINS) $(ASAN_HELPERS): | deps-test
+
 asan: asan-build $(HELPER_BINS)
 	$(ASAN_RUN)
 
@@ -271,7 +287,7 @@ BUILDAH ?= buildah
 BUILDAH_FLAGS ?= --storage-driver vfs
 
 .PHONY: image
-image: $(BUILD)/qoslet
+image: $(BUILD)/qoslet | deps-image
 	STRIP=$(LLVM_STRIP) scripts/deploy/image-rootfs.sh $(BUILD)/qoslet $(IMAGE_DIR)/rootfs
 	$(BUILDAH) $(BUILDAH_FLAGS) build --isolation chroot -f Containerfile \
 		--build-arg VERSION=$(VERSION) -t $(IMAGE) $(IMAGE_DIR)
@@ -300,7 +316,7 @@ INSTALLED := $(BINDIR)/qoslet $(patsubst $(BUILD)/man/%,$(MANDIR)/man8/%,$(MAN_P
 .PHONY: man install uninstall
 man: $(MAN_PAGES)
 
-$(BUILD)/man/%.8: docs/%.md scripts/man/md2man.sh
+$(BUILD)/man/%.8: docs/%.md scripts/man/md2man.sh | deps-install
 	@mkdir -p $(@D)
 	@echo "  MAN     $@"
 	$(Q)scripts/man/md2man.sh $< $* 8 > $@.tmp && mv $@.tmp $@
@@ -338,7 +354,7 @@ SOAK_SECONDS ?= 900
 SOAK_WARMUP ?= 120
 
 .PHONY: soak
-soak: $(BUILD)/qoslet $(HELPER_BINS)
+soak: $(BUILD)/qoslet $(HELPER_BINS) | deps-bench
 	scripts/soak/soak.sh -d $(SOAK_SECONDS) -w $(SOAK_WARMUP) -o docs/soak
 
 format:

@@ -1,53 +1,80 @@
 #!/bin/sh
-# scripts/deps.sh [vm]
-# Installs every Debian 12 package that building, testing and benchmarking
-# qoslet needs. With "vm", also what `make test-kernels` needs to boot the
-# kernel matrix in VMs (scripts/vm/): qemu, a static busybox for the
-# initramfs, kmod (depmod/modprobe on the unpacked kernels). The kernels
-# themselves are fetched by scripts/vm/kernel.sh with apt-get download, into
-# a cache, never installed. Safe to re-run. Needs root (apt-get).
+# scripts/deps.sh [PROFILE]...
+# Installs the Debian 12 packages one purpose needs, and nothing else; the
+# Makefile's goals name theirs, so each installs what it uses:
+#   build    `make`: the toolchain and the libraries build/qoslet links or
+#            opens (the default)
+#   install  `make install`, `make man`: build, and go-md2man for the man pages
+#   image    `make image`: build, and buildah
+#   test     `make test` and the other test goals: build, install and image
+#            (test_install, test_image), cmocka, clang's sanitizer and
+#            libFuzzer runtimes, and the tools the integration tests drive
+#            (load generators, perf, Prometheus, valgrind, python3, ...)
+#   bench    `make bench`, `make soak`: build, and the benchmarks' tools
+#            (the tracers compared, rt-tests, gnuplot for the plots)
+#   vm       `make test-kernels`: test, and what boots the kernel matrix in
+#            VMs (scripts/vm/): qemu, a static busybox for the initramfs, kmod.
+#            The kernels are fetched by scripts/vm/kernel.sh with apt-get
+#            download, into a cache, never installed.
+#   all      every profile
+# Safe to re-run: only missing packages are installed, and with nothing
+# missing it needs no root. Installing needs root (apt-get).
 set -eu
 
-# libclang-rt-14-dev: clang's sanitizer and libFuzzer runtimes (make asan, make
-# fuzz), which clang only recommends.
-PKGS="
+BUILD="
 clang llvm make pkg-config git
-libclang-rt-14-dev
 libbpf-dev libelf-dev zlib1g-dev libjansson-dev libncurses-dev bpftool libpfm4-dev
-libcurl4-openssl-dev python3 openssl
-libmicrohttpd-dev prometheus libcap-ng-dev
-libcmocka-dev jq
-stress-ng rt-tests util-linux procps
-linux-perf bpftrace libbpf-tools
-go-md2man man-db
-buildah python3-yaml curl
+libcurl4-openssl-dev libmicrohttpd-dev libcap-ng-dev
+"
+INSTALL="go-md2man man-db"
+IMAGE="buildah"
+# libclang-rt-14-dev: clang's sanitizer and libFuzzer runtimes (make asan, make
+# fuzz, both part of make test), which clang only recommends.
+TEST="
+libcmocka-dev libclang-rt-14-dev
+jq python3 python3-yaml openssl curl
+stress-ng util-linux procps linux-perf
+prometheus valgrind
+"
+BENCH="
+jq python3 stress-ng rt-tests util-linux procps linux-perf bpftrace libbpf-tools
 gnuplot-nox
-valgrind
 "
-VM_PKGS="
-qemu-system-x86 busybox-static kmod
-"
-case ${1:-} in
-"") ;;
-vm) PKGS="$PKGS $VM_PKGS" ;;
-*)
-	echo "usage: scripts/deps.sh [vm]" >&2
-	exit 2
-	;;
-esac
+VM="qemu-system-x86 busybox-static kmod"
 
-if [ "$(id -u)" != 0 ]; then
-	echo "scripts/deps.sh: needs root to run apt-get; missing packages:" >&2
-	echo $PKGS >&2
-	exit 1
-fi
+PKGS=""
+[ $# -gt 0 ] || set -- build
+for profile in "$@"; do
+	case $profile in
+	build) PKGS="$PKGS $BUILD" ;;
+	install) PKGS="$PKGS $BUILD $INSTALL" ;;
+	image) PKGS="$PKGS $BUILD $IMAGE" ;;
+	test) PKGS="$PKGS $BUILD $INSTALL $IMAGE $TEST" ;;
+	bench) PKGS="$PKGS $BUILD $BENCH" ;;
+	vm) PKGS="$PKGS $BUILD $INSTALL $IMAGE $TEST $VM" ;;
+	all) PKGS="$PKGS $BUILD $INSTALL $IMAGE $TEST $BENCH $VM" ;;
+	*)
+		echo "usage: scripts/deps.sh [build|install|image|test|bench|vm|all]..." >&2
+		exit 2
+		;;
+	esac
+done
 
 missing=""
-for p in $PKGS; do
+# shellcheck disable=SC2086 # one package a word
+for p in $(printf '%s\n' $PKGS | sort -u); do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 
+if [ "$(id -u)" != 0 ]; then
+	echo "scripts/deps.sh: needs root to run apt-get; missing packages:$missing" >&2
+	exit 1
+fi
+# `make -j` may run two profiles at once: one apt-get at a time (the second
+# then finds its packages installed, or installs the rest).
+exec 9>/run/lock/qoslet-deps.lock
+flock 9
 echo "scripts/deps.sh: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

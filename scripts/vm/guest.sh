@@ -76,7 +76,7 @@ start=$(date +%s)
 # the test that runs, so a VM that runs out of time says where it went.
 (
 	while sleep 60; do
-		running=$(pgrep -af 'tests/integration/test_[a-z0-9_]+\.sh|build/tests/test_' |
+		running=$(pgrep -af '^(bash tests/integration/test_[a-z0-9_]+\.sh|build/tests/test_[a-z0-9_]+)' |
 			grep -oE 'test_[a-z0-9_]+' | sort -u | tr '\n' ' ')
 		echo "qoslet-vm: +$(($(date +%s) - start))s, load $(cut -d' ' -f1-3 /proc/loadavg), running: ${running:-nothing}"
 	done

@@ -13,6 +13,9 @@
 #	agent_config '{"suppress": {...}}' # writes $TMP/agent.json (cgroup_root, state_dir set)
 #	agent_start [ARGS]                # qoslet agent in the background; AGENT_PID
 #	agent_stop                        # SIGTERM, waits for the clean stop
+#	configmap_swap DIR FILE           # a ConfigMap volume in DIR gets FILE's content
+#	agent_memory_limit 800            # the parent's memory capped: the agent's capacity
+#	agent_memhog "$cg" 250            # a memhog holding 250 MiB in a cgroup, charged
 #
 # Everything below the test's parent is removed on exit, in every hierarchy.
 
@@ -168,4 +171,58 @@ cfs_quota() {
 		[ "$q" = max ] && q=-1
 		echo "$q"
 	fi
+}
+
+# configmap_swap DIR FILE: DIR becomes, or is updated as, a Kubernetes
+# ConfigMap volume whose config.json has FILE's content, the way the
+# kubelet's AtomicWriter does it: a new "..YYYY_MM_DD_..." directory, a
+# "..data_tmp" symlink to it renamed over "..data" (rename(2) is atomic),
+# the old directory removed; DIR/config.json is a symlink to
+# ..data/config.json throughout.
+configmap_swap() {
+	local dir=$1 old new
+	mkdir -p "$dir"
+	old=$(readlink "$dir/..data" 2>/dev/null || true)
+	new=..$(date -u +%Y_%m_%d_%H_%M_%S).$RANDOM$RANDOM
+	mkdir "$dir/$new"
+	cp "$2" "$dir/$new/config.json"
+	chmod 644 "$dir/$new/config.json"
+	ln -s "$new" "$dir/..data_tmp"
+	mv -T "$dir/..data_tmp" "$dir/..data"
+	[ -z "$old" ] || rm -rf "${dir:?}/$old"
+	[ -L "$dir/config.json" ] || ln -s ..data/config.json "$dir/config.json"
+}
+
+# agent_memory_limit MIB: caps the test parent's memory at MIB MiB, which the
+# agent takes as the node's memory capacity, so that a few hundred MiB put it
+# over a threshold without filling the machine. Sets USAGE to the name of the
+# usage file (v1 or v2). Skips without a memory controller.
+agent_memory_limit() {
+	local mem
+	mem=$(agent_cg_in "$TEST_PARENT" memory)
+	[ -d "$mem" ] || skip "no memory controller"
+	if [ -e "$mem/memory.limit_in_bytes" ]; then
+		echo $(($1 * 1024 * 1024)) >"$mem/memory.limit_in_bytes"
+		USAGE=memory.usage_in_bytes
+	elif [ -e "$mem/memory.max" ]; then
+		echo $(($1 * 1024 * 1024)) >"$mem/memory.max"
+		USAGE=memory.current
+	else
+		skip "memory controller without a limit file (memory.limit_in_bytes nor memory.max)"
+	fi
+}
+
+# agent_memhog CG MIB: build/tests/helpers/memhog holding MIB MiB in CG (on
+# every CPU, for 120 s at most, so it ends even if cleanup never runs);
+# returns once the cgroup is charged that much. CG_PID is its pid.
+agent_memhog() {
+	local cg=$1 mib=$2 mem hog=${MEMHOG:-$QOSLET_ROOT/build/tests/helpers/memhog}
+	mem=$(agent_cg_in "$cg" memory)
+	agent_run "$cg" "$(seq -s, 0 $(($(nproc) - 1)))" "$hog" "$mib" 120
+	for _ in $(seq 1 600); do
+		[ "$(cat "$mem/$USAGE")" -ge $((mib * 1024 * 1024)) ] && return 0
+		kill -0 "$CG_PID" 2>/dev/null || fail "memhog $mib MiB in $cg exited"
+		sleep 0.05
+	done
+	fail "memhog in $cg charged only $(cat "$mem/$USAGE") bytes after 30 s"
 }

@@ -339,6 +339,12 @@ cg_run() {
 	fail "cg_run: pid $CG_PID never appeared in $cg/cgroup.procs"
 }
 
+# A TCP port on 127.0.0.1 nobody listens on now (the kernel's choice of an
+# ephemeral one), for an agent's HTTP endpoint. Needs python3.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # ---- qoslet -----------------------------------------------------------------
 
 # Runs qoslet in the background: qoslet_bg OUT ERR ARGS...; QOSLET_PID is its pid.
@@ -400,6 +406,15 @@ assert_json_lines() {
 			fail "$file line $n is not a JSON object: $line"
 	done <"$file"
 	[ "$n" -gt 0 ] || fail "$file has no JSON lines"
+}
+
+# Every line of FILE, VIEW's -j output, uses the vocabulary of
+# docs/json-output.md: documented keys with their documented types.
+assert_json_vocab() {
+	local view=$1 file=$2 problems
+	problems=$(python3 "$QOSLET_ROOT/tests/helpers/json_vocab.py" \
+		"$QOSLET_ROOT/docs/json-output.md" "$view" "$file" 2>&1) ||
+		fail "qoslet $view -j does not match docs/json-output.md: $(head -n 20 <<<"$problems")"
 }
 
 # The object of cgroup PATH in JSON line LINE (1-based; -1 = last) of FILE,

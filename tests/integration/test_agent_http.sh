@@ -36,11 +36,6 @@ require_binaries
 test_setup
 agent_setup
 
-# A port nobody listens on now (the kernel's choice of an ephemeral one).
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 PORT=$(free_port)
 URL=http://127.0.0.1:$PORT
 # The test's subtree outweighs the rest of the node, so other work on the

@@ -35,9 +35,7 @@ set -euo pipefail
 . "$(dirname "$0")/kube_lib.sh"
 
 MEMHOG=${MEMHOG:-$QOSLET_ROOT/build/tests/helpers/memhog}
-MIB=$((1024 * 1024))
 LIMIT_MIB=800
-HOLD_S=120 # the memhogs exit by themselves even if cleanup never runs
 NODE=qoslet-test-node
 
 require_root
@@ -50,19 +48,8 @@ KUBE_TMP=$TMP/kube
 mkdir "$KUBE_TMP"
 kube_require
 
-mem_parent=$(agent_cg_in "$TEST_PARENT" memory)
-[ -d "$mem_parent" ] || skip "no memory controller"
-if [ -e "$mem_parent/memory.limit_in_bytes" ]; then
-	echo $((LIMIT_MIB * MIB)) >"$mem_parent/memory.limit_in_bytes"
-	USAGE=memory.usage_in_bytes
-elif [ -e "$mem_parent/memory.max" ]; then
-	echo $((LIMIT_MIB * MIB)) >"$mem_parent/memory.max"
-	USAGE=memory.current
-else
-	skip "memory controller without a limit file (memory.limit_in_bytes nor memory.max)"
-fi
+agent_memory_limit "$LIMIT_MIB"
 P=${TEST_PARENT_REL#/}
-CPUS=$(seq -s, 0 $(($(nproc) - 1)))
 cg_weight "$TEST_PARENT" 10240 # the memhogs must get to touch their memory
 
 uuid() { cat /proc/sys/kernel/random/uuid; }
@@ -95,16 +82,7 @@ kube_kubeconfig "$KUBE_TMP/kubeconfig" "$(cat "$KUBE_TMP/port")"
 
 # hog NAME MIB: a memhog holding MIB MiB in pod NAME; waits until charged.
 hog() {
-	local cg mem
-	cg=$(agent_cgroup "${PATH_OF[$1]}")
-	mem=$(agent_cg_in "$cg" memory)
-	agent_run "$cg" "$CPUS" "$MEMHOG" "$2" "$HOLD_S"
-	for _ in $(seq 1 600); do
-		[ "$(cat "$mem/$USAGE")" -ge $(($2 * MIB)) ] && return 0
-		kill -0 "$CG_PID" 2>/dev/null || fail "memhog $2 MiB in $1 exited"
-		sleep 0.05
-	done
-	fail "memhog in $1 charged only $(cat "$mem/$USAGE") bytes after 30 s"
+	agent_memhog "$(agent_cgroup "${PATH_OF[$1]}")" "$2"
 }
 hog ls 250
 hog be 100

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Usage errors exit 2 with one line on stderr naming what was wrong; --help
-# prints usage on stdout and exits 0, for the tool and every view.
+# prints usage on stdout and exits 0, for the tool and every view. An option
+# given without its value says so, on every command ("needs a value", not
+# "unknown option"); a view refuses, and its --help omits, another view's
+# options; each view's --help ends with two examples.
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -56,12 +59,51 @@ for opt in -c -j --pin-dir --hook; do
 done
 log "ok: runqlat --help mentions -c -j --pin-dir --hook"
 
+# Each view's --help: its own options, not the others', and two examples
+# (each an example command line indented by two spaces).
+declare -A OWN=([top]="--wait-source --cpi-events --throttle-source" [runqlat]="--wait-source --top"
+	[blame]="--wait-source" [cpi]="--cpi-events" [memstall]="" [throttle]="--throttle-source")
+for view in "${!OWN[@]}"; do
+	run_q "$view" --help
+	[ "$RC" = 0 ] || fail "qoslet $view --help: exit $RC"
+	for opt in --wait-source --cpi-events --throttle-source --top; do
+		if [[ " ${OWN[$view]} " == *" $opt "* ]]; then
+			grep -qF -- "$opt" "$OUT" || fail "qoslet $view --help does not list its $opt"
+		else
+			! grep -qF -- "$opt " "$OUT" || fail "qoslet $view --help lists $opt, which $view does not take"
+		fi
+	done
+	examples=$(sed -n '/^Examples:$/,$p' "$OUT" | grep -c "^  qoslet $view" || true)
+	[ "$examples" = 2 ] || fail "qoslet $view --help: $examples examples, want 2: $(cat "$OUT")"
+done
+log "ok: every view's --help lists only its options and two examples"
+
 # Unknown flags, on the tool and on each view.
 expect_usage_error --bogus-flag --bogus-flag
 expect_usage_error --bogus-flag runqlat --bogus-flag
 expect_usage_error --bogus-flag blame --pin-dir "$PIN_DIR" --bogus-flag 1 1
 # getopt's own message says "invalid option -- 'Z'": accept either spelling.
 expect_usage_error Z runqlat -Z
+
+# A missing value, on every command that takes options with values.
+expect_usage_error "option '--config' needs a value" agent --config
+expect_usage_error "option '--record' needs a value" agent --dry-run --record
+expect_usage_error "option '--config' needs a value" agent --check-config --config
+expect_usage_error "option '-o' needs a value" record -o
+expect_usage_error "option '--output' needs a value" record --output
+expect_usage_error "option '--config' needs a value" replay "$TMP/none.jsonl" --config
+expect_usage_error "option '--hook' needs a value" runqlat --hook
+expect_usage_error "option '-c' needs a value" blame -c
+expect_usage_error "option '--cpi-events' needs a value" cpi --cpi-events
+expect_usage_error "option '--top' needs a value" runqlat --top
+# Another command's option is refused by name.
+expect_usage_error "option '--cpi-events' is not for 'qoslet runqlat'" runqlat --cpi-events software 1 1
+expect_usage_error "option '--top' is not for 'qoslet blame'" blame --top 3 1 1
+expect_usage_error "option '--dry-run' is not for 'qoslet record'" record -o "$TMP/r" --dry-run
+expect_usage_error "invalid --top '0'" runqlat --top 0 1 1
+# A malformed --cpi-events is a usage error (exit 2) on every view that takes it.
+expect_usage_error "invalid --cpi-events 'cycles'" cpi --cpi-events cycles 1 1
+expect_usage_error "invalid --cpi-events 'a,b,c'" top --cpi-events a,b,c 1 1
 
 # Unknown subcommand.
 expect_usage_error no-such-command no-such-command

@@ -118,19 +118,19 @@ assert_cmp "$(jget "$obj" .cpu_pct)" "<=" "$(awk -v p="$pct" 'BEGIN { print p * 
 	"cpu_pct is cpu_ns over the interval (high)"
 
 # ---- labels: never "cpi" unless the counters are cycles and instructions ----
-mode=$(jget "$report" .cpi.mode)
+mode=$(jget "$report" .counters.mode)
 detail=$(jget "$report" .probes.cpi.detail)
 log "mode $mode: $detail"
-assert_json "$report" '[.cpi.drops[]] | all(. >= 0)' "drops are reported"
+assert_json "$report" '[.counters.drops[]] | all(. >= 0)' "drops are reported"
 case $mode in
 hardware)
-	assert_json "$report" '.cpi.ratio == "cpi" and .cpi.numerator == "cycles"' "hardware labels"
+	assert_json "$report" '.counters.ratio == "cpi" and .counters.numerator == "cycles"' "hardware labels"
 	assert_json "$obj" '.cycles > 0 and .instructions > 0 and (.cpi | type == "number")' \
 		"cycles, instructions and cpi"
 	;;
 software)
-	assert_json "$report" '.cpi.ratio == "clock_ratio" and .cpi.numerator == "task_clock_ns"
-		and .cpi.denominator == "cpu_clock_ns"' "software labels"
+	assert_json "$report" '.counters.ratio == "clock_ratio" and .counters.numerator == "task_clock_ns"
+		and .counters.denominator == "cpu_clock_ns"' "software labels"
 	assert_json "$obj" 'has("cpi") | not' "software mode never reports a cpi"
 	assert_json "$obj" '.task_clock_ns > 0 and .cpu_clock_ns > 0 and (.clock_ratio | type == "number")' \
 		"task_clock_ns, cpu_clock_ns and clock_ratio"
@@ -152,13 +152,13 @@ timeout -k 5 30 "$QOSLET" cpi -j --pin-dir "$PIN_DIR" --cpi-events cycles,instru
 [ "$rc" = 0 ] || fail "qoslet cpi --cpi-events cycles,instructions exited $rc: $(cat "$TMP/hw.err")"
 hw=$(tail -n 1 "$TMP/hw.out")
 if [ "$mode" = software ]; then
-	assert_json "$hw" '.cpi.mode == "off" and .cpi.ratio == null' "named events that fail: CPU time only"
+	assert_json "$hw" '.counters.mode == "off" and .counters.ratio == null' "named events that fail: CPU time only"
 	assert_json "$hw" '.probes.cpi.detail | test("CPI unavailable \\(cycles: ")' \
 		"the reason is in the probe's detail"
 	grep -q "CPI unavailable" "$TMP/hw.err" || fail "no warning on stderr: $(cat "$TMP/hw.err")"
 	assert_json "$hw" 'all(.cgroups[]; has("cpi") | not)' "no cgroup has a cpi"
 	log "ok: $(jget "$hw" .probes.cpi.detail)"
 else
-	assert_json "$hw" '.cpi.mode == "hardware"' "named events open where the PMU is"
+	assert_json "$hw" '.counters.mode == "hardware"' "named events open where the PMU is"
 fi
 log "all cpi checks passed"

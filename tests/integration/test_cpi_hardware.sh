@@ -21,7 +21,7 @@ test_setup
 rc=0
 timeout -k 5 30 "$QOSLET" cpi -j --pin-dir "$PIN_DIR" 0.2 1 >"$TMP/probe.out" 2>"$TMP/probe.err" || rc=$?
 [ "$rc" = 0 ] || fail "qoslet cpi exited $rc: $(cat "$TMP/probe.err")"
-mode=$(jq -r .cpi.mode "$TMP/probe.out")
+mode=$(jq -r .counters.mode "$TMP/probe.out")
 [ "$mode" = hardware ] ||
 	skip "no hardware counters here (mode $mode): $(jq -r .probes.cpi.detail "$TMP/probe.out")"
 

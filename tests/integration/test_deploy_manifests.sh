@@ -18,7 +18,20 @@
 #    the container mounts exactly its "mount" rows; the ClusterRole's rules are
 #    exactly its API access table; binding, service account, PodMonitor port
 #    and selector, tolerations, priority class, requests <= limits, grace
-#    period > the API timeout, rolling update without surge, the image name.
+#    period > the API timeout, rolling update without surge, the image name;
+#  - safe by default: the ConfigMap's evict.action is "report"; the overlays
+#    scripts/deploy-overlays/{observe,enforce} build on scripts/deploy, observe
+#    changes nothing, enforce's config.json is the base's with evict.action
+#    "kubernetes" (and perhaps evict.nodes) and nothing else (rendered with
+#    kubectl kustomize when
+#    kubectl is there);
+#  - deploy details: maxUnavailable a percentage, minReadySeconds, --log-format
+#    json, no CPU limit (memory request <= limit), AppArmor Unconfined and
+#    SELinux spc_t (each a row in docs/deploy.md), liveness that waits out more
+#    than the agent's 5 s staleness limit;
+#  - the PodMonitor: job "qoslet" from the pods' app.kubernetes.io/name (every
+#    job="..." in docs/ says "qoslet"), honorLabels false and the operator's
+#    namespace/pod/container target labels dropped.
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -35,7 +48,7 @@ trap 'rm -rf "$TMP"' EXIT
 "$QOSLET" agent --help >"$TMP/help.txt" || fail "qoslet agent --help failed"
 
 "$PY" - "$QOSLET_ROOT" "$QOSLET" "$TMP" <<'EOF'
-import glob, json, os, re, subprocess, sys
+import glob, json, os, re, shutil, subprocess, sys
 import yaml
 
 root, qoslet, tmp = sys.argv[1:4]
@@ -253,10 +266,31 @@ def qty(s):
 
 
 res = c.get("resources", {})
-for r_ in ("cpu", "memory"):
-    req, lim = res.get("requests", {}).get(r_), res.get("limits", {}).get(r_)
-    check(req is not None and lim is not None and qty(req) <= qty(lim),
-          "%s request %s <= limit %s" % (r_, req, lim))
+req, lim = res.get("requests", {}).get("memory"), res.get("limits", {}).get("memory")
+check(req is not None and lim is not None and qty(req) <= qty(lim),
+      "memory request %s <= limit %s" % (req, lim))
+check(res.get("requests", {}).get("cpu") is not None and "cpu" not in res.get("limits", {}),
+      "a CPU request and no CPU limit (a quota would throttle the loop when the node is busy)")
+check(re.search(r"^\| no CPU limit \|", docs, re.M) is not None,
+      "docs/deploy.md says why there is no CPU limit")
+
+mu = us.get("rollingUpdate", {}).get("maxUnavailable")
+check(isinstance(mu, str) and re.fullmatch(r"[1-9][0-9]?%", mu) is not None,
+      "maxUnavailable is a percentage (%s)" % mu)
+check(ds["spec"].get("minReadySeconds", 0) >= 10,
+      "minReadySeconds (%s) lets a new agent tick a while before the rollout moves on"
+      % ds["spec"].get("minReadySeconds"))
+check(values.get("--log-format") == "json", "the agent logs JSON lines (--log-format json)")
+lp = c["livenessProbe"]
+check(lp.get("periodSeconds", 10) * lp.get("failureThreshold", 3) > 5,
+      "liveness fails only after the agent's 5 s staleness limit (%s s x %s)"
+      % (lp.get("periodSeconds", 10), lp.get("failureThreshold", 3)))
+check(sc.get("appArmorProfile") == {"type": "Unconfined"}
+      and re.search(r"^\| AppArmor `Unconfined` \|", docs, re.M) is not None,
+      "AppArmor Unconfined (the default profile denies bpffs writes), as docs/deploy.md says")
+check(sc.get("seLinuxOptions", {}).get("type") == "spc_t"
+      and re.search(r"^\| SELinux `spc_t` \|", docs, re.M) is not None,
+      "SELinux type spc_t, as docs/deploy.md says")
 
 labels = ds["spec"]["template"]["metadata"]["labels"]
 sel = ds["spec"]["selector"]["matchLabels"]
@@ -295,6 +329,51 @@ check(all(labels.get(k) == v for k, v in pm["spec"]["selector"]["matchLabels"].i
       and [e["port"] for e in eps] == ["metrics"] and ports.get("metrics") == port
       and eps[0].get("path") == "/metrics",
       "the PodMonitor scrapes /metrics on the agent pods' port 'metrics' (%s)" % port)
+
+check(pm["spec"].get("jobLabel") == "app.kubernetes.io/name"
+      and labels.get("app.kubernetes.io/name") == "qoslet",
+      "the PodMonitor's job is the pods' app.kubernetes.io/name, qoslet")
+ep = eps[0]
+drops = [r_ for r_ in ep.get("relabelings", []) if r_.get("action") == "labeldrop"]
+check(ep.get("honorLabels") is False and len(drops) == 1
+      and all(re.fullmatch(drops[0]["regex"], l) for l in ("namespace", "pod", "container")),
+      "honorLabels false; the agent pod's namespace, pod and container are not stamped on series")
+jobs = set()
+for f in glob.glob(os.path.join(root, "docs", "**", "*.md"), recursive=True):
+    jobs |= {(os.path.relpath(f, root), j) for j in re.findall(r'job="([^"]*)"', open(f).read())}
+check(jobs and all(j == "qoslet" for _, j in jobs),
+      "every job=\"...\" in docs/ is the PodMonitor's job, qoslet: %s" % sorted(jobs))
+
+# ---- safe by default: the overlays ------------------------------------------------
+check(eff["evict"]["action"] == "report", "the shipped config only reports evictions")
+overlays = os.path.join(root, "scripts", "deploy-overlays")
+base_doc = json.loads(cm["data"]["config.json"])
+for ov in ("observe", "enforce"):
+    k = yaml.safe_load(open(os.path.join(overlays, ov, "kustomization.yaml")))
+    check(k.get("resources") == ["../../deploy"], "overlay %s builds on scripts/deploy" % ov)
+patch = yaml.safe_load(open(os.path.join(overlays, "enforce", "evict-kubernetes.yaml")))
+enf = json.loads(patch["data"]["config.json"])
+check(patch["kind"] == "ConfigMap" and patch["metadata"]["name"] == "qoslet-config"
+      and enf["evict"]["action"] == "kubernetes"
+      and {**enf, "evict": {k: v for k, v in {**enf["evict"], "action": "report"}.items()
+                            if k != "nodes"}} == base_doc,
+      "the enforce overlay's config is the base's with evict.action kubernetes (and at most "
+      "evict.nodes), nothing else")
+kubectl = shutil.which("kubectl")
+if kubectl:
+    for ov, action in (("observe", "report"), ("enforce", "kubernetes")):
+        out = subprocess.run([kubectl, "kustomize", os.path.join(overlays, ov)],
+                             capture_output=True, text=True)
+        check(out.returncode == 0, "kubectl kustomize renders overlay %s %s" % (ov, out.stderr.strip()))
+        rendered = [d for d in yaml.safe_load_all(out.stdout) if d]
+        cms = [d for d in rendered if d["kind"] == "ConfigMap"]
+        check(len(cms) == 1 and json.loads(cms[0]["data"]["config.json"])["evict"]["action"] == action,
+              "overlay %s renders evict.action %s" % (ov, action))
+        check(sorted((d["kind"], d["metadata"]["name"]) for d in rendered)
+              == sorted(k_ for k_ in objs if k_[0] not in ("Kustomization", "PodMonitor")),
+              "overlay %s renders the base's objects" % ov)
+else:
+    print("# kubectl missing: overlays not rendered")
 
 image = c["image"]
 name = image.rsplit(":", 1)[0] if ":" in image.split("/")[-1] else image

@@ -29,6 +29,7 @@ set -euo pipefail
 # shellcheck source=tests/integration/kube_lib.sh
 . "$(dirname "$0")/kube_lib.sh"
 
+skip_in_tcg "judges the API thread's intervals and rate limits to the second (events every 2 s, series, backoff)"
 require_cmds jq
 KUBESYNC=${KUBESYNC:-$QOSLET_ROOT/build/tests/helpers/kubesync}
 [ -x "$KUBESYNC" ] || fail "$KUBESYNC is missing: run make $KUBESYNC"

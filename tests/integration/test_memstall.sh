@@ -29,7 +29,7 @@ LIMIT_MIB=64
 HOG_MIB=256
 
 require_root
-require_cmds jq bpftool
+require_cmds jq bpftool python3
 [ -x "$QOSLET" ] || fail "$QOSLET is missing: run make first"
 [ -x "$MEMHOG" ] || fail "$MEMHOG is missing: run make $MEMHOG"
 test_setup
@@ -118,6 +118,7 @@ run_hook() {
 	wait_exit "$qpid" 10 "qoslet memstall" || rc=$?
 	[ "$rc" = 0 ] || fail "[$hook] qoslet memstall exited $rc: $(cat "$err")"
 	assert_json_lines "$out"
+	assert_json_vocab memstall "$out"
 
 	local sum
 	sum=$(jq -s -c --arg p "$rel" '{

@@ -33,10 +33,6 @@ require_binaries
 test_setup
 agent_setup
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 PORT=$(free_port)
 URL=http://127.0.0.1:$PORT
 ls=$(agent_cgroup ls)

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -27,7 +28,7 @@ static int parse(struct view_args *a, const char *const *args, char *err, size_t
 	argv[argc] = NULL;
 	memset(a, 0xa5, sizeof(*a));
 	memset(err, 0, errlen);
-	return view_args_parse(a, argc, argv, err, errlen);
+	return view_args_parse(a, VIEW_OPT_ALL, argc, argv, err, errlen);
 }
 
 static void test_defaults(void **state)
@@ -56,7 +57,8 @@ static const struct ok_case {
 	size_t n_cgroups;
 	bool json, help;
 	double interval_s; /* 0: the default */
-	long count;
+	long count, top;
+	const char *pod, *ns;
 	enum probe_hook hook;
 	enum sched_wait wait;
 	const char *pin_dir;
@@ -84,6 +86,12 @@ static const struct ok_case {
 	{"interval", {"2", NULL}, .interval_s = 2},
 	{"fractional interval", {"0.5", NULL}, .interval_s = 0.5},
 	{"interval and count", {"3", "10", NULL}, .interval_s = 3, .count = 10},
+	{"--top", {"--top", "5", NULL}, .top = 5},
+	{"--pod and --namespace",
+	 {"--pod", "web-0", "--namespace", "prod", NULL},
+	 .pod = "web-0",
+	 .ns = "prod"},
+	{"--top=", {"--top=1", "2", NULL}, .interval_s = 2, .top = 1},
 	{"large count", {"1", "1000000", NULL}, .interval_s = 1, .count = 1000000},
 	{"everything",
 	 {"-j", "-c", "x", "--hook", "tp_btf", "--pin-dir", "/p", "0.25", "4", NULL},
@@ -125,6 +133,12 @@ static void test_ok_table(void **state)
 		if (a.interval_s != interval || a.count != c->count)
 			fail_msg("%s: interval %g count %ld, want %g %ld", c->name, a.interval_s,
 				 a.count, interval, c->count);
+		if (a.top != c->top)
+			fail_msg("%s: top %ld, want %ld", c->name, a.top, c->top);
+		if ((c->pod ? !a.pod || strcmp(a.pod, c->pod) : a.pod != NULL) ||
+		    (c->ns ? !a.ns || strcmp(a.ns, c->ns) : a.ns != NULL))
+			fail_msg("%s: pod %s ns %s", c->name, a.pod ? a.pod : "NULL",
+				 a.ns ? a.ns : "NULL");
 		if (a.probe.hook != c->hook || a.probe.wait != c->wait)
 			fail_msg("%s: hook %d wait %d, want %d %d", c->name, a.probe.hook,
 				 a.probe.wait, c->hook, c->wait);
@@ -178,8 +192,23 @@ static const struct bad_case {
 	{"empty hook", {"--hook", "", NULL}, NULL},
 	{"invalid wait source", {"--wait-source", "rdtsc", NULL}, "rdtsc"},
 	{"-c without value", {"-c", NULL}, NULL},
-	{"--hook without value", {"--hook", NULL}, "hook"},
-	{"--pin-dir without value", {"--pin-dir", NULL}, "pin-dir"},
+	{"-c without value names it", {"-c", NULL}, "option '-c' needs a value"},
+	{"grouped -c without value", {"-jc", NULL}, "option '-c' needs a value"},
+	{"--cgroup without value", {"--cgroup", NULL}, "option '--cgroup' needs a value"},
+	{"--hook without value", {"--hook", NULL}, "option '--hook' needs a value"},
+	{"--pin-dir without value", {"--pin-dir", NULL}, "option '--pin-dir' needs a value"},
+	{"--top without value", {"--top", NULL}, "option '--top' needs a value"},
+	{"--json with a value", {"--json=1", NULL}, "option '--json' takes no value"},
+	{"--top 0", {"--top", "0", NULL}, "'0'"},
+	{"--top abc", {"--top", "abc", NULL}, "abc"},
+	{"--pod upper case", {"--pod", "Web-0", NULL}, "invalid --pod 'Web-0'"},
+	{"--pod with a slash", {"--pod", "a/b", NULL}, "'a/b'"},
+	{"--namespace empty", {"--namespace", "", NULL}, "invalid --namespace"},
+	{"--namespace without value", {"--namespace", NULL}, "option '--namespace' needs a value"},
+	{"--cpi-events one name",
+	 {"--cpi-events", "cycles", NULL},
+	 "invalid --cpi-events 'cycles'"},
+	{"--cpi-events three names", {"--cpi-events", "a,b,c", NULL}, "'a,b,c'"},
 };
 
 static void assert_one_line(const char *name, const char *err)
@@ -284,21 +313,81 @@ static void test_repeated_calls(void **state)
 	}
 }
 
+/* The --help lines a view gets: the shared ones always, the others only with their bit. */
 static void test_help_text(void **state)
 {
+	char *text;
+	size_t len;
+	FILE *f;
+
 	(void)state;
-	assert_true(strlen(view_args_help) > 0);
-	assert_non_null(strstr(view_args_help, "--hook"));
-	assert_non_null(strstr(view_args_help, "--pin-dir"));
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	view_args_usage(0, f);
+	fclose(f);
+	assert_non_null(strstr(text, "--hook"));
+	assert_non_null(strstr(text, "--pin-dir"));
+	assert_null(strstr(text, "--wait-source"));
+	assert_null(strstr(text, "--cpi-events"));
+	assert_null(strstr(text, "--throttle-source"));
+	assert_null(strstr(text, "--top"));
+	free(text);
+
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	view_args_usage(VIEW_OPT_WAIT_SOURCE | VIEW_OPT_TOP, f);
+	fclose(f);
+	assert_non_null(strstr(text, "--wait-source"));
+	assert_non_null(strstr(text, "--top"));
+	assert_null(strstr(text, "--cpi-events"));
+	free(text);
+}
+
+/* An option of another view is refused by name, and the same option parses where taken. */
+static void test_options_not_taken(void **state)
+{
+	static const struct {
+		const char *args[4];
+		unsigned int options;
+		const char *mention;
+	} cases[] = {
+		{{"--top", "3", NULL},
+		 VIEW_OPT_WAIT_SOURCE,
+		 "option '--top' is not for 'qoslet view'"},
+		{{"--cpi-events", "software", NULL},
+		 VIEW_OPT_TOP,
+		 "option '--cpi-events' is not for 'qoslet view'"},
+		{{"--wait-source=stamp", NULL}, 0, "option '--wait-source' is not for"},
+		{{"--throttle-source", "cpustat", NULL}, 0, "option '--throttle-source' is not"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		char *argv[5] = {(char *)"view"};
+		struct view_args a;
+		char err[256] = "";
+		int argc = 1;
+
+		for (const char *const *arg = cases[i].args; *arg; arg++)
+			argv[argc++] = (char *)*arg;
+		assert_int_equal(
+			view_args_parse(&a, cases[i].options, argc, argv, err, sizeof(err)), -1);
+		if (!strstr(err, cases[i].mention))
+			fail_msg("%s: \"%s\" does not say \"%s\"", cases[i].args[0], err,
+				 cases[i].mention);
+		assert_int_equal(view_args_parse(&a, VIEW_OPT_ALL, argc, argv, err, sizeof(err)),
+				 0);
+	}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),       cmocka_unit_test(test_ok_table),
-		cmocka_unit_test(test_verbose),	       cmocka_unit_test(test_bad_table),
-		cmocka_unit_test(test_max_cgroups),    cmocka_unit_test(test_short_err_buffer),
-		cmocka_unit_test(test_repeated_calls), cmocka_unit_test(test_help_text),
+		cmocka_unit_test(test_defaults),	  cmocka_unit_test(test_ok_table),
+		cmocka_unit_test(test_verbose),		  cmocka_unit_test(test_bad_table),
+		cmocka_unit_test(test_max_cgroups),	  cmocka_unit_test(test_short_err_buffer),
+		cmocka_unit_test(test_repeated_calls),	  cmocka_unit_test(test_help_text),
+		cmocka_unit_test(test_options_not_taken),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -198,7 +198,10 @@ static int fake_name(void *ctx, uint64_t cgid, struct pol_outside *o)
 	return 0;
 }
 
-/* The probes' numbers reach the unit their cgroup belongs to; blame pairs become unit pairs. */
+/*
+ * The probes' numbers reach the unit their cgroup belongs to; blame pairs
+ * become unit pairs, those of LS victims only.
+ */
 static void test_fold(void **state)
 {
 	/* sorted by cgid: the container (5) and the pod (2) belong to unit 2; 7 is unit 7 */
@@ -225,6 +228,7 @@ static void test_fold(void **state)
 	snapshot_add_blame(&delta, &(struct blame_sample){5, 9, 100, 1});
 	snapshot_add_blame(&delta, &(struct blame_sample){5, QOSLET_CULPRIT_IDLE, 50, 1});
 	snapshot_add_blame(&delta, &(struct blame_sample){9, 7, 70, 1}); /* victim outside */
+	snapshot_add_blame(&delta, &(struct blame_sample){7, 5, 90, 1}); /* a BE victim */
 	snapshot_finish(&delta);
 
 	assert_int_equal(collect_fold_probes(m, 3, &delta, &in, totals), 0);
@@ -419,16 +423,18 @@ static void test_settings_and_new_pods(void **state)
 	collector_free(col);
 }
 
-/* The API's pod: its memory request reaches the unit. */
+/* The API's pods: a memory request reaches the unit. */
 static const struct kube_pod *pod_with_request(void *ctx, const char *uid)
 {
-	static const struct kube_pod p = {.uid = "55_66", .request_mem = 64 << 20};
+	static const struct kube_pod ls = {.uid = "55_66", .request_mem = 64 << 20},
+				     be = {.uid = "77_88"};
 
 	(void)ctx;
-	return !strcmp(uid, "55-66") ? &p : NULL;
+	return !strcmp(uid, "55-66") ? &ls : !strcmp(uid, "77-88") ? &be : NULL;
 }
 
-/* Batch capacity on: every unit's memory every tick, and pods' memory requests. */
+/* Batch capacity on: every unit's memory every COLLECT_CAPACITY_MEM_NS, and pods' memory requests.
+ */
 static void test_capacity_inputs(void **state)
 {
 	struct agent_config cfg = {0};
@@ -461,7 +467,120 @@ static void test_capacity_inputs(void **state)
 	assert_int_equal(unit(&rec->in, ls)->mem_used, 2000000); /* LS too */
 	assert_int_equal(unit(&rec->in, ls)->request_mem, 64 << 20);
 	assert_int_equal(unit(&rec->in, be)->mem_used, 2000000);
-	assert_int_equal(unit(&rec->in, be)->request_mem, 0); /* not in the API's list */
+	assert_int_equal(unit(&rec->in, be)->request_mem, 0); /* listed without one */
+	/* within COLLECT_CAPACITY_MEM_NS the last read stands; then it is read anew */
+	put(ls, "memory.current", "5000000\n");
+	rec = collector_read(col, 2, 2000000000ull, &err);
+	assert_int_equal(unit(&rec->in, ls)->mem_used, 2000000);
+	rec = collector_read(col, 3, 1000000000ull + COLLECT_CAPACITY_MEM_NS, &err);
+	assert_int_equal(unit(&rec->in, ls)->mem_used, 4000000);
+	collector_free(col);
+}
+
+/* The pods a fake API listed, for the class rules by namespace and label. */
+static struct kube_pod fake_pods[4];
+
+static const struct kube_pod *fake_pod(void *ctx, const char *uid)
+{
+	(void)ctx;
+	for (size_t i = 0; i < sizeof(fake_pods) / sizeof(fake_pods[0]); i++)
+		if (!strcmp(fake_pods[i].uid, uid))
+			return &fake_pods[i];
+	return NULL;
+}
+
+/*
+ * Rules by namespace and label class pods the API knows; BestEffort pods of
+ * kube-system, of a DaemonSet and static ones are SYSTEM, not BE, unless a
+ * rule says BE.
+ */
+static void test_class_rules_by_pod(void **state)
+{
+	struct agent_config cfg = {.n_classes = 2};
+	struct cgroup_ctrls c;
+	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
+	struct collect_opts o = {
+		.ctrls = &c, .fs = &fs, .subtree = "s3/kubepods", .cfg = &cfg, .pod = fake_pod};
+	static char app_batch[] = "app=batch\0";
+	const char *batch = "s3/kubepods/burstable/podaa", *sys = "s3/kubepods/besteffort/podbb",
+		   *ds = "s3/kubepods/besteffort/podcc", *mirror = "s3/kubepods/besteffort/poddd",
+		   *plain = "s3/kubepods/besteffort/podee",
+		   *forced = "s3/kubepods/besteffort/podff";
+	const struct tick_record *rec;
+	struct collector *col;
+	int err;
+
+	(void)state;
+	fake_pods[0] = (struct kube_pod){.uid = "aa", .ns = "batch-1", .labels = app_batch};
+	fake_pods[1] = (struct kube_pod){.uid = "bb", .ns = "kube-system"};
+	fake_pods[2] = (struct kube_pod){.uid = "cc", .ns = "logging", .owner_kind = "DaemonSet"};
+	fake_pods[3] = (struct kube_pod){.uid = "dd", .ns = "etcd", .mirror = true};
+	/* a Burstable pod in a batch-* namespace with app=batch: BE by the rule */
+	snprintf(cfg.classes[0].ns, sizeof(cfg.classes[0].ns), "batch-*");
+	snprintf(cfg.classes[0].label, sizeof(cfg.classes[0].label), "app=batch");
+	cfg.classes[0].cls = QOS_BE;
+	/* a rule may still make a protected pod BE: the operator's explicit word */
+	snprintf(cfg.classes[1].glob, sizeof(cfg.classes[1].glob), "%s", forced);
+	cfg.classes[1].cls = QOS_BE;
+	cgroup("s3/kubepods", "max 100000\n", 0);
+	for (const char *const *p =
+		     (const char *const[]){batch, sys, ds, mirror, plain, forced, NULL};
+	     *p; p++)
+		cgroup(*p, "max 100000\n", 0);
+	cgroup_ctrls_fake(&c, root, true);
+	snprintf(fs.root, sizeof(fs.root), "%s", root);
+	col = collector_new(&o);
+	rec = collector_read(col, 1, 1000000000ull, &err);
+	assert_int_equal(rec->in.n_units, 5);
+	assert_int_equal(unit(&rec->in, batch)->cls, QOS_BE);
+	assert_int_equal(unit(&rec->in, sys)->cls, QOS_SYSTEM);
+	assert_int_equal(unit(&rec->in, ds)->cls, QOS_SYSTEM);
+	assert_int_equal(unit(&rec->in, mirror)->cls, QOS_SYSTEM);
+	/* not listed (yet): it may be a protected pod, so not BE; unmanaged, so not a unit */
+	assert_null(pol_input_find(&rec->in, id_of(plain)));
+	assert_int_equal(unit(&rec->in, forced)->cls, QOS_BE);
+
+	/* the label gone: the rule no longer matches, the kubelet's Burstable tier is LS */
+	fake_pods[0].labels = NULL;
+	collector_reclassify(col);
+	rec = collector_read(col, 2, 2000000000ull, &err);
+	assert_int_equal(unit(&rec->in, batch)->cls, QOS_LS);
+	collector_free(col);
+}
+
+/* Off Kubernetes: top-level cgroups, and the children of top-level slices, are SYSTEM units. */
+static void test_system_units(void **state)
+{
+	struct agent_config cfg = {.n_classes = 1};
+	struct cgroup_ctrls c;
+	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
+	struct collect_opts o = {
+		.ctrls = &c, .fs = &fs, .subtree = "s4", .cfg = &cfg, .system_units = true};
+	const char *cron = "s4/system.slice/cron.service", *user = "s4/user.slice/user-0.slice",
+		   *init = "s4/init.scope", *batch = "s4/batch";
+	const struct tick_record *rec;
+	struct collector *col;
+	int err;
+
+	(void)state;
+	/* a rule still comes first */
+	snprintf(cfg.classes[0].glob, sizeof(cfg.classes[0].glob), "%s", batch);
+	cfg.classes[0].cls = QOS_BE;
+	cgroup("s4", "max 100000\n", 0);
+	cgroup("s4/system.slice", "max 100000\n", 0);
+	cgroup("s4/user.slice", "max 100000\n", 0);
+	for (const char *const *p = (const char *const[]){cron, user, init, batch, NULL}; *p; p++)
+		cgroup(*p, "max 100000\n", 0);
+	cgroup("s4/user.slice/user-0.slice/session-1.scope", "max 100000\n", 0);
+	cgroup_ctrls_fake(&c, root, true);
+	snprintf(fs.root, sizeof(fs.root), "%s", root);
+	col = collector_new(&o);
+	rec = collector_read(col, 1, 1000000000ull, &err);
+	assert_int_equal(rec->in.n_units, 4);
+	assert_int_equal(unit(&rec->in, cron)->cls, QOS_SYSTEM);
+	assert_int_equal(unit(&rec->in, user)->cls, QOS_SYSTEM); /* its session is a member */
+	assert_int_equal(unit(&rec->in, init)->cls, QOS_SYSTEM);
+	assert_int_equal(unit(&rec->in, batch)->cls, QOS_BE);
 	collector_free(col);
 }
 
@@ -500,6 +619,8 @@ int main(void)
 		cmocka_unit_test(test_tree_events),
 		cmocka_unit_test(test_settings_and_new_pods),
 		cmocka_unit_test(test_capacity_inputs),
+		cmocka_unit_test(test_class_rules_by_pod),
+		cmocka_unit_test(test_system_units),
 		cmocka_unit_test(test_detect_kubepods),
 	};
 

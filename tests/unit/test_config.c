@@ -137,7 +137,9 @@ static void test_overlay(void **state)
 			" \"evict\": {\"action\": \"kill\", \"memory\": {\"release_percent\": 60}},"
 			" \"interference\": {\"runq\": {\"k\": 5.0, \"min_waits\": 0}},"
 			" \"classes\": [{\"glob\": \"batch/*\", \"class\": \"BE\"},"
-			"               {\"glob\": \"web\", \"class\": \"LSR\"}]}",
+			"               {\"glob\": \"web\", \"class\": \"LSR\"},"
+			"               {\"namespace\": \"batch-*\", \"label\": \"example.com/tier=low\","
+			"                \"class\": \"BE\"}]}",
 			err, sizeof(err)),
 		0);
 	assert_string_equal(c.cgroup_root, "qoslet.slice/test");
@@ -151,16 +153,23 @@ static void test_overlay(void **state)
 	assert_true(c.policy.evict_memory.threshold == 0.7);
 	assert_int_equal(c.policy.interference.rq_k, 5); /* 5.0 is an integer */
 	assert_int_equal(c.policy.interference.rq_min_waits, 0);
-	assert_int_equal(c.n_classes, 2);
+	assert_int_equal(c.n_classes, 3);
 	assert_string_equal(c.classes[0].glob, "batch/*");
 	assert_int_equal(c.classes[0].cls, QOS_BE);
 	assert_string_equal(c.classes[1].glob, "web");
 	assert_int_equal(c.classes[1].cls, QOS_LSR);
+	assert_string_equal(c.classes[2].glob, "");
+	assert_string_equal(c.classes[2].ns, "batch-*");
+	assert_string_equal(c.classes[2].label, "example.com/tier=low");
+	assert_int_equal(c.classes[2].cls, QOS_BE);
 }
 
 #define GLOB_ALLOWED                                                                               \
-	" (allowed: a non-empty glob of cgroup paths relative to the cpu controller's root, "      \
-	"without a leading '/' or \"..\", at most 511 bytes)"
+	" (allowed: a glob of cgroup paths relative to the cpu controller's root, without a "      \
+	"leading '/' or \"..\", or \"\" for any path, at most 511 bytes)"
+#define RULES_ALLOWED                                                                               \
+	" (allowed: an array of at most 32 rules {\"glob\", \"namespace\", \"label\", \"class\"}, " \
+	"each with a class and at least one of the others)"
 
 struct bad {
 	const char *json;
@@ -187,7 +196,7 @@ static const struct bad bad_docs[] = {
 	 "interference.cpi.sigmaa: unknown key (allowed keys: enabled, sigma, min_cpus, "
 	 "min_samples, outliers, window_s, correlation)"},
 	{"{\"classes\": [{\"glob\": \"a\", \"class\": \"BE\", \"prio\": 1}]}",
-	 "classes[0].prio: unknown key (allowed keys: glob, class)"},
+	 "classes[0].prio: unknown key (allowed keys: glob, namespace, label, class)"},
 	/* wrong types */
 	{"{\"interval_s\": \"1\"}", "interval_s: expected a number, got a string"},
 	{"{\"dry_run\": 1}", "dry_run: expected true or false, got a number"},
@@ -222,6 +231,12 @@ static const struct bad bad_docs[] = {
 	 "evict.action: unknown value \"Kill\" (allowed: report, kill, kubernetes)"},
 	{"{\"evict\": {\"action\": \"kubernetes\"}}",
 	 "evict.action: \"kubernetes\" needs kubernetes.enabled: true"},
+	{"{\"evict\": {\"nodes\": \"canary-*\"}}",
+	 "evict.nodes: \"canary-*\" needs kubernetes.enabled: true (the node's name)"},
+	{"{\"evict\": {\"nodes\": \"Canary\"}, \"kubernetes\": {\"enabled\": true}}",
+	 "evict.nodes: \"Canary\" is not a glob of node names (allowed: a glob of node names "
+	 "(lowercase letters, digits, '-', '.' and the glob characters *?[]!), or \"\" for every "
+	 "node, at most 253 bytes)"},
 	{"{\"kubernetes\": {\"node_name\": \"Node_1\"}}",
 	 "kubernetes.node_name: \"Node_1\" is not a valid node name (allowed: a node name "
 	 "(lowercase letters, digits, '-' and '.'), or \"\", at most 253 bytes)"},
@@ -254,7 +269,25 @@ static const struct bad bad_docs[] = {
 	{"{\"classes\": [{\"glob\": \"a\"}]}",
 	 "classes[0].class: missing (allowed: SYSTEM, LSE, LSR, LS, BE)"},
 	{"{\"classes\": [{\"glob\": \"\", \"class\": \"BE\"}]}",
-	 "classes[0].glob: \"\" is empty" GLOB_ALLOWED},
+	 "classes[0]: no glob, namespace or label: the rule would match every cgroup" RULES_ALLOWED},
+	{"{\"classes\": [{\"class\": \"BE\"}]}",
+	 "classes[0]: no glob, namespace or label: the rule would match every cgroup" RULES_ALLOWED},
+	{"{\"classes\": [{\"namespace\": \"Batch\", \"class\": \"BE\"}]}",
+	 "classes[0].namespace: \"Batch\" is not a glob of namespace names (allowed: a glob of "
+	 "namespace names (lowercase letters, digits, '-' and the glob characters *?[]!), or \"\" "
+	 "for any namespace, at most 63 bytes)"},
+	{"{\"classes\": [{\"label\": \"app=a b\", \"class\": \"BE\"}]}",
+	 "classes[0].label: \"app=a b\" has an invalid value (at most 63 letters, digits, '-', "
+	 "'_', '.') (allowed: a label \"key\" (any value) or \"key=value\", or \"\" for any "
+	 "labels, at most 319 bytes)"},
+	{"{\"classes\": [{\"label\": \"/app\", \"class\": \"BE\"}]}",
+	 "classes[0].label: \"/app\" has an invalid key prefix (a DNS subdomain before '/') "
+	 "(allowed: a label \"key\" (any value) or \"key=value\", or \"\" for any labels, at "
+	 "most 319 bytes)"},
+	{"{\"classes\": [{\"label\": \"=x\", \"class\": \"BE\"}]}",
+	 "classes[0].label: \"=x\" has an invalid key name (1 to 63 letters, digits, '-', '_', "
+	 "'.') (allowed: a label \"key\" (any value) or \"key=value\", or \"\" for any labels, "
+	 "at most 319 bytes)"},
 	{"{\"classes\": [{\"glob\": \"/kubepods/*\", \"class\": \"BE\"}]}",
 	 "classes[0].glob: \"/kubepods/*\" starts with '/'" GLOB_ALLOWED},
 	{"{\"classes\": [{\"glob\": \"a/../b\", \"class\": \"BE\"}]}",
@@ -367,8 +400,7 @@ static void test_class_rule_limit(void **state)
 
 	doc = rules_doc(CONFIG_MAX_CLASS_RULES + 1);
 	assert_int_equal(config_parse(&c, doc, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "classes: 33 rules is too many (allowed: an array of at most 32 "
-				 "{\"glob\", \"class\"} rules)");
+	assert_string_equal(err, "classes: 33 rules is too many" RULES_ALLOWED);
 	assert_is_defaults(&c);
 	free(doc);
 }
@@ -420,7 +452,7 @@ static void test_round_trip(void **state)
 		"           \"scale_down\": 0.99, \"max_percent\": 100, \"throttled_min_percent\": 7,"
 		"           \"shared_pool_busy_percent\": 99.9, \"budget_cpu_s\": 12.5,"
 		"           \"budget_period_s\": 1},"
-		" \"evict\": {\"action\": \"kubernetes\","
+		" \"evict\": {\"action\": \"kubernetes\", \"nodes\": \"canary-[0-9]*\","
 		"           \"memory\": {\"threshold_percent\": 95.55, \"release_percent\": 0.07e2},"
 		"           \"cpu\": {\"satisfaction_lower_percent\": 29, \"window_s\": 1,"
 		"                     \"satisfaction_upper_percent\": 29.000000000000004}},"

@@ -14,7 +14,10 @@
 #include "kube/pods.h"
 #include "kube/quantity.h"
 
-/* Two usable pods: full (controller owner second), and bare (no labels, priority, owner). */
+/*
+ * Two usable pods: full (controller owner second), and bare (no labels, priority, owner; a
+ * static pod's mirror).
+ */
 static const char good_list[] =
 	"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"7\"},"
 	"\"items\":["
@@ -27,7 +30,8 @@ static const char good_list[] =
 	"\"initContainerStatuses\":[{\"name\":\"init\",\"containerID\":\"containerd://c0\"}],"
 	"\"containerStatuses\":[{\"name\":\"main\",\"containerID\":\"cri-o://c1\"},"
 	"{\"name\":\"waiting\",\"containerID\":\"\"},{\"name\":\"new\"}]}},"
-	"{\"metadata\":{\"uid\":\"2222-bb\",\"namespace\":\"web\",\"name\":\"api\"},"
+	"{\"metadata\":{\"uid\":\"2222-bb\",\"namespace\":\"web\",\"name\":\"api\","
+	"\"annotations\":{\"kubernetes.io/config.mirror\":\"abc\"}},"
 	"\"spec\":{}}"
 	"]}";
 
@@ -75,7 +79,17 @@ static void test_parse_fields(void **state)
 	assert_string_equal(p->containers[1].id, "c1");
 	assert_string_equal(kube_pod_container_name(p, "c1"), "main");
 	assert_null(kube_pod_container_name(p, "c2"));
+	assert_true(kube_pod_has_label(p, "app"));
+	assert_true(kube_pod_has_label(p, "app=x"));
+	assert_true(kube_pod_has_label(p, "koordinator.sh/qosClass=BE"));
+	assert_false(kube_pod_has_label(p, "app=xy"));
+	assert_false(kube_pod_has_label(p, "ap"));
+	assert_false(kube_pod_has_label(p, "app=")); /* an empty value is a value */
+	assert_false(p->mirror);
 	p = &l.pods[1];
+	assert_true(p->mirror);
+	assert_null(p->labels);
+	assert_false(kube_pod_has_label(p, "app"));
 	assert_string_equal(p->node, "");
 	assert_int_equal(p->n_containers, 0);
 	assert_string_equal(p->uid, "2222-bb");
@@ -85,6 +99,25 @@ static void test_parse_fields(void **state)
 	assert_string_equal(p->owner_kind, "");
 	kube_pod_list_free(&l);
 	assert_null(l.pods);
+}
+
+static void test_protected(void **state)
+{
+	struct kube_pod p = {.ns = "web", .owner_kind = "ReplicaSet"};
+	const char *why = "";
+
+	(void)state;
+	assert_false(kube_pod_protected(&p, &why));
+	assert_null(why);
+	snprintf(p.owner_kind, sizeof(p.owner_kind), "DaemonSet");
+	assert_true(kube_pod_protected(&p, &why));
+	assert_string_equal(why, "owned by a DaemonSet");
+	p = (struct kube_pod){.ns = "kube-system"};
+	assert_true(kube_pod_protected(&p, &why));
+	assert_string_equal(why, "in kube-system");
+	p = (struct kube_pod){.ns = "etcd", .mirror = true};
+	assert_true(kube_pod_protected(&p, &why));
+	assert_string_equal(why, "a static (mirror) pod");
 }
 
 static void test_parse_first_owner_without_controller(void **state)
@@ -341,6 +374,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_fields),
+		cmocka_unit_test(test_protected),
 		cmocka_unit_test(test_parse_first_owner_without_controller),
 		cmocka_unit_test(test_parse_memory_request),
 		cmocka_unit_test(test_quantity),

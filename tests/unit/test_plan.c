@@ -203,6 +203,7 @@ static void test_lowest_quota_wins(void **state)
 		{20000, 50000, 20000, "suppress.cfs_quota"},
 		{-1, 30000, 30000, "interference.cap"},
 		{30000, -1, 30000, "suppress.cfs_quota"},
+		{20000, 20000, 20000, "suppress.cfs_quota"}, /* equals: the first */
 	};
 
 	(void)state;
@@ -223,6 +224,31 @@ static void test_lowest_quota_wins(void **state)
 		action_list_free(&w);
 		action_list_free(&out);
 	}
+}
+
+/* The merged quota stands where its unit's first wish stood, before later wishes. */
+static void test_merged_quota_keeps_first_place(void **state)
+{
+	struct plan_state st = {0};
+	struct action_list w = {0}, out = {0};
+
+	(void)state;
+	reset_units();
+	wish(&w, 1, ACT_CPU_QUOTA, 40000, "suppress.cfs_quota");
+	wish(&w, 0, ACT_CPU_BURST, 1000, "burst.cpu_burst");
+	wish(&w, 1, ACT_CPU_QUOTA, 10000, "interference.cap");
+	wish(&w, 0, ACT_CPU_QUOTA, 30000, "suppress.cfs_quota");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 3);
+	assert_int_equal(out.v[0].id, 11);
+	assert_int_equal(out.v[0].value, 10000);
+	assert_string_equal(out.v[0].rule, "interference.cap");
+	assert_int_equal(out.v[1].kind, ACT_CPU_BURST);
+	assert_int_equal(out.v[2].id, 10);
+	assert_int_equal(out.v[2].value, 30000);
+	plan_state_free(&st);
+	action_list_free(&w);
+	action_list_free(&out);
 }
 
 static void test_releases_what_nobody_wants(void **state)
@@ -319,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_holds_after_misses),
 		cmocka_unit_test(test_hold_ends_on_change_and_not_in_dry_run),
 		cmocka_unit_test(test_lowest_quota_wins),
+		cmocka_unit_test(test_merged_quota_keeps_first_place),
 		cmocka_unit_test(test_releases_what_nobody_wants),
 		cmocka_unit_test(test_vanished_unit_is_forgotten),
 		cmocka_unit_test(test_events_pass_every_time),

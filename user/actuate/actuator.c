@@ -133,6 +133,11 @@ fail:
 	return ret;
 }
 
+void actuator_set_evict(struct actuator *a, enum evict_action evict)
+{
+	a->evict = evict;
+}
+
 size_t actuator_reconciled(const struct actuator *a)
 {
 	return a->reconciled;

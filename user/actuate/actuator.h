@@ -63,6 +63,13 @@ struct actuator;
  */
 int actuator_open(struct actuator **out, const struct actuator_opts *o, char *err, size_t errlen);
 
+/*
+ * Changes what an eviction does, for a config reload: between "report" and
+ * "kubernetes" only (the caller's check). "kill" needs privileges that
+ * start-up keeps or drops, so it is set at open only.
+ */
+void actuator_set_evict(struct actuator *a, enum evict_action evict);
+
 /* Settings restored at open. */
 size_t actuator_reconciled(const struct actuator *a);
 

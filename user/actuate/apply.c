@@ -333,7 +333,8 @@ static void apply_evict(struct actuator *a, const char *rel, struct act_result *
 	int n;
 
 	if (a->evict == EVICT_REPORT) {
-		set_outcome(r, OUT_REPORTED, 0, "the eviction action is \"report\"");
+		set_outcome(r, OUT_REPORTED, 0,
+			    "evictions are reported only here (evict.action, evict.nodes)");
 		return;
 	}
 	if (a->evict == EVICT_KUBERNETES) {

@@ -33,6 +33,7 @@
 #include "loop.h"
 #include "privileges.h"
 #include "record.h"
+#include "summary.h"
 
 /* One alert per watched cgroup per this long: the ring buffer cannot flood. */
 #define ALERT_GAP_NS (100 * 1000000ull)
@@ -96,7 +97,8 @@ static int resolve_subtree(struct agent *a)
 		return 0;
 	/* No pods here: watch the whole hierarchy, and touch nothing. */
 	log_warn("agent: no kubepods cgroup under %s and no cgroup_root in the config: observing "
-		 "only (dry-run), with the whole hierarchy as scope",
+		 "only (dry-run), with the whole hierarchy as scope: top-level cgroups and the "
+		 "children of top-level slices are SYSTEM units; a run-queue line every interval",
 		 a->fs.root);
 	a->subtree[0] = '\0';
 	a->observe_only = true;
@@ -242,6 +244,20 @@ static void log_status(struct agent *a)
 		 in->mem_capacity / 1073741824.0, (unsigned long long)a->log.seq);
 }
 
+/*
+ * Off Kubernetes the agent only observes: a line per interval says what it
+ * sees (the worst run-queue wait and behind whom), so that the log answers
+ * "is anything waiting for a CPU here, and why" without a scrape.
+ */
+static void log_summary(struct agent *a)
+{
+	char line[POL_PATH_MAX * 2 + 128];
+
+	summary_run_queue(&a->rec->in, a->parts & CG_RQ, a->cfg.policy.interference.rq_min_waits,
+			  line, sizeof(line));
+	log_info("agent: %s", line);
+}
+
 /* Units gone since the last tick: the actuator and the breach counts drop what they kept. */
 static int forget_gone(struct agent *a)
 {
@@ -345,6 +361,8 @@ static int tick_once(struct agent *a, bool fast)
 		return 0;
 	a->fast_ticks += fast;
 	log_status(a);
+	if (a->observe_only && !fast)
+		log_summary(a);
 	if (a->record && record_write_input(a->record, &rec->in))
 		log_warn("agent: cannot write the recording: %s", strerror(errno));
 	if (a->args.mode == AGENT_RECORD)
@@ -366,6 +384,48 @@ static int tick_once(struct agent *a, bool fast)
 	return forget_gone(a);
 }
 
+/*
+ * The loop counts as hung (/healthz fails, the kubelet restarts the agent)
+ * after this many intervals without a completed tick, and never sooner than
+ * HEALTH_STALE_MIN_NS: a tick can start an interval late on a saturated node
+ * (the agent runs with a small CPU request) or take a while after a cgroup
+ * storm, but a loop five intervals behind protects nothing.
+ */
+#define HEALTH_STALE_INTERVALS 5
+#define HEALTH_STALE_MIN_NS    (5 * 1000000000ull)
+
+/* Why the agent is not ready although it ticks: a probe an enabled policy needs is off. */
+static const char *not_ready(const struct agent *a, char *buf, size_t size)
+{
+	const struct interference_config *in = &a->cfg.policy.interference;
+	enum probe_id id;
+	const char *policy;
+
+	if (a->args.mode != AGENT_RUN || !in->enabled)
+		return NULL;
+	if (!(a->parts & CG_RQ))
+		id = PROBE_SCHED, policy = "interference detection";
+	else if (in->cpi_enabled && a->cpi_wanted && !(a->parts & CG_CPU))
+		id = PROBE_CPI, policy = "CPI outlier detection";
+	else
+		return NULL;
+	snprintf(buf, size, "the %s probe is off (%s), and %s needs it",
+		 id == PROBE_SCHED ? "sched" : "cpi",
+		 a->probes ? probe_set_status(a->probes, id).detail : "no probe could run", policy);
+	return buf;
+}
+
+static void publish_health(struct agent *a)
+{
+	uint64_t stale = (uint64_t)(a->cfg.interval_s * 1e9) * HEALTH_STALE_INTERVALS;
+	char why[256];
+	struct http_health h = {.stale_ns =
+					stale > HEALTH_STALE_MIN_NS ? stale : HEALTH_STALE_MIN_NS,
+				.not_ready = not_ready(a, why, sizeof(why))};
+
+	http_health(a->http, &h);
+}
+
 static int tick(struct agent *a, bool fast)
 {
 	int err = tick_once(a, fast);
@@ -377,8 +437,10 @@ static int tick(struct agent *a, bool fast)
 	action_list_free(&a->actions);
 	a->loop_ns = clock_ns(CLOCK_MONOTONIC) - a->last_tick_ns;
 	/* Rendered when a scrape asks (wait_for), not every tick whether or not anyone reads it. */
-	if (a->http)
+	if (a->http) {
 		http_tick_done(a->http);
+		publish_health(a); /* a reload may have changed the interval or the policies */
+	}
 	return err;
 }
 
@@ -389,9 +451,9 @@ static int tick(struct agent *a, bool fast)
 static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 {
 	struct agent *a = ctx;
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
 	nfds_t n = 0;
-	int fp = -1, render = -1;
+	int fp = -1, render = -1, watch = -1;
 
 	if (a->fp) {
 		fp = (int)n;
@@ -400,6 +462,10 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 	if (a->render_fd >= 0) {
 		render = (int)n;
 		pfd[n++] = (struct pollfd){.fd = a->render_fd, .events = POLLIN};
+	}
+	if (a->watch) {
+		watch = (int)n;
+		pfd[n++] = (struct pollfd){.fd = config_watch_fd(a->watch), .events = POLLIN};
 	}
 	while (!stop) {
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
@@ -419,6 +485,12 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 			break; /* the deadline, or a signal */
 		if (render >= 0 && (pfd[render].revents & POLLIN))
 			agent_publish(a, a->loop_ns, http_render_wanted(a->http));
+		/* back to the loop, whose next step between two ticks is the reload */
+		if (watch >= 0 && (pfd[watch].revents & POLLIN) && config_watch_changed(a->watch)) {
+			log_info("agent: %s changed", a->args.config);
+			reload = 1;
+			break;
+		}
 		if (fp >= 0 && (pfd[fp].revents & POLLIN))
 			return fast_path_drain(a->fp) > 0 ? LOOP_WAKE_ALERT : LOOP_WAKE_TIMEOUT;
 	}
@@ -490,6 +562,7 @@ static int open_probes(struct agent *a)
 	if (a->cfg.policy.interference.enabled && a->cfg.policy.interference.cpi_enabled &&
 	    pmu_counts_cycles())
 		want |= PROBE_BIT(PROBE_CPI);
+	a->cpi_wanted = want & PROBE_BIT(PROBE_CPI);
 	err = probe_set_open(&a->probes, want, &a->args.probe, &a->fs);
 	a->coll_opts.probes = err ? NULL : a->probes;
 	if (err) {
@@ -524,7 +597,7 @@ static int open_actuator(struct agent *a)
 		.subtree = a->subtree,
 		.state_dir = a->cfg.state_dir,
 		.dry_run = a->cfg.dry_run || a->args.mode == AGENT_RECORD,
-		.evict = a->cfg.evict_action,
+		.evict = agent_evict_action(a, &a->cfg),
 	};
 	char err[256];
 
@@ -532,6 +605,10 @@ static int open_actuator(struct agent *a)
 		log_err("agent: %s", err);
 		return -1;
 	}
+	if (o.evict != a->cfg.evict_action)
+		log_info("agent: evict.nodes \"%s\" does not match node %s: evictions here are "
+			 "reported only",
+			 a->cfg.evict_nodes, kube_sync_node(a->kube));
 	if (actuator_reconciled(a->act))
 		log_info("agent: restored %zu cgroup settings a previous run left changed",
 			 actuator_reconciled(a->act));
@@ -568,11 +645,24 @@ static int drop_privileges(struct agent *a)
 	return 0;
 }
 
+/* A change of the --config file reloads it as SIGHUP does; without the watch, SIGHUP still does. */
+static void watch_config(struct agent *a)
+{
+	char err[PATH_MAX + 128];
+
+	if (!a->args.config)
+		return;
+	if (config_watch_open(&a->watch, a->args.config, err, sizeof(err)))
+		log_warn("agent: config changes are not picked up (SIGHUP reloads): %s", err);
+}
+
 /* The threads come after the drop: they inherit what is left, not what was. */
 static int start_threads(struct agent *a)
 {
 	char err[256];
 
+	if (a->http)
+		publish_health(a); /* from here on, a start that never ticks is stale too */
 	if (a->http && http_serve(a->http, err, sizeof(err))) {
 		log_err("agent: %s (config http.address, http.port)", err);
 		return -1;
@@ -675,7 +765,8 @@ static int setup(struct agent *a)
 					     .original_quota = original_quota,
 					     .pod = a->kube ? pod_of : NULL,
 					     .ctx = a,
-					     .names = a->names};
+					     .names = a->names,
+					     .system_units = a->observe_only};
 	if (open_probes(a))
 		return 1;
 	a->coll_opts.parts = a->parts;
@@ -683,6 +774,7 @@ static int setup(struct agent *a)
 	if (!a->coll || drop_privileges(a) || start_threads(a))
 		return 1;
 	a->rec = collector_record(a->coll);
+	watch_config(a);
 	log_info("agent: managing /%s (cgroup %s, cpu at %s)%s, every %.3g s%s", a->subtree,
 		 a->ctrls.v2[CTRL_CPU] ? "v2" : "v1", a->ctrls.root[CTRL_CPU],
 		 a->cfg.dry_run ? " in dry-run" : "", a->cfg.interval_s,
@@ -693,6 +785,7 @@ static int setup(struct agent *a)
 static void teardown(struct agent *a)
 {
 	http_stop(a->http);
+	config_watch_close(a->watch);
 	cgroup_names_free(a->names);
 	fast_path_close(a->fp);
 	if (a->act) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../log.h"
+#include "../opt_error.h"
 
 enum {
 	OPT_CONFIG = 1000,
@@ -100,13 +101,16 @@ int agent_args_parse(struct agent_args *a, enum agent_mode mode, int argc, char 
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
-	int c;
+	static const char *const command[] = {"agent", "record", "replay"};
+	/* The leading ':' makes a missing value ':' rather than "unknown option". */
+	static const char shortopts[] = ":o:jvh";
+	int c, longindex = -1;
 
 	memset(a, 0, sizeof(*a));
 	a->mode = mode;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:jvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, &longindex)) != -1) {
 		char *end;
 
 		/* Each command takes only its own options. */
@@ -115,7 +119,8 @@ int agent_args_parse(struct agent_args *a, enum agent_mode mode, int argc, char 
 		    (mode != AGENT_RECORD && c == 'o') || (mode != AGENT_REPLAY && c == 'j') ||
 		    (mode == AGENT_REPLAY && (c == OPT_DURATION || c == OPT_PIN_DIR ||
 					      c == OPT_HOOK || c == OPT_LOG_FORMAT)))
-			c = '?';
+			return opt_not_taken(command[mode], longopts, longindex, c, err, errlen);
+		longindex = -1;
 		switch (c) {
 		case OPT_CONFIG:
 			a->config = optarg;
@@ -164,8 +169,7 @@ int agent_args_parse(struct agent_args *a, enum agent_mode mode, int argc, char 
 			a->help = true;
 			return 0;
 		default:
-			snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
-			return -1;
+			return opt_error(c, shortopts, argv, err, errlen);
 		}
 	}
 	if (mode == AGENT_REPLAY) {

@@ -21,6 +21,7 @@
 #include "agent_args.h"
 #include "breaches.h"
 #include "config.h"
+#include "config_watch.h"
 #include "../decision/decision.h"
 #include "kube_sync.h"
 
@@ -41,6 +42,7 @@ struct agent {
 	char subtree[PATH_MAX];
 	struct probe_set *probes;
 	unsigned int parts; /* enum cg_part the running probes provide */
+	bool cpi_wanted;    /* the cpi probe was asked for (CPI outliers on, a PMU counts cycles) */
 	struct collect_opts coll_opts;
 	struct collector *coll;
 	const struct tick_record *rec; /* the collector's last record: all a tick reads */
@@ -66,7 +68,8 @@ struct agent {
 	struct kube_pod_list pods;  /* sorted by uid; empty until the first list */
 	uint64_t errors[METRICS_ERR_NR]; /* by enum metrics_error: qoslet_agent_errors_total */
 	bool observe_only; /* no kubepods and no cgroup_root: dry-run, whatever the config */
-	uint64_t reloads;  /* configs swapped in by SIGHUP */
+	uint64_t reloads;  /* configs swapped in by SIGHUP or a change of the file */
+	struct config_watch *watch;    /* the --config file's changes; NULL when not watched */
 	struct breach_counts breaches; /* reports per victim and cause, for the metrics */
 	uint64_t interference_ns;  /* CLOCK_MONOTONIC of the last interference decision; 0 none */
 	char interference[512];	   /* ... what it said, for the node condition */
@@ -81,6 +84,12 @@ struct agent {
  * negative errno with err set.
  */
 int agent_config_read(const struct agent *a, struct agent_config *out, char *err, size_t errlen);
+
+/*
+ * What an eviction does on this node under config c: evict.action, or
+ * "report" where evict.nodes does not match the node's name (reload.c).
+ */
+enum evict_action agent_evict_action(const struct agent *a, const struct agent_config *c);
 
 /* SIGHUP: the config read again and swapped in whole, or refused with the reason (reload.c). */
 void agent_reload(struct agent *a);

@@ -44,13 +44,16 @@ enum ftype {
 
 /* What a string must look like. */
 enum str_rule {
-	S_REL,	   /* relative path without "..", or "" */
-	S_GLOB,	   /* the same, but not empty */
-	S_ABS,	   /* absolute path */
-	S_OUTPUT,  /* "-", "" or an absolute path */
-	S_ADDR,	   /* an IPv4 or IPv6 address literal (no host names: nothing to resolve) */
-	S_ABS_OPT, /* an absolute path, or "" */
-	S_NAME,	   /* a Kubernetes (DNS-1123) name, or "" */
+	S_REL,	     /* relative path without "..", or "" */
+	S_GLOB,	     /* the same, or "" (a class rule's path glob: any path) */
+	S_ABS,	     /* absolute path */
+	S_OUTPUT,    /* "-", "" or an absolute path */
+	S_ADDR,	     /* an IPv4 or IPv6 address literal (no host names: nothing to resolve) */
+	S_ABS_OPT,   /* an absolute path, or "" */
+	S_NAME,	     /* a Kubernetes (DNS-1123) name, or "" */
+	S_NS_GLOB,   /* a glob of namespace names, or "" */
+	S_LABEL,     /* "key" or "key=value" of a Kubernetes label, or "" */
+	S_NODE_GLOB, /* a glob of node names, or "" */
 };
 
 #define OPEN_LO 1 /* lo itself not allowed */
@@ -167,6 +170,7 @@ static const struct field evict_cpu_fields[] = {
 
 static const struct field evict_fields[] = {
 	ENUM("action", evict_action, evict_actions),
+	STR("nodes", evict_nodes, S_NODE_GLOB),
 	OBJ("memory", evict_memory_fields),
 	OBJ("cpu", evict_cpu_fields),
 	{0},
@@ -280,8 +284,17 @@ static const struct field rule_fields[] = {
 	 .type = F_STR,
 	 .off = offsetof(struct class_rule, glob),
 	 .size = sizeof(((struct class_rule *)0)->glob),
-	 .rule = S_GLOB,
-	 .required = true},
+	 .rule = S_GLOB},
+	{.key = "namespace",
+	 .type = F_STR,
+	 .off = offsetof(struct class_rule, ns),
+	 .size = sizeof(((struct class_rule *)0)->ns),
+	 .rule = S_NS_GLOB},
+	{.key = "label",
+	 .type = F_STR,
+	 .off = offsetof(struct class_rule, label),
+	 .size = sizeof(((struct class_rule *)0)->label),
+	 .rule = S_LABEL},
 	{.key = "class",
 	 .type = F_CLASS,
 	 .off = offsetof(struct class_rule, cls),
@@ -398,14 +411,18 @@ static const char *json_kind(const json_t *v)
 static const char *const str_allowed[] = {
 	[S_REL] = "a path relative to the cpu controller's root, without a leading '/' or \"..\"; "
 		  "\"\" to detect the kubepods root",
-	[S_GLOB] =
-		"a non-empty glob of cgroup paths relative to the cpu controller's root, without a "
-		"leading '/' or \"..\"",
+	[S_GLOB] = "a glob of cgroup paths relative to the cpu controller's root, without a "
+		   "leading '/' or \"..\", or \"\" for any path",
 	[S_ABS] = "an absolute path",
 	[S_OUTPUT] = "\"-\" for stdout, \"\" for none, or an absolute path",
 	[S_ADDR] = "an IPv4 or IPv6 address such as \"127.0.0.1\", \"0.0.0.0\" or \"::1\"",
 	[S_ABS_OPT] = "an absolute path, or \"\"",
 	[S_NAME] = "a node name (lowercase letters, digits, '-' and '.'), or \"\"",
+	[S_NS_GLOB] = "a glob of namespace names (lowercase letters, digits, '-' and the glob "
+		      "characters *?[]!), or \"\" for any namespace",
+	[S_LABEL] = "a label \"key\" (any value) or \"key=value\", or \"\" for any labels",
+	[S_NODE_GLOB] = "a glob of node names (lowercase letters, digits, '-', '.' and the glob "
+			"characters *?[]!), or \"\" for every node",
 };
 
 /* Appends " (allowed: ...)" for f and returns -EINVAL. */
@@ -440,7 +457,9 @@ static int allowed(struct ctx *x, const struct field *f)
 		put(x, "an object");
 		break;
 	case F_RULES:
-		put(x, "an array of at most %d {\"glob\", \"class\"} rules",
+		put(x,
+		    "an array of at most %d rules {\"glob\", \"namespace\", \"label\", "
+		    "\"class\"}, each with a class and at least one of the others",
 		    CONFIG_MAX_CLASS_RULES);
 		break;
 	}
@@ -454,6 +473,26 @@ static int wrong_type(struct ctx *x, const char *path, const struct field *f, co
 	start(x, path, f->key);
 	put(x, "expected %s, got %s", want, json_kind(v));
 	return -EINVAL;
+}
+
+/* Why s is no label selector "key" or "key=value" (Kubernetes' label syntax), or NULL. */
+static const char *label_problem(const char *s)
+{
+	static const char name_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					 "0123456789-_.";
+	size_t key = strcspn(s, "="), slash = strcspn(s, "/");
+	const char *name = slash < key ? s + slash + 1 : s, *value = s + key + (s[key] == '=');
+	size_t name_len = (size_t)(s + key - name), value_len = strlen(value);
+
+	if (!*s)
+		return NULL;
+	if (slash < key && (!slash || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-.") != slash))
+		return "has an invalid key prefix (a DNS subdomain before '/')";
+	if (!name_len || name_len > 63 || strspn(name, name_chars) < name_len)
+		return "has an invalid key name (1 to 63 letters, digits, '-', '_', '.')";
+	if (value_len > 63 || strspn(value, name_chars) != value_len)
+		return "has an invalid value (at most 63 letters, digits, '-', '_', '.')";
+	return NULL;
 }
 
 /* Why s breaks rule r, or NULL. */
@@ -477,10 +516,17 @@ static const char *str_problem(enum str_rule r, const char *s)
 			       ? NULL
 			       : "is not an IP address";
 	}
+	case S_NS_GLOB:
+		return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-*?[]!") == n
+			       ? NULL
+			       : "is not a glob of namespace names";
+	case S_NODE_GLOB:
+		return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-.*?[]!") == n
+			       ? NULL
+			       : "is not a glob of node names";
+	case S_LABEL:
+		return label_problem(s);
 	case S_GLOB:
-		if (!n)
-			return "is empty";
-		/* fall through */
 	case S_REL:
 		if (s[0] == '/')
 			return "starts with '/'";
@@ -688,10 +734,18 @@ static int apply_rules(struct ctx *x, struct agent_config *c, const json_t *v, c
 	c->n_classes = json_array_size(v);
 	json_array_foreach(v, i, e)
 	{
+		struct class_rule *rule = &c->classes[i];
+
 		snprintf(sub, sizeof(sub), "classes[%zu]", i);
-		r = apply_object(x, rule_fields, &c->classes[i], e, sub);
+		r = apply_object(x, rule_fields, rule, e, sub);
 		if (r)
 			return r;
+		/* a rule with no matcher would class every cgroup under the root */
+		if (!rule->glob[0] && !rule->ns[0] && !rule->label[0]) {
+			start(x, sub, NULL);
+			put(x, "no glob, namespace or label: the rule would match every cgroup");
+			return allowed(x, &self);
+		}
 	}
 	return 0;
 }
@@ -745,6 +799,11 @@ static int check_cross(struct ctx *x, const struct agent_config *c)
 	if (!r && c->evict_action == EVICT_KUBERNETES && !c->kube.enabled) {
 		start(x, "evict.action", NULL);
 		put(x, "\"kubernetes\" needs kubernetes.enabled: true");
+		return -EINVAL;
+	}
+	if (!r && c->evict_nodes[0] && !c->kube.enabled) {
+		start(x, "evict.nodes", NULL);
+		put(x, "\"%s\" needs kubernetes.enabled: true (the node's name)", c->evict_nodes);
 		return -EINVAL;
 	}
 	if (r || !p->burst.budget_cpu_s)

@@ -28,9 +28,16 @@
 
 #define CONFIG_MAX_CLASS_RULES 32
 
-/* Standalone classes: the first glob (fnmatch, FNM_PATHNAME) matching a cgroup path wins. */
+/*
+ * A class rule: the first whose every non-empty matcher matches a unit wins.
+ * glob: fnmatch (FNM_PATHNAME) of the cgroup path; ns: fnmatch of the pod's
+ * namespace; label: "key" or "key=value" on the pod. ns and label match
+ * only pods the API listed.
+ */
 struct class_rule {
 	char glob[POL_PATH_MAX];
+	char ns[64];	 /* a namespace is a DNS label, at most 63 bytes */
+	char label[320]; /* a label key (prefix/name) is at most 253 + 1 + 63 bytes */
 	enum qos_class cls;
 };
 
@@ -44,6 +51,7 @@ struct agent_config {
 	char decisions_file[PATH_MAX]; /* JSON lines; "-" stdout, "" none: "-" */
 	size_t decisions_ring;	       /* decisions kept in memory: 1024 */
 	enum evict_action evict_action;
+	char evict_nodes[254]; /* glob of node names where evict_action applies; "" all */
 	struct class_rule classes[CONFIG_MAX_CLASS_RULES];
 	size_t n_classes;
 	struct policy_config policy;   /* suppress, burst, evict.memory/cpu, interference */

@@ -4,16 +4,18 @@
  * atomic: the new document is read and checked whole, and either replaces
  * the running config at a tick boundary or is refused with the reason while
  * the running one stays. Settings that shape what was set up at start (the
- * subtree, the state directory, the endpoint, the API link, dry-run, the
- * eviction action, the fast path) take a restart: a reload that changes one
+ * subtree, the state directory, the endpoint, the API link, dry-run, an
+ * eviction action of "kill", the fast path) take a restart: a reload that changes one
  * of them is refused and names it, rather than half-applied.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../actuate/actuator.h"
 #include "../log.h"
 #include "agent_state.h"
 
@@ -83,8 +85,10 @@ static const char *restart_only_change(const struct agent_config *o, const struc
 		return "decisions.file";
 	if (o->decisions_ring != n->decisions_ring)
 		return "decisions.ring";
-	if (o->evict_action != n->evict_action)
-		return "evict.action";
+	/* "kill" decides at start which privileges the agent keeps; report <-> kubernetes do not */
+	if (o->evict_action != n->evict_action &&
+	    (o->evict_action == EVICT_KILL || n->evict_action == EVICT_KILL))
+		return "evict.action (to or from \"kill\")";
 	if (o->http.enabled != n->http.enabled || strcmp(o->http.address, n->http.address) ||
 	    o->http.port != n->http.port)
 		return "http";
@@ -94,6 +98,14 @@ static const char *restart_only_change(const struct agent_config *o, const struc
 	if (o->fast_path && o->policy.interference.rq_p99_us != n->policy.interference.rq_p99_us)
 		return "interference.runq.p99_us";
 	return NULL;
+}
+
+enum evict_action agent_evict_action(const struct agent *a, const struct agent_config *c)
+{
+	/* evict.nodes needs kubernetes.enabled (config.c), so a->kube names the node */
+	if (!c->evict_nodes[0] || !a->kube || !fnmatch(c->evict_nodes, kube_sync_node(a->kube), 0))
+		return c->evict_action;
+	return EVICT_REPORT;
 }
 
 void agent_reload(struct agent *a)
@@ -114,7 +126,19 @@ void agent_reload(struct agent *a)
 			"that takes a restart",
 			what, field);
 	} else {
+		enum evict_action was = agent_evict_action(a, &a->cfg),
+				  now = agent_evict_action(a, next);
+
+		/* to or from kill only where the config said kill already (restart_only_change())
+		 */
+		if (a->act && now != was)
+			log_info("agent: evict.action is now \"%s\" on this node",
+				 now == EVICT_KILL	   ? "kill"
+				 : now == EVICT_KUBERNETES ? "kubernetes"
+							   : "report");
 		a->cfg = *next;
+		if (a->act)
+			actuator_set_evict(a->act, now);
 		collector_reclassify(a->coll);
 		a->reloads++;
 		log_info("agent: reloaded %s", what);

@@ -62,21 +62,19 @@ static size_t group_victims(struct view *v, struct blame_sample *pairs, size_t n
 
 static json_t *victim_json(struct view *v, const struct victim *vi)
 {
-	char buf[PATH_MAX + 2];
-	json_t *culprits = json_array();
+	json_t *culprits = json_array(), *o = view_cgroup_json(v, vi->id);
 
 	for (size_t k = 0; k < vi->n; k++) {
 		const struct blame_sample *b = &vi->first[k];
+		json_t *c = view_cgroup_json(v, b->culprit);
 
-		json_array_append_new(
-			culprits, json_pack("{s:s?, s:I, s:I, s:I}", "path",
-					    view_cgroup_path(v, b->culprit, buf, sizeof(buf)), "id",
-					    (json_int_t)b->culprit, "wait_ns",
-					    (json_int_t)b->wait_ns, "count", (json_int_t)b->count));
+		json_object_update_new(c, json_pack("{s:I, s:I}", "wait_ns", (json_int_t)b->wait_ns,
+						    "count", (json_int_t)b->count));
+		json_array_append_new(culprits, c);
 	}
-	return json_pack("{s:s?, s:I, s:I, s:o}", "path",
-			 view_cgroup_path(v, vi->id, buf, sizeof(buf)), "id", (json_int_t)vi->id,
-			 "wait_ns", (json_int_t)vi->wait_ns, "culprits", culprits);
+	json_object_update_new(o, json_pack("{s:I, s:o}", "wait_ns", (json_int_t)vi->wait_ns,
+					    "culprits", culprits));
+	return o;
 }
 
 static void victim_text(struct view *v, const struct victim *vi, FILE *out)
@@ -142,6 +140,11 @@ const struct view_ops blame_view = {
 		 "tasks ran on that CPU just before the waiting task got it (the culprits),\n"
 		 "ranked by the wait charged to them. (idle) means the CPU was idle: the wait\n"
 		 "was wake-up latency, not contention. -c selects victims.\n",
+	.examples = "  qoslet blame 5 1\n"
+		    "      one 5 s report: for each cgroup that waited, who ran instead\n"
+		    "  qoslet blame -c kubepods/pod1a2b3c4d-0000-4000-8000-000000000001 -j\n"
+		    "      every second, as JSON, who delayed that pod's tasks\n",
 	.probes = PROBE_BIT(PROBE_SCHED),
+	.options = VIEW_OPT_WAIT_SOURCE,
 	.render = render,
 };

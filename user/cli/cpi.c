@@ -33,13 +33,13 @@ static double cpu_pct(const struct view *v, const struct cg_sample *cg)
 	return v->interval_ns ? 100.0 * cg->cpu.cpu_ns / v->interval_ns : 0;
 }
 
-static json_t *cgroup_json(const struct view *v, const char *path, const struct cg_sample *cg,
-			   struct cpi_labels l)
+static json_t *cgroup_json(struct view *v, const struct cg_sample *cg, struct cpi_labels l)
 {
-	json_t *o = json_pack("{s:s?, s:I, s:I, s:f}", "path", path, "id", (json_int_t)cg->id,
-			      "cpu_ns", (json_int_t)cg->cpu.cpu_ns, "cpu_pct", cpu_pct(v, cg));
+	json_t *o = view_cgroup_json(v, cg->id);
 	double r;
 
+	json_object_update_new(o, json_pack("{s:I, s:f}", "cpu_ns", (json_int_t)cg->cpu.cpu_ns,
+					    "cpu_pct", cpu_pct(v, cg)));
 	if (!l.ratio)
 		return o;
 	json_object_set_new(o, l.numerator, json_integer((json_int_t)cg->cpu.numerator));
@@ -131,18 +131,18 @@ static void render(struct view *v, const struct snapshot *delta, FILE *out)
 	if (v->args.json) {
 		doc = view_json_header(v, delta);
 		list = json_array();
-		json_object_set_new(doc, "cpi", cpi_json(delta, l));
+		json_object_set_new(doc, "counters", cpi_json(delta, l));
 	} else {
 		print_header(v, delta, out, l);
 	}
 	for (size_t i = 0; i < n; i++) {
 		char buf[PATH_MAX + 2];
-		const char *path = view_cgroup_path(v, rows[i]->id, buf, sizeof(buf));
 
 		if (list)
-			json_array_append_new(list, cgroup_json(v, path, rows[i], l));
+			json_array_append_new(list, cgroup_json(v, rows[i], l));
 		else
-			print_row(out, v, path, rows[i], l);
+			print_row(out, v, view_cgroup_path(v, rows[i]->id, buf, sizeof(buf)),
+				  rows[i], l);
 	}
 	if (doc) {
 		json_object_set_new(doc, "cgroups", list);
@@ -170,6 +170,11 @@ const struct view_ops cpi_view = {
 		 "about 1 and NOT CPI; they exercise the same counter path. Every output\n"
 		 "says so (JSON: \"mode\":\"software\", \"clock_ratio\"). Named events that\n"
 		 "do not open leave CPU time only.\n",
+	.examples = "  qoslet cpi 5 1\n"
+		    "      one 5 s report of CPU time and CPI per cgroup, busiest first\n"
+		    "  qoslet cpi --cpi-events software -j 1 10\n"
+		    "      ten 1 s JSON reports counting the software stand-ins (no PMU needed)\n",
 	.probes = PROBE_BIT(PROBE_CPI),
+	.options = VIEW_OPT_CPI_EVENTS,
 	.render = render,
 };

@@ -55,17 +55,23 @@ static json_t *hist_json(const struct lat_hist *h)
 			 "p99_ns", (json_int_t)hist_quantile_ns(h, 0.99));
 }
 
-static json_t *cgroup_json(const char *path, const struct cg_sample *cg)
+static json_t *cgroup_json(struct view *v, const struct cg_sample *cg)
 {
-	return json_pack("{s:s?, s:I, s:o, s:o, s:I}", "path", path, "id", (json_int_t)cg->id,
-			 "direct", hist_json(&cg->mem.direct), "memcg", hist_json(&cg->mem.memcg),
-			 "oom_kills", (json_int_t)cg->mem.oom_kills);
+	json_t *o = view_cgroup_json(v, cg->id);
+
+	json_object_update_new(o, json_pack("{s:o, s:o, s:I}", "direct", hist_json(&cg->mem.direct),
+					    "memcg", hist_json(&cg->mem.memcg), "oom_kills",
+					    (json_int_t)cg->mem.oom_kills));
+	return o;
 }
 
-static json_t *oom_json(const char *path, const struct oom_event *e)
+static json_t *oom_json(struct view *v, const struct oom_event *e)
 {
-	return json_pack("{s:f, s:s?, s:I, s:i, s:s}", "ts", e->ts_ns / 1e9, "path", path, "id",
-			 (json_int_t)e->cgroup_id, "pid", (int)e->pid, "comm", e->comm);
+	json_t *o = view_cgroup_json(v, e->cgroup_id);
+
+	json_object_update_new(o, json_pack("{s:f, s:i, s:s}", "ts", e->ts_ns / 1e9, "pid",
+					    (int)e->pid, "comm", e->comm));
+	return o;
 }
 
 /* "count p50 p99 total" of one histogram, fixed width. */
@@ -143,11 +149,11 @@ static void render(struct view *v, const struct snapshot *delta, FILE *out)
 
 		if (!view_selected(v, cg->id))
 			continue;
-		path = view_cgroup_path(v, cg->id, buf, sizeof(buf));
 		if (v->args.json) {
-			json_array_append_new(list, cgroup_json(path, cg));
+			json_array_append_new(list, cgroup_json(v, cg));
 			continue;
 		}
+		path = view_cgroup_path(v, cg->id, buf, sizeof(buf));
 		print_hist(out, &cg->mem.direct);
 		print_hist(out, &cg->mem.memcg);
 		fprintf(out, " %5llu  %s\n", (unsigned long long)cg->mem.oom_kills,
@@ -159,11 +165,11 @@ static void render(struct view *v, const struct snapshot *delta, FILE *out)
 
 		if (!view_selected(v, e->cgroup_id))
 			continue;
-		path = view_cgroup_path(v, e->cgroup_id, buf, sizeof(buf));
 		if (v->args.json) {
-			json_array_append_new(ooms, oom_json(path, e));
+			json_array_append_new(ooms, oom_json(v, e));
 			continue;
 		}
+		path = view_cgroup_path(v, e->cgroup_id, buf, sizeof(buf));
 		if (!titled)
 			fprintf(out, "OOM kills:\n");
 		titled = true;
@@ -200,6 +206,10 @@ const struct view_ops memstall_view = {
 		 "OOM kill events are delivered once: when several qoslet processes read the\n"
 		 "same pinned maps, each event goes to one of them. The per-cgroup OOM count\n"
 		 "is shared and seen by all.\n",
+	.examples = "  qoslet memstall 10\n"
+		    "      every 10 s, the cgroups that stalled in reclaim, and the OOM kills\n"
+		    "  qoslet memstall -c kubepods/besteffort -j 60 1\n"
+		    "      one minute of BestEffort pods' reclaim stalls, as one JSON line\n",
 	.probes = PROBE_BIT(PROBE_MEMSTALL),
 	.render = render,
 };

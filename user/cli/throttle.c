@@ -21,16 +21,18 @@ static double throttled_pct(const struct throttle_sample *t)
 	return t->nr_periods ? 100.0 * t->nr_throttled / t->nr_periods : 0;
 }
 
-static json_t *cgroup_json(const char *path, const struct cg_sample *cg)
+static json_t *cgroup_json(struct view *v, const struct cg_sample *cg)
 {
 	const struct throttle_sample *t = &cg->throttle;
+	json_t *o = view_cgroup_json(v, cg->id);
 
-	return json_pack("{s:s?, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I}", "path", path, "id",
-			 (json_int_t)cg->id, "nr_periods", (json_int_t)t->nr_periods,
-			 "nr_throttled", (json_int_t)t->nr_throttled, "throttled_pct",
-			 throttled_pct(t), "throttled_ns", (json_int_t)t->throttled_ns, "nr_bursts",
-			 (json_int_t)t->nr_bursts, "burst_ns", (json_int_t)t->burst_ns, "events",
-			 (json_int_t)t->events);
+	json_object_update_new(
+		o, json_pack("{s:I, s:I, s:f, s:I, s:I, s:I, s:I}", "nr_periods",
+			     (json_int_t)t->nr_periods, "nr_throttled", (json_int_t)t->nr_throttled,
+			     "throttled_pct", throttled_pct(t), "throttled_ns",
+			     (json_int_t)t->throttled_ns, "nr_bursts", (json_int_t)t->nr_bursts,
+			     "burst_ns", (json_int_t)t->burst_ns, "events", (json_int_t)t->events));
+	return o;
 }
 
 static void print_header(struct view *v, FILE *out, const char *path)
@@ -81,12 +83,11 @@ static void render(struct view *v, const struct snapshot *delta, FILE *out)
 	}
 	for (size_t i = 0; i < n; i++) {
 		char buf[PATH_MAX + 2];
-		const char *path = view_cgroup_path(v, rows[i]->id, buf, sizeof(buf));
 
 		if (v->args.json)
-			json_array_append_new(list, cgroup_json(path, rows[i]));
+			json_array_append_new(list, cgroup_json(v, rows[i]));
 		else
-			print_row(out, path, rows[i]);
+			print_row(out, view_cgroup_path(v, rows[i]->id, buf, sizeof(buf)), rows[i]);
 	}
 	free(rows);
 	if (v->args.json) {
@@ -113,6 +114,11 @@ const struct view_ops throttle_view = {
 		 "the best the kernel allows unless --throttle-source forces one. Only\n"
 		 "cgroups that used their quota's periods in the interval are shown, most\n"
 		 "throttled time first.\n",
+	.examples = "  qoslet throttle 5\n"
+		    "      every 5 s, the cgroups with a quota, most throttled time first\n"
+		    "  qoslet throttle --throttle-source cpustat -j 1 30\n"
+		    "      thirty 1 s JSON reports from cpu.stat alone (no BPF program)\n",
 	.probes = PROBE_BIT(PROBE_THROTTLE),
+	.options = VIEW_OPT_THROTTLE_SOURCE,
 	.render = render,
 };

@@ -172,30 +172,32 @@ static json_t *num_or_null(double val)
 	return val == TOP_NA ? json_null() : json_real(val);
 }
 
+/* Durations are whole nanoseconds in every view's JSON (docs/json-output.md). */
+static json_t *ns_or_null(double val)
+{
+	return val == TOP_NA ? json_null() : json_integer((json_int_t)val);
+}
+
 static json_t *row_json(struct view *v, const struct top_row *row, const struct snapshot *delta)
 {
 	const struct cg_sample *cg = snapshot_find(delta, row->id);
-	json_t *culprit = json_null(), *psi = json_null();
-	char buf[PATH_MAX + 2];
+	json_t *culprit = json_null(), *psi = json_null(), *o = view_cgroup_json(v, row->id);
 
-	if (row->culprit)
-		culprit = json_pack("{s:s?, s:I, s:I}", "path",
-				    view_cgroup_path(v, row->culprit, buf, sizeof(buf)), "id",
-				    (json_int_t)row->culprit, "wait_ns",
-				    (json_int_t)row->culprit_wait_ns);
+	if (row->culprit) {
+		culprit = view_cgroup_json(v, row->culprit);
+		json_object_set_new(culprit, "wait_ns", json_integer(row->culprit_wait_ns));
+	}
 	if (cg && (cg->parts & CG_PSI))
 		psi = json_pack("{s:f, s:f, s:f}", "cpu", cg->psi.some[PSI_CPU].avg10, "memory",
 				cg->psi.some[PSI_MEMORY].avg10, "io", cg->psi.some[PSI_IO].avg10);
-	return json_pack("{s:s, s:I, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "path",
-			 row->path, "id", (json_int_t)row->id, "qos",
-			 row->is_kube ? kube_qos_name(row->kube.qos) : NULL, "pod",
-			 row->is_kube ? row->kube.pod_uid : NULL, "container",
-			 row->is_kube && row->kube.container_id[0] ? row->kube.container_id : NULL,
-			 "cpu_pct", num_or_null(row->val[TOP_COL_CPU]), "rq_p99_ns",
-			 num_or_null(row->val[TOP_COL_RQ_P99]), "top_culprit", culprit,
-			 "throttled_pct", num_or_null(row->val[TOP_COL_THROTTLED]), "cpi",
-			 num_or_null(row->val[TOP_COL_CPI]), "reclaim_p99_ns",
-			 num_or_null(row->val[TOP_COL_RECLAIM_P99]), "psi_some_avg10", psi);
+	json_object_update_new(
+		o, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "cpu_pct",
+			     num_or_null(row->val[TOP_COL_CPU]), "rq_p99_ns",
+			     ns_or_null(row->val[TOP_COL_RQ_P99]), "top_culprit", culprit,
+			     "throttled_pct", num_or_null(row->val[TOP_COL_THROTTLED]), "cpi",
+			     num_or_null(row->val[TOP_COL_CPI]), "reclaim_p99_ns",
+			     ns_or_null(row->val[TOP_COL_RECLAIM_P99]), "psi_some_avg10", psi));
+	return o;
 }
 
 static void render_json(struct view *v, size_t n, const struct snapshot *delta, FILE *out)
@@ -354,6 +356,11 @@ const struct view_ops top_view = {
 		 "per interval sorted by CPU; -j prints JSON lines.\n",
 	.probes = PROBE_BIT(PROBE_SCHED) | PROBE_BIT(PROBE_CPI) | PROBE_BIT(PROBE_THROTTLE) |
 		  PROBE_BIT(PROBE_MEMSTALL) | PROBE_BIT(PROBE_PSI),
+	.examples = "  qoslet top\n"
+		    "      the live table on a terminal: r sorts by run-queue p99, q quits\n"
+		    "  qoslet top -c kubepods -j 10 6\n"
+		    "      a minute of pods' numbers as six JSON lines, one every 10 s\n",
+	.options = VIEW_OPT_WAIT_SOURCE | VIEW_OPT_CPI_EVENTS | VIEW_OPT_THROTTLE_SOURCE,
 	.render = render,
 	.wait = wait_keys,
 };

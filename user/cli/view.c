@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "../kube_path.h"
 
 #include "../clock.h"
 #include "../log.h"
@@ -36,16 +40,41 @@ const char *view_cgroup_path(struct view *v, uint64_t id, char *buf, size_t size
 int view_selected(struct view *v, uint64_t id)
 {
 	const char *rel;
+	size_t i;
 
-	if (!v->args.n_cgroups)
+	if (!v->args.n_cgroups && !v->pods.active)
 		return 1;
 	rel = cgroup_names_lookup(v->names, id, clock_ns(CLOCK_MONOTONIC));
-	if (!rel)
+	if (!rel || !pod_filter_match(&v->pods, rel))
 		return 0;
-	for (size_t i = 0; i < v->args.n_cgroups; i++)
+	for (i = 0; i < v->args.n_cgroups; i++)
 		if (cgroup_path_within(rel, v->filters[i]))
-			return 1;
-	return 0;
+			break;
+	return !v->args.n_cgroups || i < v->args.n_cgroups;
+}
+
+const char *view_node_name(void)
+{
+	static struct utsname uts;
+	const char *env = getenv("NODE_NAME");
+
+	if (env && *env)
+		return env;
+	if (!uts.nodename[0] && uname(&uts))
+		return "";
+	return uts.nodename;
+}
+
+json_t *view_cgroup_json(struct view *v, uint64_t id)
+{
+	char buf[PATH_MAX + 2];
+	const char *path = view_cgroup_path(v, id, buf, sizeof(buf));
+	struct kube_ids k;
+	bool kube = path && kube_path_parse(path, &k);
+
+	return json_pack("{s:s?, s:I, s:s?, s:s?, s:s?}", "path", path, "id", (json_int_t)id, "qos",
+			 kube ? kube_qos_name(k.qos) : NULL, "pod", kube ? k.pod_uid : NULL,
+			 "container", kube && k.container_id[0] ? k.container_id : NULL);
 }
 
 json_t *view_json_header(struct view *v, const struct snapshot *delta)
@@ -61,10 +90,14 @@ json_t *view_json_header(struct view *v, const struct snapshot *delta)
 		json_object_set_new(probes, st.name,
 				    json_pack("{s:b, s:s}", "on", st.on, "detail", st.detail));
 	}
-	/* "shared": another qoslet process attached the programs we read. */
-	return json_pack("{s:f, s:f, s:b, s:o}", "ts", delta->ts_ns / 1e9, "interval_s",
-			 v->interval_ns / 1e9, "shared", !probe_set_owner(v->probes), "probes",
-			 probes);
+	/*
+	 * "shared": another qoslet process attached the programs we read;
+	 * "partial": SIGINT/SIGTERM cut this interval short (interval_s is its length).
+	 */
+	return json_pack("{s:i, s:s, s:s, s:f, s:f, s:b, s:b, s:o}", "schema", VIEW_JSON_SCHEMA,
+			 "node", view_node_name(), "view", v->ops->name, "ts", delta->ts_ns / 1e9,
+			 "interval_s", v->interval_ns / 1e9, "partial", v->partial, "shared",
+			 !probe_set_owner(v->probes), "probes", probes);
 }
 
 void view_json_emit(json_t *obj, FILE *out)
@@ -91,7 +124,9 @@ const char *view_fmt_ns(double ns, char *buf, size_t size)
 
 static void usage(const struct view_ops *ops, FILE *out)
 {
-	fprintf(out, "%s\nOptions:\n%s", ops->usage, view_args_help);
+	fprintf(out, "%s\nOptions:\n", ops->usage);
+	view_args_usage(ops->options, out);
+	fprintf(out, "\nExamples:\n%s", ops->examples);
 }
 
 /* Validates every -c before anything is loaded, so bad input changes nothing. */
@@ -148,8 +183,16 @@ static int run_loop(const struct view_ops *ops, struct view *v)
 		next.tv_nsec = t % 1000000000ULL;
 		/* Absolute deadlines: intervals do not drift by the time we spend. */
 		if (ops->wait ? ops->wait(v, &next, delta.ts_ns ? &delta : NULL)
-			      : view_sleep_until(&next))
-			break;
+			      : view_sleep_until(&next)) {
+			/*
+			 * Interrupted (not a quit key): report the interval so far,
+			 * as bcc's tools do, so `runqlat 60` stopped at 45 s still
+			 * shows those 45 s.
+			 */
+			if (!view_stopping())
+				break;
+			v->partial = true;
+		}
 		probe_set_poll(v->probes);
 		err = probe_set_read(v->probes, &now);
 		if (err)
@@ -171,7 +214,7 @@ static int run_loop(const struct view_ops *ops, struct view *v)
 		ops->render(v, &delta, stdout);
 		snapshot_free(&before);
 		before = now;
-		if (v->args.count && ++printed >= v->args.count)
+		if (v->partial || (v->args.count && ++printed >= v->args.count))
 			break;
 	}
 	snapshot_free(&delta);
@@ -186,7 +229,7 @@ int view_main(const struct view_ops *ops, int argc, char **argv)
 	char err[256];
 	int rc = 2, ret;
 
-	if (view_args_parse(&v.args, argc, argv, err, sizeof(err))) {
+	if (view_args_parse(&v.args, ops->options, argc, argv, err, sizeof(err))) {
 		fprintf(stderr, "qoslet %s: %s (see 'qoslet %s --help')\n", ops->name, err,
 			ops->name);
 		return 2;
@@ -204,6 +247,13 @@ int view_main(const struct view_ops *ops, int argc, char **argv)
 	}
 	if (resolve_filters(&v))
 		goto out;
+	ret = pod_filter_resolve(&v.pods, v.args.pod, v.args.ns, view_node_name(), err,
+				 sizeof(err));
+	if (ret) {
+		fprintf(stderr, "qoslet %s: %s\n", ops->name, err);
+		rc = ret == -EINVAL ? 2 : 1;
+		goto out;
+	}
 	rc = 1;
 	log_hook_libbpf();
 	log_info("cgroups: %s hierarchy at %s", v.fs.mode == QOSLET_CGROUP_V2 ? "v2" : "v1 cpu",
@@ -220,10 +270,16 @@ int view_main(const struct view_ops *ops, int argc, char **argv)
 	malloc_trim(0);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* As bcc's tools: a person at a terminal learns how to stop it (stderr keeps stdout clean).
+	 */
+	if (isatty(STDOUT_FILENO))
+		fprintf(stderr, "Tracing: %s, every %g s... Hit Ctrl-C to end.\n", ops->summary,
+			v.args.interval_s);
 	rc = run_loop(ops, &v);
 out:
 	probe_set_close(v.probes);
 	for (size_t i = 0; i < v.args.n_cgroups; i++)
 		free(v.filters[i]);
+	pod_filter_free(&v.pods);
 	return rc;
 }

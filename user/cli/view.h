@@ -15,6 +15,7 @@
 #include "../cgroup.h"
 #include "../probes/probes.h"
 #include "args.h"
+#include "pod_filter.h"
 
 struct view_ops;
 
@@ -24,15 +25,19 @@ struct view {
 	struct cgroup_fs fs;
 	struct cgroup_names *names;
 	char *filters[VIEW_MAX_CGROUPS]; /* normalized -c paths, relative to fs.root */
+	struct pod_filter pods;		 /* --pod, --namespace */
 	struct probe_set *probes;
 	uint64_t interval_ns; /* actual length of the interval being rendered */
+	bool partial;	      /* it was cut short by SIGINT/SIGTERM */
 };
 
 struct view_ops {
 	const char *name;
-	const char *summary; /* one line for `qoslet --help` */
-	const char *usage;   /* text before the shared options in --help */
-	unsigned int probes; /* PROBE_BIT mask of the probes the view reads */
+	const char *summary;  /* one line for `qoslet --help` */
+	const char *usage;    /* text before the options in --help */
+	const char *examples; /* --help's last section: two examples, explained */
+	unsigned int probes;  /* PROBE_BIT mask of the probes the view reads */
+	unsigned int options; /* enum view_opt: what it takes besides the shared options */
 	void (*render)(struct view *v, const struct snapshot *delta, FILE *out);
 	/*
 	 * Optional: waits until the absolute CLOCK_MONOTONIC deadline instead
@@ -52,14 +57,32 @@ int view_main(const struct view_ops *ops, int argc, char **argv);
  */
 const char *view_cgroup_path(struct view *v, uint64_t id, char *buf, size_t size);
 
-/* Does cgroup `id` fall under one of the -c filters (or are there none)? */
+/* Does cgroup `id` fall under one of the -c filters and --pod/--namespace (or are there none)? */
 int view_selected(struct view *v, uint64_t id);
 
 /*
- * Starts the JSON object every view prints: {"ts":..., "interval_s":...,
- * "shared":..., "probes":{"sched":{"on":true,"detail":"tp_btf, sched_info"}}}.
+ * The views' JSON (-j) share one vocabulary, docs/json-output.md: a key means
+ * the same and has the same type in every view. The schema version goes up
+ * when a key is renamed, removed or changes type or meaning.
+ */
+#define VIEW_JSON_SCHEMA 1
+
+/*
+ * Starts the JSON object every view prints: {"schema":1, "node":...,
+ * "view":..., "ts":..., "interval_s":..., "partial":..., "shared":...,
+ * "probes":{"sched":{"on":true,"detail":"tp_btf, sched_info"}}}.
  */
 json_t *view_json_header(struct view *v, const struct snapshot *delta);
+
+/*
+ * Starts the JSON object of one cgroup, the same in every view:
+ * {"path":..., "id":..., "qos":..., "pod":..., "container":...} (qos, pod and
+ * container null off Kubernetes' layout; path null once removed).
+ */
+json_t *view_cgroup_json(struct view *v, uint64_t id);
+
+/* $NODE_NAME (the DaemonSet sets it from spec.nodeName), else the host name. */
+const char *view_node_name(void);
 
 /* Prints a JSON object as one line and releases it. */
 void view_json_emit(json_t *obj, FILE *out);

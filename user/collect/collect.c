@@ -28,7 +28,10 @@ struct unit_state {
 	bool have_prev;
 	struct psi_sample psi; /* the last pressure read */
 	bool has_psi;
-	struct cg_sample total; /* the record's unit_totals entry, kept running */
+	uint64_t mem_ns; /* the last memory read, for batch capacity's cadence */
+	bool has_mem;
+	uint64_t mem_used, mem_anon_unevict; /* as last read */
+	struct cg_sample total;		     /* the record's unit_totals entry, kept running */
 };
 
 struct collector {
@@ -102,27 +105,63 @@ int collect_detect_kubepods(const struct cgroup_ctrls *ctrls, char *rel, size_t 
 	return -ENOENT;
 }
 
-/* The class of the config's first rule matching rel; QOS_NR when none does. */
-static enum qos_class rule_class(const struct agent_config *cfg, const char *rel)
+/* Whether every matcher the rule has matches the cgroup at rel (a pod's, when pod). */
+static bool rule_matches(const struct class_rule *r, const char *rel, const struct kube_pod *pod)
+{
+	if (r->glob[0] && fnmatch(r->glob, rel, FNM_PATHNAME))
+		return false;
+	if ((r->ns[0] || r->label[0]) && !pod)
+		return false;
+	return (!r->ns[0] || !fnmatch(r->ns, pod->ns, 0)) &&
+	       (!r->label[0] || kube_pod_has_label(pod, r->label));
+}
+
+/* The class of the config's first rule matching the unit; QOS_NR when none does. */
+static enum qos_class rule_class(const struct agent_config *cfg, const char *rel,
+				 const struct kube_pod *pod)
 {
 	for (size_t i = 0; i < cfg->n_classes; i++)
-		if (!fnmatch(cfg->classes[i].glob, rel, FNM_PATHNAME))
+		if (rule_matches(&cfg->classes[i], rel, pod))
 			return cfg->classes[i].cls;
 	return QOS_NR;
 }
 
+/* A pod's class from its koordinator.sh/qosClass label, else the kubelet's QoS tier. */
+static enum qos_class pod_class(const struct kube_pod *pod, enum kube_qos tier)
+{
+	enum qos_class label;
+
+	if (pod && pod->koord_qos[0] && !qos_class_parse(pod->koord_qos, &label))
+		return label;
+	switch (tier) {
+	case KUBE_QOS_GUARANTEED:
+		return QOS_LSR;
+	case KUBE_QOS_BURSTABLE:
+		return QOS_LS;
+	case KUBE_QOS_BESTEFFORT:
+		return QOS_BE;
+	default:
+		return QOS_UNMANAGED;
+	}
+}
+
 /*
  * The config's class rules first (the operator's word), then the pod's
- * koordinator.sh/qosClass label, then the kubelet's QoS tier. A pod's
- * uid and priority come with it whichever decided the class.
+ * koordinator.sh/qosClass label, then the kubelet's QoS tier. Pods that keep
+ * the node running (kube_pod_protected()) are never BE but by a rule: what
+ * the label or the tier would make BE is SYSTEM, left alone like the node's
+ * own daemons; and with the API link on, a pod the list does not hold yet is
+ * unmanaged until it does. A pod's uid, priority and memory request come
+ * with it whichever decided.
  */
 static enum qos_class classify(const struct collect_opts *o, const char *rel, char *pod_uid,
 			       size_t uid_size, int32_t *priority, uint64_t *request_mem)
 {
 	const struct kube_pod *pod = NULL;
 	struct kube_ids ids;
-	enum qos_class label, rule = rule_class(o->cfg, rel);
+	enum qos_class cls;
 	bool is_pod = kube_path_parse(rel, &ids) && ids.pod_uid[0] && !ids.container_id[0];
+	const char *why;
 
 	pod_uid[0] = '\0';
 	*priority = 0;
@@ -133,22 +172,44 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
 		*priority = pod && pod->has_priority ? pod->priority : 0;
 		*request_mem = pod ? pod->request_mem : 0;
 	}
-	if (rule != QOS_NR)
-		return rule;
+	cls = rule_class(o->cfg, rel, pod);
+	if (cls != QOS_NR)
+		return cls;
 	if (!is_pod)
 		return QOS_UNMANAGED;
-	if (pod && pod->koord_qos[0] && !qos_class_parse(pod->koord_qos, &label))
-		return label;
-	switch (ids.qos) {
-	case KUBE_QOS_GUARANTEED:
-		return QOS_LSR;
-	case KUBE_QOS_BURSTABLE:
-		return QOS_LS;
-	case KUBE_QOS_BESTEFFORT:
-		return QOS_BE;
-	default:
+	cls = pod_class(pod, ids.qos);
+	/* With the API link on, a pod not listed yet may be one of those: not BE until it is. */
+	if (cls == QOS_BE && o->pod && !pod)
 		return QOS_UNMANAGED;
+	if (cls == QOS_BE && pod && kube_pod_protected(pod, &why)) {
+		log_debug("agent: pod %s/%s is %s: SYSTEM, not BE", pod->ns, pod->name, why);
+		return QOS_SYSTEM;
 	}
+	return cls;
+}
+
+static bool is_slice(const char *name, size_t len)
+{
+	return len > 6 && !strncmp(name + len - 6, ".slice", 6);
+}
+
+/*
+ * With collect_opts.system_units: whether the cgroup at rel, depth levels
+ * below the subtree, is a SYSTEM unit. A slice's own tasks are few (systemd
+ * keeps them in its children), so its children are the units.
+ */
+static bool system_unit(const char *rel, int depth)
+{
+	const char *name = strrchr(rel, '/'), *parent;
+
+	name = name ? name + 1 : rel;
+	if (depth == 1)
+		return !is_slice(name, strlen(name));
+	if (depth != 2)
+		return false;
+	for (parent = name - 1; parent > rel && parent[-1] != '/'; parent--)
+		;
+	return is_slice(parent, (size_t)(name - 1 - parent));
 }
 
 static int cmp_u64(uint64_t a, uint64_t b)
@@ -198,6 +259,9 @@ static int visit(void *ctx, const struct cg_tree_dir *d)
 		uint64_t request_mem;
 		enum qos_class cls =
 			classify(r->c->o, d->rel, uid, sizeof(uid), &prio, &request_mem);
+
+		if (cls == QOS_UNMANAGED && r->c->o->system_units && system_unit(d->rel, d->depth))
+			cls = QOS_SYSTEM;
 
 		if (cls != QOS_UNMANAGED) {
 			if (strlen(d->rel) >= POL_PATH_MAX) {
@@ -400,6 +464,7 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 {
 	const struct cgroup_ctrls *ctrls = c->o->ctrls;
 	bool psi_due = !s->psi_ns || mono_ns - s->psi_ns >= COLLECT_PSI_NS;
+	bool capacity = c->o->cfg->policy.capacity.enabled;
 	struct unit_counters now;
 	unsigned int want = 0;
 	int64_t original;
@@ -416,12 +481,13 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 	 * (v2 reads cpu.stat for the CPU time anyway). A unit's memory orders
 	 * memory eviction, which picks BE units once the node nears its
 	 * threshold; v1's memory.stat is the dearest file to print. Batch
-	 * capacity needs every unit's memory every tick (LS usage, and the
-	 * system's as the node's minus all units').
+	 * capacity needs every unit's memory (LS usage, and the system's as
+	 * the node's minus all units'), every COLLECT_CAPACITY_MEM_NS.
 	 */
 	if (s->u.quota_us >= 0 || ctrls->v2[CTRL_CPU])
 		want |= UW_THROTTLE;
-	if ((mem_near && s->u.cls == QOS_BE) || c->o->cfg->policy.capacity.enabled)
+	if ((mem_near && s->u.cls == QOS_BE) ||
+	    (capacity && (!s->mem_ns || mono_ns - s->mem_ns >= COLLECT_CAPACITY_MEM_NS)))
 		want |= UW_MEM;
 	if (psi_due)
 		want |= UW_PSI;
@@ -441,8 +507,15 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 		c->o->original_quota(c->o->ctx, out->path, &original);
 	out->limit_cpus = original >= 0 && out->period_us ? (double)original / out->period_us : -1;
 	if (now.has_mem) {
-		out->mem_anon_unevict = now.mem.anon + now.mem.unevictable;
-		out->mem_used = since(now.mem.usage, now.mem.inactive_file);
+		s->mem_ns = mono_ns ? mono_ns : 1;
+		s->has_mem = true;
+		s->mem_anon_unevict = now.mem.anon + now.mem.unevictable;
+		s->mem_used = since(now.mem.usage, now.mem.inactive_file);
+	}
+	/* Between capacity's reads its last values stand; without it, only this tick's. */
+	if (now.has_mem || (capacity && s->has_mem)) {
+		out->mem_anon_unevict = s->mem_anon_unevict;
+		out->mem_used = s->mem_used;
 	}
 	/* A counter that cannot be read stays 0: the unit then shows no use. */
 	if (s->have_prev && interval_s > 0) {
@@ -474,7 +547,7 @@ struct namer_ctx {
 /*
  * An outside culprit's path from the shared name cache (a lookup of an
  * unknown id walks the hierarchy, at most once a second), and its class
- * from the config's rules: a rule may call a system slice SYSTEM.
+ * from the config's path rules: a rule may call a system slice SYSTEM.
  */
 static int name_outside(void *ctx, uint64_t cgid, struct pol_outside *o)
 {
@@ -485,7 +558,7 @@ static int name_outside(void *ctx, uint64_t cgid, struct pol_outside *o)
 
 	if (!path || str_copy(o->path, sizeof(o->path), path))
 		return -ENOENT;
-	cls = rule_class(opts->cfg, path);
+	cls = rule_class(opts->cfg, path, NULL); /* outside culprits are not pods we know */
 	o->cls = cls == QOS_NR ? QOS_UNMANAGED : cls;
 	return 0;
 }

@@ -9,7 +9,8 @@
 #include "kube/quantity.h"
 #include "str.h"
 
-#define KOORD_QOS_LABEL "koordinator.sh/qosClass"
+#define KOORD_QOS_LABEL	  "koordinator.sh/qosClass"
+#define MIRROR_ANNOTATION "kubernetes.io/config.mirror"
 
 bool kube_name_valid(const char *s)
 {
@@ -56,6 +57,30 @@ static bool parse_owner(struct kube_pod *p, const json_t *meta)
 		return true;
 	return copy_req(p->owner_kind, sizeof(p->owner_kind), pick, "kind") &&
 	       copy_req(p->owner_name, sizeof(p->owner_name), pick, "name");
+}
+
+/* The labels object as "k=v\0k=v\0\0" in p->labels; false when one is not a string. */
+static bool parse_labels(struct kube_pod *p, const json_t *labels)
+{
+	const char *key;
+	const json_t *v;
+	size_t n = 1, at = 0;
+
+	json_object_foreach((json_t *)labels, key, v)
+	{
+		if (!json_is_string(v))
+			return false;
+		n += strlen(key) + 1 + json_string_length(v) + 1;
+	}
+	if (n == 1)
+		return true;
+	p->labels = malloc(n);
+	if (!p->labels)
+		return false;
+	json_object_foreach((json_t *)labels, key, v) at +=
+		(size_t)sprintf(p->labels + at, "%s=%s", key, json_string_value(v)) + 1;
+	p->labels[at] = '\0';
+	return true;
 }
 
 /* Appends the started containers of one status array ("containerStatuses", ...). */
@@ -137,20 +162,24 @@ static bool parse_pod(struct kube_pod *p, const json_t *item)
 {
 	const json_t *meta = json_object_get(item, "metadata");
 	const json_t *labels = json_object_get(meta, "labels");
+	const json_t *annotations = json_object_get(meta, "annotations");
 	const json_t *spec = json_object_get(item, "spec");
 	const json_t *prio = json_object_get(spec, "priority");
 	const json_t *status = json_object_get(item, "status");
 	json_int_t v;
 
 	memset(p, 0, sizeof(*p));
-	if (!json_is_object(meta) || (labels && !json_is_object(labels)))
+	if (!json_is_object(meta) || (labels && !json_is_object(labels)) ||
+	    (annotations && !json_is_object(annotations)))
 		return false;
+	p->mirror = json_object_get(annotations, MIRROR_ANNOTATION) != NULL;
 	if (!copy_req(p->uid, sizeof(p->uid), meta, "uid") ||
 	    !copy_req(p->ns, sizeof(p->ns), meta, "namespace") ||
 	    !copy_req(p->name, sizeof(p->name), meta, "name") ||
 	    !copy_opt(p->koord_qos, sizeof(p->koord_qos), labels, KOORD_QOS_LABEL) ||
 	    !copy_opt(p->qos_class, sizeof(p->qos_class), status, "qosClass") ||
 	    !copy_opt(p->node, sizeof(p->node), spec, "nodeName") || !parse_owner(p, meta) ||
+	    (labels && !parse_labels(p, labels)) ||
 	    !parse_containers(p, status, "initContainerStatuses") ||
 	    !parse_containers(p, status, "containerStatuses") ||
 	    !parse_containers(p, status, "ephemeralContainerStatuses") || !parse_request(p, spec))
@@ -195,6 +224,7 @@ int kube_pods_parse(const json_t *doc, struct kube_pod_list *out, char *err, siz
 			out->n++;
 		} else {
 			free(p->containers);
+			free(p->labels);
 			out->skipped++;
 		}
 	}
@@ -256,10 +286,32 @@ const char *kube_pod_container_name(const struct kube_pod *p, const char *contai
 	return NULL;
 }
 
+bool kube_pod_has_label(const struct kube_pod *p, const char *sel)
+{
+	size_t key_len = strcspn(sel, "=");
+
+	for (const char *l = p->labels; l && *l; l += strlen(l) + 1)
+		if (!strncmp(l, sel, key_len) && l[key_len] == '=' &&
+		    (!sel[key_len] || !strcmp(l + key_len + 1, sel + key_len + 1)))
+			return true;
+	return false;
+}
+
+bool kube_pod_protected(const struct kube_pod *p, const char **why)
+{
+	*why = !strcmp(p->ns, "kube-system")	     ? "in kube-system"
+	       : !strcmp(p->owner_kind, "DaemonSet") ? "owned by a DaemonSet"
+	       : p->mirror			     ? "a static (mirror) pod"
+						     : NULL;
+	return *why != NULL;
+}
+
 void kube_pod_list_free(struct kube_pod_list *list)
 {
-	for (size_t i = 0; i < list->n; i++)
+	for (size_t i = 0; i < list->n; i++) {
 		free(list->pods[i].containers);
+		free(list->pods[i].labels);
+	}
 	free(list->pods);
 	memset(list, 0, sizeof(*list));
 }

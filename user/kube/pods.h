@@ -38,6 +38,10 @@ struct kube_pod {
 	 * overhead; bytes, 0 when none is set.
 	 */
 	uint64_t request_mem;
+	bool mirror; /* annotation kubernetes.io/config.mirror: a static pod the kubelet runs */
+	/* metadata.labels as "key=value" strings one after another, each with its NUL, then an
+	 * empty one; NULL when the pod has none. Freed with the list. */
+	char *labels;
 	/* started containers: init, regular and ephemeral; caller frees with the list */
 	struct kube_container *containers;
 	size_t n_containers;
@@ -73,6 +77,20 @@ const struct kube_pod *kube_pod_find(const struct kube_pod_list *list, const cha
 
 /* The name of the pod's container with this id (as in cgroup paths), or NULL. */
 const char *kube_pod_container_name(const struct kube_pod *p, const char *container_id);
+
+/*
+ * Whether the pod has the label: sel is "key" (any value) or "key=value"
+ * (exactly), as in a Kubernetes equality selector.
+ */
+bool kube_pod_has_label(const struct kube_pod *p, const char *sel);
+
+/*
+ * Pods that keep the node or the cluster running, which the agent must not
+ * take for batch work on the kubelet's word (BestEffort) or a label's:
+ * kube-system's, DaemonSet-owned ones (evicted, they come straight back) and
+ * static (mirror) pods. Sets *why to a short reason when true.
+ */
+bool kube_pod_protected(const struct kube_pod *p, const char **why);
 
 /* True when s is a DNS-1123 name (lowercase alphanumerics, '-', '.'), safe in a URL path. */
 bool kube_name_valid(const char *s);

@@ -21,33 +21,75 @@ static bool quota_lower(int64_t a, int64_t b)
 	return b < 0 || a < b;
 }
 
+/* A wish's place in the tick's index of wishes, sorted by (id, kind, order). */
+struct wish_key {
+	uint64_t id;
+	uint32_t kind;
+	uint32_t idx; /* in the wishes list */
+};
+
+static int cmp_wish_key(const void *a, const void *b)
+{
+	const struct wish_key *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * The wishes indexed by (id, kind), so that finding one is a bsearch: with
+ * two wishes per BE pod every tick, scanning the list for each wish and
+ * each plan entry was quadratic, and each step touched a 1.6 KB action.
+ */
+static struct wish_key *index_wishes(const struct action_list *wishes)
+{
+	struct wish_key *keys = malloc((wishes->n ? wishes->n : 1) * sizeof(*keys));
+
+	if (!keys)
+		return NULL;
+	for (size_t i = 0; i < wishes->n; i++)
+		keys[i] = (struct wish_key){wishes->v[i].id, wishes->v[i].kind, (uint32_t)i};
+	qsort(keys, wishes->n, sizeof(*keys), cmp_wish_key);
+	return keys;
+}
+
 /*
  * Several policies may want a quota on one BE unit (suppression and an
- * interference cap): the lowest wins, in the place of the first wish so
- * that the order a policy chose (burst before quota) holds.
+ * interference cap): the lowest wins (the first of equals), in the place of
+ * the first wish so that the order a policy chose (burst before quota)
+ * holds. Other kinds pass as they come. Fills take[] with the indexes of the
+ * wishes to consider, in order, and returns how many.
  */
-static int merge(const struct action_list *wishes, struct action_list *merged)
+static size_t merge(const struct action_list *wishes, const struct wish_key *keys, size_t *take)
 {
-	for (size_t i = 0; i < wishes->n; i++) {
-		const struct action *w = &wishes->v[i];
-		struct action *a;
-		size_t j;
+	size_t n = 0;
 
-		for (j = 0; j < merged->n; j++)
-			if (w->kind == ACT_CPU_QUOTA && merged->v[j].kind == ACT_CPU_QUOTA &&
-			    merged->v[j].id == w->id)
-				break;
-		if (j < merged->n) {
-			if (quota_lower(w->value, merged->v[j].value))
-				merged->v[j] = *w;
-			continue;
+	/* take[i]: the wish that stands at position i, or SIZE_MAX for none. */
+	for (size_t i = 0; i < wishes->n; i++)
+		take[i] = i;
+	for (size_t g = 0; g < wishes->n;) {
+		size_t end = g + 1, win = keys[g].idx;
+
+		while (end < wishes->n && keys[end].id == keys[g].id &&
+		       keys[end].kind == keys[g].kind)
+			end++;
+		if (keys[g].kind == ACT_CPU_QUOTA) {
+			for (size_t k = g + 1; k < end; k++) {
+				take[keys[k].idx] = SIZE_MAX;
+				if (quota_lower(wishes->v[keys[k].idx].value, wishes->v[win].value))
+					win = keys[k].idx;
+			}
+			take[keys[g].idx] = win;
 		}
-		a = action_add(merged, w->kind, NULL, w->rule);
-		if (!a)
-			return -ENOMEM;
-		*a = *w;
+		g = end;
 	}
-	return 0;
+	for (size_t i = 0; i < wishes->n; i++)
+		if (take[i] != SIZE_MAX)
+			take[n++] = take[i];
+	return n;
 }
 
 static int cmp_entry(const void *a, const void *b)
@@ -69,8 +111,11 @@ static struct plan_entry *plan_find(struct plan_state *st, uint64_t id, enum act
 	return bsearch(&key, st->v, st->n, sizeof(key), cmp_entry);
 }
 
+/* Inserts in place, keeping the order: a sort per insert made the first tick quadratic. */
 static struct plan_entry *plan_insert(struct plan_state *st, uint64_t id, enum act_kind kind)
 {
+	struct plan_entry key = {.id = id, .kind = kind};
+	size_t lo = 0, hi = st->n;
 	struct plan_entry *e;
 
 	if (st->n == st->cap) {
@@ -82,12 +127,19 @@ static struct plan_entry *plan_insert(struct plan_state *st, uint64_t id, enum a
 		st->v = e;
 		st->cap = cap;
 	}
-	e = &st->v[st->n++];
-	memset(e, 0, sizeof(*e));
-	e->id = id;
-	e->kind = kind;
-	qsort(st->v, st->n, sizeof(*e), cmp_entry);
-	return plan_find(st, id, kind);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_entry(&st->v[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	e = &st->v[lo];
+	memmove(e + 1, e, (st->n - lo) * sizeof(*e));
+	st->n++;
+	*e = key;
+	return e;
 }
 
 /* The unit's value of the knob an action sets, as read this tick. */
@@ -112,6 +164,11 @@ static void current_value(const struct pol_unit *u, enum act_kind kind, int64_t 
 	}
 }
 
+static const char *str_or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
 static bool same(int64_t v1, const char *c1, int64_t v2, const char *c2)
 {
 	return v1 == v2 && !strcmp(c1, c2);
@@ -129,7 +186,7 @@ static bool held(struct plan_entry *e, int64_t cur, const char *cur_cpus, uint64
 	if (dry_run)
 		return false;
 	if (e->asked) {
-		if (same(cur, cur_cpus, e->value, e->cpus)) {
+		if (same(cur, cur_cpus, e->value, str_or_empty(e->cpus))) {
 			e->misses = 0;
 		} else {
 			e->misses++;
@@ -143,6 +200,27 @@ static bool held(struct plan_entry *e, int64_t cur, const char *cur_cpus, uint64
 	if (hold_s > PLAN_HOLD_MAX_S)
 		hold_s = PLAN_HOLD_MAX_S;
 	return pol_since_s(now_ns, &e->missed_ns) < (double)hold_s;
+}
+
+/* *dst becomes a copy of src (NULL for ""). 0 or -ENOMEM, *dst unchanged then. */
+static int set_cpus(char **dst, const char *src)
+{
+	char *copy;
+
+	if (!strcmp(str_or_empty(*dst), src))
+		return 0;
+	copy = *src ? strdup(src) : NULL;
+	if (*src && !copy)
+		return -ENOMEM;
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+static void entry_free(struct plan_entry *e)
+{
+	free(e->cpus);
+	free(e->seen_cpus);
 }
 
 /* Keeps a wish when it changes something (and is not held); records it as asked. */
@@ -167,9 +245,10 @@ static int keep_if_new(struct plan_state *st, const struct pol_input *in, const 
 		if (!e)
 			return -ENOMEM;
 	} else {
-		bool wish_changed = !same(a->value, a->cpus, e->value, e->cpus);
-		bool changed_by_others = !same(cur, cur_cpus, a->value, a->cpus) &&
-					 !same(cur, cur_cpus, e->seen_value, e->seen_cpus);
+		bool wish_changed = !same(a->value, a->cpus, e->value, str_or_empty(e->cpus));
+		bool changed_by_others =
+			!same(cur, cur_cpus, a->value, a->cpus) &&
+			!same(cur, cur_cpus, e->seen_value, str_or_empty(e->seen_cpus));
 
 		hold = held(e, cur, cur_cpus, in->ts_ns, dry_run);
 		/* A change by others may have cleared what refused the write: ask at once. */
@@ -179,18 +258,28 @@ static int keep_if_new(struct plan_state *st, const struct pol_input *in, const 
 	/* A held wish is not asked yet: it stays a change, asked when the hold ends. */
 	if (*keep || !hold) {
 		e->value = a->value;
-		memcpy(e->cpus, a->cpus, strlen(a->cpus) + 1); /* same size: fits */
+		if (set_cpus(&e->cpus, a->cpus))
+			return -ENOMEM;
 	}
 	e->seen_value = cur;
-	memcpy(e->seen_cpus, cur_cpus, strlen(cur_cpus) + 1); /* a unit's cpus: same size */
-	return 0;
+	return set_cpus(&e->seen_cpus, cur_cpus);
 }
 
-static bool wished(const struct action_list *wishes, const struct plan_entry *e)
+static bool wished(const struct wish_key *keys, size_t n, const struct plan_entry *e)
 {
-	for (size_t i = 0; i < wishes->n; i++)
-		if (wishes->v[i].id == e->id && wishes->v[i].kind == e->kind)
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (keys[mid].id == e->id && keys[mid].kind == (uint32_t)e->kind)
 			return true;
+		if (keys[mid].id < e->id ||
+		    (keys[mid].id == e->id && keys[mid].kind < (uint32_t)e->kind))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return false;
 }
 
@@ -201,7 +290,7 @@ static bool wished(const struct action_list *wishes, const struct plan_entry *e)
  * value. Without this a lapsed cap would stay for good.
  */
 static int plan_release(struct plan_state *st, const struct pol_input *in,
-			const struct action_list *wishes, struct action_list *out)
+			const struct wish_key *keys, size_t n_keys, struct action_list *out)
 {
 	size_t n = 0;
 
@@ -210,16 +299,21 @@ static int plan_release(struct plan_state *st, const struct pol_input *in,
 		const struct pol_unit *u = pol_input_find(in, e->id);
 		struct action *a;
 
-		if (u && wished(wishes, e)) {
+		if (u && wished(keys, n_keys, e)) {
 			st->v[n++] = *e;
 			continue;
 		}
-		if (!u)
-			continue;
-		a = action_add(out, e->kind, u, "plan.release");
-		if (!a)
-			return -ENOMEM;
-		a->restore = true;
+		if (u) {
+			a = action_add(out, e->kind, u, "plan.release");
+			if (!a) {
+				/* the entries not looked at yet stay, after the kept ones */
+				memmove(&st->v[n], e, (st->n - i) * sizeof(*e));
+				st->n = n + st->n - i;
+				return -ENOMEM;
+			}
+			a->restore = true;
+		}
+		entry_free(&st->v[i]);
 	}
 	st->n = n;
 	return 0;
@@ -228,30 +322,38 @@ static int plan_release(struct plan_state *st, const struct pol_input *in,
 int plan_apply(struct plan_state *st, const struct pol_input *in, const struct action_list *wishes,
 	       bool dry_run, struct action_list *out)
 {
-	struct action_list merged = {0};
-	int err = merge(wishes, &merged);
+	struct wish_key *keys = index_wishes(wishes);
+	size_t *take = malloc((wishes->n ? wishes->n : 1) * sizeof(*take));
+	size_t n_take;
+	int err = keys && take ? 0 : -ENOMEM;
 
-	if (!err)
-		err = plan_release(st, in, &merged, out);
-	for (size_t i = 0; !err && i < merged.n; i++) {
+	if (!err) {
+		n_take = merge(wishes, keys, take);
+		err = plan_release(st, in, keys, wishes->n, out);
+	}
+	for (size_t i = 0; !err && i < n_take; i++) {
+		const struct action *w = &wishes->v[take[i]];
 		bool keep;
 		struct action *a;
 
-		err = keep_if_new(st, in, &merged.v[i], dry_run, &keep);
+		err = keep_if_new(st, in, w, dry_run, &keep);
 		if (err || !keep)
 			continue;
-		a = action_add(out, merged.v[i].kind, NULL, merged.v[i].rule);
+		a = action_add(out, w->kind, NULL, w->rule);
 		if (!a)
 			err = -ENOMEM;
 		else
-			*a = merged.v[i];
+			*a = *w;
 	}
-	action_list_free(&merged);
+	free(take);
+	free(keys);
 	return err;
 }
 
 void plan_state_free(struct plan_state *st)
 {
+	for (size_t i = 0; i < st->n; i++)
+		entry_free(&st->v[i]);
 	free(st->v);
 	memset(st, 0, sizeof(*st));
 }

@@ -22,10 +22,14 @@
 struct plan_entry {
 	uint64_t id;
 	enum act_kind kind;
-	int64_t value;		    /* asked */
-	char cpus[POL_CPULIST_MAX]; /* asked (ACT_CPUSET) */
-	int64_t seen_value;	    /* the unit's value when last looked at */
-	char seen_cpus[POL_CPULIST_MAX];
+	int64_t value; /* asked */
+	/*
+	 * ACT_CPUSET's lists, asked and last seen; NULL is "" (the other kinds):
+	 * held inline they made each of a node's thousand entries 560 bytes.
+	 */
+	char *cpus;
+	int64_t seen_value; /* the unit's value when last looked at */
+	char *seen_cpus;
 	bool asked;	    /* handed out at the last look: did the value land? */
 	uint32_t misses;    /* asks in a row whose value did not land (live only) */
 	uint64_t missed_ns; /* ts_ns of the last miss */

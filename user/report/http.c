@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../clock.h"
 #include "../log.h"
 #include "mhd_dl.h"
 
@@ -61,6 +62,9 @@ struct http_server {
 	struct text *texts[HTTP_TEXT_NR];
 	unsigned int want; /* HTTP_WANT() bits the loop has not taken yet */
 	bool ready;
+	/* health (http_health()): CLOCK_MONOTONIC of the last tick's end, else of the first call */
+	uint64_t since_ns, stale_ns;
+	char not_ready[256];
 };
 
 static void text_put(struct text *t)
@@ -153,6 +157,39 @@ static enum MHD_Result reply_published(struct http_server *s, struct MHD_Connect
 	return queue(c, MHD_HTTP_OK, id == HTTP_METRICS ? METRICS_TYPE : JSON_TYPE, r);
 }
 
+/* A one-line answer made for this request: MHD copies it. */
+static enum MHD_Result reply_line(struct MHD_Connection *c, unsigned int status, const char *s)
+{
+	return queue(c, status, TEXT_TYPE,
+		     MHD_create_response_from_buffer(strlen(s), (void *)s, MHD_RESPMEM_MUST_COPY));
+}
+
+/*
+ * /healthz (readiness false) or /readyz (true): 200 "ok", or 503 with the
+ * one-line reason. Both fail while the loop is stale; /readyz also before the
+ * first tick and while the loop says why it is not ready.
+ */
+static enum MHD_Result reply_health(struct http_server *s, struct MHD_Connection *c, bool readiness)
+{
+	char line[384] = "";
+	uint64_t age;
+
+	pthread_mutex_lock(&s->mu);
+	age = s->since_ns ? clock_ns(CLOCK_MONOTONIC) - s->since_ns : 0;
+	if (s->stale_ns && age > s->stale_ns)
+		snprintf(line, sizeof(line),
+			 "%s: the agent loop is stale: no tick %s for %.1f s (limit %.1f s)\n",
+			 readiness ? "not ready" : "unhealthy", s->ready ? "ended" : "yet",
+			 (double)age / 1e9, (double)s->stale_ns / 1e9);
+	else if (readiness && !s->ready)
+		snprintf(line, sizeof(line), "not ready: no tick yet\n");
+	else if (readiness && s->not_ready[0])
+		snprintf(line, sizeof(line), "not ready: %s\n", s->not_ready);
+	pthread_mutex_unlock(&s->mu);
+	return line[0] ? reply_line(c, MHD_HTTP_SERVICE_UNAVAILABLE, line)
+		       : reply_text(c, MHD_HTTP_OK, "ok\n");
+}
+
 static bool has_body(struct MHD_Connection *c)
 {
 	const char *len =
@@ -167,7 +204,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			      size_t *upload_data_size, void **con_cls)
 {
 	struct http_server *s = cls;
-	bool ready;
 
 	(void)version;
 	(void)upload_data;
@@ -181,16 +217,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return reply_published(s, c, HTTP_METRICS);
 	if (!strcmp(url, "/decisions"))
 		return reply_published(s, c, HTTP_DECISIONS);
-	if (!strcmp(url, "/healthz"))
-		return reply_text(c, MHD_HTTP_OK, "ok\n");
-	if (!strcmp(url, "/readyz")) {
-		pthread_mutex_lock(&s->mu);
-		ready = s->ready;
-		pthread_mutex_unlock(&s->mu);
-		return ready ? reply_text(c, MHD_HTTP_OK, "ok\n")
-			     : reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
-					  "not ready: no tick yet\n");
-	}
+	if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz"))
+		return reply_health(s, c, !strcmp(url, "/readyz"));
 	return reply_text(c, MHD_HTTP_NOT_FOUND,
 			  "not found: /metrics, /healthz, /readyz, /decisions\n");
 }
@@ -416,10 +444,21 @@ void http_tick_done(struct http_server *s)
 	memcpy(old, s->texts, sizeof(old));
 	memset(s->texts, 0, sizeof(s->texts));
 	s->ready = true; /* /readyz: a tick completed, whether or not anyone scraped it */
+	s->since_ns = clock_ns(CLOCK_MONOTONIC);
 	pthread_mutex_unlock(&s->mu);
 	/* outside the lock: freeing megabytes must not hold up a request */
 	for (int i = 0; i < HTTP_TEXT_NR; i++)
 		text_put(old[i]);
+}
+
+void http_health(struct http_server *s, const struct http_health *h)
+{
+	pthread_mutex_lock(&s->mu);
+	if (!s->since_ns)
+		s->since_ns = clock_ns(CLOCK_MONOTONIC);
+	s->stale_ns = h->stale_ns;
+	snprintf(s->not_ready, sizeof(s->not_ready), "%s", h->not_ready ? h->not_ready : "");
+	pthread_mutex_unlock(&s->mu);
 }
 
 void http_stop(struct http_server *s)

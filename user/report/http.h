@@ -80,7 +80,8 @@ int http_publish(struct http_server *s, enum http_text_id id, char *data, size_t
  * Rendering on demand: the loop renders only what someone asks for, and
  * the server keeps it only for the tick it describes. After
  * http_render_on_demand() (which returns an fd to poll, or -errno), and once
- * the loop has called http_tick_done() after a tick (which drops the texts),
+ * the loop has called http_tick_done() after a tick (which drops the texts
+ * and notes the tick's end for /healthz),
  * a request for /metrics or /decisions makes the fd readable and waits (2 s
  * at most) for the loop's http_publish(); the loop, woken, takes the
  * HTTP_WANT() bits of the texts asked for from http_render_wanted() and
@@ -90,6 +91,19 @@ int http_publish(struct http_server *s, enum http_text_id id, char *data, size_t
 int http_render_on_demand(struct http_server *s);
 unsigned int http_render_wanted(struct http_server *s);
 void http_tick_done(struct http_server *s);
+
+/*
+ * What /healthz and /readyz judge besides the ticks themselves: the loop is
+ * stale when no tick ended for stale_ns (0: never judged), counted from the
+ * last http_tick_done(), or from the first call here before the first tick;
+ * not_ready, when not NULL, is why the agent is not ready although it ticks
+ * (copied). Called by the loop at start and after each tick.
+ */
+struct http_health {
+	uint64_t stale_ns;
+	const char *not_ready;
+};
+void http_health(struct http_server *s, const struct http_health *h);
 
 /* Stops serving and frees everything; NULL is a no-op. */
 void http_stop(struct http_server *s);
