@@ -200,7 +200,7 @@ static int fake_name(void *ctx, uint64_t cgid, struct pol_outside *o)
 
 /*
  * The probes' numbers reach the unit their cgroup belongs to; blame pairs
- * become unit pairs, those of LS victims only.
+ * become unit pairs, those of BE victims left out.
  */
 static void test_fold(void **state)
 {

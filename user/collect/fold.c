@@ -197,11 +197,13 @@ int collect_fold_blame(const struct collect_member *members, size_t n_members,
 		const struct collect_member *v = collect_member_find(members, n_members, b->victim);
 
 		/*
-		 * Only LS units are victims to the policies: on a node of BE pods
-		 * the BE pairs filled the map (8000 of them at 500 pods), and
-		 * sorting them every tick was a tenth of the agent's CPU.
+		 * No policy takes a BE unit as a victim: on a node of BE pods the
+		 * BE pairs filled the map (8000 of them at 500 pods), and sorting
+		 * them every tick was a tenth of the agent's CPU. LS units are the
+		 * policies' victims, SYSTEM ones the summary line's (off
+		 * Kubernetes); both are few.
 		 */
-		if (!v || !b->wait_ns || !qos_is_ls(v->cls))
+		if (!v || !b->wait_ns || v->cls == QOS_BE)
 			continue;
 		in->blame[n++] = (struct pol_blame){
 			v->unit,

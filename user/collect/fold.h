@@ -34,10 +34,10 @@ int collect_fold_probes(const struct collect_member *members, size_t n_members,
 typedef int (*collect_namer)(void *ctx, uint64_t cgid, struct pol_outside *o);
 
 /*
- * Who delayed LS units, into in->blame (sorted by victim, then culprit;
- * several cgroups of one unit make one pair). Waits of other units (no
- * policy takes them as victims) and of cgroups outside every unit are left
- * out. A culprit outside every unit keeps its
+ * Who delayed whom, between units, into in->blame (sorted by victim, then
+ * culprit; several cgroups of one unit make one pair). Waits of BE units (no
+ * policy takes them as victims, and a node may hold hundreds) and of cgroups
+ * outside every unit are left out. A culprit outside every unit keeps its
  * own cgroup id, named in in->outside (sorted by id), when its victim is an
  * LS unit whose window is over (interference_window(): run the probes' fold
  * first) and it is among that victim's COLLECT_OUTSIDE_PER_VICTIM largest
