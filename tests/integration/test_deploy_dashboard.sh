@@ -81,29 +81,17 @@ agent_run "$ls" 0 "$DUTYCYCLE" 5000 5000 "$LOAD_S"
 agent_run "$be" 0 "$DUTYCYCLE" 100000 0 "$LOAD_S"
 agent_start
 
-PPORT=$(free_port)
-cat >"$TMP/prometheus.yml" <<EOF
-global: {scrape_interval: 1s, scrape_timeout: 1s}
-scrape_configs:
-  - job_name: qoslet
-    static_configs: [{targets: ["127.0.0.1:$PORT"]}]
-EOF
-prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
-	--web.listen-address="127.0.0.1:$PPORT" >"$TMP/prometheus.log" 2>&1 &
-BG_PIDS+=("$!")
+prometheus_start "$PORT"
 
 # Data for the rates: the warm-up's end (window 4 s), the node status patch,
 # and 15 s of 1-second scrapes.
-query() {
-	curl -s --get "http://127.0.0.1:$PPORT/api/v1/query" --data-urlencode "query=$1"
-}
-for _ in $(seq 1 300); do
-	[ "$(query 'qoslet_kube_node_batch{job="qoslet"}' 2>/dev/null | jq '.data.result | length' 2>/dev/null)" = 2 ] && break
+for _ in $(seq 1 $(($(time_bound_ms 30000) / 100))); do
+	[ "$(prom_query 'qoslet_kube_node_batch{job="qoslet"}' 2>/dev/null | jq '.data.result | length' 2>/dev/null)" = 2 ] && break
 	kill -0 "$AGENT_PID" 2>/dev/null || fail "agent exited: $(tail -n 5 "$AGENT_ERR")"
 	sleep 0.1
 done
-[ "$(query 'qoslet_kube_node_batch{job="qoslet"}' | jq '.data.result | length')" = 2 ] ||
-	fail "Prometheus has no qoslet_kube_node_batch after 30 s: $(tail -n 5 "$TMP/prometheus.log")"
+[ "$(prom_query 'qoslet_kube_node_batch{job="qoslet"}' | jq '.data.result | length')" = 2 ] ||
+	fail "Prometheus has no qoslet_kube_node_batch: $(tail -n 5 "$TMP/prometheus.log")"
 sleep 15
 metrics=$(curl -s "http://127.0.0.1:$PORT/metrics")
 
@@ -112,7 +100,7 @@ v2=0
 cg_is_v2 && v2=1
 has() { grep -q "^$1" <<<"$metrics" && echo 1 || echo 0; }
 
-python3 - "$DASHBOARD" "$PPORT" "$v2" "$(has 'qoslet_cpu_cycles_total{')" \
+python3 - "$DASHBOARD" "$PROM_PORT" "$v2" "$(has 'qoslet_cpu_cycles_total{')" \
 	"$(has 'qoslet_memory_reclaim_stall_seconds_bucket{')" "$(has 'qoslet_oom_kills_total{')" <<'EOF'
 import json, re, sys, urllib.parse, urllib.request
 
