@@ -10,6 +10,7 @@
 #    qoslet-dashboard (label grafana_dashboard, no name hash) from
 #    qoslet-dashboard.json, which is a dashboard; rendered with kubectl
 #    kustomize (when kubectl is there), it holds the file unchanged;
+#    docs/dashboards.md describes each panel;
 #  - the ConfigMap's config.json passes `qoslet agent --check-config`;
 #  - the DaemonSet's command is the image's entrypoint and the binary's path in
 #    the image; its arguments use only flags `qoslet agent --help` lists, with
@@ -131,6 +132,12 @@ dash_text = open(os.path.join(deploy, DASH)).read()
 dash = json.loads(dash_text)
 check(dash.get("uid") == "qoslet" and dash.get("panels") and dash.get("templating"),
       "%s is a Grafana dashboard (uid qoslet, panels, variables)" % DASH)
+# docs/dashboards.md's table names every panel (second column), and no other.
+dash_doc = open(os.path.join(root, "docs", "dashboards.md")).read()
+section = dash_doc.split("\n## THE DASHBOARD\n", 1)[1].split("\n## ", 1)[0]
+doc_panels = {m.strip() for m in re.findall(r"^\|[^|]*\| ([^|`]+?) \|", section, re.M)} - {"panel", "---"}
+titles = {p["title"] for p in dash["panels"] if p["type"] != "row"}
+check(doc_panels == titles, "docs/dashboards.md describes each of the %d panels" % len(titles))
 # What the base renders: the objects of its files, and the dashboard's ConfigMap.
 base_objs = sorted([k_ for k_ in objs if k_[0] not in ("Kustomization", "PodMonitor", "PrometheusRule")]
                    + [("ConfigMap", "qoslet-dashboard")])
