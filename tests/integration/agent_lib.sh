@@ -16,6 +16,8 @@
 #	configmap_swap DIR FILE           # a ConfigMap volume in DIR gets FILE's content
 #	agent_memory_limit 800            # the parent's memory capped: the agent's capacity
 #	agent_memhog "$cg" 250            # a memhog holding 250 MiB in a cgroup, charged
+#	prometheus_start "$PORT"          # a real Prometheus scraping the agent's port; PROM_PORT
+#	prom_query 'up{job="qoslet"}'     # its /api/v1/query answer (JSON)
 #
 # Everything below the test's parent is removed on exit, in every hierarchy.
 
@@ -225,4 +227,26 @@ agent_memhog() {
 		sleep 0.05
 	done
 	fail "memhog in $cg charged only $(cat "$mem/$USAGE") bytes after 30 s"
+}
+
+PROM_PORT=""
+
+# prometheus_start PORT: a Prometheus server (its own storage in $TMP/tsdb)
+# scraping the agent on 127.0.0.1:PORT every second, as the job "qoslet" (the
+# PodMonitor's job, docs/deploy.md); it listens on 127.0.0.1:$PROM_PORT.
+prometheus_start() {
+	PROM_PORT=$(free_port)
+	cat >"$TMP/prometheus.yml" <<EOF
+global: {scrape_interval: 1s, scrape_timeout: 1s}
+scrape_configs:
+  - job_name: qoslet
+    static_configs: [{targets: ["127.0.0.1:$1"]}]
+EOF
+	prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
+		--web.listen-address="127.0.0.1:$PROM_PORT" >"$TMP/prometheus.log" 2>&1 &
+	BG_PIDS+=("$!")
+}
+
+prom_query() {
+	curl -s --get "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"
 }

@@ -223,27 +223,17 @@ if ! command -v prometheus >/dev/null; then
 	agent_stop
 	test_end
 fi
-PPORT=$(free_port)
-cat >"$TMP/prometheus.yml" <<EOF
-global: {scrape_interval: 1s, scrape_timeout: 1s}
-scrape_configs:
-  - job_name: qoslet
-    static_configs: [{targets: ["127.0.0.1:$PORT"]}]
-EOF
-prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
-	--web.listen-address="127.0.0.1:$PPORT" >"$TMP/prometheus.log" 2>&1 &
-BG_PIDS+=("$!")
+prometheus_start "$PORT"
 QUERY='histogram_quantile(0.99, qoslet_runqueue_wait_seconds_bucket{cgroup="/'"$LS_REL"'"})'
 q=""
 for _ in $(seq 1 100); do
-	q=$(curl -s --get "http://127.0.0.1:$PPORT/api/v1/query" --data-urlencode "query=$QUERY" |
-		jq -r '.data.result[0].value[1] // empty' 2>/dev/null) || true
+	q=$(prom_query "$QUERY" | jq -r '.data.result[0].value[1] // empty' 2>/dev/null) || true
 	[ -n "$q" ] && break
 	sleep 0.2
 done
 [ -n "$q" ] || fail "Prometheus returned no quantile for /$LS_REL: $(tail -n 5 "$TMP/prometheus.log")"
 awk -v q="$q" 'BEGIN { exit !(q + 0 > 0) }' || fail "p99 run-queue wait of /$LS_REL is $q"
-up=$(curl -s --get "http://127.0.0.1:$PPORT/api/v1/query" --data-urlencode 'query=up{job="qoslet"}' | jq -r '.data.result[0].value[1]')
+up=$(prom_query 'up{job="qoslet"}' | jq -r '.data.result[0].value[1]')
 assert_eq "$up" 1 "Prometheus up{job=\"qoslet\"}"
 log "ok: Prometheus scraped the agent; p99 run-queue wait of /$LS_REL: $q s"
 agent_stop

@@ -4,7 +4,13 @@
 # The Kubernetes manifests (scripts/deploy/) against the binary, each other
 # and docs/deploy.md. Needs no cluster and no root:
 #  - every manifest parses as YAML, names its kind, and lives in qoslet-system;
-#    the kustomization lists every one but the PodMonitor (and itself);
+#    the kustomization lists every one but the PodMonitor and the
+#    PrometheusRule (and itself);
+#  - the Grafana dashboard: the kustomization generates the ConfigMap
+#    qoslet-dashboard (label grafana_dashboard, no name hash) from
+#    qoslet-dashboard.json, which is a dashboard; rendered with kubectl
+#    kustomize (when kubectl is there), it holds the file unchanged;
+#    docs/dashboards.md describes each panel;
 #  - the ConfigMap's config.json passes `qoslet agent --check-config`;
 #  - the DaemonSet's command is the image's entrypoint and the binary's path in
 #    the image; its arguments use only flags `qoslet agent --help` lists, with
@@ -107,8 +113,34 @@ ok("every namespaced object is in %s" % NS)
 
 kust = get("Kustomization", "")
 listed = set(kust.get("resources", []))
-want = {os.path.basename(f) for f in files} - {"kustomization.yaml", "podmonitor.yaml"}
+# These two need the Prometheus Operator's CRDs: applied by hand, where it runs.
+operator_only = {"podmonitor.yaml", "prometheusrule.yaml"}
+want = {os.path.basename(f) for f in files} - {"kustomization.yaml"} - operator_only
 check(listed == want, "the kustomization lists %s" % sorted(want))
+get("PrometheusRule")
+
+# ---- the Grafana dashboard -----------------------------------------------------
+DASH = "qoslet-dashboard.json"
+gens = kust.get("configMapGenerator", [])
+check(len(gens) == 1 and gens[0].get("name") == "qoslet-dashboard"
+      and gens[0].get("namespace") == NS and gens[0].get("files") == [DASH]
+      and gens[0].get("options", {}).get("disableNameSuffixHash") is True
+      and gens[0]["options"].get("labels", {}).get("grafana_dashboard") == "1",
+      "the kustomization generates ConfigMap qoslet-dashboard from %s, labeled "
+      "grafana_dashboard, without a name hash" % DASH)
+dash_text = open(os.path.join(deploy, DASH)).read()
+dash = json.loads(dash_text)
+check(dash.get("uid") == "qoslet" and dash.get("panels") and dash.get("templating"),
+      "%s is a Grafana dashboard (uid qoslet, panels, variables)" % DASH)
+# docs/dashboards.md's table names every panel (second column), and no other.
+dash_doc = open(os.path.join(root, "docs", "dashboards.md")).read()
+section = dash_doc.split("\n## THE DASHBOARD\n", 1)[1].split("\n## ", 1)[0]
+doc_panels = {m.strip() for m in re.findall(r"^\|[^|]*\| ([^|`]+?) \|", section, re.M)} - {"panel", "---"}
+titles = {p["title"] for p in dash["panels"] if p["type"] != "row"}
+check(doc_panels == titles, "docs/dashboards.md describes each of the %d panels" % len(titles))
+# What the base renders: the objects of its files, and the dashboard's ConfigMap.
+base_objs = sorted([k_ for k_ in objs if k_[0] not in ("Kustomization", "PodMonitor", "PrometheusRule")]
+                   + [("ConfigMap", "qoslet-dashboard")])
 
 # ---- the config ----------------------------------------------------------------
 cm = get("ConfigMap", "qoslet-config")
@@ -366,12 +398,22 @@ if kubectl:
                              capture_output=True, text=True)
         check(out.returncode == 0, "kubectl kustomize renders overlay %s %s" % (ov, out.stderr.strip()))
         rendered = [d for d in yaml.safe_load_all(out.stdout) if d]
-        cms = [d for d in rendered if d["kind"] == "ConfigMap"]
+        cms = [d for d in rendered if d["kind"] == "ConfigMap"
+               and d["metadata"]["name"] == "qoslet-config"]
         check(len(cms) == 1 and json.loads(cms[0]["data"]["config.json"])["evict"]["action"] == action,
               "overlay %s renders evict.action %s" % (ov, action))
-        check(sorted((d["kind"], d["metadata"]["name"]) for d in rendered)
-              == sorted(k_ for k_ in objs if k_[0] not in ("Kustomization", "PodMonitor")),
+        check(sorted((d["kind"], d["metadata"]["name"]) for d in rendered) == base_objs,
               "overlay %s renders the base's objects" % ov)
+    out = subprocess.run([kubectl, "kustomize", deploy], capture_output=True, text=True)
+    check(out.returncode == 0, "kubectl kustomize renders scripts/deploy %s" % out.stderr.strip())
+    rendered = [d for d in yaml.safe_load_all(out.stdout) if d]
+    check(sorted((d["kind"], d["metadata"]["name"]) for d in rendered) == base_objs,
+          "scripts/deploy renders its objects and the dashboard's ConfigMap")
+    dcm = [d for d in rendered if d["metadata"]["name"] == "qoslet-dashboard"][0]
+    check(dcm["metadata"]["namespace"] == NS
+          and dcm["metadata"].get("labels", {}).get("grafana_dashboard") == "1"
+          and dcm.get("data", {}) == {DASH: dash_text},
+          "the rendered ConfigMap qoslet-dashboard holds %s unchanged, labeled grafana_dashboard" % DASH)
 else:
     print("# kubectl missing: overlays not rendered")
 
