@@ -52,16 +52,22 @@ const char *metrics_error_name(enum metrics_error e)
 	return e < METRICS_ERR_NR ? names[e] : "unknown";
 }
 
-/* A label value as the exposition format wants it: \, " and newline escaped. */
+/*
+ * A label value as the exposition format wants it: \, " and newline
+ * escaped. Written in runs between them: a locked fputc() per character
+ * was most of the labels' cost at 500 pods.
+ */
 static void put_escaped(FILE *f, const char *value)
 {
-	for (const char *p = value; *p; p++) {
-		if (*p == '\\' || *p == '"')
-			fputc('\\', f);
-		if (*p == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*p, f);
+	for (const char *p = value; *p;) {
+		size_t run = strcspn(p, "\\\"\n");
+
+		fwrite(p, 1, run, f);
+		p += run;
+		if (!*p)
+			break;
+		fputs(*p == '\n' ? "\\n" : *p == '"' ? "\\\"" : "\\\\", f);
+		p++;
 	}
 }
 
