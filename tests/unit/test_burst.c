@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "policy/burst.h"
+#include "evidence.h"
 
 #define MAX_UNITS 8
 #define MAX_TICKS 10
@@ -64,15 +65,6 @@ static struct burst_config config(enum burst_policy p)
 		.budget_cpu_s = 0,
 		.budget_period_s = 60,
 	};
-}
-
-static double evidence(const struct action *a, const char *name)
-{
-	for (size_t i = 0; i < a->n_ev; i++)
-		if (!strcmp(a->ev[i].name, name))
-			return a->ev[i].value;
-	fail_msg("%s: no evidence %s", a->rule, name);
-	return NAN;
 }
 
 static bool has_evidence(const struct action *a, const char *name)

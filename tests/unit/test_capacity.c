@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "policy/capacity.h"
+#include "evidence.h"
 
 #define SEC   1000000000ull
 #define GIB   (1024.0 * 1024 * 1024)
@@ -58,15 +59,6 @@ static struct capacity_config config(void)
 		.stale_s = 5,
 		.min_change = 0.01,
 	};
-}
-
-static double evidence(const struct action *a, const char *name)
-{
-	for (size_t i = 0; i < a->n_ev; i++)
-		if (!strcmp(a->ev[i].name, name))
-			return a->ev[i].value;
-	fail_msg("%s: no evidence %s", a->rule, name);
-	return NAN;
 }
 
 static const struct action *find_rule(const struct action_list *l, const char *rule)

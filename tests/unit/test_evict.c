@@ -11,6 +11,7 @@
 
 #include "policy/evict_cpu.h"
 #include "policy/evict_memory.h"
+#include "evidence.h"
 
 #define MAX_UNITS 8
 #define MAX_STEPS 8
@@ -236,15 +237,6 @@ static void test_memory_cases(void **state)
 		run_case(&mem_cases[i], run_mem, &st, "evict.memory");
 		evict_memory_state_free(&st);
 	}
-}
-
-static double evidence(const struct action *a, const char *name)
-{
-	for (size_t i = 0; i < a->n_ev; i++)
-		if (!strcmp(a->ev[i].name, name))
-			return a->ev[i].value;
-	fail_msg("no evidence %s", name);
-	return 0;
 }
 
 static void assert_near(double got, double want, double eps)

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "policy/interference.h"
+#include "evidence.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define NS	     1000000000ULL
@@ -127,15 +128,6 @@ static size_t count(const struct action_list *out, enum act_kind kind)
 	for (size_t i = 0; i < out->n; i++)
 		n += out->v[i].kind == kind;
 	return n;
-}
-
-static double evidence(const struct action *a, const char *name)
-{
-	for (size_t i = 0; i < a->n_ev; i++)
-		if (!strcmp(a->ev[i].name, name))
-			return a->ev[i].value;
-	fail_msg("%s: no evidence %s", a->rule, name);
-	return 0;
 }
 
 static bool has_evidence(const struct action *a, const char *name)

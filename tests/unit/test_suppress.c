@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "policy/suppress.h"
+#include "evidence.h"
 
 #define MAX_UNITS 8
 #define MAX_TICKS 8
@@ -56,15 +57,6 @@ static struct suppress_config config(void)
 		.max_growth = 0.10,
 		.min_change = 0.01,
 	};
-}
-
-static double evidence(const struct action *a, const char *name)
-{
-	for (size_t i = 0; i < a->n_ev; i++)
-		if (!strcmp(a->ev[i].name, name))
-			return a->ev[i].value;
-	fail_msg("%s: no evidence %s", a->rule, name);
-	return NAN;
 }
 
 /* Runs one tick and checks what every tick must hold: only BE units are touched. */
