@@ -93,12 +93,13 @@ current-context: test
 KC
 }
 
-# kube_start NODE: certificates, an API stand-in on 127.0.0.1 serving
-# $KUBE_PODS for NODE (stopped with the test's background processes), and
-# $KUBE_TMP/kubeconfig pointing at it.
+# kube_start NODE [SERVER-ARGS...]: certificates, an API stand-in on
+# 127.0.0.1 serving $KUBE_PODS for NODE (stopped with the test's background
+# processes; SERVER-ARGS go to kube_server), and $KUBE_TMP/kubeconfig
+# pointing at it.
 kube_start() {
 	kube_certs
-	kube_server 127.0.0.1 "$KUBE_TMP/port" --node "$1" ||
+	kube_server 127.0.0.1 "$KUBE_TMP/port" --node "$@" ||
 		fail "API stand-in did not start: $(cat "$KUBE_TMP/server.err")"
 	BG_PIDS+=("${KUBE_SERVER_PIDS[@]}")
 	kube_kubeconfig "$KUBE_TMP/kubeconfig" "$(cat "$KUBE_TMP/port")"

@@ -74,12 +74,8 @@ jq -n --arg node "$NODE" --arg ls "$LS_UID" --arg be1 "$BE1_UID" --arg be2 "$BE2
 		pod($be1; "batch"; "crunch-0"; "BestEffort"),
 		pod($be2; "batch"; "crunch-1"; "BestEffort")]}' >"$KUBE_TMP/pods.json"
 KUBE_PODS=$KUBE_TMP/pods.json
-kube_certs
-kube_server 127.0.0.1 "$KUBE_TMP/port" --node "$NODE" ||
-	fail "API stand-in did not start: $(cat "$KUBE_TMP/server.err")"
-BG_PIDS+=("${KUBE_SERVER_PIDS[@]}")
-kube_kubeconfig "$KUBE_TMP/kubeconfig" "$(cat "$KUBE_TMP/port")"
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+kube_start "$NODE"
+PORT=$(free_port)
 
 # config EXTRA: the scenario's config: the kubepods subtree, the API link,
 # HTTP on, run-queue SLO 1 ms on 2 of 3 windows, 30 s caps; BE suppression

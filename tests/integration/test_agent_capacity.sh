@@ -74,12 +74,8 @@ jq -n --arg node "$NODE" --arg ls "$LS_UID" '
 			containers: [{name: "c", resources: {requests: {memory: "64Mi"}}}]},
 		 status: {qosClass: "Burstable"}}]}' >"$KUBE_TMP/pods.json"
 KUBE_PODS=$KUBE_TMP/pods.json
-kube_certs
-kube_server 127.0.0.1 "$KUBE_TMP/port" --node "$NODE" ||
-	fail "API stand-in did not start: $(cat "$KUBE_TMP/server.err")"
-BG_PIDS+=("${KUBE_SERVER_PIDS[@]}")
-kube_kubeconfig "$KUBE_TMP/kubeconfig" "$(cat "$KUBE_TMP/port")"
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+kube_start "$NODE"
+PORT=$(free_port)
 
 agent_config '{"cgroup_root": "'"$P/kubepods"'", "interval_s": 1, "fast_path": false,
 	"kubernetes": {"enabled": true, "kubeconfig": "'"$KUBE_TMP/kubeconfig"'",

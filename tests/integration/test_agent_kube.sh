@@ -72,12 +72,8 @@ jq -n --arg node "$NODE" --arg ls "${UID_OF[ls]}" --arg be "${UID_OF[be]}" \
 		pod($lab; "batch"; "spark-exec-1"; $node; "Burstable"; {"koordinator.sh/qosClass": "BE"}),
 		pod($far; "batch"; "far-away"; "other-node"; "BestEffort"; {})]}' >"$KUBE_TMP/pods.json"
 KUBE_PODS=$KUBE_TMP/pods.json
-kube_certs
 printf '429\n201\n' >"$KUBE_TMP/evict-script"
-kube_server 127.0.0.1 "$KUBE_TMP/port" --node "$NODE" --down-file "$KUBE_TMP/down" ||
-	fail "API stand-in did not start: $(cat "$KUBE_TMP/server.err")"
-BG_PIDS+=("${KUBE_SERVER_PIDS[@]}")
-kube_kubeconfig "$KUBE_TMP/kubeconfig" "$(cat "$KUBE_TMP/port")"
+kube_start "$NODE" --down-file "$KUBE_TMP/down"
 
 
 # hog NAME MIB: a memhog holding MIB MiB in pod NAME; waits until charged.

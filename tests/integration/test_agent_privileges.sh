@@ -41,7 +41,7 @@ ls=$(agent_cgroup ls)
 [ -e "$be/cpu.cfs_quota_us" ] || [ -e "$be/cpu.max" ] || skip "no CFS bandwidth control"
 CPUS=$(seq -s, 0 $((NCPU - 1)))
 agent_run "$be" "$CPUS" stress-ng --cpu "$NCPU" --timeout 120s
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 config() { # EVICT_ACTION
 	agent_config '{"classes": [{"glob": "'"${ls#"$CG_ROOT"/}"'", "class": "LS"},
 			{"glob": "'"${be#"$CG_ROOT"/}"'", "class": "BE"}],

@@ -97,12 +97,8 @@ jq -n --arg node "$NODE" --arg ls "${UID_OF[ls]}" --arg be "${UID_OF[be]}" \
 			[{apiVersion: "apps/v1", kind: "DaemonSet", name: "shipper", uid: "d1",
 			  controller: true}])]}' >"$KUBE_TMP/pods.json"
 KUBE_PODS=$KUBE_TMP/pods.json
-kube_certs
 printf '201\n201\n201\n' >"$KUBE_TMP/evict-script" # the stand-in answers 500 once it runs out
-kube_server 127.0.0.1 "$KUBE_TMP/port" --node "$NODE" ||
-	fail "API stand-in did not start: $(cat "$KUBE_TMP/server.err")"
-BG_PIDS+=("${KUBE_SERVER_PIDS[@]}")
-kube_kubeconfig "$KUBE_TMP/kubeconfig" "$(cat "$KUBE_TMP/port")"
+kube_start "$NODE"
 
 declare -A PID
 # hog NAME MIB: a memhog holding MIB MiB in pod NAME; waits until charged.

@@ -31,7 +31,7 @@ kube_require
 
 DOCS=$QOSLET_ROOT/docs/metrics
 NODE=n1 # the node of tests/helpers/kube_pods.json's pods
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 
 kube_start "$NODE"
 
