@@ -478,7 +478,7 @@ static void test_capacity_inputs(void **state)
 }
 
 /* The pods a fake API listed, for the class rules by namespace and label. */
-static struct kube_pod fake_pods[4];
+static struct kube_pod fake_pods[5];
 
 static const struct kube_pod *fake_pod(void *ctx, const char *uid)
 {
@@ -515,6 +515,13 @@ static void test_class_rules_by_pod(void **state)
 	fake_pods[1] = (struct kube_pod){.uid = "bb", .ns = "kube-system"};
 	fake_pods[2] = (struct kube_pod){.uid = "cc", .ns = "logging", .owner_kind = "DaemonSet"};
 	fake_pods[3] = (struct kube_pod){.uid = "dd", .ns = "etcd", .mirror = true};
+	/* BE by a rule, still a DaemonSet's: eviction must know (the guard) */
+	fake_pods[4] = (struct kube_pod){.uid = "ff",
+					 .ns = "kube-system",
+					 .owner_kind = "DaemonSet",
+					 .evict_priority = -4,
+					 .start_ns = 77};
+	fake_pods[0].evict_opt_out = true;
 	/* a Burstable pod in a batch-* namespace with app=batch: BE by the rule */
 	snprintf(cfg.classes[0].ns, sizeof(cfg.classes[0].ns), "batch-*");
 	snprintf(cfg.classes[0].label, sizeof(cfg.classes[0].label), "app=batch");
@@ -539,12 +546,22 @@ static void test_class_rules_by_pod(void **state)
 	/* not listed (yet): it may be a protected pod, so not BE; unmanaged, so not a unit */
 	assert_null(pol_input_find(&rec->in, id_of(plain)));
 	assert_int_equal(unit(&rec->in, forced)->cls, QOS_BE);
+	/* eviction's facts, the first guard that holds: opt-out, DaemonSet, mirror, kube-system */
+	assert_int_equal(unit(&rec->in, batch)->evict_guard, EVICT_GUARD_OPT_OUT);
+	assert_int_equal(unit(&rec->in, sys)->evict_guard, EVICT_GUARD_KUBE_SYSTEM);
+	assert_int_equal(unit(&rec->in, ds)->evict_guard, EVICT_GUARD_DAEMONSET);
+	assert_int_equal(unit(&rec->in, mirror)->evict_guard, EVICT_GUARD_MIRROR);
+	assert_int_equal(unit(&rec->in, forced)->evict_guard, EVICT_GUARD_DAEMONSET);
+	assert_int_equal(unit(&rec->in, forced)->evict_priority, -4);
+	assert_int_equal(unit(&rec->in, forced)->start_ns, 77);
 
 	/* the label gone: the rule no longer matches, the kubelet's Burstable tier is LS */
 	fake_pods[0].labels = NULL;
+	fake_pods[0].evict_opt_out = false;
 	collector_reclassify(col);
 	rec = collector_read(col, 2, 2000000000ull, &err);
 	assert_int_equal(unit(&rec->in, batch)->cls, QOS_LS);
+	assert_int_equal(unit(&rec->in, batch)->evict_guard, EVICT_GUARD_NONE);
 	collector_free(col);
 }
 

@@ -66,6 +66,7 @@ static void test_defaults_documented(void **state)
 	assert_true(c.policy.evict_cpu.be_usage_min == 0.9);
 	assert_true(c.policy.evict_cpu.window_s == 60);
 	assert_true(c.policy.evict_cpu.cooldown_s == 20);
+	assert_false(c.policy.evict_order.kube_system);
 	assert_true(in->enabled);
 	assert_true(in->rq_p99_us == 10000);
 	assert_int_equal(in->rq_k, 3);
@@ -231,6 +232,8 @@ static const struct bad bad_docs[] = {
 	 "evict.action: unknown value \"Kill\" (allowed: report, kill, kubernetes)"},
 	{"{\"evict\": {\"action\": \"kubernetes\"}}",
 	 "evict.action: \"kubernetes\" needs kubernetes.enabled: true"},
+	{"{\"evict\": {\"kube_system\": \"yes\"}}",
+	 "evict.kube_system: expected true or false, got a string"},
 	{"{\"evict\": {\"nodes\": \"canary-*\"}}",
 	 "evict.nodes: \"canary-*\" needs kubernetes.enabled: true (the node's name)"},
 	{"{\"evict\": {\"nodes\": \"Canary\"}, \"kubernetes\": {\"enabled\": true}}",

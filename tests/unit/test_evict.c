@@ -52,6 +52,8 @@ static const struct evict_cpu_config cpu_cfg = {.enabled = true,
 						.window_s = 60,
 						.cooldown_s = 20};
 
+static const struct evict_order_config order_cfg = {.kube_system = false};
+
 static size_t n_units(const struct evict_case *c)
 {
 	size_t n = 0;
@@ -100,12 +102,12 @@ typedef int (*run_fn)(const struct pol_input *in, void *st, struct action_list *
 
 static int run_mem(const struct pol_input *in, void *st, struct action_list *out)
 {
-	return evict_memory_run(in, &mem_cfg, st, out);
+	return evict_memory_run(in, &mem_cfg, &order_cfg, st, out);
 }
 
 static int run_cpu(const struct pol_input *in, void *st, struct action_list *out)
 {
-	return evict_cpu_run(in, &cpu_cfg, st, out);
+	return evict_cpu_run(in, &cpu_cfg, &order_cfg, st, out);
 }
 
 /* Runs every step; each must name exactly its victims, in order, with the rule given. */
@@ -256,7 +258,7 @@ static void test_memory_evidence(void **state)
 
 	(void)state;
 	build(&c, &c.s[0], &in, units);
-	assert_int_equal(evict_memory_run(&in, &mem_cfg, &st, &out), 0);
+	assert_int_equal(evict_memory_run(&in, &mem_cfg, &order_cfg, &st, &out), 0);
 	assert_int_equal(out.n, 1);
 	assert_near(evidence(&out.v[0], "mem_used_bytes"), 750 * MB, 1);
 	assert_near(evidence(&out.v[0], "mem_capacity_bytes"), 1000 * MB, 1);
@@ -271,7 +273,7 @@ static void test_memory_evidence(void **state)
 
 	/* Disabled: nothing, even far over the threshold. */
 	off.enabled = false;
-	assert_int_equal(evict_memory_run(&in, &off, &st, &out), 0);
+	assert_int_equal(evict_memory_run(&in, &off, &order_cfg, &st, &out), 0);
 	assert_int_equal(out.n, 0);
 	action_list_free(&out);
 }
@@ -372,7 +374,7 @@ static void test_cpu_evidence(void **state)
 	for (int i = 0; i < 2; i++) {
 		action_list_clear(&out);
 		build(&c, &c.s[i], &in, units);
-		assert_int_equal(evict_cpu_run(&in, &cpu_cfg, &st, &out), 0);
+		assert_int_equal(evict_cpu_run(&in, &cpu_cfg, &order_cfg, &st, &out), 0);
 	}
 	/* need = 15 - 7.5 / 0.8 = 5.625: units 3 (3.5 CPUs) then 2 (3 CPUs). */
 	assert_int_equal(out.n, 2);

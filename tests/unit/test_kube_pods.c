@@ -135,6 +135,77 @@ static void test_parse_first_owner_without_controller(void **state)
 	kube_pod_list_free(&l);
 }
 
+/* A one-pod list with these annotations (a JSON object's members) and status. */
+static void parse_one(const char *annotations, const char *status, struct kube_pod_list *l)
+{
+	char doc[1024];
+
+	snprintf(doc, sizeof(doc),
+		 "{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"uid\":\"u\","
+		 "\"namespace\":\"n\",\"name\":\"p\",\"annotations\":{%s}},\"status\":{%s}}]}",
+		 annotations, status);
+	parse_str(doc, l, 0);
+	assert_int_equal(l->n, 1);
+}
+
+/*
+ * Eviction controls: qoslet's annotations, Koordinator's where ours are
+ * absent (ours win), bad values read as documented; status.startTime.
+ */
+static void test_parse_evict_controls(void **state)
+{
+	static const struct {
+		const char *annotations;
+		bool opt_out;
+		int32_t priority;
+	} cases[] = {
+		{"", false, 0},
+		{"\"qoslet.io/eviction-disabled\":\"true\"", true, 0},
+		{"\"qoslet.io/eviction-disabled\":\"false\"", false, 0},
+		/* anything but "false" keeps the pod: a typo errs on the safe side */
+		{"\"qoslet.io/eviction-disabled\":\"yes\"", true, 0},
+		{"\"scheduling.koordinator.sh/eviction-cost\":\"2147483647\"", true, 0},
+		/* a lower cost is the descheduler's tie-break, not an opt-out */
+		{"\"scheduling.koordinator.sh/eviction-cost\":\"100\"", false, 0},
+		{"\"scheduling.koordinator.sh/eviction-cost\":\"2147483647\","
+		 "\"qoslet.io/eviction-disabled\":\"false\"",
+		 false, 0},
+		{"\"qoslet.io/eviction-priority\":\"-7\"", false, -7},
+		{"\"koordinator.sh/eviction-priority\":\"12\"", false, 12},
+		{"\"koordinator.sh/eviction-priority\":\"12\",\"qoslet.io/eviction-priority\":\"3\"",
+		 false, 3},
+		/* ours unreadable: Koordinator's stands; both unreadable: 0 */
+		{"\"koordinator.sh/eviction-priority\":\"12\",\"qoslet.io/eviction-priority\":\"x\"",
+		 false, 12},
+		{"\"qoslet.io/eviction-priority\":\"2147483648\"", false, 0},
+		{"\"qoslet.io/eviction-priority\":\" 5\"", false, 0},
+		{"\"qoslet.io/eviction-priority\":\"5x\"", false, 0},
+	};
+	struct kube_pod_list l;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		parse_one(cases[i].annotations, "", &l);
+		if (l.pods[0].evict_opt_out != cases[i].opt_out ||
+		    l.pods[0].evict_priority != cases[i].priority)
+			fail_msg("{%s}: opt-out %d priority %d, want %d %d", cases[i].annotations,
+				 l.pods[0].evict_opt_out, l.pods[0].evict_priority,
+				 cases[i].opt_out, cases[i].priority);
+		assert_int_equal(l.pods[0].start_ns, 0);
+		kube_pod_list_free(&l);
+	}
+	parse_one("", "\"startTime\":\"2026-11-24T17:15:37Z\"", &l);
+	assert_int_equal(l.pods[0].start_ns, 1795540537ULL * 1000000000ULL);
+	kube_pod_list_free(&l);
+	/* not the API's form: unknown, and the pod still listed */
+	parse_one("", "\"startTime\":\"2026-11-24 17:15:37\"", &l);
+	assert_int_equal(l.pods[0].start_ns, 0);
+	kube_pod_list_free(&l);
+	parse_one("", "\"startTime\":7", &l);
+	assert_int_equal(l.pods[0].start_ns, 0);
+	kube_pod_list_free(&l);
+}
+
 /* Memory requests: sum of containers, else the largest init container, plus overhead. */
 static void test_parse_memory_request(void **state)
 {
@@ -376,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_parse_fields),
 		cmocka_unit_test(test_protected),
 		cmocka_unit_test(test_parse_first_owner_without_controller),
+		cmocka_unit_test(test_parse_evict_controls),
 		cmocka_unit_test(test_parse_memory_request),
 		cmocka_unit_test(test_quantity),
 		cmocka_unit_test(test_parse_empty_list),

@@ -132,6 +132,7 @@ void agent_record_decision(struct agent *a, struct decision *d)
 			 d->why[0] ? d->why : strerror(d->err));
 	if (decision_log_add(&a->log, d) ||
 	    (d->act.kind == ACT_REPORT && d->act.cause &&
+	     !strncmp(d->act.rule, "interference.", 13) &&
 	     breach_counts_add(&a->breaches, d->act.id, d->act.cause)))
 		log_err("agent: out of memory counting decisions");
 	if (a->kube)

@@ -173,6 +173,7 @@ static const struct field evict_fields[] = {
 	STR("nodes", evict_nodes, S_NODE_GLOB),
 	OBJ("memory", evict_memory_fields),
 	OBJ("cpu", evict_cpu_fields),
+	BOOL("kube_system", policy.evict_order.kube_system),
 	{0},
 };
 

@@ -26,6 +26,9 @@ static struct event_kind event_kind_of(const struct decision *d)
 
 	switch (d->act.kind) {
 	case ACT_REPORT:
+		/* the other reports: an eviction round passed a guarded pod by */
+		if (!strncmp(rule, "evict.", 6))
+			return (struct event_kind){"Normal", "EvictionSkipped", "Evict"};
 		return (struct event_kind){"Warning", "Interference", "Detect"};
 	case ACT_CPU_QUOTA:
 	case ACT_CPUSET:
@@ -79,6 +82,8 @@ static void party_of(const struct agent *a, const struct decision *d, char *buf,
 		describe_path(a, d->act.related, other, sizeof(other));
 	if (d->act.kind != ACT_REPORT)
 		snprintf(buf, size, "%s%s", other[0] ? "for " : "", other);
+	else if (!strncmp(d->act.rule, "evict.", 6))
+		snprintf(buf, size, "not evicted: %s", cause);
 	else if (!cause)
 		snprintf(buf, size, "delayed by %s", other);
 	else if (!strcmp(cause, "self"))

@@ -37,6 +37,13 @@ static json_t *unit_to_json(const struct pol_unit *u)
 	/* only when known: recordings without it replay as before */
 	if (u->request_mem)
 		json_object_set_new(o, "request_mem", U64(u->request_mem));
+	if (u->evict_guard)
+		json_object_set_new(o, "evict_guard",
+				    json_string(evict_guard_name(u->evict_guard)));
+	if (u->evict_priority)
+		json_object_set_new(o, "evict_priority", json_integer(u->evict_priority));
+	if (u->start_ns)
+		json_object_set_new(o, "start_ns", U64(u->start_ns));
 	if (u->has_rq)
 		json_object_set_new(o, "rq", hist_to_json(&u->rq));
 	if (u->has_cpi)
@@ -92,9 +99,10 @@ static void name_bad_key(const json_t *o, const char *fmt, const char *const *ke
 	char one[8];
 	size_t k = 0;
 
-	for (const char *p = strchr(fmt, ':'); p; p = strchr(p + 1, ':'), k++) {
+	/* each key's type follows its ':' (required) or '?' (optional) */
+	for (const char *p = strpbrk(fmt, ":?"); p; p = strpbrk(p + 1, ":?"), k++) {
 		json_error_t e1;
-		bool optional = p[-1] == '?';
+		bool optional = *p == '?';
 
 		snprintf(one, sizeof(one), "{s%c%c}", optional ? '?' : ':',
 			 p[1] == 'o' ? 'o' : p[1]);
@@ -135,19 +143,21 @@ static int hist_from_json(const json_t *o, struct lat_hist *h, char *err, size_t
 static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t errlen)
 {
 	json_int_t id, quota, period, burst, periods, throttled, anon, used, request_mem = 0;
-	const char *path, *uid, *cls, *cpus;
+	json_int_t start_ns = 0;
+	const char *path, *uid, *cls, *cpus, *guard = "";
 	json_t *rq = NULL, *cpi = NULL;
 	json_error_t e;
-	int priority, idle;
+	int priority, idle, evict_priority = 0;
 
 	static const char fmt[] = "{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, "
-				  "s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o}";
+				  "s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o, s?s, s?i, s?I}";
 	static const char *const keys[] = {
-		"id",	    "path",	   "pod_uid",	   "class",
-		"priority", "quota_us",	   "period_us",	   "burst_us",
-		"idle",	    "cpus",	   "request_cpus", "limit_cpus",
-		"cpu_used", "nr_periods",  "nr_throttled", "mem_anon_unevict",
-		"mem_used", "request_mem", "rq",	   "cpi"};
+		"id",	       "path",		 "pod_uid",	 "class",
+		"priority",    "quota_us",	 "period_us",	 "burst_us",
+		"idle",	       "cpus",		 "request_cpus", "limit_cpus",
+		"cpu_used",    "nr_periods",	 "nr_throttled", "mem_anon_unevict",
+		"mem_used",    "request_mem",	 "rq",		 "cpi",
+		"evict_guard", "evict_priority", "start_ns"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "id", &id, "path", &path, "pod_uid",
 			   &uid, "class", &cls, "priority", &priority, "quota_us", &quota,
@@ -155,12 +165,17 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 			   "request_cpus", &u->request_cpus, "limit_cpus", &u->limit_cpus,
 			   "cpu_used", &u->cpu_used, "nr_periods", &periods, "nr_throttled",
 			   &throttled, "mem_anon_unevict", &anon, "mem_used", &used, "request_mem",
-			   &request_mem, "rq", &rq, "cpi", &cpi)) {
+			   &request_mem, "rq", &rq, "cpi", &cpi, "evict_guard", &guard,
+			   "evict_priority", &evict_priority, "start_ns", &start_ns)) {
 		name_bad_key(o, fmt, keys, "unit.", &e, err, errlen);
 		return -EINVAL;
 	}
 	if (qos_class_parse(cls, &u->cls)) {
 		snprintf(err, errlen, "unit %s: unknown class '%s'", path, cls);
+		return -EINVAL;
+	}
+	if (evict_guard_parse(guard, &u->evict_guard)) {
+		snprintf(err, errlen, "unit %s: unknown evict_guard '%s'", path, guard);
 		return -EINVAL;
 	}
 	if (copy_str(u->path, sizeof(u->path), path, "unit.path", err, errlen) ||
@@ -178,6 +193,8 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 	u->mem_anon_unevict = anon;
 	u->mem_used = used;
 	u->request_mem = (uint64_t)request_mem;
+	u->evict_priority = evict_priority;
+	u->start_ns = (uint64_t)start_ns;
 	u->has_rq = rq != NULL;
 	if (rq && hist_from_json(rq, &u->rq, err, errlen))
 		return -EINVAL;

@@ -188,6 +188,25 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
 	return cls;
 }
 
+/*
+ * What eviction must know of a pod beyond its class (model.h, enum
+ * evict_guard): kept even when a class rule makes the pod BE, which is
+ * where the guard matters. Zero for a cgroup that is not a listed pod.
+ */
+static void evict_facts(const struct kube_pod *pod, struct pol_unit *u)
+{
+	u->evict_guard = EVICT_GUARD_NONE;
+	u->evict_priority = pod ? pod->evict_priority : 0;
+	u->start_ns = pod ? pod->start_ns : 0;
+	if (!pod)
+		return;
+	u->evict_guard = pod->evict_opt_out			 ? EVICT_GUARD_OPT_OUT
+			 : !strcmp(pod->owner_kind, "DaemonSet") ? EVICT_GUARD_DAEMONSET
+			 : pod->mirror				 ? EVICT_GUARD_MIRROR
+			 : !strcmp(pod->ns, "kube-system")	 ? EVICT_GUARD_KUBE_SYSTEM
+								 : EVICT_GUARD_NONE;
+}
+
 static bool is_slice(const char *name, size_t len)
 {
 	return len > 6 && !strncmp(name + len - 6, ".slice", 6);
@@ -277,6 +296,8 @@ static int visit(void *ctx, const struct cg_tree_dir *d)
 			s->u.cls = cls;
 			s->u.priority = prio;
 			s->u.request_mem = request_mem;
+			evict_facts(uid[0] && r->c->o->pod ? r->c->o->pod(r->c->o->ctx, uid) : NULL,
+				    &s->u);
 			snprintf(s->u.path, sizeof(s->u.path), "%s", d->rel);
 			snprintf(s->u.pod_uid, sizeof(s->u.pod_uid), "%s", uid);
 			r->unit = (long)r->n_units++;
@@ -322,6 +343,9 @@ static int rebuild(struct collector *c)
 			now->u.cls = id.cls;
 			now->u.priority = id.priority;
 			now->u.request_mem = id.request_mem;
+			now->u.evict_guard = id.evict_guard;
+			now->u.evict_priority = id.evict_priority;
+			now->u.start_ns = id.start_ns;
 			memcpy(now->u.pod_uid, id.pod_uid, sizeof(id.pod_uid));
 			/* v1 can rename a cgroup: same id, new path, files to open anew */
 			if (strcmp(now->u.path, id.path)) {

@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "kube/pods.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kube/quantity.h"
 #include "str.h"
 
 #define KOORD_QOS_LABEL	  "koordinator.sh/qosClass"
 #define MIRROR_ANNOTATION "kubernetes.io/config.mirror"
+/* Eviction controls: ours win over Koordinator's when both are set. */
+#define OPT_OUT_ANNOTATION	  "qoslet.io/eviction-disabled"
+#define PRIORITY_ANNOTATION	  "qoslet.io/eviction-priority"
+#define KOORD_PRIORITY_ANNOTATION "koordinator.sh/eviction-priority"
+#define KOORD_COST_ANNOTATION	  "scheduling.koordinator.sh/eviction-cost"
+#define KOORD_COST_NEVER	  "2147483647" /* math.MaxInt32: the descheduler never evicts it */
 
 bool kube_name_valid(const char *s)
 {
@@ -158,6 +166,50 @@ static bool parse_request(struct kube_pod *p, const json_t *spec)
 	return true;
 }
 
+/* An int32 annotation as strconv.ParseInt(v, 10, 32) reads it; false when absent or not one. */
+static bool annotation_int32(const json_t *annotations, const char *key, int32_t *out)
+{
+	const char *v = json_string_value(json_object_get(annotations, key));
+	char *end;
+	long long n;
+
+	/* strtoll() skips leading blanks and ParseInt() does not */
+	if (!v || !v[0] || isspace((unsigned char)v[0]))
+		return false;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno || *end || n < INT32_MIN || n > INT32_MAX)
+		return false;
+	*out = (int32_t)n;
+	return true;
+}
+
+static void parse_evict_controls(struct kube_pod *p, const json_t *annotations)
+{
+	const char *opt_out = json_string_value(json_object_get(annotations, OPT_OUT_ANNOTATION));
+	const char *cost = json_string_value(json_object_get(annotations, KOORD_COST_ANNOTATION));
+
+	p->evict_opt_out =
+		opt_out ? strcmp(opt_out, "false") != 0 : cost && !strcmp(cost, KOORD_COST_NEVER);
+	if (!annotation_int32(annotations, PRIORITY_ANNOTATION, &p->evict_priority) &&
+	    !annotation_int32(annotations, KOORD_PRIORITY_ANNOTATION, &p->evict_priority))
+		p->evict_priority = 0;
+}
+
+/* status.startTime ("2026-11-24T17:15:37Z", RFC 3339 in UTC as the API writes it); 0 unknown. */
+static uint64_t parse_start(const json_t *status)
+{
+	const char *v = json_string_value(json_object_get(status, "startTime"));
+	struct tm tm = {0};
+	const char *end = v ? strptime(v, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+	time_t t;
+
+	if (!end || strcmp(end, "Z"))
+		return 0;
+	t = timegm(&tm);
+	return t > 0 ? (uint64_t)t * 1000000000ULL : 0;
+}
+
 static bool parse_pod(struct kube_pod *p, const json_t *item)
 {
 	const json_t *meta = json_object_get(item, "metadata");
@@ -173,6 +225,8 @@ static bool parse_pod(struct kube_pod *p, const json_t *item)
 	    (annotations && !json_is_object(annotations)))
 		return false;
 	p->mirror = json_object_get(annotations, MIRROR_ANNOTATION) != NULL;
+	parse_evict_controls(p, annotations);
+	p->start_ns = parse_start(status);
 	if (!copy_req(p->uid, sizeof(p->uid), meta, "uid") ||
 	    !copy_req(p->ns, sizeof(p->ns), meta, "namespace") ||
 	    !copy_req(p->name, sizeof(p->name), meta, "name") ||

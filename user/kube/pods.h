@@ -39,6 +39,17 @@ struct kube_pod {
 	 */
 	uint64_t request_mem;
 	bool mirror; /* annotation kubernetes.io/config.mirror: a static pod the kubelet runs */
+	/*
+	 * Eviction controls (docs/agent-policies.md, "Eviction order"): opted
+	 * out by qoslet.io/eviction-disabled "true" (any value but "false" opts
+	 * out: a typo keeps the pod), else by Koordinator's
+	 * scheduling.koordinator.sh/eviction-cost 2147483647; the priority from
+	 * qoslet.io/eviction-priority, else koordinator.sh/eviction-priority
+	 * (int32; absent or not a number: 0, as koordlet reads it).
+	 */
+	bool evict_opt_out;
+	int32_t evict_priority;
+	uint64_t start_ns; /* status.startTime, CLOCK_REALTIME ns; 0 absent or unreadable */
 	/* metadata.labels as "key=value" strings one after another, each with its NUL, then an
 	 * empty one; NULL when the pod has none. Freed with the list. */
 	char *labels;

@@ -64,6 +64,11 @@ struct evict_cpu_config {
 	double cooldown_s;	   /* 20 */
 };
 
+/* What both evictions share (evict_round.h); the order itself is fixed. */
+struct evict_order_config {
+	bool kube_system; /* kube-system pods may be evicted: false */
+};
+
 struct interference_config {
 	bool enabled;
 	/* (a) run-queue SLO of LS units */
@@ -113,6 +118,7 @@ struct policy_config {
 	struct burst_config burst;
 	struct evict_memory_config evict_memory;
 	struct evict_cpu_config evict_cpu;
+	struct evict_order_config evict_order;
 	struct interference_config interference;
 	struct capacity_config capacity;
 };

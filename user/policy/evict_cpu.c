@@ -71,7 +71,8 @@ static double cpu_amount(const struct pol_unit *u)
 static const struct evict_measure measure = {cpu_key, cpu_amount};
 
 int evict_cpu_run(const struct pol_input *in, const struct evict_cpu_config *cfg,
-		  struct evict_cpu_state *st, struct action_list *out)
+		  const struct evict_order_config *order, struct evict_cpu_state *st,
+		  struct action_list *out)
 {
 	struct evict_victims v;
 	struct be_sums s;
@@ -92,7 +93,7 @@ int evict_cpu_run(const struct pol_input *in, const struct evict_cpu_config *cfg
 	held = pol_since_s(in->ts_ns, &st->since_ns);
 	if (held < cfg->window_s)
 		return 0;
-	err = evict_round_select(&st->round, in, cfg->cooldown_s,
+	err = evict_round_select(&st->round, in, order, cfg->cooldown_s,
 				 s.requested - s.granted / cfg->satisfaction_upper, &measure, &v);
 	for (size_t i = 0; !err && i < v.n; i++) {
 		const struct pol_unit *u = v.v[i];
@@ -111,8 +112,11 @@ int evict_cpu_run(const struct pol_input *in, const struct evict_cpu_config *cfg
 		action_evidence(a, "held_s", held);
 		action_evidence(a, "pending_request_cpus", v.pending);
 		action_evidence(a, "victim_request_cpus", cpu_amount(u));
-		action_evidence(a, "victim_priority", u->priority);
+		action_evidence(a, "skipped_units", (double)v.n_skipped);
+		evict_order_evidence(a, u, in);
 	}
+	if (!err)
+		err = evict_round_report_skipped(&v, in, &measure, "evict.cpu_satisfaction", out);
 	if (!err)
 		err = evict_round_commit(&st->round, &v, in->ts_ns);
 	evict_victims_free(&v);

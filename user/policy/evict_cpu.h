@@ -27,7 +27,8 @@ struct evict_cpu_state {
  * its arguments. Returns 0 or -ENOMEM.
  */
 int evict_cpu_run(const struct pol_input *in, const struct evict_cpu_config *cfg,
-		  struct evict_cpu_state *st, struct action_list *out);
+		  const struct evict_order_config *order, struct evict_cpu_state *st,
+		  struct action_list *out);
 void evict_cpu_state_free(struct evict_cpu_state *st);
 
 #endif

@@ -23,7 +23,8 @@ static double mem_amount(const struct pol_unit *u)
 static const struct evict_measure measure = {mem_key, mem_amount};
 
 int evict_memory_run(const struct pol_input *in, const struct evict_memory_config *cfg,
-		     struct evict_memory_state *st, struct action_list *out)
+		     const struct evict_order_config *order, struct evict_memory_state *st,
+		     struct action_list *out)
 {
 	struct evict_victims v;
 	double cap = (double)in->mem_capacity, used = (double)in->mem_used, need;
@@ -32,7 +33,7 @@ int evict_memory_run(const struct pol_input *in, const struct evict_memory_confi
 	if (!cfg->enabled || !in->mem_capacity || used / cap < cfg->threshold)
 		return 0;
 	need = used - cfg->release * cap;
-	err = evict_round_select(&st->round, in, cfg->cooldown_s, need, &measure, &v);
+	err = evict_round_select(&st->round, in, order, cfg->cooldown_s, need, &measure, &v);
 	/*
 	 * v.n == 0 with need > v.pending means no BE unit is left: the rest
 	 * of the memory belongs to classes never evicted, so nothing is named.
@@ -54,8 +55,11 @@ int evict_memory_run(const struct pol_input *in, const struct evict_memory_confi
 		action_evidence(a, "pending_bytes", v.pending);
 		action_evidence(a, "victim_mem_bytes", mem_amount(u));
 		action_evidence(a, "victim_anon_unevict_bytes", mem_key(u));
-		action_evidence(a, "victim_priority", u->priority);
+		action_evidence(a, "skipped_units", (double)v.n_skipped);
+		evict_order_evidence(a, u, in);
 	}
+	if (!err)
+		err = evict_round_report_skipped(&v, in, &measure, "evict.memory", out);
 	if (!err)
 		err = evict_round_commit(&st->round, &v, in->ts_ns);
 	evict_victims_free(&v);

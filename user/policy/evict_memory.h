@@ -2,7 +2,7 @@
 /*
  * Memory eviction, after koordlet's model: when node memory use reaches
  * threshold x capacity, evict BE units until it would fall to release x
- * capacity, lowest priority first, then the largest anon + unevictable.
+ * capacity, in evict_round.h's order with anon + unevictable as the usage.
  */
 #ifndef QOSLET_POLICY_EVICT_MEMORY_H
 #define QOSLET_POLICY_EVICT_MEMORY_H
@@ -22,7 +22,8 @@ struct evict_memory_state {
  * its arguments. Returns 0 or -ENOMEM.
  */
 int evict_memory_run(const struct pol_input *in, const struct evict_memory_config *cfg,
-		     struct evict_memory_state *st, struct action_list *out);
+		     const struct evict_order_config *order, struct evict_memory_state *st,
+		     struct action_list *out);
 void evict_memory_state_free(struct evict_memory_state *st);
 
 #endif

@@ -19,14 +19,46 @@ const char *qos_class_name(enum qos_class c)
 	return (unsigned int)c < QOS_NR ? class_names[c] : "?";
 }
 
+/* The index of s in names[0..n), or -EINVAL. */
+static int name_index(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -EINVAL;
+}
+
 int qos_class_parse(const char *s, enum qos_class *c)
 {
-	for (int i = 0; i < QOS_NR; i++)
-		if (!strcmp(s, class_names[i])) {
-			*c = i;
-			return 0;
-		}
-	return -EINVAL;
+	int i = name_index(class_names, QOS_NR, s);
+
+	if (i < 0)
+		return i;
+	*c = i;
+	return 0;
+}
+
+static const char *const guard_names[EVICT_GUARD_NR] = {
+	[EVICT_GUARD_NONE] = "",
+	[EVICT_GUARD_OPT_OUT] = "opted_out",
+	[EVICT_GUARD_DAEMONSET] = "daemonset",
+	[EVICT_GUARD_MIRROR] = "mirror",
+	[EVICT_GUARD_KUBE_SYSTEM] = "kube_system",
+};
+
+const char *evict_guard_name(enum evict_guard g)
+{
+	return (unsigned int)g < EVICT_GUARD_NR ? guard_names[g] : "?";
+}
+
+int evict_guard_parse(const char *s, enum evict_guard *g)
+{
+	int i = name_index(guard_names, EVICT_GUARD_NR, s);
+
+	if (i < 0)
+		return i;
+	*g = i;
+	return 0;
 }
 
 const struct pol_unit *pol_input_find(const struct pol_input *in, uint64_t id)

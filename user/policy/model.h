@@ -36,6 +36,26 @@ static inline bool qos_is_ls(enum qos_class c)
 	return c == QOS_LSE || c == QOS_LSR || c == QOS_LS;
 }
 
+/*
+ * Why eviction passes a unit by whatever its class: facts of the pod, kept
+ * in the record; the eviction policies weigh them (KUBE_SYSTEM only counts
+ * without evict.kube_system). One reason per unit: the first that holds in
+ * this order, the absolute ones before the configurable one.
+ */
+enum evict_guard {
+	EVICT_GUARD_NONE = 0,
+	EVICT_GUARD_OPT_OUT,	 /* annotated never to be evicted (qoslet's or Koordinator's) */
+	EVICT_GUARD_DAEMONSET,	 /* owned by a DaemonSet: evicted, it comes straight back */
+	EVICT_GUARD_MIRROR,	 /* a static (mirror) pod: the kubelet restarts it from a file */
+	EVICT_GUARD_KUBE_SYSTEM, /* in kube-system: only with evict.kube_system */
+	EVICT_GUARD_NR,
+};
+
+/* "", "opted_out", "daemonset", "mirror", "kube_system". */
+const char *evict_guard_name(enum evict_guard g);
+/* Parses the names above; -EINVAL for anything else. */
+int evict_guard_parse(const char *s, enum evict_guard *g);
+
 #define POL_PATH_MAX	512
 #define POL_CPULIST_MAX 256 /* "0-3,8-11" lists of a node's CPUs */
 #define POL_CPUS_MAX	256 /* CPUs described in pol_input.topo */
@@ -51,6 +71,10 @@ struct pol_unit {
 	char pod_uid[40];	 /* "" outside Kubernetes */
 	enum qos_class cls;
 	int32_t priority; /* pod priority; 0 when unknown (lower is evicted first) */
+	/* Eviction's per-pod facts (user/kube/pods.h): all zero outside Kubernetes. */
+	enum evict_guard evict_guard;
+	int32_t evict_priority; /* the pod's eviction-priority annotation; 0 none (lower first) */
+	uint64_t start_ns;	/* CLOCK_REALTIME the pod started (status.startTime); 0 unknown */
 
 	/* Settings read at this tick. */
 	int64_t quota_us;	    /* CFS quota; -1 unlimited */

@@ -20,9 +20,11 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 	if (!err)
 		err = burst_run(in, &cfg->burst, &st->burst, &wishes);
 	if (!err)
-		err = evict_memory_run(in, &cfg->evict_memory, &st->evict_memory, &wishes);
+		err = evict_memory_run(in, &cfg->evict_memory, &cfg->evict_order, &st->evict_memory,
+				       &wishes);
 	if (!err)
-		err = evict_cpu_run(in, &cfg->evict_cpu, &st->evict_cpu, &wishes);
+		err = evict_cpu_run(in, &cfg->evict_cpu, &cfg->evict_order, &st->evict_cpu,
+				    &wishes);
 	if (!err)
 		err = plan_apply(&st->plan, in, &wishes, dry_run, out);
 	action_list_free(&wishes);
