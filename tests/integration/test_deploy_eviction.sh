@@ -11,11 +11,16 @@
 # kubeconfig and node, a 1 s resync), on real pod cgroups in the kubelet's
 # layout under an 800 MiB memory limit (the agent's memory capacity), with
 # the API stand-in (kube_lib.sh) listing the pods:
-#   ls  web/frontend-0          Guaranteed                    200 MiB
-#   be  batch/crunch-0          BestEffort                    150 MiB
-#   sys kube-system/dns-cache-0 BestEffort                    200 MiB
-#   ds  logging/shipper-x       BestEffort, DaemonSet-owned   100 MiB
-# About 81% in use, over the 70% memory eviction threshold. Asserted:
+#   ls    web/frontend-0          Guaranteed                    200 MiB
+#   be    batch/crunch-0          BestEffort                     50 MiB
+#   sys   kube-system/dns-cache-0 BestEffort                    200 MiB
+#   ds    logging/shipper-x       BestEffort, DaemonSet-owned   100 MiB, BE by a class rule
+#   opt   batch/keep-0            BestEffort, opted out         100 MiB
+#         (annotation qoslet.io/eviction-disabled: "true")
+#   young batch/young-0           BestEffort, started 60 s ago    empty
+#   old   batch/old-0             BestEffort, started 1 h ago     empty
+# About 81% in use, over the 70% memory eviction threshold: a round needs
+# about 106 MiB, more than every evictable pod holds. Asserted:
 #   - observe: an evict.memory decision on the BE pod says "reported" (the
 #     action is "report"), no eviction reaches the API, the memhog lives;
 #   - enforce with evict.nodes "canary-*" (not this node): the start says
@@ -23,9 +28,12 @@
 #   - enforce: the agent reloads it without a restart (evict.action
 #     "report" -> "kubernetes" changes live), and the eviction request for
 #     the BE pod reaches the stand-in;
-#   - both: the kube-system and DaemonSet pods are never evicted nor named by
-#     an evict decision, although they are larger than the BE pod (as BE,
-#     the kube-system one would go first: largest first).
+#   - both: the kube-system, DaemonSet and opted-out pods are never evicted
+#     nor named by an evict decision, although they are larger than the BE
+#     pod (as BE, the kube-system one would go first: largest first);
+#   - observe: the first round names crunch-0 (the largest evictable), then
+#     young-0 before old-0 (equal usage: the shorter run time first), and
+#     reports the DaemonSet and opted-out pods it passed over, with why.
 # shellcheck disable=SC2016,SC2119
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
@@ -78,14 +86,18 @@ cg_weight "$TEST_PARENT" 10240 # the memhogs must get to touch their memory
 
 uuid() { cat /proc/sys/kernel/random/uuid; }
 declare -A UID_OF PATH_OF
-for p in ls be sys ds; do UID_OF[$p]=$(uuid); done
+for p in ls be sys ds opt young old; do UID_OF[$p]=$(uuid); done
 PATH_OF[ls]=$(kube_pod_rel guaranteed "${UID_OF[ls]}")
 PATH_OF[be]=$(kube_pod_rel besteffort "${UID_OF[be]}")
 PATH_OF[sys]=$(kube_pod_rel besteffort "${UID_OF[sys]}")
 PATH_OF[ds]=$(kube_pod_rel besteffort "${UID_OF[ds]}")
+for p in opt young old; do PATH_OF[$p]=$(kube_pod_rel besteffort "${UID_OF[$p]}"); done
 
+started() { date -u -d "@$(($(date +%s) - $1))" +%Y-%m-%dT%H:%M:%SZ; }
 jq -n --arg node "$NODE" --arg ls "${UID_OF[ls]}" --arg be "${UID_OF[be]}" \
-	--arg sys "${UID_OF[sys]}" --arg ds "${UID_OF[ds]}" '
+	--arg sys "${UID_OF[sys]}" --arg ds "${UID_OF[ds]}" --arg opt "${UID_OF[opt]}" \
+	--arg young "${UID_OF[young]}" --arg old "${UID_OF[old]}" \
+	--arg t_young "$(started 60)" --arg t_old "$(started 3600)" '
 	def pod($uid; $ns; $name; $qos; $owners):
 		{metadata: {uid: $uid, namespace: $ns, name: $name, ownerReferences: $owners},
 		 spec: {nodeName: $node, priority: 0}, status: {qosClass: $qos}};
@@ -95,7 +107,12 @@ jq -n --arg node "$NODE" --arg ls "${UID_OF[ls]}" --arg be "${UID_OF[be]}" \
 		pod($sys; "kube-system"; "dns-cache-0"; "BestEffort"; []),
 		pod($ds; "logging"; "shipper-x"; "BestEffort";
 			[{apiVersion: "apps/v1", kind: "DaemonSet", name: "shipper", uid: "d1",
-			  controller: true}])]}' >"$KUBE_TMP/pods.json"
+			  controller: true}]),
+		(pod($opt; "batch"; "keep-0"; "BestEffort"; [])
+			| .metadata.annotations = {"qoslet.io/eviction-disabled": "true"}),
+		(pod($young; "batch"; "young-0"; "BestEffort"; []) | .status.startTime = $t_young),
+		(pod($old; "batch"; "old-0"; "BestEffort"; []) | .status.startTime = $t_old)]}' \
+	>"$KUBE_TMP/pods.json"
 KUBE_PODS=$KUBE_TMP/pods.json
 printf '201\n201\n201\n' >"$KUBE_TMP/evict-script" # the stand-in answers 500 once it runs out
 kube_start "$NODE"
@@ -107,16 +124,20 @@ hog() {
 	PID[$1]=$CG_PID
 }
 hog ls 200
-hog be 150
+hog be 50
 hog sys 200
 hog ds 100
+hog opt 100
+# old-0's cgroup first: its lower id would put it first if run time did not
+for p in old young; do agent_cgroup "${PATH_OF[$p]}" >/dev/null; done
 
-# test_config SHIPPED OUT: the shipped config, changed only where a test must.
+# test_config SHIPPED OUT: the shipped config, changed only where a test must (and a class
+# rule that makes the DaemonSet's pods BE: eviction must still pass them by).
 test_config() {
 	jq --arg root "$P" --arg state "$STATE_DIR" --arg out "$AGENT_OUT" \
 		--arg kc "$KUBE_TMP/kubeconfig" --arg node "$NODE" \
 		'. * {cgroup_root: $root, state_dir: $state, decisions: {file: $out},
-		      http: {enabled: false},
+		      http: {enabled: false}, classes: [{namespace: "logging", class: "BE"}],
 		      kubernetes: {kubeconfig: $kc, node_name: $node, resync_s: 1, timeout_s: 2}}' \
 		<<<"$1" >"$2" || fail "cannot write the agent's config"
 }
@@ -130,13 +151,13 @@ configmap_swap "$CM" "$TMP/observe.json"
 evictions='.method == "POST" and (.path | endswith("/eviction"))'
 protected_untouched() {
 	local p
-	for p in sys ds; do
+	for p in sys ds opt; do
 		assert_eq "$(decisions '.kind == "evict" and .target.cgroup == "/'"$P/${PATH_OF[$p]}"'"' | jq length)" 0 \
 			"no evict decision names the $p pod ($1)"
 		kill -0 "${PID[$p]}" 2>/dev/null || fail "the $p memhog died ($1)"
 	done
-	assert_eq "$(kube_api "$evictions"' and (.path | test("dns-cache-0|shipper-x"))' | jq length)" 0 \
-		"no eviction call for the kube-system or DaemonSet pod ($1)"
+	assert_eq "$(kube_api "$evictions"' and (.path | test("dns-cache-0|shipper-x|keep-0"))' | jq length)" 0 \
+		"no eviction call for the kube-system, DaemonSet or opted-out pod ($1)"
 }
 
 log "observe: the shipped config"
@@ -150,6 +171,19 @@ echo "$d" | jq -e '.why | test("report")' >/dev/null || fail "the decision does 
 sleep 3 # a cool-down (4 s) and the resync: an eviction call would have come by now
 assert_eq "$(kube_api "$evictions" | jq length)" 0 "no eviction reached the API"
 kill -0 "${PID[be]}" 2>/dev/null || fail "the BE memhog died under the observe config"
+order=$(decisions '.kind == "evict" and .rule == "evict.memory"' | jq -r '.[0:3][].target.cgroup' | paste -sd' ')
+assert_eq "$order" "$be /$P/${PATH_OF[young]} /$P/${PATH_OF[old]}" \
+	"the round's order: the largest, then the shorter run time first"
+for p in ds:daemonset opt:opted_out; do
+	d=$(decisions '.kind == "report" and .rule == "evict.memory" and .target.cgroup == "/'"$P/${PATH_OF[${p%%:*}]}"'"' | jq -c '.[0] // empty')
+	[ -n "$d" ] || fail "no report names the ${p%%:*} pod the round passed over: $(decisions '.kind == "report"')"
+	assert_eq "$(jget "$d" .cause)/$(jget "$d" .class)" "${p#*:}/BE" "the ${p%%:*} pod: BE, skipped, and why"
+done
+skipped='.method == "POST" and (.path | endswith("/events")) and .body.reason == "EvictionSkipped"'
+kube_wait_api "$skipped"' and .body.regarding.name == "shipper-x"' 5 ||
+	fail "no EvictionSkipped Event on the DaemonSet's pod: $(kube_api "$skipped")"
+kube_api "$skipped"' and .body.regarding.name == "shipper-x"' | jq -e '.[0].body.note | test("not evicted: daemonset")' >/dev/null ||
+	fail "the Event does not say why: $(kube_api "$skipped" | jq -c '.[0].body.note')"
 assert_eq "$(decisions '.kind == "evict" and .outcome != "reported"' | jq length)" 0 \
 	"every evict decision is reported only"
 protected_untouched observe
