@@ -201,6 +201,9 @@ static void test_parse_evict_controls(void **state)
 	parse_one("", "\"startTime\":\"2026-11-24 17:15:37\"", &l);
 	assert_int_equal(l.pods[0].start_ns, 0);
 	kube_pod_list_free(&l);
+	parse_one("", "\"startTime\":\"9999-12-31T23:59:59Z\"", &l);
+	assert_int_equal(l.pods[0].start_ns, 0);
+	kube_pod_list_free(&l);
 	parse_one("", "\"startTime\":7", &l);
 	assert_int_equal(l.pods[0].start_ns, 0);
 	kube_pod_list_free(&l);

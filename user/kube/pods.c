@@ -207,7 +207,8 @@ static uint64_t parse_start(const json_t *status)
 	if (!end || strcmp(end, "Z"))
 		return 0;
 	t = timegm(&tm);
-	return t > 0 ? (uint64_t)t * 1000000000ULL : 0;
+	/* before 1970 or past what ns in 64 bits hold (year 2554): not a start we can order by */
+	return t > 0 && (uint64_t)t < UINT64_MAX / 1000000000ULL ? (uint64_t)t * 1000000000ULL : 0;
 }
 
 static bool parse_pod(struct kube_pod *p, const json_t *item)
