@@ -35,8 +35,9 @@ int evict_memory_run(const struct pol_input *in, const struct evict_memory_confi
 	need = used - cfg->release * cap;
 	err = evict_round_select(&st->round, in, order, cfg->cooldown_s, need, &measure, &v);
 	/*
-	 * v.n == 0 with need > v.pending means no BE unit is left: the rest
-	 * of the memory belongs to classes never evicted, so nothing is named.
+	 * v.n == 0 with need > v.pending means no evictable BE unit is left:
+	 * the rest of the memory belongs to classes never evicted or to
+	 * guarded pods (reported below), so nothing is named.
 	 */
 	for (size_t i = 0; !err && i < v.n; i++) {
 		const struct pol_unit *u = v.v[i];
