@@ -186,7 +186,7 @@ static const struct bad bad_docs[] = {
 	/* unknown keys, at every depth */
 	{"{\"interval\": 1}",
 	 "interval: unknown key (allowed keys: cgroup_root, interval_s, dry_run, fast_path, "
-	 "state_dir, decisions, classes, suppress, burst, evict, interference, capacity, http, "
+	 "state_dir, decisions, classes, suppress, burst, evict, interference, capacity, batch_resources, http, "
 	 "kubernetes)"},
 	{"{\"burst\": {\"polcy\": \"auto\"}}",
 	 "burst.polcy: unknown key (allowed keys: policy, burst_percent, scale_up, scale_down, "
@@ -323,6 +323,11 @@ static const struct bad bad_docs[] = {
 	{"{\"capacity\": {\"node_status\": {\"min_interval_s\": 400}}}",
 	 "capacity.node_status.min_interval_s: 400 must be at most "
 	 "capacity.node_status.max_interval_s (allowed: at most 300)"},
+	/* batch resources */
+	{"{\"batch_resources\": {\"cpu_quota\": \"yes\"}}",
+	 "batch_resources.cpu_quota: expected true or false, got a string"},
+	{"{\"batch_resources\": {\"evict\": {\"after_s\": 0}}}",
+	 "batch_resources.evict.after_s: 0 is out of range (allowed: 1 to 86400)"},
 };
 
 static void test_bad_docs(void **state)

@@ -21,8 +21,15 @@ static json_t *hist_to_json(const struct lat_hist *h)
 			 "slots", slots);
 }
 
+/* A pod's batch resources, each its own optional key ("batch_cpu_request", ...). */
+#define BATCH_KEYS 4
+static const char *const batch_keys[BATCH_KEYS] = {"batch_cpu_request", "batch_cpu_limit",
+						   "batch_mem_request", "batch_mem_limit"};
+
 static json_t *unit_to_json(const struct pol_unit *u)
 {
+	const uint64_t batch[BATCH_KEYS] = {u->batch.cpu_request, u->batch.cpu_limit,
+					    u->batch.mem_request, u->batch.mem_limit};
 	json_t *o = json_pack("{s:o, s:s, s:s, s:s, s:i, s:o, s:o, s:o, s:i, s:s, s:f, s:f, s:f, "
 			      "s:o, s:o, s:o, s:o}",
 			      "id", U64(u->id), "path", u->path, "pod_uid", u->pod_uid, "class",
@@ -37,6 +44,13 @@ static json_t *unit_to_json(const struct pol_unit *u)
 	/* only when known: recordings without it replay as before */
 	if (u->request_mem)
 		json_object_set_new(o, "request_mem", U64(u->request_mem));
+	if (u->weight >= 0)
+		json_object_set_new(o, "weight", json_integer(u->weight));
+	if (u->mem_max >= 0)
+		json_object_set_new(o, "mem_max", json_integer(u->mem_max));
+	for (size_t i = 0; i < BATCH_KEYS; i++)
+		if (batch[i])
+			json_object_set_new(o, batch_keys[i], U64(batch[i]));
 	if (u->has_rq)
 		json_object_set_new(o, "rq", hist_to_json(&u->rq));
 	if (u->has_cpi)
@@ -135,19 +149,42 @@ static int hist_from_json(const json_t *o, struct lat_hist *h, char *err, size_t
 static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t errlen)
 {
 	json_int_t id, quota, period, burst, periods, throttled, anon, used, request_mem = 0;
+	json_int_t weight = -1, mem_max = -1, batch[BATCH_KEYS] = {0};
 	const char *path, *uid, *cls, *cpus;
 	json_t *rq = NULL, *cpi = NULL;
 	json_error_t e;
 	int priority, idle;
 
-	static const char fmt[] = "{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, "
-				  "s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o}";
-	static const char *const keys[] = {
-		"id",	    "path",	   "pod_uid",	   "class",
-		"priority", "quota_us",	   "period_us",	   "burst_us",
-		"idle",	    "cpus",	   "request_cpus", "limit_cpus",
-		"cpu_used", "nr_periods",  "nr_throttled", "mem_anon_unevict",
-		"mem_used", "request_mem", "rq",	   "cpi"};
+	static const char fmt[] =
+		"{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, "
+		"s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o, s?I, s?I, s?I, s?I, s?I, "
+		"s?I}";
+	static const char *const keys[] = {"id",
+					   "path",
+					   "pod_uid",
+					   "class",
+					   "priority",
+					   "quota_us",
+					   "period_us",
+					   "burst_us",
+					   "idle",
+					   "cpus",
+					   "request_cpus",
+					   "limit_cpus",
+					   "cpu_used",
+					   "nr_periods",
+					   "nr_throttled",
+					   "mem_anon_unevict",
+					   "mem_used",
+					   "request_mem",
+					   "rq",
+					   "cpi",
+					   "weight",
+					   "mem_max",
+					   "batch_cpu_request",
+					   "batch_cpu_limit",
+					   "batch_mem_request",
+					   "batch_mem_limit"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "id", &id, "path", &path, "pod_uid",
 			   &uid, "class", &cls, "priority", &priority, "quota_us", &quota,
@@ -155,7 +192,9 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 			   "request_cpus", &u->request_cpus, "limit_cpus", &u->limit_cpus,
 			   "cpu_used", &u->cpu_used, "nr_periods", &periods, "nr_throttled",
 			   &throttled, "mem_anon_unevict", &anon, "mem_used", &used, "request_mem",
-			   &request_mem, "rq", &rq, "cpi", &cpi)) {
+			   &request_mem, "rq", &rq, "cpi", &cpi, "weight", &weight, "mem_max",
+			   &mem_max, batch_keys[0], &batch[0], batch_keys[1], &batch[1],
+			   batch_keys[2], &batch[2], batch_keys[3], &batch[3])) {
 		name_bad_key(o, fmt, keys, "unit.", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -178,6 +217,10 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 	u->mem_anon_unevict = anon;
 	u->mem_used = used;
 	u->request_mem = (uint64_t)request_mem;
+	u->weight = weight;
+	u->mem_max = mem_max;
+	u->batch = (struct pol_batch){(uint64_t)batch[0], (uint64_t)batch[1], (uint64_t)batch[2],
+				      (uint64_t)batch[3]};
 	u->has_rq = rq != NULL;
 	if (rq && hist_from_json(rq, &u->rq, err, errlen))
 		return -EINVAL;

@@ -32,6 +32,12 @@ static void recorded_value(const struct pol_unit *u, const struct action *a, cha
 	case ACT_CPUSET:
 		snprintf(buf, size, "%s", u->cpus);
 		break;
+	case ACT_CPU_WEIGHT:
+		snprintf(buf, size, "%" PRId64, u->weight);
+		break;
+	case ACT_MEM_LIMIT:
+		snprintf(buf, size, "%" PRId64, u->mem_max);
+		break;
 	default:
 		break;
 	}
