@@ -13,7 +13,7 @@
 #     512 MiB; the container's cgroup and the other pod are left alone;
 #   - every file is back to what the kubelet wrote after the agent stops.
 # jq filters are single-quoted.
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2119
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
