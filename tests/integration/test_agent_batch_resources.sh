@@ -11,7 +11,10 @@
 #   - live: the pod's cgroup gets v1 cpu.shares 512 / v2 cpu.weight 20, the
 #     CFS quota of 1 CPU (100000 of a 100000 us period) and the memory limit
 #     512 MiB; the container's cgroup and the other pod are left alone;
-#   - every file is back to what the kubelet wrote after the agent stops.
+#   - every file is back to what the kubelet wrote after the agent stops;
+#   - eviction on overcommit: with a batch CPU capacity of almost 0 (threshold
+#     1 %), the pod's 500m is over it; after evict.after_s (1 s) the pod is
+#     named (evict.action report), the pod without batch requests never.
 # jq filters are single-quoted.
 # shellcheck disable=SC2016,SC2119
 set -euo pipefail
@@ -67,15 +70,17 @@ files() {
 if cg_is_v2; then echo 1 >"$be/cpu.weight"; else echo 2 >"$be/cpu.shares"; fi
 orig_be=$(files "$be") orig_ctr=$(files "$ctr") orig_plain=$(files "$plain")
 
-# run DRY_RUN: the agent with the API link, suppression (and its cpu.idle) off.
+# run DRY_RUN [JSON]: the agent with the API link, suppression (and its cpu.idle) off, and JSON
+# merged over that.
 run() {
-	agent_config '{"dry_run": '"$1"', "interval_s": 0.5,
+	local base='{"dry_run": '"$1"', "interval_s": 0.5,
 	"kubernetes": {"enabled": true, "kubeconfig": "'"$KUBE_TMP/kubeconfig"'",
 		"node_name": "'"$NODE"'", "resync_s": 1, "timeout_s": 2,
 		"events": {"enabled": false}, "node_condition": {"enabled": false}},
 	"suppress": {"enabled": false, "cpu_idle": false}, "interference": {"enabled": false},
 	"evict": {"cpu": {"enabled": false}, "memory": {"enabled": false}},
 	"capacity": {"node_status": {"enabled": false}}}'
+	agent_config "$(jq -cn --argjson a "$base" --argjson b "${2:-{\}}" '$a * $b')"
 	agent_start
 }
 rules='["batch.cpu_weight", "batch.cpu_quota", "batch.memory_limit"]'
@@ -118,4 +123,20 @@ assert_eq "$(decisions '.rule | startswith("batch.")' | jq length)" 3 "each sett
 agent_stop
 assert_eq "$(files "$be")" "$orig_be" "all restored on stop"
 assert_eq "$(files "$ctr")" "$orig_ctr" "the container's cgroup too"
+: >"$AGENT_OUT"
+
+log "eviction on overcommit"
+run true '{"capacity": {"cpu_threshold_percent": 1, "memory_threshold_percent": 100,
+	"window_s": 1, "stale_s": 2}, "batch_resources": {"evict": {"enabled": true, "after_s": 1}}}'
+d=$(wait_decision '.kind == "evict"' 10) || fail "no eviction within 10 s: $(tail -n 3 "$AGENT_ERR")"
+assert_eq "$(jget "$d" .rule)" batch.overcommit_cpu "the rule"
+assert_eq "$(jget "$d" .target.cgroup)" "${be#"$CG_ROOT"}" "the pod that requests batch CPU"
+assert_eq "$(jget "$d" .evidence.batch_requested)" 0.5 "its request is the whole BE demand"
+awk -v a="$(jget "$d" .evidence.batch_allocatable)" 'BEGIN { exit !(a < 0.5) }' ||
+	fail "allocatable $(jget "$d" .evidence.batch_allocatable) is not below the request"
+assert_eq "$(jget "$d" .outcome)" reported "evict.action report: named, not evicted"
+sleep 1
+assert_eq "$(decisions '.kind == "evict" and .target.cgroup != "'"${be#"$CG_ROOT"}"'"')" "[]" \
+	"no other pod is named"
+agent_stop
 test_end

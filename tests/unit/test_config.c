@@ -90,6 +90,12 @@ static void test_defaults_documented(void **state)
 	assert_true(c.policy.capacity.mem_reserve == 0);
 	assert_true(c.policy.capacity.stale_s == 60);
 	assert_true(c.policy.capacity.min_change == 0.01);
+	assert_true(c.policy.batch.enabled);
+	assert_true(c.policy.batch.cpu_quota);
+	assert_true(c.policy.batch.memory_limit);
+	assert_false(c.policy.batch.evict);
+	assert_true(c.policy.batch.evict_after_s == 60);
+	assert_true(c.policy.batch.evict_cooldown_s == 20);
 	assert_true(c.kube.batch_status);
 	assert_true(c.kube.batch_step == 0.10);
 	assert_true(c.kube.batch_min_interval_s == 30);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../policy/batch_evict.h"
 #include "../policy/capacity.h"
 #include "../policy/policy.h"
 #include "agent.h"
@@ -87,6 +88,7 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 	struct policy_state st = {0};
 	struct capacity_state cap = {0};
 	struct capacity_result cap_result;
+	struct batch_evict_state batch_evict = {0};
 	struct action_list actions = {0};
 	struct pol_input in = {0};
 	char err[512];
@@ -104,6 +106,9 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 			      ?: (cfg->policy.capacity.enabled
 					  ? capacity_tick(&in, NULL, &cfg->policy.capacity, &cap,
 							  &cap_result, &actions)
+						    ?: batch_evict_run(&in, &cap_result,
+								       &cfg->policy.batch,
+								       &batch_evict, &actions)
 					  : 0);
 		if (ret)
 			break;
@@ -126,6 +131,7 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 	action_list_free(&actions);
 	policy_state_free(&st);
 	capacity_state_free(&cap);
+	batch_evict_state_free(&batch_evict);
 	decision_log_free(&log);
 	return ret;
 }
