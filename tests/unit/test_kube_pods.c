@@ -135,6 +135,19 @@ static void test_parse_first_owner_without_controller(void **state)
 	kube_pod_list_free(&l);
 }
 
+/* A list of one pod with this spec (JSON), which must parse. */
+static void parse_spec(const char *spec, struct kube_pod_list *l)
+{
+	char doc[1024];
+
+	snprintf(doc, sizeof(doc),
+		 "{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"uid\":\"u\","
+		 "\"namespace\":\"n\",\"name\":\"p\"},\"spec\":%s}]}",
+		 spec);
+	parse_str(doc, l, 0);
+	assert_int_equal(l->n, 1);
+}
+
 /* Memory requests: sum of containers, else the largest init container, plus overhead. */
 static void test_parse_memory_request(void **state)
 {
@@ -152,17 +165,11 @@ static void test_parse_memory_request(void **state)
 		 "\"overhead\":{\"memory\":\"1k\"}}",
 		 2000001000},
 	};
-	char doc[1024];
 	struct kube_pod_list l;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		snprintf(doc, sizeof(doc),
-			 "{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"uid\":\"u\","
-			 "\"namespace\":\"n\",\"name\":\"p\"},\"spec\":%s}]}",
-			 rows[i].spec);
-		parse_str(doc, &l, 0);
-		assert_int_equal(l.n, 1);
+		parse_spec(rows[i].spec, &l);
 		assert_int_equal(l.pods[0].request_mem, rows[i].want);
 		kube_pod_list_free(&l);
 	}
@@ -210,17 +217,11 @@ static void test_parse_batch_resources(void **state)
 #undef C
 #undef CPU
 #undef MEM
-	char doc[1024];
 	struct kube_pod_list l;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		snprintf(doc, sizeof(doc),
-			 "{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"uid\":\"u\","
-			 "\"namespace\":\"n\",\"name\":\"p\"},\"spec\":%s}]}",
-			 rows[i].spec);
-		parse_str(doc, &l, 0);
-		assert_int_equal(l.n, 1);
+		parse_spec(rows[i].spec, &l);
 		print_message("row %zu\n", i);
 		assert_int_equal(l.pods[0].batch_cpu_request, rows[i].cpu_req);
 		assert_int_equal(l.pods[0].batch_cpu_limit, rows[i].cpu_lim);
