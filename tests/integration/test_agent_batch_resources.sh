@@ -14,7 +14,8 @@
 #   - every file is back to what the kubelet wrote after the agent stops;
 #   - eviction on overcommit: with a batch CPU capacity of almost 0 (threshold
 #     1 %), the pod's 500m is over it; after evict.after_s (1 s) the pod is
-#     named (evict.action report), the pod without batch requests never.
+#     named (evict.action report), the pod without batch requests never;
+#     qoslet_batch_requested_cpu_cores shows the 0.5 CPU.
 # jq filters are single-quoted.
 # shellcheck disable=SC2016,SC2119
 set -euo pipefail
@@ -26,7 +27,7 @@ set -euo pipefail
 . "$(dirname "$0")/kube_lib.sh"
 
 require_root
-require_cmds jq python3
+require_cmds jq python3 curl
 require_binaries
 test_setup
 agent_setup
@@ -126,8 +127,10 @@ assert_eq "$(files "$ctr")" "$orig_ctr" "the container's cgroup too"
 : >"$AGENT_OUT"
 
 log "eviction on overcommit"
+PORT=$(free_port)
 run true '{"capacity": {"cpu_threshold_percent": 1, "memory_threshold_percent": 100,
-	"window_s": 1, "stale_s": 2}, "batch_resources": {"evict": {"enabled": true, "after_s": 1}}}'
+	"window_s": 1, "stale_s": 2}, "batch_resources": {"evict": {"enabled": true, "after_s": 1}},
+	"http": {"enabled": true, "address": "127.0.0.1", "port": '"$PORT"'}}'
 d=$(wait_decision '.kind == "evict"' 10) || fail "no eviction within 10 s: $(tail -n 3 "$AGENT_ERR")"
 assert_eq "$(jget "$d" .rule)" batch.overcommit_cpu "the rule"
 assert_eq "$(jget "$d" .target.cgroup)" "${be#"$CG_ROOT"}" "the pod that requests batch CPU"
@@ -135,6 +138,8 @@ assert_eq "$(jget "$d" .evidence.batch_requested)" 0.5 "its request is the whole
 awk -v a="$(jget "$d" .evidence.batch_allocatable)" 'BEGIN { exit !(a < 0.5) }' ||
 	fail "allocatable $(jget "$d" .evidence.batch_allocatable) is not below the request"
 assert_eq "$(jget "$d" .outcome)" reported "evict.action report: named, not evicted"
+assert_eq "$(curl -s "http://127.0.0.1:$PORT/metrics" |
+	awk '$1 == "qoslet_batch_requested_cpu_cores" { print $2 }')" 0.5 "the requested gauge"
 sleep 1
 assert_eq "$(decisions '.kind == "evict" and .target.cgroup != "'"${be#"$CG_ROOT"}"'"')" "[]" \
 	"no other pod is named"

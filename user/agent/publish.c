@@ -409,8 +409,11 @@ static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 		in.kube = &kube;
 	}
 	memcpy(in.errors, a->errors, sizeof(in.errors));
-	if (a->cap_have)
+	if (a->cap_have) {
 		in.capacity = &a->cap_result;
+		for (int r = 0; r < CAP_NR; r++)
+			in.batch_requested[r] = batch_requested(&a->rec->in, r);
+	}
 	if (!err)
 		err = metrics_render(&in, &metrics, len);
 	inputs_free(&x);

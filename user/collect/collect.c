@@ -437,9 +437,9 @@ static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s)
 	    cg_knob_parse(ctrls, CG_KNOB_WEIGHT, text, &u->weight))
 		u->weight = -1;
 	u->request_cpus = u->weight >= 0 ? cg_weight_request_cpus(ctrls, u->weight) : 0;
-	/* Only a BE unit's memory limit is ever set (batch resources): the others' is not read. */
+	/* Only batch resources set a memory limit (a BE pod's that has one): no other is read. */
 	u->mem_max = -1;
-	if (u->cls == QOS_BE &&
+	if (u->cls == QOS_BE && u->batch.mem_limit &&
 	    (cg_read_knob(ctrls, CG_KNOB_MEM_MAX, u->path, text, sizeof(text)) ||
 	     cg_knob_parse(ctrls, CG_KNOB_MEM_MAX, text, &u->mem_max)))
 		u->mem_max = -1;
