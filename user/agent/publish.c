@@ -252,8 +252,9 @@ static int build_settings(struct agent *a, struct inputs *x)
 		const struct pol_unit *const *u;
 		struct metrics_setting *s = &x->settings[x->n_settings];
 
-		if (k == CG_KNOB_WEIGHT)
-			continue; /* journaled along with cpu.idle, never set for its own sake */
+		/* the batch weight and memory limit: no per-pod families (batch-resources.md) */
+		if (k == CG_KNOB_WEIGHT || k == CG_KNOB_MEM_MAX)
+			continue;
 		u = bsearch(rel, x->by_path, in->n_units, sizeof(*x->by_path), cmp_path_unit);
 		if (!u || setting_value(*u, k, &s->value))
 			continue;
