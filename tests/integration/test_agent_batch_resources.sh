@@ -11,7 +11,8 @@
 #   - live: the pod's cgroup gets v1 cpu.shares 512 / v2 cpu.weight 20, the
 #     CFS quota of 1 CPU (100000 of a 100000 us period) and the memory limit
 #     512 MiB; the container's cgroup and the other pod are left alone;
-#   - every file is back to what the kubelet wrote after the agent stops;
+#   - every file is back to what the kubelet wrote after the agent stops, and
+#     after a kill -9 the next start reconciles them from the journal;
 #   - eviction on overcommit: with a batch CPU capacity of almost 0 (threshold
 #     1 %), the pod's 500m is over it; after evict.after_s (1 s) the pod is
 #     named (evict.action report), the pod without batch requests never;
@@ -124,6 +125,22 @@ assert_eq "$(decisions '.rule | startswith("batch.")' | jq length)" 3 "each sett
 agent_stop
 assert_eq "$(files "$be")" "$orig_be" "all restored on stop"
 assert_eq "$(files "$ctr")" "$orig_ctr" "the container's cgroup too"
+: >"$AGENT_OUT"
+
+log "crash, then reconcile"
+run false
+wait_three applied >/dev/null
+kill -KILL "$AGENT_PID"
+wait "$AGENT_PID" 2>/dev/null || true
+assert_eq "$(files "$be")" "$WANT" "kill -9 leaves the values"
+jq -e '[.changes[].file] | length == 3' "$STATE_DIR/actuator.json" >/dev/null ||
+	fail "the journal lacks the three settings: $(jq -c . "$STATE_DIR/actuator.json")"
+: >"$AGENT_ERR"
+run false '{"batch_resources": {"enabled": false}}'
+grep -q "restored 3 cgroup settings a previous run left changed" "$AGENT_ERR" ||
+	fail "restart did not say it reconciled: $(cat "$AGENT_ERR")"
+assert_eq "$(files "$be")" "$orig_be" "the restart reconciled them"
+agent_stop
 : >"$AGENT_OUT"
 
 log "eviction on overcommit"
