@@ -44,7 +44,8 @@ static json_t *unit_to_json(const struct pol_unit *u)
 	/* only when known: recordings without it replay as before */
 	if (u->request_mem)
 		json_object_set_new(o, "request_mem", U64(u->request_mem));
-	if (u->weight >= 0)
+	/* only what a policy reads (batch resources' weight): a few bytes per unit and tick */
+	if (u->weight >= 0 && u->batch.cpu_request)
 		json_object_set_new(o, "weight", json_integer(u->weight));
 	if (u->mem_max >= 0)
 		json_object_set_new(o, "mem_max", json_integer(u->mem_max));
