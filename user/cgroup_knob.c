@@ -216,7 +216,7 @@ static int read_u64(const struct cgroup_ctrls *c, enum cg_ctrl ctrl, const char 
 
 enum cg_ctrl cg_knob_ctrl(enum cg_knob k)
 {
-	return k == CG_KNOB_CPUS ? CTRL_CPUSET : CTRL_CPU;
+	return k == CG_KNOB_CPUS ? CTRL_CPUSET : k == CG_KNOB_MEM_MAX ? CTRL_MEMORY : CTRL_CPU;
 }
 
 const char *cg_knob_file(const struct cgroup_ctrls *c, enum cg_knob k)
@@ -227,6 +227,7 @@ const char *cg_knob_file(const struct cgroup_ctrls *c, enum cg_knob k)
 		[CG_KNOB_IDLE] = {"cpu.idle", "cpu.idle"},
 		[CG_KNOB_CPUS] = {"cpuset.cpus", "cpuset.cpus"},
 		[CG_KNOB_WEIGHT] = {"cpu.shares", "cpu.weight"},
+		[CG_KNOB_MEM_MAX] = {"memory.limit_in_bytes", "memory.max"},
 	};
 
 	if ((unsigned int)k >= CG_KNOB_NR)
@@ -269,6 +270,15 @@ int cg_knob_format(const struct cgroup_ctrls *c, enum cg_knob k, int64_t value, 
 			return -EINVAL;
 		n = snprintf(text, size, "%lld", (long long)value);
 		break;
+	case CG_KNOB_MEM_MAX:
+		if (value < -1)
+			return -EINVAL;
+		/* v1 takes -1 for "no limit" (and prints PAGE_COUNTER_MAX in bytes) */
+		if (value < 0 && c->v2[CTRL_MEMORY])
+			n = snprintf(text, size, "max");
+		else
+			n = snprintf(text, size, "%lld", (long long)value);
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -292,6 +302,16 @@ int cg_knob_parse(const struct cgroup_ctrls *c, enum cg_knob k, const char *text
 	case CG_KNOB_IDLE:
 	case CG_KNOB_WEIGHT:
 		return parse_i64(text, value);
+	case CG_KNOB_MEM_MAX:
+		if (!strcmp(text, "max")) {
+			*value = -1;
+			return 0;
+		}
+		if (parse_i64(text, value) || *value < -1)
+			return -EINVAL;
+		if (*value >= (int64_t)MEM_UNLIMITED_MIN)
+			*value = -1;
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -396,20 +416,20 @@ static double weight_to_shares(uint64_t weight)
 	return shares < 2 ? 2 : shares > 262144 ? 262144 : shares;
 }
 
+double cg_weight_request_cpus(const struct cgroup_ctrls *c, int64_t weight)
+{
+	uint64_t v = weight > 0 ? (uint64_t)weight : 0;
+
+	return (c->v2[CTRL_CPU] ? weight_to_shares(v) : (double)v) / 1024.0;
+}
+
 int cg_read_request_cpus(const struct cgroup_ctrls *c, const char *rel, double *cpus)
 {
 	uint64_t v;
-	int err;
+	int err = read_u64(c, CTRL_CPU, rel, cg_knob_file(c, CG_KNOB_WEIGHT), &v);
 
-	if (c->v2[CTRL_CPU]) {
-		err = read_u64(c, CTRL_CPU, rel, "cpu.weight", &v);
-		if (!err)
-			*cpus = weight_to_shares(v) / 1024.0;
-		return err;
-	}
-	err = read_u64(c, CTRL_CPU, rel, "cpu.shares", &v);
 	if (!err)
-		*cpus = (double)v / 1024.0;
+		*cpus = cg_weight_request_cpus(c, (int64_t)v);
 	return err;
 }
 

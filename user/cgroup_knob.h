@@ -89,6 +89,8 @@ int cg_read_effective_cpus(const struct cgroup_ctrls *c, const char *rel, char *
 /* CPU request in CPUs: v1 cpu.shares / 1024, v2 cpu.weight mapped back to shares the kubelet's way.
  */
 int cg_read_request_cpus(const struct cgroup_ctrls *c, const char *rel, double *cpus);
+/* The same from a value of that file already read (CG_KNOB_WEIGHT's). */
+double cg_weight_request_cpus(const struct cgroup_ctrls *c, int64_t weight);
 
 /* Total CPU time of the subtree in ns: v1 cpuacct.usage, v2 cpu.stat usage_usec. */
 int cg_read_usage_ns(const struct cgroup_ctrls *c, const char *rel, uint64_t *ns);
@@ -154,7 +156,8 @@ enum cg_knob {
 	CG_KNOB_BURST,	   /* v1 cpu.cfs_burst_us, v2 cpu.max.burst */
 	CG_KNOB_IDLE,	   /* cpu.idle */
 	CG_KNOB_CPUS,	   /* cpuset.cpus */
-	CG_KNOB_WEIGHT,	   /* v1 cpu.shares, v2 cpu.weight: journaled when cpu.idle is set */
+	CG_KNOB_WEIGHT,	 /* v1 cpu.shares, v2 cpu.weight: batch requests; journaled with cpu.idle */
+	CG_KNOB_MEM_MAX, /* v1 memory.limit_in_bytes, v2 memory.max (bytes, -1 unlimited) */
 	CG_KNOB_NR,
 };
 

@@ -158,10 +158,16 @@ static void check_nesting(struct fx *f)
 static void on_write(void *ctx, const char *path, const char *value, int err)
 {
 	static const char *const short_names[][2] = {
-		{"cpu.cfs_quota_us", "quota"}, {"cpu.max", "quota"},
-		{"cpu.cfs_burst_us", "burst"}, {"cpu.max.burst", "burst"},
-		{"cpu.idle", "idle"},	       {"cpuset.cpus", "cpus"},
-		{"cpu.shares", "weight"},      {"cpu.weight", "weight"},
+		{"cpu.cfs_quota_us", "quota"},
+		{"cpu.max", "quota"},
+		{"cpu.cfs_burst_us", "burst"},
+		{"cpu.max.burst", "burst"},
+		{"cpu.idle", "idle"},
+		{"cpuset.cpus", "cpus"},
+		{"cpu.shares", "weight"},
+		{"cpu.weight", "weight"},
+		{"memory.limit_in_bytes", "mem"},
+		{"memory.max", "mem"},
 	};
 	struct fx *f = ctx;
 	const char *p = path + strlen(f->root) + 1, *file = "";
@@ -220,6 +226,8 @@ static void make_node(struct fx *f, const struct node *nd)
 		put(dir, "cpu.cfs_period_us", "100000");
 	put(dir, "cpu.idle", "0");
 	put(dir, cg_knob_file(&f->c, CG_KNOB_WEIGHT), f->v2 ? "100" : "1024");
+	xsnprintf(dir, sizeof(dir), "%s/%s", f->c.root[CTRL_MEMORY], nd->rel);
+	put(dir, cg_knob_file(&f->c, CG_KNOB_MEM_MAX), f->v2 ? "max" : "9223372036854771712");
 	xsnprintf(dir, sizeof(dir), "%s/%s", f->c.root[CTRL_CPUSET], nd->rel);
 	put(dir, "cpuset.cpus", nd->cpus);
 	put(dir, f->v2 ? "cpuset.cpus.effective" : "cpuset.effective_cpus", nd->cpus);

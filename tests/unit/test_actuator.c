@@ -184,6 +184,47 @@ static void test_burst_idle_unit_only(void **state)
 	}
 }
 
+/*
+ * Batch resources: the weight and the memory limit of a BE unit, never of an
+ * LS one; a weight release waits while cpu.idle is 1; a clean stop restores
+ * both.
+ */
+static void test_batch_weight_and_memory(void **state)
+{
+	struct fx fx, *f = &fx;
+	struct action rel = {.kind = ACT_CPU_WEIGHT, .cls = QOS_BE, .restore = true};
+	struct act_result r;
+	const char *unlimited;
+
+	(void)state;
+	xsnprintf(rel.path, sizeof(rel.path), "%s", P1);
+	for (int v2 = 0; v2 <= 1; v2++) {
+		setup_fx(f, v2);
+		unlimited = v2 ? "max" : "9223372036854771712";
+		assert_int_equal(act(f, ACT_MEM_LIMIT, P1, QOS_BE, 512 << 20, NULL, &r),
+				 OUT_APPLIED);
+		assert_string_equal(r.before, unlimited);
+		assert_string_equal(r.after, "536870912");
+		assert_int_equal(act(f, ACT_CPU_WEIGHT, P1, QOS_BE, v2 ? 20 : 512, NULL, &r),
+				 OUT_APPLIED);
+		assert_string_equal(r.before, v2 ? "100" : "1024");
+		LOG("be/pod1 mem=536870912", v2 ? "be/pod1 weight=20" : "be/pod1 weight=512");
+		expect(f, ACT_MEM_LIMIT, "kubepods/ls/pod3", QOS_LS, 1 << 20, NULL, OUT_REFUSED);
+		expect(f, ACT_CPU_WEIGHT, "kubepods/ls/pod3", QOS_LS, 2, NULL, OUT_REFUSED);
+		expect(f, ACT_MEM_LIMIT, P1, QOS_BE, -2, NULL, OUT_REFUSED);
+		expect(f, ACT_CPU_IDLE, P1, QOS_BE, 1, NULL, OUT_APPLIED);
+		actuator_apply(f->a, &rel, &r);
+		assert_string_equal(decision_outcome_name(r.outcome), "unchanged");
+		assert_non_null(strstr(r.why, "cpu.idle is 1"));
+		f->n = 0;
+		assert_int_equal(actuator_restore(f->a), 0);
+		assert_string_equal(knob_text(f, P1, CG_KNOB_MEM_MAX), unlimited);
+		assert_string_equal(knob_text(f, P1, CG_KNOB_IDLE), "0");
+		assert_string_equal(knob_text(f, P1, CG_KNOB_WEIGHT), v2 ? "100" : "1024");
+		actuator_close(f->a);
+	}
+}
+
 /* plan.release: one knob of one unit (and its descendants) back to the owner's value. */
 static void test_release(void **state)
 {
@@ -346,11 +387,17 @@ static void test_vanished_forget_failed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_refusals),      cmocka_unit_test(test_ls_never_lowered),
-		cmocka_unit_test(test_unchanged),     cmocka_unit_test(test_cpuset_order),
-		cmocka_unit_test(test_quota_nesting), cmocka_unit_test(test_burst_idle_unit_only),
-		cmocka_unit_test(test_evict),	      cmocka_unit_test(test_vanished_forget_failed),
-		cmocka_unit_test(test_release),	      cmocka_unit_test(test_ls_never_squeezed),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_ls_never_lowered),
+		cmocka_unit_test(test_unchanged),
+		cmocka_unit_test(test_cpuset_order),
+		cmocka_unit_test(test_quota_nesting),
+		cmocka_unit_test(test_burst_idle_unit_only),
+		cmocka_unit_test(test_evict),
+		cmocka_unit_test(test_vanished_forget_failed),
+		cmocka_unit_test(test_release),
+		cmocka_unit_test(test_ls_never_squeezed),
+		cmocka_unit_test(test_batch_weight_and_memory),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

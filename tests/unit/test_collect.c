@@ -426,8 +426,14 @@ static void test_settings_and_new_pods(void **state)
 /* The API's pods: a memory request reaches the unit. */
 static const struct kube_pod *pod_with_request(void *ctx, const char *uid)
 {
-	static const struct kube_pod ls = {.uid = "55_66", .request_mem = 64 << 20},
-				     be = {.uid = "77_88"};
+	static const struct kube_pod ls = {.uid = "55_66",
+					   .request_mem = 64 << 20,
+					   .batch_mem_limit = 1 << 20}, /* LS: not read */
+		be = {.uid = "77_88",
+		      .batch_cpu_request = 500,
+		      .batch_cpu_limit = 1000,
+		      .batch_mem_request = 256 << 20,
+		      .batch_mem_limit = 512 << 20};
 
 	(void)ctx;
 	return !strcmp(uid, "55-66") ? &ls : !strcmp(uid, "77-88") ? &be : NULL;
@@ -457,6 +463,8 @@ static void test_capacity_inputs(void **state)
 	cgroup("s3/kubepods.slice", "max 100000\n", 0);
 	cgroup(ls, "max 100000\n", 0);
 	cgroup(be, "max 100000\n", 0);
+	put(be, "memory.max", "536870912\n");
+	put(ls, "memory.max", "1048576\n");
 	cgroup_ctrls_fake(&c, root, true);
 	snprintf(fs.root, sizeof(fs.root), "%s", root);
 	cfg.policy.capacity.enabled = true; /* memory eviction off: only capacity wants memory */
@@ -468,6 +476,14 @@ static void test_capacity_inputs(void **state)
 	assert_int_equal(unit(&rec->in, ls)->request_mem, 64 << 20);
 	assert_int_equal(unit(&rec->in, be)->mem_used, 2000000);
 	assert_int_equal(unit(&rec->in, be)->request_mem, 0); /* listed without one */
+	/* batch resources, the weight and (BE with a batch-memory limit only) the memory limit */
+	assert_int_equal(unit(&rec->in, be)->batch.cpu_request, 500);
+	assert_int_equal(unit(&rec->in, be)->batch.cpu_limit, 1000);
+	assert_int_equal(unit(&rec->in, be)->batch.mem_request, 256 << 20);
+	assert_int_equal(unit(&rec->in, be)->batch.mem_limit, 512 << 20);
+	assert_int_equal(unit(&rec->in, be)->weight, 100);
+	assert_int_equal(unit(&rec->in, be)->mem_max, 512 << 20);
+	assert_int_equal(unit(&rec->in, ls)->mem_max, -1); /* LS: not read */
 	/* within COLLECT_CAPACITY_MEM_NS the last read stands; then it is read anew */
 	put(ls, "memory.current", "5000000\n");
 	rec = collector_read(col, 2, 2000000000ull, &err);

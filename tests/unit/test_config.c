@@ -91,6 +91,12 @@ static void test_defaults_documented(void **state)
 	assert_true(c.policy.capacity.mem_reserve == 0);
 	assert_true(c.policy.capacity.stale_s == 60);
 	assert_true(c.policy.capacity.min_change == 0.01);
+	assert_true(c.policy.batch.enabled);
+	assert_true(c.policy.batch.cpu_quota);
+	assert_true(c.policy.batch.memory_limit);
+	assert_false(c.policy.batch.evict);
+	assert_true(c.policy.batch.evict_after_s == 60);
+	assert_true(c.policy.batch.evict_cooldown_s == 20);
 	assert_true(c.kube.batch_status);
 	assert_true(c.kube.batch_step == 0.10);
 	assert_true(c.kube.batch_min_interval_s == 30);
@@ -187,7 +193,7 @@ static const struct bad bad_docs[] = {
 	/* unknown keys, at every depth */
 	{"{\"interval\": 1}",
 	 "interval: unknown key (allowed keys: cgroup_root, interval_s, dry_run, fast_path, "
-	 "state_dir, decisions, classes, suppress, burst, evict, interference, capacity, http, "
+	 "state_dir, decisions, classes, suppress, burst, evict, interference, capacity, batch_resources, http, "
 	 "kubernetes)"},
 	{"{\"burst\": {\"polcy\": \"auto\"}}",
 	 "burst.polcy: unknown key (allowed keys: policy, burst_percent, scale_up, scale_down, "
@@ -326,6 +332,11 @@ static const struct bad bad_docs[] = {
 	{"{\"capacity\": {\"node_status\": {\"min_interval_s\": 400}}}",
 	 "capacity.node_status.min_interval_s: 400 must be at most "
 	 "capacity.node_status.max_interval_s (allowed: at most 300)"},
+	/* batch resources */
+	{"{\"batch_resources\": {\"cpu_quota\": \"yes\"}}",
+	 "batch_resources.cpu_quota: expected true or false, got a string"},
+	{"{\"batch_resources\": {\"evict\": {\"after_s\": 0}}}",
+	 "batch_resources.evict.after_s: 0 is out of range (allowed: 1 to 86400)"},
 };
 
 static void test_bad_docs(void **state)

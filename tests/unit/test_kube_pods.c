@@ -135,17 +135,28 @@ static void test_parse_first_owner_without_controller(void **state)
 	kube_pod_list_free(&l);
 }
 
-/* A one-pod list with these annotations (a JSON object's members) and status. */
-static void parse_one(const char *annotations, const char *status, struct kube_pod_list *l)
+/*
+ * A one-pod list, which must parse, with these annotations (a JSON object's
+ * members), spec (a JSON object) and status (members).
+ */
+static void parse_pod(const char *annotations, const char *spec, const char *status,
+		      struct kube_pod_list *l)
 {
 	char doc[1024];
 
 	snprintf(doc, sizeof(doc),
 		 "{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"uid\":\"u\","
-		 "\"namespace\":\"n\",\"name\":\"p\",\"annotations\":{%s}},\"status\":{%s}}]}",
-		 annotations, status);
+		 "\"namespace\":\"n\",\"name\":\"p\",\"annotations\":{%s}},\"spec\":%s,"
+		 "\"status\":{%s}}]}",
+		 annotations, spec, status);
 	parse_str(doc, l, 0);
 	assert_int_equal(l->n, 1);
+}
+
+/* With the annotations and status alone. */
+static void parse_one(const char *annotations, const char *status, struct kube_pod_list *l)
+{
+	parse_pod(annotations, "{}", status, l);
 }
 
 /*
@@ -226,17 +237,11 @@ static void test_parse_memory_request(void **state)
 		 "\"overhead\":{\"memory\":\"1k\"}}",
 		 2000001000},
 	};
-	char doc[1024];
 	struct kube_pod_list l;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		snprintf(doc, sizeof(doc),
-			 "{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"uid\":\"u\","
-			 "\"namespace\":\"n\",\"name\":\"p\"},\"spec\":%s}]}",
-			 rows[i].spec);
-		parse_str(doc, &l, 0);
-		assert_int_equal(l.n, 1);
+		parse_pod("", rows[i].spec, "", &l);
 		assert_int_equal(l.pods[0].request_mem, rows[i].want);
 		kube_pod_list_free(&l);
 	}
@@ -248,6 +253,54 @@ static void test_parse_memory_request(void **state)
 	assert_int_equal(l.n, 0);
 	assert_int_equal(l.skipped, 1);
 	kube_pod_list_free(&l);
+}
+
+/*
+ * Batch resources: requests summed (init containers the scheduler's way),
+ * a request absent defaults to the limit, a limit is 0 (unlimited) when any
+ * container sets none.
+ */
+static void test_parse_batch_resources(void **state)
+{
+#define C(req, lim) "{\"resources\":{\"requests\":{" req "},\"limits\":{" lim "}}}"
+#define CPU(v)	    "\"kubernetes.io/batch-cpu\":\"" v "\""
+#define MEM(v)	    "\"kubernetes.io/batch-memory\":\"" v "\""
+	static const struct {
+		const char *spec;
+		uint64_t cpu_req, cpu_lim, mem_req, mem_lim;
+	} rows[] = {
+		{"{}", 0, 0, 0, 0},
+		{"{\"containers\":[" C(CPU("500") "," MEM("256Mi"),
+				       CPU("1k") "," MEM("512Mi")) "]}",
+		 500, 1000, 268435456, 536870912},
+		/* two containers: sums; the second's request defaults to its limit */
+		{"{\"containers\":[" C(CPU("500"), CPU("1000")) "," C("", CPU("250")) "]}", 750,
+		 1250, 0, 0},
+		/* one container without a limit: the pod is unlimited, its request still counts */
+		{"{\"containers\":[" C(CPU("500"), CPU("1000")) ",{}]}", 500, 0, 0, 0},
+		/* an init container larger than the regular sum sets both */
+		{"{\"containers\":[" C(CPU("500"), CPU("500")) "],\"initContainers\":[" C(
+			 CPU("2000"), CPU("2000")) "]}",
+		 2000, 2000, 0, 0},
+		/* an init container without a limit: unlimited */
+		{"{\"containers\":[" C(CPU("500"), CPU("500")) "],\"initContainers\":[{}]}", 500, 0,
+		 0, 0},
+	};
+#undef C
+#undef CPU
+#undef MEM
+	struct kube_pod_list l;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		parse_pod("", rows[i].spec, "", &l);
+		print_message("row %zu\n", i);
+		assert_int_equal(l.pods[0].batch_cpu_request, rows[i].cpu_req);
+		assert_int_equal(l.pods[0].batch_cpu_limit, rows[i].cpu_lim);
+		assert_int_equal(l.pods[0].batch_mem_request, rows[i].mem_req);
+		assert_int_equal(l.pods[0].batch_mem_limit, rows[i].mem_lim);
+		kube_pod_list_free(&l);
+	}
 }
 
 static void test_quantity(void **state)
@@ -452,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_parse_first_owner_without_controller),
 		cmocka_unit_test(test_parse_evict_controls),
 		cmocka_unit_test(test_parse_memory_request),
+		cmocka_unit_test(test_parse_batch_resources),
 		cmocka_unit_test(test_quantity),
 		cmocka_unit_test(test_parse_empty_list),
 		cmocka_unit_test(test_parse_bad_documents),

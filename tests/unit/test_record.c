@@ -35,23 +35,26 @@ static void fill(struct pol_input *in)
 	in->n_units = 2;
 	in->units = calloc(2, sizeof(*in->units));
 	assert_non_null(in->units);
-	in->units[0] = (struct pol_unit){.id = 7,
-					 .cls = QOS_LS,
-					 .priority = -5,
-					 .quota_us = 50000,
-					 .period_us = 100000,
-					 .burst_us = -1,
-					 .idle = -1,
-					 .request_cpus = 0.5,
-					 .limit_cpus = 0.5,
-					 .cpu_used = 0.123456789012345678,
-					 .nr_periods = 10,
-					 .nr_throttled = 3,
-					 .has_rq = true,
-					 .has_cpi = true,
-					 .cpi = 1.25,
-					 .mem_anon_unevict = 1 << 20,
-					 .mem_used = 2 << 20};
+	in->units[0] = (struct pol_unit){
+		.id = 7,
+		.cls = QOS_LS,
+		.priority = -5,
+		.quota_us = 50000,
+		.period_us = 100000,
+		.burst_us = -1,
+		.idle = -1,
+		.request_cpus = 0.5,
+		.limit_cpus = 0.5,
+		.cpu_used = 0.123456789012345678,
+		.nr_periods = 10,
+		.nr_throttled = 3,
+		.has_rq = true,
+		.has_cpi = true,
+		.cpi = 1.25,
+		.mem_anon_unevict = 1 << 20,
+		.mem_used = 2 << 20,
+		.weight = -1, /* unreadable, and an LS unit's memory limit: not written */
+		.mem_max = -1};
 	snprintf(in->units[0].path, sizeof(in->units[0].path), "kubepods/burstable/pod1");
 	snprintf(in->units[0].pod_uid, sizeof(in->units[0].pod_uid), "1");
 	in->units[0].rq.count = 3;
@@ -64,7 +67,10 @@ static void fill(struct pol_input *in)
 					 .limit_cpus = -1,
 					 .evict_guard = EVICT_GUARD_DAEMONSET,
 					 .evict_priority = -3,
-					 .start_ns = 1795540537000000000ull};
+					 .start_ns = 1795540537000000000ull,
+					 .weight = 512,
+					 .mem_max = 512 << 20,
+					 .batch = {500, 1000, 256 << 20, 512 << 20}};
 	snprintf(in->units[1].path, sizeof(in->units[1].path), "batch/job");
 	snprintf(in->units[1].cpus, sizeof(in->units[1].cpus), "1");
 	in->n_blame = 1;

@@ -55,7 +55,11 @@ static void run_steps(struct actuator *a, struct steps *s, struct act_result *r)
 	r->outcome = a->dry_run ? OUT_DRY_RUN : OUT_APPLIED;
 }
 
-/* Burst and idle: the unit only, no nesting. */
+/*
+ * Burst, idle, weight and memory limit: the unit only. A memory limit nests
+ * (v1 with use_hierarchy, v2) but the kernel accepts any child's limit, the
+ * lowest on the path applies: batch resources write the pod's only.
+ */
 static void apply_number(struct actuator *a, enum cg_knob k, const char *rel, int64_t value,
 			 struct act_result *r)
 {
@@ -374,21 +378,29 @@ static void apply_restore(struct actuator *a, const struct action *act, const ch
 			  struct act_result *r)
 {
 	static const enum cg_knob knob_of[ACT_NR] = {
-		[ACT_CPU_QUOTA] = CG_KNOB_QUOTA,
-		[ACT_CPU_BURST] = CG_KNOB_BURST,
-		[ACT_CPU_IDLE] = CG_KNOB_IDLE,
-		[ACT_CPUSET] = CG_KNOB_CPUS,
+		[ACT_CPU_QUOTA] = CG_KNOB_QUOTA,   [ACT_CPU_BURST] = CG_KNOB_BURST,
+		[ACT_CPU_IDLE] = CG_KNOB_IDLE,	   [ACT_CPUSET] = CG_KNOB_CPUS,
+		[ACT_CPU_WEIGHT] = CG_KNOB_WEIGHT, [ACT_MEM_LIMIT] = CG_KNOB_MEM_MAX,
 	};
 	enum cg_knob k = knob_of[act->kind];
 	size_t restored = 0;
-	int ret;
+	int idle = 0, ret;
 
 	if (act->kind != ACT_CPU_QUOTA && act->kind != ACT_CPU_BURST && act->kind != ACT_CPU_IDLE &&
-	    act->kind != ACT_CPUSET) {
+	    act->kind != ACT_CPUSET && act->kind != ACT_CPU_WEIGHT && act->kind != ACT_MEM_LIMIT) {
 		set_outcome(r, OUT_REFUSED, 0, "%s has no owner's value", act_kind_name(act->kind));
 		return;
 	}
 	cg_read_knob(a->c, k, rel, r->before, sizeof(r->before));
+	/*
+	 * The kernel refuses weight writes while cpu.idle is 1; the journal keeps
+	 * the owner's weight, and clearing cpu.idle brings it back (below).
+	 */
+	if (k == CG_KNOB_WEIGHT && !cg_read_idle(a->c, rel, &idle) && idle == 1) {
+		set_outcome(r, OUT_UNCHANGED, 0,
+			    "cpu.idle is 1: the owner's weight comes back with cpu.idle");
+		return;
+	}
 	ret = act_restore_knob(a, k, rel, &restored);
 	/* Clearing cpu.idle reset the weight to the default: the owner's comes back too. */
 	if (ret == 0 && k == CG_KNOB_IDLE) {
@@ -433,8 +445,9 @@ void actuator_apply(struct actuator *a, const struct action *act, struct act_res
 		return;
 	}
 	/* Beyond quotas (apply_quota): an LS unit keeps its CPUs and weight, and stays. */
-	if (qos_is_ls(act->cls) && (act->kind == ACT_CPUSET || act->kind == ACT_EVICT ||
-				    (act->kind == ACT_CPU_IDLE && act->value))) {
+	if (qos_is_ls(act->cls) &&
+	    (act->kind == ACT_CPUSET || act->kind == ACT_EVICT || act->kind == ACT_CPU_WEIGHT ||
+	     act->kind == ACT_MEM_LIMIT || (act->kind == ACT_CPU_IDLE && act->value))) {
 		set_outcome(r, OUT_REFUSED, 0, "%s is %s: qoslet never squeezes it (%s)", rel,
 			    qos_class_name(act->cls), act_kind_name(act->kind));
 		return;
@@ -448,6 +461,12 @@ void actuator_apply(struct actuator *a, const struct action *act, struct act_res
 		break;
 	case ACT_CPU_IDLE:
 		apply_number(a, CG_KNOB_IDLE, rel, act->value, r);
+		break;
+	case ACT_CPU_WEIGHT:
+		apply_number(a, CG_KNOB_WEIGHT, rel, act->value, r);
+		break;
+	case ACT_MEM_LIMIT:
+		apply_number(a, CG_KNOB_MEM_MAX, rel, act->value, r);
 		break;
 	case ACT_CPUSET:
 		apply_cpuset(a, act, rel, r);

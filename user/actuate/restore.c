@@ -74,6 +74,7 @@ static int plan_entry(const struct actuator *a, const struct journal_entry *e, c
 		return 0;
 	switch (e->knob) {
 	case CG_KNOB_QUOTA:
+	case CG_KNOB_MEM_MAX: /* -1 (unlimited) the largest of both */
 		if (cg_knob_parse(a->c, e->knob, e->orig, &o) ||
 		    cg_knob_parse(a->c, e->knob, cur, &v))
 			break;

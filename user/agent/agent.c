@@ -173,7 +173,7 @@ static void request_eviction(struct agent *a, struct decision *d)
 		d->outcome = OUT_FAILED, d->err = -rc;
 }
 
-static void decide(struct agent *a, const struct action *act)
+void agent_decide(struct agent *a, const struct action *act)
 {
 	const struct pol_unit *u = unit_of(&a->rec->in, act->id);
 	struct decision d = {.ts_ns = a->rec->in.ts_ns, .act = *act};
@@ -372,7 +372,7 @@ static int tick_once(struct agent *a, bool fast)
 	if (err)
 		return err;
 	for (size_t i = 0; i < a->actions.n; i++)
-		decide(a, &a->actions.v[i]);
+		agent_decide(a, &a->actions.v[i]);
 	err = agent_capacity_tick(a);
 	if (err)
 		return err;
@@ -806,6 +806,7 @@ static void teardown(struct agent *a)
 	probe_set_close(a->probes);
 	policy_state_free(&a->pol);
 	capacity_state_free(&a->cap);
+	batch_evict_state_free(&a->batch_evict);
 	kube_pod_list_free(&a->pods);
 	action_list_free(&a->actions);
 	decision_log_free(&a->log);

@@ -14,6 +14,7 @@
 
 #include "../cgroup.h"
 #include "../collect/collect.h"
+#include "../policy/batch_evict.h"
 #include "../policy/capacity.h"
 #include "../policy/policy.h"
 #include "../probes/probes.h"
@@ -75,7 +76,8 @@ struct agent {
 	char interference[512];	   /* ... what it said, for the node condition */
 	struct capacity_state cap; /* batch capacity (capacity.c) */
 	struct capacity_result cap_result;
-	bool cap_have; /* cap_result holds a tick's result */
+	bool cap_have;			      /* cap_result holds a tick's result */
+	struct batch_evict_state batch_evict; /* eviction on batch overcommit (capacity.c) */
 };
 
 /*
@@ -100,7 +102,13 @@ void kube_report(struct agent *a, const struct decision *d);
 /* Records d, and tells the cluster about it when it is worth an Event (agent.c). */
 void agent_record_decision(struct agent *a, struct decision *d);
 
-/* Batch capacity for this tick: decisions for its changes, the values to the link. */
+/* Hands one action to the actuator and records the decision (agent.c). */
+void agent_decide(struct agent *a, const struct action *act);
+
+/*
+ * Batch capacity for this tick: decisions for its changes, the values to the
+ * link; then the eviction on batch overcommit, which compares against them.
+ */
 int agent_capacity_tick(struct agent *a);
 
 /* Once per interval: the node condition the loop currently wants. */

@@ -86,5 +86,10 @@ int agent_capacity_tick(struct agent *a)
 	if (a->kube)
 		kube_sync_batch(a->kube, a->cap.decided[CAP_CPU], a->cap.decided[CAP_MEM],
 				(uint64_t)(cfg->stale_s * 1e9));
-	return 0;
+	err = batch_evict_run(&a->rec->in, &a->cap_result, &a->cfg.policy.batch,
+			      &a->cfg.policy.evict_order, &a->batch_evict, &acts);
+	for (size_t i = 0; !err && i < acts.n; i++)
+		agent_decide(a, &acts.v[i]);
+	action_list_free(&acts);
+	return err;
 }

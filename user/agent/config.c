@@ -229,6 +229,22 @@ static const struct field capacity_fields[] = {
 	{0},
 };
 
+/* Batch resources into BE cgroups, and their overcommit eviction (docs/batch-resources.md). */
+static const struct field batch_evict_fields[] = {
+	BOOL("enabled", policy.batch.evict),
+	NUM("after_s", policy.batch.evict_after_s, 1, 86400),
+	NUM("cooldown_s", policy.batch.evict_cooldown_s, 0, 3600),
+	{0},
+};
+
+static const struct field batch_fields[] = {
+	BOOL("enabled", policy.batch.enabled),
+	BOOL("cpu_quota", policy.batch.cpu_quota),
+	BOOL("memory_limit", policy.batch.memory_limit),
+	OBJ("evict", batch_evict_fields),
+	{0},
+};
+
 static const struct field http_fields[] = {
 	BOOL("enabled", http.enabled),
 	STR("address", http.address, S_ADDR),
@@ -274,6 +290,7 @@ static const struct field top_fields[] = {
 	OBJ("evict", evict_fields),
 	OBJ("interference", interference_fields),
 	OBJ("capacity", capacity_fields),
+	OBJ("batch_resources", batch_fields),
 	OBJ("http", http_fields),
 	OBJ("kubernetes", kube_fields),
 	{0},

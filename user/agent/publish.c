@@ -252,8 +252,9 @@ static int build_settings(struct agent *a, struct inputs *x)
 		const struct pol_unit *const *u;
 		struct metrics_setting *s = &x->settings[x->n_settings];
 
-		if (k == CG_KNOB_WEIGHT)
-			continue; /* journaled along with cpu.idle, never set for its own sake */
+		/* the batch weight and memory limit: no per-pod families (batch-resources.md) */
+		if (k == CG_KNOB_WEIGHT || k == CG_KNOB_MEM_MAX)
+			continue;
 		u = bsearch(rel, x->by_path, in->n_units, sizeof(*x->by_path), cmp_path_unit);
 		if (!u || setting_value(*u, k, &s->value))
 			continue;
@@ -409,8 +410,11 @@ static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 		in.kube = &kube;
 	}
 	memcpy(in.errors, a->errors, sizeof(in.errors));
-	if (a->cap_have)
+	if (a->cap_have) {
 		in.capacity = &a->cap_result;
+		for (int r = 0; r < CAP_NR; r++)
+			in.batch_requested[r] = batch_requested(&a->rec->in, r);
+	}
 	if (!err)
 		err = metrics_render(&in, &metrics, len);
 	inputs_free(&x);

@@ -21,8 +21,15 @@ static json_t *hist_to_json(const struct lat_hist *h)
 			 "slots", slots);
 }
 
+/* A pod's batch resources, each its own optional key ("batch_cpu_request", ...). */
+#define BATCH_KEYS 4
+static const char *const batch_keys[BATCH_KEYS] = {"batch_cpu_request", "batch_cpu_limit",
+						   "batch_mem_request", "batch_mem_limit"};
+
 static json_t *unit_to_json(const struct pol_unit *u)
 {
+	const uint64_t batch[BATCH_KEYS] = {u->batch.cpu_request, u->batch.cpu_limit,
+					    u->batch.mem_request, u->batch.mem_limit};
 	json_t *o = json_pack("{s:o, s:s, s:s, s:s, s:i, s:o, s:o, s:o, s:i, s:s, s:f, s:f, s:f, "
 			      "s:o, s:o, s:o, s:o}",
 			      "id", U64(u->id), "path", u->path, "pod_uid", u->pod_uid, "class",
@@ -44,6 +51,14 @@ static json_t *unit_to_json(const struct pol_unit *u)
 		json_object_set_new(o, "evict_priority", json_integer(u->evict_priority));
 	if (u->start_ns)
 		json_object_set_new(o, "start_ns", U64(u->start_ns));
+	/* only what a policy reads (batch resources' weight): a few bytes per unit and tick */
+	if (u->weight >= 0 && u->batch.cpu_request)
+		json_object_set_new(o, "weight", json_integer(u->weight));
+	if (u->mem_max >= 0)
+		json_object_set_new(o, "mem_max", json_integer(u->mem_max));
+	for (size_t i = 0; i < BATCH_KEYS; i++)
+		if (batch[i])
+			json_object_set_new(o, batch_keys[i], U64(batch[i]));
 	if (u->has_rq)
 		json_object_set_new(o, "rq", hist_to_json(&u->rq));
 	if (u->has_cpi)
@@ -143,21 +158,44 @@ static int hist_from_json(const json_t *o, struct lat_hist *h, char *err, size_t
 static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t errlen)
 {
 	json_int_t id, quota, period, burst, periods, throttled, anon, used, request_mem = 0;
-	json_int_t start_ns = 0;
+	json_int_t start_ns = 0, weight = -1, mem_max = -1, batch[BATCH_KEYS] = {0};
 	const char *path, *uid, *cls, *cpus, *guard = "";
 	json_t *rq = NULL, *cpi = NULL;
 	json_error_t e;
 	int priority, idle, evict_priority = 0;
 
 	static const char fmt[] = "{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, "
-				  "s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o, s?s, s?i, s?I}";
-	static const char *const keys[] = {
-		"id",	       "path",		 "pod_uid",	 "class",
-		"priority",    "quota_us",	 "period_us",	 "burst_us",
-		"idle",	       "cpus",		 "request_cpus", "limit_cpus",
-		"cpu_used",    "nr_periods",	 "nr_throttled", "mem_anon_unevict",
-		"mem_used",    "request_mem",	 "rq",		 "cpi",
-		"evict_guard", "evict_priority", "start_ns"};
+				  "s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o, s?s, s?i, s?I, "
+				  "s?I, s?I, s?I, s?I, s?I, s?I}";
+	static const char *const keys[] = {"id",
+					   "path",
+					   "pod_uid",
+					   "class",
+					   "priority",
+					   "quota_us",
+					   "period_us",
+					   "burst_us",
+					   "idle",
+					   "cpus",
+					   "request_cpus",
+					   "limit_cpus",
+					   "cpu_used",
+					   "nr_periods",
+					   "nr_throttled",
+					   "mem_anon_unevict",
+					   "mem_used",
+					   "request_mem",
+					   "rq",
+					   "cpi",
+					   "evict_guard",
+					   "evict_priority",
+					   "start_ns",
+					   "weight",
+					   "mem_max",
+					   "batch_cpu_request",
+					   "batch_cpu_limit",
+					   "batch_mem_request",
+					   "batch_mem_limit"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "id", &id, "path", &path, "pod_uid",
 			   &uid, "class", &cls, "priority", &priority, "quota_us", &quota,
@@ -166,7 +204,9 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 			   "cpu_used", &u->cpu_used, "nr_periods", &periods, "nr_throttled",
 			   &throttled, "mem_anon_unevict", &anon, "mem_used", &used, "request_mem",
 			   &request_mem, "rq", &rq, "cpi", &cpi, "evict_guard", &guard,
-			   "evict_priority", &evict_priority, "start_ns", &start_ns)) {
+			   "evict_priority", &evict_priority, "start_ns", &start_ns, "weight",
+			   &weight, "mem_max", &mem_max, batch_keys[0], &batch[0], batch_keys[1],
+			   &batch[1], batch_keys[2], &batch[2], batch_keys[3], &batch[3])) {
 		name_bad_key(o, fmt, keys, "unit.", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -195,6 +235,10 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 	u->request_mem = (uint64_t)request_mem;
 	u->evict_priority = evict_priority;
 	u->start_ns = (uint64_t)start_ns;
+	u->weight = weight;
+	u->mem_max = mem_max;
+	u->batch = (struct pol_batch){(uint64_t)batch[0], (uint64_t)batch[1], (uint64_t)batch[2],
+				      (uint64_t)batch[3]};
 	u->has_rq = rq != NULL;
 	if (rq && hist_from_json(rq, &u->rq, err, errlen))
 		return -EINVAL;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../policy/batch_evict.h"
 #include "../policy/capacity.h"
 #include "../policy/policy.h"
 #include "agent.h"
@@ -31,6 +32,12 @@ static void recorded_value(const struct pol_unit *u, const struct action *a, cha
 		break;
 	case ACT_CPUSET:
 		snprintf(buf, size, "%s", u->cpus);
+		break;
+	case ACT_CPU_WEIGHT:
+		snprintf(buf, size, "%" PRId64, u->weight);
+		break;
+	case ACT_MEM_LIMIT:
+		snprintf(buf, size, "%" PRId64, u->mem_max);
 		break;
 	default:
 		break;
@@ -81,6 +88,7 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 	struct policy_state st = {0};
 	struct capacity_state cap = {0};
 	struct capacity_result cap_result;
+	struct batch_evict_state batch_evict = {0};
 	struct action_list actions = {0};
 	struct pol_input in = {0};
 	char err[512];
@@ -98,6 +106,10 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 			      ?: (cfg->policy.capacity.enabled
 					  ? capacity_tick(&in, NULL, &cfg->policy.capacity, &cap,
 							  &cap_result, &actions)
+						    ?: batch_evict_run(&in, &cap_result,
+								       &cfg->policy.batch,
+								       &cfg->policy.evict_order,
+								       &batch_evict, &actions)
 					  : 0);
 		if (ret)
 			break;
@@ -120,6 +132,7 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 	action_list_free(&actions);
 	policy_state_free(&st);
 	capacity_state_free(&cap);
+	batch_evict_state_free(&batch_evict);
 	decision_log_free(&log);
 	return ret;
 }

@@ -151,11 +151,12 @@ static enum qos_class pod_class(const struct kube_pod *pod, enum kube_qos tier)
  * the node running (kube_pod_protected()) are never BE but by a rule: what
  * the label or the tier would make BE is SYSTEM, left alone like the node's
  * own daemons; and with the API link on, a pod the list does not hold yet is
- * unmanaged until it does. A pod's uid, priority and memory request come
- * with it whichever decided.
+ * unmanaged until it does. A pod's uid, priority, memory request and batch
+ * resources come with it whichever decided.
  */
 static enum qos_class classify(const struct collect_opts *o, const char *rel, char *pod_uid,
-			       size_t uid_size, int32_t *priority, uint64_t *request_mem)
+			       size_t uid_size, int32_t *priority, uint64_t *request_mem,
+			       struct pol_batch *batch)
 {
 	const struct kube_pod *pod = NULL;
 	struct kube_ids ids;
@@ -166,11 +167,15 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
 	pod_uid[0] = '\0';
 	*priority = 0;
 	*request_mem = 0;
+	memset(batch, 0, sizeof(*batch));
 	if (is_pod) {
 		snprintf(pod_uid, uid_size, "%s", ids.pod_uid);
 		pod = o->pod ? o->pod(o->ctx, ids.pod_uid) : NULL;
 		*priority = pod && pod->has_priority ? pod->priority : 0;
 		*request_mem = pod ? pod->request_mem : 0;
+		if (pod)
+			*batch = (struct pol_batch){pod->batch_cpu_request, pod->batch_cpu_limit,
+						    pod->batch_mem_request, pod->batch_mem_limit};
 	}
 	cls = rule_class(o->cfg, rel, pod);
 	if (cls != QOS_NR)
@@ -276,8 +281,9 @@ static int visit(void *ctx, const struct cg_tree_dir *d)
 		char uid[40];
 		int32_t prio;
 		uint64_t request_mem;
+		struct pol_batch batch;
 		enum qos_class cls =
-			classify(r->c->o, d->rel, uid, sizeof(uid), &prio, &request_mem);
+			classify(r->c->o, d->rel, uid, sizeof(uid), &prio, &request_mem, &batch);
 
 		if (cls == QOS_UNMANAGED && r->c->o->system_units && system_unit(d->rel, d->depth))
 			cls = QOS_SYSTEM;
@@ -298,6 +304,7 @@ static int visit(void *ctx, const struct cg_tree_dir *d)
 			s->u.request_mem = request_mem;
 			evict_facts(uid[0] && r->c->o->pod ? r->c->o->pod(r->c->o->ctx, uid) : NULL,
 				    &s->u);
+			s->u.batch = batch;
 			snprintf(s->u.path, sizeof(s->u.path), "%s", d->rel);
 			snprintf(s->u.pod_uid, sizeof(s->u.pod_uid), "%s", uid);
 			r->unit = (long)r->n_units++;
@@ -346,6 +353,7 @@ static int rebuild(struct collector *c)
 			now->u.evict_guard = id.evict_guard;
 			now->u.evict_priority = id.evict_priority;
 			now->u.start_ns = id.start_ns;
+			now->u.batch = id.batch;
 			memcpy(now->u.pod_uid, id.pod_uid, sizeof(id.pod_uid));
 			/* v1 can rename a cgroup: same id, new path, files to open anew */
 			if (strcmp(now->u.path, id.path)) {
@@ -434,6 +442,7 @@ static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s)
 {
 	struct pol_unit *u = &s->u;
 	double request = u->request_cpus;
+	char text[64];
 	int err = cg_read_quota(ctrls, u->path, &u->quota_us, &u->period_us);
 
 	if (err == -ENOENT)
@@ -448,8 +457,16 @@ static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s)
 		u->idle = -1;
 	if (cg_read_cpus(ctrls, u->path, u->cpus, sizeof(u->cpus)))
 		u->cpus[0] = '\0';
-	if (cg_read_request_cpus(ctrls, u->path, &u->request_cpus))
-		u->request_cpus = 0;
+	if (cg_read_knob(ctrls, CG_KNOB_WEIGHT, u->path, text, sizeof(text)) ||
+	    cg_knob_parse(ctrls, CG_KNOB_WEIGHT, text, &u->weight))
+		u->weight = -1;
+	u->request_cpus = u->weight >= 0 ? cg_weight_request_cpus(ctrls, u->weight) : 0;
+	/* Only batch resources set a memory limit (a BE pod's that has one): no other is read. */
+	u->mem_max = -1;
+	if (u->cls == QOS_BE && u->batch.mem_limit &&
+	    (cg_read_knob(ctrls, CG_KNOB_MEM_MAX, u->path, text, sizeof(text)) ||
+	     cg_knob_parse(ctrls, CG_KNOB_MEM_MAX, text, &u->mem_max)))
+		u->mem_max = -1;
 	/*
 	 * cpu.idle=1 makes the kernel report the idle weight (3 shares) instead
 	 * of the owner's: keep the request read before qoslet set it.

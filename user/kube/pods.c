@@ -122,48 +122,85 @@ static bool parse_containers(struct kube_pod *p, const json_t *status, const cha
 	return true;
 }
 
-/* A resources.requests-shaped object's memory; absent is 0, a bad quantity is a broken pod. */
-static bool memory_of(const json_t *list, uint64_t *out)
+#define BATCH_CPU    "kubernetes.io/batch-cpu"
+#define BATCH_MEMORY "kubernetes.io/batch-memory"
+
+/* A resource list's quantity of `name`; absent is 0 (*set false), a bad quantity a broken pod. */
+static bool quantity_of(const json_t *list, const char *name, uint64_t *out, bool *set)
 {
-	const json_t *v = json_object_get(list, "memory");
+	const json_t *v = json_object_get(list, name);
 
 	*out = 0;
+	*set = v != NULL;
 	if (!v)
 		return true;
 	return json_is_string(v) && !kube_quantity_parse(json_string_value(v), out);
 }
 
-/* Sum (regular containers) or largest (init containers) of a spec array's memory requests. */
-static bool requests_of(const json_t *spec, const char *key, bool sum, uint64_t *out)
+/*
+ * One container's request (section "requests": absent, it defaults to the
+ * limit, as the API server defaults it) or limit ("limits") of `name`.
+ */
+static bool container_quantity(const json_t *c, const char *section, const char *name,
+			       uint64_t *out, bool *set)
 {
-	const json_t *arr = json_object_get(spec, key), *c;
-	uint64_t v;
-	size_t i;
+	const json_t *res = json_object_get(c, "resources");
+
+	if (!quantity_of(json_object_get(res, section), name, out, set))
+		return false;
+	if (*set || strcmp(section, "requests"))
+		return true;
+	return quantity_of(json_object_get(res, "limits"), name, out, set);
+}
+
+/*
+ * The pod's total of `name` in `section` the scheduler's way: the larger
+ * of the regular containers' sum and the largest init container (they run
+ * one at a time, before the others). With `every`, 0 when some container
+ * sets none: for a limit, the pod is then unlimited.
+ */
+static bool pod_total(const json_t *spec, const char *section, const char *name, bool every,
+		      uint64_t *out)
+{
+	static const char *const keys[] = {"containers", "initContainers"};
+	uint64_t part[2] = {0, 0}, v;
+	bool set;
 
 	*out = 0;
-	if (!arr)
-		return true;
-	if (!json_is_array(arr))
-		return false;
-	json_array_foreach(arr, i, c)
-	{
-		if (!memory_of(json_object_get(json_object_get(c, "resources"), "requests"), &v))
+	for (int k = 0; k < 2; k++) {
+		const json_t *arr = json_object_get(spec, keys[k]), *c;
+		size_t i;
+
+		if (!arr)
+			continue;
+		if (!json_is_array(arr))
 			return false;
-		*out = sum ? *out + v : v > *out ? v : *out;
+		json_array_foreach(arr, i, c)
+		{
+			if (!container_quantity(c, section, name, &v, &set))
+				return false;
+			if (every && !set)
+				return true;
+			part[k] = k == 0 ? part[k] + v : v > part[k] ? v : part[k];
+		}
 	}
+	*out = part[0] > part[1] ? part[0] : part[1];
 	return true;
 }
 
 static bool parse_request(struct kube_pod *p, const json_t *spec)
 {
-	uint64_t regular, init, overhead;
+	uint64_t overhead;
+	bool set;
 
-	if (!requests_of(spec, "containers", true, &regular) ||
-	    !requests_of(spec, "initContainers", false, &init) ||
-	    !memory_of(json_object_get(spec, "overhead"), &overhead))
+	if (!pod_total(spec, "requests", "memory", false, &p->request_mem) ||
+	    !quantity_of(json_object_get(spec, "overhead"), "memory", &overhead, &set))
 		return false;
-	p->request_mem = (regular > init ? regular : init) + overhead;
-	return true;
+	p->request_mem += overhead;
+	return pod_total(spec, "requests", BATCH_CPU, false, &p->batch_cpu_request) &&
+	       pod_total(spec, "limits", BATCH_CPU, true, &p->batch_cpu_limit) &&
+	       pod_total(spec, "requests", BATCH_MEMORY, false, &p->batch_mem_request) &&
+	       pod_total(spec, "limits", BATCH_MEMORY, true, &p->batch_mem_limit);
 }
 
 /* An int32 annotation as strconv.ParseInt(v, 10, 32) reads it; false when absent or not one. */

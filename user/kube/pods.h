@@ -38,6 +38,12 @@ struct kube_pod {
 	 * overhead; bytes, 0 when none is set.
 	 */
 	uint64_t request_mem;
+	/*
+	 * kubernetes.io/batch-cpu (milli-CPUs) and batch-memory (bytes), counted
+	 * the same way (no overhead: it names no batch resource); a limit is 0
+	 * when some container sets none. Shaped as the policies' struct pol_batch.
+	 */
+	uint64_t batch_cpu_request, batch_cpu_limit, batch_mem_request, batch_mem_limit;
 	bool mirror; /* annotation kubernetes.io/config.mirror: a static pod the kubelet runs */
 	/*
 	 * Eviction controls (docs/agent-policies.md, "Eviction order"): opted

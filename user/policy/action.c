@@ -7,9 +7,11 @@
 #include <string.h>
 
 static const char *const kind_names[ACT_NR] = {
-	[ACT_CPU_QUOTA] = "cpu_quota", [ACT_CPU_BURST] = "cpu_burst", [ACT_CPUSET] = "cpuset",
-	[ACT_CPU_IDLE] = "cpu_idle",   [ACT_EVICT] = "evict",	      [ACT_REPORT] = "report",
-	[ACT_CAPACITY] = "capacity",
+	[ACT_CPU_QUOTA] = "cpu_quota", [ACT_CPU_BURST] = "cpu_burst",
+	[ACT_CPUSET] = "cpuset",       [ACT_CPU_IDLE] = "cpu_idle",
+	[ACT_EVICT] = "evict",	       [ACT_REPORT] = "report",
+	[ACT_CAPACITY] = "capacity",   [ACT_CPU_WEIGHT] = "cpu_weight",
+	[ACT_MEM_LIMIT] = "mem_limit",
 };
 
 const char *act_kind_name(enum act_kind k)

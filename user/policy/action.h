@@ -22,10 +22,15 @@ enum act_kind {
 	ACT_EVICT,	   /* evict the unit (the configured eviction action) */
 	ACT_REPORT,	   /* an interference finding: nothing to write */
 	ACT_CAPACITY,	   /* the node's batch capacity changed: value = milli-CPUs or bytes */
+	ACT_CPU_WEIGHT,	   /* value = cpu.shares (v1) or cpu.weight (v2), as the file takes it */
+	ACT_MEM_LIMIT,	   /* value = memory limit in bytes (-1 unlimited) */
 	ACT_NR,
 };
 
-/* "cpu_quota", "cpu_burst", "cpuset", "cpu_idle", "evict", "report", "capacity". */
+/*
+ * "cpu_quota", "cpu_burst", "cpuset", "cpu_idle", "evict", "report", "capacity",
+ * "cpu_weight", "mem_limit".
+ */
 const char *act_kind_name(enum act_kind k);
 
 #define ACT_EVIDENCE_MAX 16

@@ -106,6 +106,20 @@ struct capacity_config {
 	double min_change;    /* share of capacity a change must exceed to be a decision: 0.01 */
 };
 
+/*
+ * Batch resources (docs/batch-resources.md): BE pods' kubernetes.io/batch-cpu
+ * and batch-memory requests and limits written into their pod cgroups, and
+ * the eviction of BE pods while their requests exceed batch capacity.
+ */
+struct batch_resources_config {
+	bool enabled;		 /* write them: true */
+	bool cpu_quota;		 /* the CFS quota from the batch-cpu limit: true */
+	bool memory_limit;	 /* the memory limit from the batch-memory limit: true */
+	bool evict;		 /* evict while the requests exceed batch capacity: false */
+	double evict_after_s;	 /* the excess must last this long: 60 */
+	double evict_cooldown_s; /* between eviction rounds: 20 */
+};
+
 enum evict_action {
 	EVICT_REPORT = 0, /* "report": a decision only */
 	EVICT_KILL,	  /* "kill": cgroup.kill (v2) or freeze + SIGKILL (v1) */
@@ -121,6 +135,7 @@ struct policy_config {
 	struct evict_order_config evict_order;
 	struct interference_config interference;
 	struct capacity_config capacity;
+	struct batch_resources_config batch;
 };
 
 #endif

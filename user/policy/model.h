@@ -85,6 +85,19 @@ struct pol_unit {
 	double request_cpus;	    /* from cpu.shares / cpu.weight (1024 shares = 1 CPU) */
 	double limit_cpus;	    /* the owner's limit (before qoslet changed it); -1 none */
 	uint64_t request_mem;	    /* the pod's memory request (the API's pod list); 0 unknown */
+	int64_t weight;		    /* cpu.shares (v1) / cpu.weight (v2) as read; -1 unreadable */
+	int64_t mem_max;	    /* memory limit as read, bytes; -1 unlimited or not read */
+	/*
+	 * The pod's batch resources (kubernetes.io/batch-cpu, batch-memory in
+	 * the pod list; docs/batch-resources.md): 0 when none. A limit is 0
+	 * also when some container sets none: the pod is then unlimited.
+	 */
+	struct pol_batch {
+		uint64_t cpu_request; /* milli-CPUs */
+		uint64_t cpu_limit;   /* milli-CPUs */
+		uint64_t mem_request; /* bytes */
+		uint64_t mem_limit;   /* bytes */
+	} batch;
 
 	/* Measured over the interval. */
 	double cpu_used;     /* CPUs: the kernel's CPU-time counter / interval */

@@ -10,10 +10,17 @@
 /* Settings the plan tracks; evictions and reports are events, passed as they come. */
 static bool is_setting(enum act_kind k)
 {
-	return k == ACT_CPU_QUOTA || k == ACT_CPU_BURST || k == ACT_CPUSET || k == ACT_CPU_IDLE;
+	return k == ACT_CPU_QUOTA || k == ACT_CPU_BURST || k == ACT_CPUSET || k == ACT_CPU_IDLE ||
+	       k == ACT_CPU_WEIGHT || k == ACT_MEM_LIMIT;
 }
 
-/* -1 (unlimited) is the largest quota. */
+/* Limits, where the lowest wish wins. */
+static bool is_limit(enum act_kind k)
+{
+	return k == ACT_CPU_QUOTA || k == ACT_MEM_LIMIT;
+}
+
+/* -1 (unlimited) is the largest quota (or memory limit). */
 static bool quota_lower(int64_t a, int64_t b)
 {
 	if (a < 0)
@@ -57,8 +64,9 @@ static struct wish_key *index_wishes(const struct action_list *wishes)
 }
 
 /*
- * Several policies may want a quota on one BE unit (suppression and an
- * interference cap): the lowest wins (the first of equals), in the place of
+ * Several policies may want a quota on one BE unit (suppression, an
+ * interference cap, its batch limit): the lowest wins (the first of
+ * equals), and so for a memory limit, in the place of
  * the first wish so that the order a policy chose (burst before quota)
  * holds. Other kinds pass as they come. Fills take[] with the indexes of the
  * wishes to consider, in order, and returns how many.
@@ -76,7 +84,7 @@ static size_t merge(const struct action_list *wishes, const struct wish_key *key
 		while (end < wishes->n && keys[end].id == keys[g].id &&
 		       keys[end].kind == keys[g].kind)
 			end++;
-		if (keys[g].kind == ACT_CPU_QUOTA) {
+		if (is_limit(keys[g].kind)) {
 			for (size_t k = g + 1; k < end; k++) {
 				take[keys[k].idx] = SIZE_MAX;
 				if (quota_lower(wishes->v[keys[k].idx].value, wishes->v[win].value))
@@ -156,6 +164,12 @@ static void current_value(const struct pol_unit *u, enum act_kind kind, int64_t 
 		break;
 	case ACT_CPU_IDLE:
 		*value = u->idle;
+		break;
+	case ACT_CPU_WEIGHT:
+		*value = u->weight;
+		break;
+	case ACT_MEM_LIMIT:
+		*value = u->mem_max;
 		break;
 	default:
 		*value = 0;

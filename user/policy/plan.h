@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The step between the policies' wishes and the actions taken: merges the
- * wishes (the lowest CPU quota on a unit wins, in the place of its first
+ * wishes (the lowest CPU quota or memory limit on a unit wins, in the place of its first
  * wish, so a policy's order such as burst before quota holds), keeps only
  * the ones that change something, and hands back settings no policy wants
  * any more.

@@ -11,7 +11,10 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 	struct action_list wishes = {0};
 	int err;
 
-	err = interference_run(in, &cfg->interference, &st->interference, &wishes);
+	/* First: the plan puts the lowest quota of a unit where its first wish stood. */
+	err = batch_resources_run(in, &cfg->batch, &wishes);
+	if (!err)
+		err = interference_run(in, &cfg->interference, &st->interference, &wishes);
 	if (!err)
 		err = suppress_run(in, &cfg->suppress, &st->suppress, &wishes);
 	/* Too many CPUs to list: this tick has no cpuset wish, the rest stands. */

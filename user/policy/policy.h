@@ -8,6 +8,7 @@
 #define QOSLET_POLICY_POLICY_H
 
 #include "action.h"
+#include "batch_resources.h"
 #include "burst.h"
 #include "config.h"
 #include "evict_cpu.h"

@@ -804,6 +804,25 @@ static void capacity(FILE *f, const struct capacity_result *c)
 	}
 }
 
+/* What BE pods request of batch capacity (docs/batch-resources.md): one number per node. */
+static void batch_requested(FILE *f, const struct metrics_input *in)
+{
+	static const char *const names[CAP_NR] = {"qoslet_batch_requested_cpu_cores",
+						  "qoslet_batch_requested_memory_bytes"};
+	static const char *const helps[CAP_NR] = {
+		"What BE pods request of batch capacity: their kubernetes.io/batch-cpu, in CPUs.",
+		"What BE pods request of batch capacity: their kubernetes.io/batch-memory, bytes."};
+
+	if (!in->capacity)
+		return;
+	for (int r = 0; r < CAP_NR; r++) {
+		family(f, names[r], "gauge", helps[r]);
+		fprintf(f, "%s ", names[r]);
+		put_double(f, in->batch_requested[r]);
+		fputc('\n', f);
+	}
+}
+
 static int render_all(struct render *r)
 {
 	int err = rows_build(r);
@@ -833,6 +852,7 @@ static int render_all(struct render *r)
 	process(r->f, r->in->process);
 	kube(r->f, r->in->kube);
 	capacity(r->f, r->in->capacity);
+	batch_requested(r->f, r->in);
 	return 0;
 }
 

@@ -93,6 +93,8 @@ struct metrics_input {
 	const struct metrics_process *process;	/* NULL: no process metrics */
 	const struct kube_link_stats *kube;	/* NULL: Kubernetes off */
 	const struct capacity_result *capacity; /* NULL: batch capacity off or not yet computed */
+	/* With capacity: what BE pods request of it (batch-cpu in CPUs, batch-memory in bytes). */
+	double batch_requested[CAP_NR];
 };
 
 /* "probe_read", "subtree_read", "cgroup_read", "render". */

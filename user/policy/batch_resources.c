@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "batch_resources.h"
+
+#include <errno.h>
+
+/* The kernel's (and the kubelet's) bounds of cpu.shares, and its smallest CFS quota. */
+#define SHARES_MIN   2
+#define SHARES_MAX   262144
+#define QUOTA_MIN_US 1000
+
+int64_t batch_shares(uint64_t milli)
+{
+	uint64_t s = milli > SHARES_MAX ? SHARES_MAX : milli * 1024 / 1000;
+
+	return s < SHARES_MIN ? SHARES_MIN : s > SHARES_MAX ? SHARES_MAX : (int64_t)s;
+}
+
+int64_t batch_shares_to_weight(int64_t shares)
+{
+	return 1 + (shares - SHARES_MIN) * 9999 / (SHARES_MAX - SHARES_MIN);
+}
+
+int64_t batch_quota_us(uint64_t milli, uint64_t period_us)
+{
+	/* 1e6 CPUs is past any machine: the product stays far below 2^63 */
+	uint64_t q = (milli > 1000000000 ? 1000000000 : milli) * period_us / 1000;
+
+	return q < QUOTA_MIN_US ? QUOTA_MIN_US : (int64_t)q;
+}
+
+static struct action *wish(struct action_list *out, enum act_kind kind, const struct pol_unit *u,
+			   const char *rule, int64_t value)
+{
+	struct action *a = action_add(out, kind, u, rule);
+
+	if (a)
+		a->value = value;
+	return a;
+}
+
+static int unit_wishes(const struct pol_input *in, const struct batch_resources_config *cfg,
+		       const struct pol_unit *u, struct action_list *out)
+{
+	const struct pol_batch *b = &u->batch;
+	struct action *a;
+
+	/*
+	 * cpu.idle=1 (suppress.cpu_idle) runs the pod at the kernel's idle
+	 * weight and refuses weight writes: the request's weight waits for it.
+	 */
+	if (b->cpu_request && u->idle != 1) {
+		int64_t shares = batch_shares(b->cpu_request);
+
+		a = wish(out, ACT_CPU_WEIGHT, u, "batch.cpu_weight",
+			 in->cgroup_v2 ? batch_shares_to_weight(shares) : shares);
+		if (!a)
+			return -ENOMEM;
+		action_evidence(a, "batch_cpu_request_milli", (double)b->cpu_request);
+		action_evidence(a, "shares", (double)shares);
+	}
+	if (cfg->cpu_quota && b->cpu_limit) {
+		a = wish(out, ACT_CPU_QUOTA, u, "batch.cpu_quota",
+			 batch_quota_us(b->cpu_limit, pol_unit_period_us(u)));
+		if (!a)
+			return -ENOMEM;
+		action_evidence(a, "batch_cpu_limit_milli", (double)b->cpu_limit);
+		action_evidence(a, "period_us", (double)pol_unit_period_us(u));
+	}
+	if (cfg->memory_limit && b->mem_limit) {
+		a = wish(out, ACT_MEM_LIMIT, u, "batch.memory_limit",
+			 b->mem_limit > INT64_MAX ? INT64_MAX : (int64_t)b->mem_limit);
+		if (!a)
+			return -ENOMEM;
+		action_evidence(a, "batch_memory_limit_bytes", (double)b->mem_limit);
+		action_evidence(a, "batch_memory_request_bytes", (double)b->mem_request);
+	}
+	return 0;
+}
+
+int batch_resources_run(const struct pol_input *in, const struct batch_resources_config *cfg,
+			struct action_list *out)
+{
+	int err = 0;
+
+	if (!cfg->enabled)
+		return 0;
+	/* Only BE pods take batch resources (a class rule may make one LS: then not). */
+	for (size_t i = 0; !err && i < in->n_units; i++)
+		if (in->units[i].cls == QOS_BE)
+			err = unit_wishes(in, cfg, &in->units[i], out);
+	return err;
+}
