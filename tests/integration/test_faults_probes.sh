@@ -81,11 +81,18 @@ agent_start_with() {
 	BG_PIDS+=("$AGENT_PID")
 }
 
-# agent_alive_for S: after S seconds the agent still runs.
+# agent_alive_for S: S seconds after its first tick (its first status line:
+# under TCG and load start-up alone can take seconds), the agent still runs.
 agent_alive_for() {
+	local i
+	for ((i = 0; i < $(time_bound_ms 10000) / 100; i++)); do
+		grep -q "agent: [0-9]* units" "$AGENT_ERR" && break
+		kill -0 "$AGENT_PID" 2>/dev/null || fail "the agent died: $(tail -n 5 "$AGENT_ERR")"
+		sleep 0.1
+	done
 	sleep "$1"
 	kill -0 "$AGENT_PID" 2>/dev/null || fail "the agent died: $(tail -n 5 "$AGENT_ERR")"
-	log "ok: the agent runs after $1 s"
+	log "ok: the agent runs $1 s after its first tick"
 }
 agent_start_with "${NOCAPS[@]}"
 agent_alive_for 3

@@ -105,7 +105,14 @@ check_source() {
 	if [ "$src" = cpustat ]; then
 		assert_eq "$ev" 0 "cpustat: no events of its own"
 	else
-		assert_cmp "$(ratio "$ev" "$t")" ">=" 0.9 "$src: events within 10% of nr_throttled"
+		# Under TCG a starved vCPU runs the period timer late, and the
+		# kernel then adds the overrun periods to nr_throttled at once:
+		# several throttled periods for one throttle event. Logged there.
+		if [ "${QOSLET_VM:-}" = tcg ]; then
+			log "$src: events / nr_throttled $(ratio "$ev" "$t") (not judged under TCG: period timer overruns)"
+		else
+			assert_cmp "$(ratio "$ev" "$t")" ">=" 0.9 "$src: events within 10% of nr_throttled"
+		fi
 		assert_cmp "$(ratio "$ev" "$t")" "<=" 1.1 "$src: events within 10% of nr_throttled"
 	fi
 }
