@@ -32,9 +32,9 @@ override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # Opened with dlopen() by the runs that need them, so not linked (user/dl.h):
 # libcurl when the Kubernetes link is on, libmicrohttpd when the agent serves
-# HTTP, libpfm4 (cpi event names) when events are named. Their headers stay
-# the API: the cflags above.
-DLOPEN_PKGS := libcurl libmicrohttpd
+# HTTP, ncursesw when top draws on a terminal, libpfm4 (cpi event names) when
+# events are named. Their headers stay the API: the cflags above.
+DLOPEN_PKGS := libcurl libmicrohttpd ncursesw
 LDLIBS += $(shell pkg-config --libs $(filter-out $(DLOPEN_PKGS),$(PKGS)) 2>/dev/null) -ldl -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Ivmlinux/$(ARCH) -Ibpf

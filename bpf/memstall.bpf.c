@@ -64,10 +64,15 @@ struct {
 	__type(value, struct memstall_cg);
 } memstall_cg SEC(".maps");
 
-/* OOM kills are rare; this holds thousands of events between two reads. */
+/*
+ * OOM kills are rare (the kernel kills one task at a time under its OOM
+ * lock): 16 KiB holds about 340 events (48 bytes with the ring's header)
+ * between two reads, one a second. The kernel maps the ring's pages twice,
+ * resident from the start: a larger ring is RSS every qoslet process pays.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
+	__uint(max_entries, 16 * 1024);
 } memstall_oom SEC(".maps");
 
 struct {

@@ -3,7 +3,8 @@
 #
 # The libraries opened with dlopen() only when the config needs them
 # (user/dl.h): libcurl (the Kubernetes link) and libmicrohttpd (the HTTP
-# endpoint). The binary does not link them; `qoslet top -j` runs with both
+# endpoint). The binary does not link them (nor ncurses, which only `qoslet
+# top` on a terminal opens); `qoslet top -j` runs with both
 # missing; an agent whose config needs a missing one stops at start with
 # the library and its Debian package named (libcurl: exit 2, as a config
 # error; libmicrohttpd: exit 1, as a taken port), having changed nothing
@@ -26,10 +27,10 @@ agent_setup
 agent_cgroup be/pod1 >/dev/null
 
 linked=$(ldd "$QOSLET")
-for lib in libcurl.so.4 libmicrohttpd.so.12; do
+for lib in libcurl.so.4 libmicrohttpd.so.12 libncursesw.so.6; do
 	! grep -q "$lib" <<<"$linked" || fail "$QOSLET links $lib"
 done
-log "ok: the binary links neither libcurl nor libmicrohttpd"
+log "ok: the binary links neither libcurl, libmicrohttpd nor ncurses"
 
 # awk reads ldconfig's whole list: leaving early would kill ldconfig with SIGPIPE,
 # which pipefail turns into this script's exit status.

@@ -154,7 +154,7 @@ static void test_units_and_numbers(void **state)
 	/* v2: CFS counters from cpu.stat, pressure from the three files, in the unit's totals. */
 	for (size_t i = 0; i < rec->in.n_units; i++)
 		if (rec->in.units[i].id == id_of(LS)) {
-			const struct cg_sample *t = &rec->unit_totals[i];
+			const struct cg_sample *t = rec->unit_totals[i];
 
 			assert_int_equal(t->id, id_of(LS));
 			assert_int_equal(t->parts, CG_THROTTLE | CG_PSI);
@@ -209,6 +209,7 @@ static void test_fold(void **state)
 	struct pol_unit units[2] = {{.id = 2, .cls = QOS_LS}, {.id = 7, .cls = QOS_BE}};
 	struct pol_input in = {.units = units, .n_units = 2};
 	struct cg_sample totals[2] = {{.id = 2}, {.id = 7}};
+	struct cg_sample *const total_of[2] = {&totals[0], &totals[1]};
 	struct snapshot delta = {0};
 	struct cg_sample *cg;
 
@@ -231,7 +232,7 @@ static void test_fold(void **state)
 	snapshot_add_blame(&delta, &(struct blame_sample){7, 5, 90, 1}); /* a BE victim */
 	snapshot_finish(&delta);
 
-	assert_int_equal(collect_fold_probes(m, 3, &delta, &in, totals), 0);
+	assert_int_equal(collect_fold_probes(m, 3, &delta, &in, total_of), 0);
 	assert_int_equal(units[0].rq.count, 2);
 	assert_int_equal(units[0].rq.slots[3], 2);
 	assert_int_equal(units[1].rq.count, 0);

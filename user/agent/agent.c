@@ -220,13 +220,6 @@ static void eviction_results(struct agent *a)
 		}
 }
 
-static int cmp_ref(const void *x, const void *y)
-{
-	const struct unit_ref *a = x, *b = y;
-
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
 static void log_status(struct agent *a)
 {
 	const struct pol_input *in = &a->rec->in;
@@ -259,21 +252,46 @@ static void log_summary(struct agent *a)
 	log_info("agent: %s", line);
 }
 
-/* Units gone since the last tick: the actuator and the breach counts drop what they kept. */
+/*
+ * Units gone since the last tick: the actuator and the breach counts drop
+ * what they kept. Both lists are sorted by id: a merge, in which a path is
+ * copied only for a unit new or renamed since the last tick (the first pass,
+ * which can fail and then changes nothing); the second hands the kept paths
+ * over and forgets the gone units.
+ */
 static int forget_gone(struct agent *a)
 {
 	const struct pol_input *in = &a->rec->in;
-	struct unit_ref *now = malloc((in->n_units + 1) * sizeof(*now));
+	struct unit_ref *now = calloc(in->n_units + 1, sizeof(*now));
+	size_t i, k = 0;
 
 	if (!now)
 		return -ENOMEM;
-	for (size_t i = 0; i < in->n_units; i++) {
+	for (i = 0; i < in->n_units; i++) {
 		now[i].id = in->units[i].id;
-		snprintf(now[i].path, sizeof(now[i].path), "%s", in->units[i].path);
+		while (k < a->n_known && a->known[k].id < now[i].id)
+			k++;
+		if (k < a->n_known && a->known[k].id == now[i].id &&
+		    !strcmp(a->known[k].path, in->units[i].path))
+			continue; /* NULL: the known path, handed over below */
+		if (!(now[i].path = strdup(in->units[i].path))) {
+			while (i-- > 0)
+				free(now[i].path);
+			free(now);
+			return -ENOMEM;
+		}
 	}
-	for (size_t i = 0; i < a->n_known; i++)
-		if (!bsearch(&a->known[i], now, in->n_units, sizeof(*now), cmp_ref))
-			actuator_forget(a->act, a->known[i].path);
+	for (i = 0, k = 0; k < a->n_known; k++) {
+		while (i < in->n_units && now[i].id < a->known[k].id)
+			i++;
+		if (i < in->n_units && now[i].id == a->known[k].id && !now[i].path) {
+			now[i].path = a->known[k].path;
+			continue;
+		}
+		if (i == in->n_units || now[i].id != a->known[k].id)
+			actuator_forget(a->act, a->known[k].path);
+		free(a->known[k].path);
+	}
 	free(a->known);
 	a->known = now;
 	a->n_known = in->n_units;
@@ -810,6 +828,8 @@ static void teardown(struct agent *a)
 	kube_pod_list_free(&a->pods);
 	action_list_free(&a->actions);
 	decision_log_free(&a->log);
+	for (size_t i = 0; i < a->n_known; i++)
+		free(a->known[i].path);
 	free(a->known);
 	free(a->muted);
 	breach_counts_free(&a->breaches);

@@ -32,7 +32,7 @@ struct http_server;
 
 struct unit_ref {
 	uint64_t id;
-	char path[POL_PATH_MAX];
+	char *path; /* malloc'd: the fixed POL_PATH_MAX would hold 260 KiB at 500 pods */
 };
 
 struct agent {

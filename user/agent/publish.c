@@ -162,17 +162,17 @@ static int build_cgroups(struct agent *a, struct inputs *x, uint64_t now)
 		struct cg_sample *s;
 
 		if (!all) {
-			if (r->unit_totals[i].parts)
-				err = add_cgroup(x, &r->unit_totals[i], u->path, u);
+			if (r->unit_totals[i]->parts)
+				err = add_cgroup(x, r->unit_totals[i], u->path, u);
 			continue;
 		}
 		/* the unit's own directory as the probes count it, plus its files */
 		s = &x->merged[x->n_merged++];
 		*s = rec ? *rec : (struct cg_sample){.id = u->id};
 		s->parts &= ~(uint32_t)(CG_THROTTLE | CG_PSI);
-		s->throttle = r->unit_totals[i].throttle;
-		s->psi = r->unit_totals[i].psi;
-		s->parts |= r->unit_totals[i].parts & (CG_THROTTLE | CG_PSI);
+		s->throttle = r->unit_totals[i]->throttle;
+		s->psi = r->unit_totals[i]->psi;
+		s->parts |= r->unit_totals[i]->parts & (CG_THROTTLE | CG_PSI);
 		if (s->parts)
 			err = add_cgroup(x, s, u->path, u);
 	}

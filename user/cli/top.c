@@ -13,13 +13,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/curses_dl.h"
+#include "log.h"
 #include "top_rows.h"
 #include "view.h"
 
 static struct {
 	enum top_col sort;
 	char filter[64];
-	bool screen; /* ncurses is up */
+	WINDOW *screen; /* ncurses is up: its window; NULL plain text */
+	bool no_screen; /* ncurses could not be loaded: plain text for good */
 	struct top_row *rows;
 	size_t cap;
 } top = {.sort = TOP_COL_CPU};
@@ -216,46 +219,56 @@ static void restore_terminal(void)
 {
 	if (top.screen)
 		endwin();
-	top.screen = false;
+	top.screen = NULL;
 }
 
-static void screen_start(void)
+/* Draws on the terminal from now on; false when ncurses cannot be loaded (then plain text). */
+static bool screen_start(void)
 {
-	if (top.screen)
-		return;
-	initscr();
+	char err[256];
+
+	if (top.screen || top.no_screen)
+		return top.screen;
+	if (curses_dl_open(err, sizeof(err))) {
+		log_warn("top: %s; printing plain tables instead", err);
+		top.no_screen = true;
+		return false;
+	}
+	top.screen = initscr();
 	cbreak();
 	noecho();
-	keypad(stdscr, TRUE);
+	keypad(top.screen, TRUE);
 	curs_set(0);
-	top.screen = true;
 	atexit(restore_terminal);
+	return true;
 }
 
 static void render_screen(struct view *v, size_t n)
 {
+	WINDOW *w = top.screen;
 	char line[1024], t[32];
-	int rows = LINES, width = COLS;
+	int rows, width;
 
-	erase();
-	mvprintw(0, 0, "qoslet top - %zu cgroups over %s - sort %s%s%s", n,
-		 view_fmt_ns((double)v->interval_ns, t, sizeof(t)), top_col_title(top.sort),
-		 top.filter[0] ? " - filter " : "", top.filter);
+	getmaxyx(w, rows, width);
+	werase(w);
+	mvwprintw(w, 0, 0, "qoslet top - %zu cgroups over %s - sort %s%s%s", n,
+		  view_fmt_ns((double)v->interval_ns, t, sizeof(t)), top_col_title(top.sort),
+		  top.filter[0] ? " - filter " : "", top.filter);
 	probes_line(v, line, sizeof(line));
-	mvaddnstr(1, 0, line, width);
+	mvwaddnstr(w, 1, 0, line, width);
 	header(line, sizeof(line));
-	attron(A_REVERSE);
-	mvaddnstr(2, 0, line, width);
-	attroff(A_REVERSE);
+	wattron(w, A_REVERSE);
+	mvwaddnstr(w, 2, 0, line, width);
+	wattroff(w, A_REVERSE);
 	for (size_t i = 0; i < n && (int)i + 3 < rows - 1; i++) {
 		format_row(v, &top.rows[i], line, sizeof(line));
-		mvaddnstr(3 + (int)i, 0, line, width);
+		mvwaddnstr(w, 3 + (int)i, 0, line, width);
 	}
-	mvaddnstr(rows - 1, 0,
-		  "sort: c cpu  r rq-p99  t throttled  i cpi  m reclaim  p psi  n name   "
-		  "/ filter   q quit",
-		  width);
-	refresh();
+	mvwaddnstr(w, rows - 1, 0,
+		   "sort: c cpu  r rq-p99  t throttled  i cpi  m reclaim  p psi  n name   "
+		   "/ filter   q quit",
+		   width);
+	wrefresh(w);
 }
 
 static void render(struct view *v, const struct snapshot *delta, FILE *out)
@@ -273,12 +286,14 @@ static void render(struct view *v, const struct snapshot *delta, FILE *out)
 /* Reads a filter string on the last line; Enter applies, an empty one clears. */
 static void prompt_filter(void)
 {
+	WINDOW *w = top.screen;
+
 	echo();
 	curs_set(1);
-	move(LINES - 1, 0);
-	clrtoeol();
-	addstr("filter (substring of the cgroup path): ");
-	getnstr(top.filter, sizeof(top.filter) - 1);
+	wmove(w, getmaxy(w) - 1, 0);
+	wclrtoeol(w);
+	waddstr(w, "filter (substring of the cgroup path): ");
+	wgetnstr(w, top.filter, sizeof(top.filter) - 1);
 	noecho();
 	curs_set(0);
 }
@@ -313,12 +328,12 @@ static bool wait_keys(struct view *v, const struct timespec *deadline, const str
 {
 	struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
 
-	if (v->args.json || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+	if (v->args.json || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO) || !screen_start())
 		return view_sleep_until(deadline);
-	screen_start();
 	if (!last) {
-		mvprintw(0, 0, "qoslet top: collecting the first %.3g s...", v->args.interval_s);
-		refresh();
+		mvwprintw(top.screen, 0, 0, "qoslet top: collecting the first %.3g s...",
+			  v->args.interval_s);
+		wrefresh(top.screen);
 	}
 	for (;;) {
 		int ms = ms_until(deadline), ret;
@@ -332,7 +347,7 @@ static bool wait_keys(struct view *v, const struct timespec *deadline, const str
 			return true;
 		if (ret <= 0)
 			continue;
-		if (handle_key(getch()))
+		if (handle_key(wgetch(top.screen)))
 			return true;
 		if (last)
 			render(v, last, stdout);

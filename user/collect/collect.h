@@ -98,9 +98,10 @@ struct tick_record {
 	 * Per unit, in in.units order, cumulative since the unit was first
 	 * seen: the probes' parts (run-queue waits, CPU, reclaim stalls) summed
 	 * over the unit's cgroups, CFS bandwidth from its cpu.stat and PSI from
-	 * its pressure files, with `parts` saying which hold data.
+	 * its pressure files, with `parts` saying which hold data. Pointers
+	 * into the collector's units, valid until its next read.
 	 */
-	const struct cg_sample *unit_totals;
+	const struct cg_sample *const *unit_totals;
 	const struct snapshot *probes; /* the probes' cumulative reading; NULL when none */
 	uint64_t cgroup_read_errors;   /* unit files that failed for a reason other than absence */
 	bool probe_read_failed;	       /* the probes could not be read this tick */

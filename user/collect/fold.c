@@ -30,7 +30,7 @@ const struct collect_member *collect_member_find(const struct collect_member *me
 /* Adds the probes' per-cgroup numbers of the interval to the unit each cgroup belongs to. */
 int collect_fold_probes(const struct collect_member *members, size_t n_members,
 			const struct snapshot *delta, struct pol_input *in,
-			struct cg_sample *totals)
+			struct cg_sample *const *totals)
 {
 	/* cycles and instructions summed over the unit's cgroups, then divided */
 	double *num = calloc(in->n_units ? in->n_units : 1, 2 * sizeof(double)), *den;
@@ -47,7 +47,7 @@ int collect_fold_probes(const struct collect_member *members, size_t n_members,
 		if (!u)
 			continue;
 		k = (size_t)(u - in->units);
-		cg_sample_accumulate(&totals[k], cg);
+		cg_sample_accumulate(totals[k], cg);
 		if (cg->parts & CG_RQ)
 			hist_add(&u->rq, &cg->rq);
 		/* Only real cycles/instructions make a CPI: the software stand-ins are not one. */

@@ -21,11 +21,11 @@ const struct collect_member *collect_member_find(const struct collect_member *me
 /*
  * Adds the interval's run-queue waits and CPI counters of each cgroup to
  * its unit in `in` (units sorted by id), and the probes' parts to the
- * unit's running totals (totals[i] belongs to in->units[i]). 0 or -ENOMEM.
+ * unit's running totals (*totals[i] belongs to in->units[i]). 0 or -ENOMEM.
  */
 int collect_fold_probes(const struct collect_member *members, size_t n_members,
 			const struct snapshot *delta, struct pol_input *in,
-			struct cg_sample *totals);
+			struct cg_sample *const *totals);
 
 /* Outside culprits named per victim and tick: the rest of them stay POL_CULPRIT_OTHER. */
 #define COLLECT_OUTSIDE_PER_VICTIM 4
