@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # EXTRA and R are for the benchmarks that source this
 #
 # scripts/bench/colo_lib.sh: what the co-location benchmarks share
 # (colobench.sh, slobench.sh): CPU accounting of a block (the benchmark's own
@@ -16,7 +16,19 @@
 BUSY_PROCS=(stress-ng dutycycle cyclictest memhog qoslet wrk redis-benchmark loadgen)
 HZ=$(getconf CLK_TCK)
 SUB_USAGE=""
-declare -A R=() # "scenario,round,field" -> value
+declare -A R=()     # "scenario,round,field" -> value
+declare -A EXTRA=() # agent-NAME -> JSON, from -x
+
+# -x NAME=JSON: EXTRA[agent-NAME]=JSON, and EXTRA_NAME=agent-NAME; a bad one
+# is a usage error (the caller's usage) naming it.
+colo_extra() {
+	if [[ ! $1 =~ ^([a-z0-9_]+)=(.+)$ ]] || ! jq -e 'type == "object"' <<<"${BASH_REMATCH[2]}" >/dev/null 2>&1; then
+		echo "${0##*/}: bad -x '$1': want NAME=JSON, NAME of a-z, 0-9 and _, JSON an object" >&2
+		usage
+	fi
+	EXTRA_NAME=agent-${BASH_REMATCH[1]}
+	EXTRA[$EXTRA_NAME]=${BASH_REMATCH[2]}
+}
 
 colo_init() {
 	if cg_is_v2; then
@@ -189,6 +201,7 @@ be_rate() {
 }
 
 # Median of the numbers on stdin (NA when none), to $1 decimals (default 1).
+# shellcheck disable=SC2120 # $1 is optional
 median() {
 	awk '$1 != "NA"' | sort -g | awk -v d="${1:-1}" '{ v[++n] = $1 } END {
 		if (!n) { print "NA"; exit }

@@ -101,7 +101,6 @@ usage() {
 }
 
 SCENARIOS=(alone be agent)
-declare -A EXTRA=() # agent-NAME -> JSON
 while getopts "r:s:w:q:x:k:o:h" opt; do
 	case $opt in
 	r) ROUNDS=$OPTARG ;;
@@ -109,10 +108,8 @@ while getopts "r:s:w:q:x:k:o:h" opt; do
 	w) WORK_US=$OPTARG ;;
 	q) QUIET_WAIT=$OPTARG ;;
 	x)
-		[[ $OPTARG =~ ^([a-z0-9_]+)=(.+)$ ]] || usage
-		jq -e 'type == "object"' <<<"${BASH_REMATCH[2]}" >/dev/null 2>&1 || usage
-		EXTRA[agent-${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
-		SCENARIOS+=("agent-${BASH_REMATCH[1]}")
+		colo_extra "$OPTARG"
+		SCENARIOS+=("$EXTRA_NAME")
 		;;
 	k) KEEP=$OPTARG ;;
 	o) OUT=$OPTARG ;;

@@ -114,7 +114,6 @@ words_of() {
 	done
 }
 
-declare -A EXTRA=() # agent-NAME -> JSON
 AGENTS=(agent)
 while getopts "r:s:S:b:q:x:k:o:h" opt; do
 	case $opt in
@@ -124,10 +123,8 @@ while getopts "r:s:S:b:q:x:k:o:h" opt; do
 	b) BES=$OPTARG ;;
 	q) QUIET_WAIT=$OPTARG ;;
 	x)
-		[[ $OPTARG =~ ^([a-z0-9_]+)=(.+)$ ]] || usage
-		jq -e 'type == "object"' <<<"${BASH_REMATCH[2]}" >/dev/null 2>&1 || usage
-		EXTRA[agent-${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
-		AGENTS+=("agent-${BASH_REMATCH[1]}")
+		colo_extra "$OPTARG"
+		AGENTS+=("$EXTRA_NAME")
 		;;
 	k) KEEP=$OPTARG ;;
 	o) OUT=$OPTARG ;;
@@ -174,6 +171,7 @@ colo_init
 SRV_DIR=$(mktemp -d /dev/shm/qoslet-slobench.XXXXXX)
 slo_cleanup() {
 	local rc=$?
+	set +e # (exit "$rc") below must not end the trap before lib.sh's cleanup
 	rm -rf "$SRV_DIR"
 	(exit "$rc")
 	_test_cleanup
@@ -463,6 +461,13 @@ report() {
 	echo "- Rounds: $ROUNDS, each running every block once for $SECS s, the scenarios rotated one place each round"
 	echo "- 1-minute load average: $LOAD_START at start, $LOAD_END at end; quiet at start: $QUIET_START"
 	echo "- Foreign load seen by the blocks (CPUs busy outside this benchmark and the agent): median $(all_foreign | median), range $(all_foreign | range)"
+	if awk -v f="$(all_foreign | median)" 'BEGIN { exit !(f > 0.10) }'; then
+		echo
+		echo "**A noisy machine:** the median block ran next to more than 0.1 CPUs of foreign load (other jobs on"
+		echo "this node), on $NPROC CPUs. The absolute latencies are the machine's as much as the servers'; only the ratios"
+		echo "of blocks run side by side in this run (the per-round columns) say something, and the baseline must be"
+		echo "measured again on a quiet machine."
+	fi
 	echo
 	echo "## What and how"
 	echo
