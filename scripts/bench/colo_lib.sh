@@ -9,7 +9,7 @@
 #
 # Sourced after tests/integration/lib.sh and agent_lib.sh, and after
 # test_setup and agent_setup; call colo_init then. Reads the caller's
-# ROUNDS, SETTLE and AGENT_JSON; the blocks' results go to R.
+# ROUNDS, SECS, SETTLE, NPROC and ALL_CPUS; the blocks' results go to R.
 
 # Processes of other jobs that load the CPUs (the benchmarks' own, run by
 # someone else); qoslet is listed but is not counted as a load.
@@ -86,6 +86,59 @@ disturbing() {
 		[ "$p" = qoslet ] || return 0
 	done
 	return 1
+}
+
+# The LS pod, kubelet-shaped: LS_UID, LS_POD (its pod cgroup, cpu.shares
+# 1024: a CPU request of 1 CPU), and the tiers' weights as the kubelet sets
+# them, the sum of their pods' requests (1 CPU each, at most two pods at a
+# time). AGENT_JSON: the agent's overrides of its embedded defaults, every
+# one of them (the reports print it; agent_config adds cgroup_root, state_dir
+# and decisions.file): the LS pod classed LS by its path, every other
+# burstable pod BE, and the fast path woken by LS run-queue waits over $1 us.
+colo_ls_pod() {
+	local rel=${TEST_PARENT_REL#/}
+	LS_UID=$(cat /proc/sys/kernel/random/uuid)
+	LS_POD=$(agent_cgroup "kubepods/burstable/pod$LS_UID")
+	cg_weight "$TEST_PARENT/kubepods" $((2 * 1024))
+	cg_weight "$TEST_PARENT/kubepods/burstable" $((2 * 1024))
+	cg_weight "$LS_POD" 1024
+	AGENT_JSON=$(jq -cn --arg root "$rel" --arg ls "$rel/kubepods/burstable/pod$LS_UID" \
+		--arg be "$rel/kubepods/burstable/*" --argjson p99 "$1" \
+		'{cgroup_root: $root,
+		  classes: [{glob: $ls, class: "LS"}, {glob: $be, class: "BE"}],
+		  interference: {runq: {p99_us: $p99}}}')
+}
+
+# be_start STRESSOR YAML: BE in a new pod (created now, as a pod starts with
+# its cgroup): `stress-ng --STRESSOR NPROC` for SECS, its YAML to YAML;
+# BE_POD, BE_PID, BE_T0 (CLOCK_REALTIME ns of the start).
+be_start() {
+	local uid cg
+	uid=$(cat /proc/sys/kernel/random/uuid)
+	BE_POD=$TEST_PARENT/kubepods/burstable/pod$uid
+	BE_T0=$(date +%s%N)
+	agent_cgroup "kubepods/burstable/pod$uid" >/dev/null
+	# Its weight stays the new cgroup's default, 1024 shares (v2: weight 100):
+	# a write here would race the agent, and the kernel refuses cpu.shares
+	# (EINVAL) once the agent has set cpu.idle=1.
+	cg=$(agent_cgroup "kubepods/burstable/pod$uid/$(random_hex 32)")
+	agent_run "$cg" "$ALL_CPUS" stress-ng "--$1" "$NPROC" --metrics-brief --timeout "$SECS" -Y "$2"
+	BE_PID=$CG_PID
+}
+
+# The start of a run: waits up to $1 s for a quiet machine, warns when it is
+# not; QUIET_START (the report's words), LOAD_START (1-minute load average)
+# and START (the date).
+colo_run_start() {
+	QUIET=""
+	if wait_quiet "$1"; then
+		QUIET_START="yes ($QUIET)"
+	else
+		log "warning: machine not quiet ($QUIET); measuring anyway"
+		QUIET_START="no ($QUIET)"
+	fi
+	LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
+	START=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 }
 
 # Waits up to $1 s for a quiet machine: no disturbing foreign process and

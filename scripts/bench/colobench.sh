@@ -142,23 +142,8 @@ ALL_CPUS=0-$((NPROC - 1))
 test_setup
 agent_setup
 colo_init
-REL=${TEST_PARENT_REL#/}
-LS_UID=$(cat /proc/sys/kernel/random/uuid)
-LS_POD=$(agent_cgroup "kubepods/burstable/pod$LS_UID")
+colo_ls_pod "$FP_P99_US"
 LS_CG=$(agent_cgroup "kubepods/burstable/pod$LS_UID/$(random_hex 32)")
-# As the kubelet sets them: the tiers' weights are the sum of their pods'
-# requests (1 CPU each, and at most two pods at a time).
-cg_weight "$TEST_PARENT/kubepods" $((2 * 1024))
-cg_weight "$TEST_PARENT/kubepods/burstable" $((2 * 1024))
-cg_weight "$LS_POD" 1024
-
-# The overrides of the embedded defaults, every one of them (the report
-# prints this; agent_config adds cgroup_root, state_dir and decisions.file).
-AGENT_JSON=$(jq -cn --arg root "$REL" --arg ls "$REL/kubepods/burstable/pod$LS_UID" \
-	--arg be "$REL/kubepods/burstable/*" --argjson p99 "$FP_P99_US" \
-	'{cgroup_root: $root,
-	  classes: [{glob: $ls, class: "LS"}, {glob: $be, class: "BE"}],
-	  interference: {runq: {p99_us: $p99}}}')
 
 # ---------------------------------------------------------------- helpers
 
@@ -168,23 +153,6 @@ ls_start() {
 	agent_run "$LS_CG" "$ALL_CPUS" sh -c 'out=$1; shift; exec "$@" >"$out"' sh "$1" \
 		"$WAKELAT" "$INTERVAL_US" "$SECS" "$WORK_US"
 	LS_PID=$CG_PID
-}
-
-# Starts BE in a new pod (created now, as a pod starts with its cgroup);
-# BE_POD, BE_PID, BE_T0 (CLOCK_REALTIME ns of the start).
-be_start() {
-	local uid
-	uid=$(cat /proc/sys/kernel/random/uuid)
-	BE_POD=$TEST_PARENT/kubepods/burstable/pod$uid
-	BE_T0=$(date +%s%N)
-	agent_cgroup "kubepods/burstable/pod$uid" >/dev/null
-	# Its weight stays the new cgroup's default, 1024 shares (v2: weight 100):
-	# a write here would race the agent, and the kernel refuses cpu.shares
-	# (EINVAL) once the agent has set cpu.idle=1.
-	local cg
-	cg=$(agent_cgroup "kubepods/burstable/pod$uid/$(random_hex 32)")
-	agent_run "$cg" "$ALL_CPUS" stress-ng --cpu "$NPROC" --metrics-brief --timeout "$SECS" -Y "$1"
-	BE_PID=$CG_PID
 }
 
 # Samples file $1 (wakelat's output): "n p50 p99 max" in us; with $2, only
@@ -209,7 +177,7 @@ run_block() {
 	[[ $s != agent* ]] || colo_agent_start "$s" "$r" "${EXTRA[$s]:-"{}"}"
 	colo_mark_start
 	ls_start "$ls"
-	[ "$s" = alone ] || be_start "$be"
+	[ "$s" = alone ] || be_start cpu "$be"
 	reap "$LS_PID" || fail "$s round $r: wakelat exited with status $?"
 	if [ "$s" != alone ]; then
 		reap "$BE_PID" || fail "$s round $r: stress-ng exited with status $?"
@@ -269,16 +237,8 @@ noisy() {
 # ---------------------------------------------------------------- measure
 
 N=${#SCENARIOS[@]}
-QUIET=""
-if wait_quiet "$QUIET_WAIT"; then
-	QUIET_START="yes ($QUIET)"
-else
-	log "warning: machine not quiet ($QUIET); measuring anyway"
-	QUIET_START="no ($QUIET)"
-fi
-LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
+colo_run_start "$QUIET_WAIT"
 BUDGET_END=$((SECONDS + BUDGET))
-START=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 log "$ROUNDS rounds of ${SCENARIOS[*]}, ${SECS} s each; parent $TEST_PARENT"
 declare -A ORDER=()
 for ((r = 1; r <= ROUNDS; r++)); do

@@ -178,22 +178,9 @@ slo_cleanup() {
 }
 trap slo_cleanup EXIT
 
-REL=${TEST_PARENT_REL#/}
-LS_UID=$(cat /proc/sys/kernel/random/uuid)
-LS_POD=$(agent_cgroup "kubepods/burstable/pod$LS_UID")
+colo_ls_pod "$FP_P99_US"
 SRV_CG=$(agent_cgroup "kubepods/burstable/pod$LS_UID/$(random_hex 32)")
 CLI_CG=$(agent_cgroup "kubepods/burstable/pod$LS_UID/$(random_hex 32)")
-# As the kubelet sets them: the tiers' weights are the sum of their pods'
-# requests (1 CPU each, and at most two pods at a time).
-cg_weight "$TEST_PARENT/kubepods" $((2 * 1024))
-cg_weight "$TEST_PARENT/kubepods/burstable" $((2 * 1024))
-cg_weight "$LS_POD" 1024
-
-AGENT_JSON=$(jq -cn --arg root "$REL" --arg ls "$REL/kubepods/burstable/pod$LS_UID" \
-	--arg be "$REL/kubepods/burstable/*" --argjson p99 "$FP_P99_US" \
-	'{cgroup_root: $root,
-	  classes: [{glob: $ls, class: "LS"}, {glob: $be, class: "BE"}],
-	  interference: {runq: {p99_us: $p99}}}')
 
 # ---------------------------------------------------------------- helpers
 
@@ -252,20 +239,6 @@ measure_max() {
 	fi
 	MAXLINE[$1]="| $1 | ${MAX[$1]} | $(jq -r '"\(.latency_us.p50) / \(.latency_us.p99)"' "$f") | $cross | ${RATE[$1]} |"
 	log "$1: alone maximum ${MAX[$1]} req/s ($cross); open loop at ${RATE[$1]} req/s"
-}
-
-# Starts BE kind $1 in a new pod, stress-ng's YAML to $2: BE_POD, BE_PID,
-# BE_T0 (CLOCK_REALTIME ns of the start).
-be_start() {
-	local uid cg
-	uid=$(cat /proc/sys/kernel/random/uuid)
-	BE_POD=$TEST_PARENT/kubepods/burstable/pod$uid
-	BE_T0=$(date +%s%N)
-	agent_cgroup "kubepods/burstable/pod$uid" >/dev/null
-	# Its weight stays the default (colobench.sh says why).
-	cg=$(agent_cgroup "kubepods/burstable/pod$uid/$(random_hex 32)")
-	agent_run "$cg" "$ALL_CPUS" stress-ng "--$1" "$NPROC" --metrics-brief --timeout "$SECS" -Y "$2"
-	BE_PID=$CG_PID
 }
 
 # The BE pod's quota and cpu.idle over block key $1, round $2, as a text
@@ -358,15 +331,7 @@ for kind in "${BE_LIST[@]}"; do
 done
 SHAPES=(closed open)
 N=${#SCENARIOS[@]}
-QUIET=""
-if wait_quiet "$QUIET_WAIT"; then
-	QUIET_START="yes ($QUIET)"
-else
-	log "warning: machine not quiet ($QUIET); measuring anyway"
-	QUIET_START="no ($QUIET)"
-fi
-LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
-START=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
+colo_run_start "$QUIET_WAIT"
 log "servers ${SRV_LIST[*]}; $ROUNDS rounds of ${SHAPES[*]} x ${SCENARIOS[*]}, ${SECS} s each; parent $TEST_PARENT"
 declare -A ORDER=()
 for srv in "${SRV_LIST[@]}"; do
@@ -435,10 +400,11 @@ target_rows() {
 	local a=$1 key t k be_ratio p react
 	for key in web.open.cpu web.closed.cpu kv.open.cpu kv.closed.cpu; do
 		k=${key%.cpu}
-		if [ -z "${MED[$k.alone,p99]:-}" ] || [ -z "${MED[$k.$a-cpu,p99]:-}" ]; then
-			continue # that server or BE kind was not run
-		fi
 		t=${TARGET[$key]}
+		if [ -z "${MED[$k.alone,p99]:-}" ] || [ -z "${MED[$k.$a-cpu,p99]:-}" ]; then
+			echo "| $a | ${k/./ }, CPU hogs: LS p99 / alone at most $t | - | - | not measured (-S or -b left it out) |"
+			continue
+		fi
 		p=$(div "${MED[$k.$a-cpu,p99]}" "${MED[$k.alone,p99]}")
 		echo "| $a | ${k/./ }, CPU hogs: LS p99 / alone at most $t | $p | $(paired "$k.$a-cpu" "$k.alone" p99 | median 3) ($(paired "$k.$a-cpu" "$k.alone" p99 | range)) | $(verdict "$p" le "$t") |"
 		if [ "$key" = web.open.cpu ]; then
