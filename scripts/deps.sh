@@ -9,9 +9,12 @@
 #   test     `make test` and the other test goals: build, install and image
 #            (test_install, test_image), cmocka, clang's sanitizer and
 #            libFuzzer runtimes, and the tools the integration tests drive
-#            (load generators, perf, Prometheus, valgrind, python3, ...)
+#            (load generators, perf, Prometheus, valgrind, python3, the
+#            servers test_loadgen drives: nginx-light, redis-server)
 #   bench    `make bench`, `make soak`: build, and the benchmarks' tools
-#            (the tracers compared, rt-tests, gnuplot for the plots)
+#            (the tracers compared, rt-tests, gnuplot for the plots; for
+#            slobench the servers nginx-light and redis-server, and wrk and
+#            redis-benchmark (redis-server's redis-tools) as cross-checks)
 #   vm       `make test-kernels`: test, and what boots the kernel matrix in
 #            VMs (scripts/vm/): qemu, a static busybox for the initramfs, kmod.
 #            The kernels are fetched by scripts/vm/kernel.sh with apt-get
@@ -34,11 +37,11 @@ TEST="
 libcmocka-dev libclang-rt-14-dev
 jq python3 python3-yaml openssl curl
 stress-ng util-linux procps linux-perf
-prometheus valgrind
+prometheus valgrind nginx-light redis-server
 "
 BENCH="
 jq python3 stress-ng rt-tests util-linux procps linux-perf bpftrace libbpf-tools
-gnuplot-nox
+gnuplot-nox nginx-light redis-server wrk
 "
 VM="qemu-system-x86 busybox-static kmod"
 

@@ -73,6 +73,8 @@ export QOSLET_TEST_TAG=colobench-$$
 . "$ROOT/tests/integration/lib.sh"
 # shellcheck source-path=SCRIPTDIR/../.. source=tests/integration/agent_lib.sh
 . "$ROOT/tests/integration/agent_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=scripts/bench/colo_lib.sh
+. "$ROOT/scripts/bench/colo_lib.sh"
 WAKELAT=${WAKELAT:-$ROOT/build/tests/helpers/wakelat}
 
 ROUNDS=${COLOBENCH_ROUNDS:-5}
@@ -92,7 +94,6 @@ TARGET_REACT=250 # ms from BE start to the first protective decision, median
 NOISE_CPUS=0.10  # a block with more foreign CPU use than this is marked, and repeated
 BLOCK_QUIET=30   # seconds each block waits at most for a quiet machine
 BUDGET=480       # seconds after the start of measuring: no more waits or repeats
-BUSY_PROCS=(stress-ng dutycycle cyclictest memhog qoslet)
 
 usage() {
 	sed -n '4p' "$0" | sed 's/^# /usage: /' >&2
@@ -100,7 +101,6 @@ usage() {
 }
 
 SCENARIOS=(alone be agent)
-declare -A EXTRA=() # agent-NAME -> JSON
 while getopts "r:s:w:q:x:k:o:h" opt; do
 	case $opt in
 	r) ROUNDS=$OPTARG ;;
@@ -108,10 +108,8 @@ while getopts "r:s:w:q:x:k:o:h" opt; do
 	w) WORK_US=$OPTARG ;;
 	q) QUIET_WAIT=$OPTARG ;;
 	x)
-		[[ $OPTARG =~ ^([a-z0-9_]+)=(.+)$ ]] || usage
-		jq -e 'type == "object"' <<<"${BASH_REMATCH[2]}" >/dev/null 2>&1 || usage
-		EXTRA[agent-${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
-		SCENARIOS+=("agent-${BASH_REMATCH[1]}")
+		colo_extra "$OPTARG"
+		SCENARIOS+=("$EXTRA_NAME")
 		;;
 	k) KEEP=$OPTARG ;;
 	o) OUT=$OPTARG ;;
@@ -140,105 +138,14 @@ detect_cgroup_root >/dev/null || skip "no cgroup hierarchy with the cpu controll
 
 NPROC=$(nproc)
 ALL_CPUS=0-$((NPROC - 1))
-HZ=$(getconf CLK_TCK)
 
 test_setup
 agent_setup
-REL=${TEST_PARENT_REL#/}
-LS_UID=$(cat /proc/sys/kernel/random/uuid)
-LS_POD=$(agent_cgroup "kubepods/burstable/pod$LS_UID")
+colo_init
+colo_ls_pod "$FP_P99_US"
 LS_CG=$(agent_cgroup "kubepods/burstable/pod$LS_UID/$(random_hex 32)")
-# As the kubelet sets them: the tiers' weights are the sum of their pods'
-# requests (1 CPU each, and at most two pods at a time).
-cg_weight "$TEST_PARENT/kubepods" $((2 * 1024))
-cg_weight "$TEST_PARENT/kubepods/burstable" $((2 * 1024))
-cg_weight "$LS_POD" 1024
-
-# The overrides of the embedded defaults, every one of them (the report
-# prints this; agent_config adds cgroup_root, state_dir and decisions.file).
-AGENT_JSON=$(jq -cn --arg root "$REL" --arg ls "$REL/kubepods/burstable/pod$LS_UID" \
-	--arg be "$REL/kubepods/burstable/*" --argjson p99 "$FP_P99_US" \
-	'{cgroup_root: $root,
-	  classes: [{glob: $ls, class: "LS"}, {glob: $be, class: "BE"}],
-	  interference: {runq: {p99_us: $p99}}}')
 
 # ---------------------------------------------------------------- helpers
-
-# The parent's CPU time in ns (all of LS and BE).
-SUB_USAGE=""
-if cg_is_v2; then
-	SUB_USAGE=$TEST_PARENT/cpu.stat
-else
-	SUB_USAGE=$(agent_cg_in "$TEST_PARENT" cpuacct)/cpuacct.usage
-fi
-sub_cpu_ns() {
-	if cg_is_v2; then
-		awk '$1 == "usage_usec" { printf "%.0f\n", $2 * 1000 }' "$SUB_USAGE"
-	else
-		cat "$SUB_USAGE"
-	fi
-}
-
-# Node CPU time from /proc/stat, in ns: "busy steal total".
-node_cpu_ns() {
-	awk -v hz="$HZ" '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i
-		printf "%.0f %.0f %.0f\n", ($2 + $3 + $4 + $7 + $8) * 1e9 / hz, $9 * 1e9 / hz, t * 1e9 / hz }' /proc/stat
-}
-
-# CPU time of process $1 in ns (0 when there is none).
-proc_cpu_ns() {
-	if [ -z "$1" ] || [ ! -r "/proc/$1/stat" ]; then
-		echo 0
-		return 0
-	fi
-	sed 's/.*) //' "/proc/$1/stat" | awk -v hz="$HZ" '{ printf "%.0f\n", ($12 + $13) * 1e9 / hz }'
-}
-
-# Busy processes that are not ours (ours are in our cgroups, or the agent).
-foreign_procs() {
-	local p pid cg
-	for p in "${BUSY_PROCS[@]}"; do
-		for pid in $(pgrep -x "$p" 2>/dev/null); do
-			[ "$pid" != "${AGENT_PID:-}" ] || continue
-			# Its cpu cgroup: the v1 cpu line, else the v2 one.
-			cg=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ { c = $3 } $1 == "0" { u = $3 }
-				END { print (c != "" ? c : u) }' "/proc/$pid/cgroup" 2>/dev/null)
-			case $cg in "$TEST_PARENT_REL"/*) continue ;; esac
-			printf '%s ' "$p"
-			break
-		done
-	done
-}
-
-# Foreign processes that disturb a block: load generators (another qoslet
-# is reported, but it is a tracer, not a load, and may idle for long).
-disturbing() {
-	local p
-	for p in $1; do
-		[ "$p" = qoslet ] || return 0
-	done
-	return 1
-}
-
-# Waits up to $1 s for a quiet machine: no disturbing foreign process and
-# CPUs 90% idle over 1 s. Sets QUIET; returns 1 when the wait ran out.
-wait_quiet() {
-	local deadline=$((SECONDS + $1)) a b idle busy said=""
-	while :; do
-		a=$(node_cpu_ns)
-		sleep 1
-		b=$(node_cpu_ns)
-		idle=$(echo "$a $b" | awk '{ t = $6 - $3; printf "%.0f\n", (t > 0 ? 100 - 100 * ($4 - $1 + $5 - $2) / t : 0) }')
-		busy=$(foreign_procs)
-		QUIET="${idle}% idle${busy:+; running: ${busy% }}"
-		if ! disturbing "$busy" && [ "$idle" -ge 90 ]; then
-			return 0
-		fi
-		[ "$SECONDS" -lt "$deadline" ] || return 1
-		[ -n "$said" ] || log "waiting up to $1 s for a quiet machine ($QUIET)"
-		said=1
-	done
-}
 
 # Starts the LS service for SECS in its container; LS_PID.
 ls_start() {
@@ -246,39 +153,6 @@ ls_start() {
 	agent_run "$LS_CG" "$ALL_CPUS" sh -c 'out=$1; shift; exec "$@" >"$out"' sh "$1" \
 		"$WAKELAT" "$INTERVAL_US" "$SECS" "$WORK_US"
 	LS_PID=$CG_PID
-}
-
-# Starts BE in a new pod (created now, as a pod starts with its cgroup);
-# BE_POD, BE_PID, BE_T0 (CLOCK_REALTIME ns of the start).
-be_start() {
-	local uid
-	uid=$(cat /proc/sys/kernel/random/uuid)
-	BE_POD=$TEST_PARENT/kubepods/burstable/pod$uid
-	BE_T0=$(date +%s%N)
-	agent_cgroup "kubepods/burstable/pod$uid" >/dev/null
-	# Its weight stays the new cgroup's default, 1024 shares (v2: weight 100):
-	# a write here would race the agent, and the kernel refuses cpu.shares
-	# (EINVAL) once the agent has set cpu.idle=1.
-	local cg
-	cg=$(agent_cgroup "kubepods/burstable/pod$uid/$(random_hex 32)")
-	agent_run "$cg" "$ALL_CPUS" stress-ng --cpu "$NPROC" --metrics-brief --timeout "$SECS" -Y "$1"
-	BE_PID=$CG_PID
-}
-
-# Removes the BE pod from every hierarchy (its processes have exited).
-be_remove() {
-	local rel=${BE_POD#"$CG_ROOT"} mnt
-	cgroup_destroy "$BE_POD"
-	for mnt in "${AGENT_CTRLS[@]}"; do
-		cgroup_destroy "$mnt$rel"
-	done
-}
-
-# Waits for process $1 (ours) and returns its status.
-reap() {
-	local rc=0
-	wait "$1" || rc=$?
-	return "$rc"
 }
 
 # Samples file $1 (wakelat's output): "n p50 p99 max" in us; with $2, only
@@ -295,78 +169,29 @@ ls_stats() {
 		}'
 }
 
-# bogo ops/s (real time) from stress-ng's YAML file $1.
-be_rate() {
-	awk '$1 == "bogo-ops-per-second-real-time:" { printf "%.1f\n", $2; f = 1 } END { exit !f }' "$1"
-}
-
-declare -A R=() # "scenario,round,field" -> value
-
 # Scenario $1, round $2: one block.
 run_block() {
-	local s=$1 r=$2 ls=$TMP/ls.$1.$2 be=$TMP/be.$1.$2.yaml n0 n1 sub0 sub1 ag0=0 ag1=0 el
-	local busy0 steal0 tot0 busy1 steal1 tot1 ext first cut n p50 p99 max
+	local s=$1 r=$2 ls=$TMP/ls.$1.$2 be=$TMP/be.$1.$2.yaml cut n p50 p99 max
 	R[$s,$r,procs]=$(foreign_procs)
 	AGENT_PID=""
-	if [[ $s == agent* ]]; then
-		ext=${EXTRA[$s]:-"{}"}
-		AGENT_OUT=$TMP/decisions.$s.$r.jsonl
-		AGENT_ERR=$TMP/agent.$s.$r.err
-		agent_config "$(jq -cn --argjson a "$AGENT_JSON" --argjson b "$ext" '$a * $b')"
-		PIN_SAVE=$PIN_DIR
-		# A fresh pin dir per run, removed with PIN_DIR (bpffs refuses '.' in names).
-		PIN_DIR=$PIN_SAVE/${s}_$r
-		# shellcheck disable=SC2119 # no extra arguments
-		agent_start
-		PIN_DIR=$PIN_SAVE
-		sleep "$SETTLE" # its start-up (BTF, program loading) is not in the block
-		# A pod starts at any point of the agent's tick interval, not right after
-		# a tick: a random phase, or the reaction would always be the whole
-		# interval when nothing else wakes the agent.
-		sleep "$(awk -v r="$RANDOM" -v i="$("$QOSLET" agent --print-config --config "$TMP/agent.json" | jq .interval_s)" 'BEGIN { printf "%.3f\n", i * r / 32768 }')"
-		# Without probes the agent runs on cgroup counters only: say so.
-		grep -q "agent: managing.*fast path on" "$AGENT_ERR" || R[$s,$r,warn]=$(grep -m1 -E "warning|error" "$AGENT_ERR" || echo "fast path off")
-		ag0=$(proc_cpu_ns "$AGENT_PID")
-	fi
-	read -r busy0 steal0 tot0 < <(node_cpu_ns)
-	sub0=$(sub_cpu_ns)
-	n0=$(date +%s%N)
+	[[ $s != agent* ]] || colo_agent_start "$s" "$r" "${EXTRA[$s]:-"{}"}"
+	colo_mark_start
 	ls_start "$ls"
-	[ "$s" = alone ] || be_start "$be"
+	[ "$s" = alone ] || be_start cpu "$be"
 	reap "$LS_PID" || fail "$s round $r: wakelat exited with status $?"
 	if [ "$s" != alone ]; then
 		reap "$BE_PID" || fail "$s round $r: stress-ng exited with status $?"
 	fi
-	n1=$(date +%s%N)
-	sub1=$(sub_cpu_ns)
-	read -r busy1 steal1 tot1 < <(node_cpu_ns)
-	if [ -n "$AGENT_PID" ]; then
-		ag1=$(proc_cpu_ns "$AGENT_PID")
-		agent_stop
-		R[$s,$r,ticks]=$(sed -n 's/.*stopping after \([0-9]*\) ticks (\([0-9]*\) on the fast path).*/\1 \2/p' "$AGENT_ERR")
-		R[$s,$r,agent_cpu]=$(awk -v a="$((ag1 - ag0))" -v e="$((n1 - n0))" 'BEGIN { printf "%.3f\n", a / e }')
-	fi
-	el=$((n1 - n0))
-	R[$s,$r,foreign]=$(awk -v b="$((busy1 - busy0))" -v s="$((sub1 - sub0))" -v a="$((ag1 - ag0))" -v e="$el" \
-		'BEGIN { f = (b - s - a) / e; printf "%.2f\n", (f < 0 ? 0 : f) }')
-	R[$s,$r,steal_pct]=$(awk -v s="$((steal1 - steal0))" -v t="$((tot1 - tot0))" 'BEGIN { printf "%.1f\n", t ? 100 * s / t : 0 }')
+	colo_mark_end "$s" "$r"
+	[ -z "$AGENT_PID" ] || colo_agent_stop "$s" "$r"
 	read -r n p50 p99 max < <(ls_stats "$ls")
 	R[$s,$r,n]=$n R[$s,$r,p50]=$p50 R[$s,$r,p99]=$p99 R[$s,$r,max]=$max
 	if [ "$s" != alone ]; then
 		R[$s,$r,ops]=$(be_rate "$be") || fail "$s round $r: no bogo ops/s in $be"
-		be_remove
+		pod_remove "$BE_POD"
 	fi
-	if [ -n "$AGENT_PID" ]; then
-		# The BE pod's decisions, ms after BE start: "ms kind rule value outcome".
-		jq -r --arg cg "${BE_POD#"$CG_ROOT"}" --argjson t0 "$BE_T0" \
-			'select(.target.cgroup == $cg) | "\((.ts_ns - $t0) / 1e6 | round) \(.kind) \(.rule) \(.value) \(.outcome)"' \
-			"$AGENT_OUT" >"$TMP/be_decisions.$s.$r" 2>/dev/null || true
-		first=$(awk '$2 ~ /^(cpu_idle|cpu_quota|cpuset)$/ && $5 == "applied" { print; exit }' "$TMP/be_decisions.$s.$r")
-		R[$s,$r,react]=${first%% *}
-		R[$s,$r,react]=${R[$s,$r,react]:-NA}
-		R[$s,$r,idle]=$(awk '$2 == "cpu_idle" && $5 == "applied" { print $1; exit }' "$TMP/be_decisions.$s.$r")
-		R[$s,$r,decisions]=$(awk '{ printf "%s%s %s=%s @%s ms%s", sep, $3, $2, $4, $1, ($5 == "applied" ? "" : " (" $5 ")"); sep = "; " }' \
-			"$TMP/be_decisions.$s.$r")
+	if [[ $s == agent* ]]; then
+		colo_be_decisions "$s" "$r" "$BE_POD" "$BE_T0"
 		# LS after the first protective action: the steady state under the agent.
 		if [ "${R[$s,$r,react]}" != NA ]; then
 			cut=$(awk -v s="$(sed -n '1s/^start_realtime_ns //p' "$ls")" -v t="$BE_T0" -v m="${R[$s,$r,react]}" \
@@ -409,68 +234,11 @@ noisy() {
 	disturbing "${R[$1,$2,procs]}" || awk -v f="${R[$1,$2,foreign]}" -v m="$NOISE_CPUS" 'BEGIN { exit !(f > m) }'
 }
 
-# Median of the numbers on stdin (NA when none).
-median() {
-	awk '$1 != "NA"' | sort -g | awk '{ v[++n] = $1 } END {
-		if (!n) { print "NA"; exit }
-		printf "%.1f\n", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
-}
-
-# Field $2 of scenario $1 over all rounds, one per line.
-col() {
-	local r
-	for ((r = 1; r <= ROUNDS; r++)); do
-		echo "${R[$1,$r,$2]:-NA}"
-	done
-}
-
-# a / b to 3 decimals, NA when either is NA.
-div() {
-	if [ "$1" = NA ] || [ "$2" = NA ]; then
-		echo NA
-		return 0
-	fi
-	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", b ? a / b : 0 }'
-}
-
-# Per-round ratios of field $3: scenario $1 / scenario $2.
-paired() {
-	local r
-	for ((r = 1; r <= ROUNDS; r++)); do
-		div "${R[$1,$r,$3]:-NA}" "${R[$2,$r,$3]:-NA}"
-	done
-}
-
-range() {
-	awk '$1 != "NA"' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print (NR ? lo "-" hi : "NA") }'
-}
-
-# PASS/FAIL: value $1 OP ($2: le or ge) target $3.
-verdict() {
-	[ "$1" != NA ] || {
-		echo "not measured"
-		return 0
-	}
-	if awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN { exit !(op == "le" ? v <= t : v >= t) }'; then
-		echo "**PASS**"
-	else
-		echo "**FAIL**"
-	fi
-}
-
 # ---------------------------------------------------------------- measure
 
 N=${#SCENARIOS[@]}
-QUIET=""
-if wait_quiet "$QUIET_WAIT"; then
-	QUIET_START="yes ($QUIET)"
-else
-	log "warning: machine not quiet ($QUIET); measuring anyway"
-	QUIET_START="no ($QUIET)"
-fi
-LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
+colo_run_start "$QUIET_WAIT"
 BUDGET_END=$((SECONDS + BUDGET))
-START=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 log "$ROUNDS rounds of ${SCENARIOS[*]}, ${SECS} s each; parent $TEST_PARENT"
 declare -A ORDER=()
 for ((r = 1; r <= ROUNDS; r++)); do

@@ -16,6 +16,9 @@
 #                  -> docs/bench/agent_footprint.md
 #   detectbench    interference detection scored on labelled scenarios
 #                  (scripts/bench/detectbench.sh) -> docs/bench/detectbench.md
+#   slobench       request latency of real servers (nginx, redis) under closed
+#                  and open-loop load next to BE batch, without and with
+#                  `qoslet agent` (scripts/bench/slobench.sh) -> docs/bench/slobench.md
 #
 # A benchmark that cannot run here (exit 77: a tool is missing, not root)
 # is reported as skipped with its reason and leaves its report untouched; a
@@ -34,6 +37,9 @@
 #                  agent_footprint (the numbers before a change; default: none)
 #   DETECTBENCH_ROUNDS rounds of detectbench (default 3, about 3 minutes each)
 #   DETECTBENCH_BASELINE another qoslet binary detectbench's system_slice also runs under
+#   SLOBENCH_ROUNDS   rounds of slobench (default 3, about 4 minutes each)
+#   SLOBENCH_SECS     seconds per slobench block (default 8)
+#   SLOBENCH_EXTRA    one extra agent scenario for slobench, NAME=JSON (its -x)
 #   BENCHES           space-separated benchmarks to run (default: all)
 set -euo pipefail
 
@@ -43,7 +49,7 @@ ROUNDS=${BENCH_ROUNDS:-15}
 LOOPS=${BENCH_LOOPS:-100000}
 CPU=${BENCH_CPU:-0}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
-BENCHES=${BENCHES:-ctxsw top_footprint colobench agent_footprint detectbench}
+BENCHES=${BENCHES:-ctxsw top_footprint colobench agent_footprint detectbench slobench}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench: not root: configurations that load BPF programs will be skipped" >&2
@@ -87,6 +93,11 @@ for b in $BENCHES; do
 		scripts/bench/detectbench.sh -r "${DETECTBENCH_ROUNDS:-3}" -q "$QUIET_WAIT" \
 			${DETECTBENCH_BASELINE:+-b "$DETECTBENCH_BASELINE"} -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
+	slobench)
+		echo "bench: $b: nginx and redis, closed and open loop, next to BE stress-ng, without and with qoslet agent, ${SLOBENCH_ROUNDS:-3} rounds of ${SLOBENCH_SECS:-8} s blocks"
+		scripts/bench/slobench.sh -r "${SLOBENCH_ROUNDS:-3}" -s "${SLOBENCH_SECS:-8}" -q "$QUIET_WAIT" \
+			${SLOBENCH_EXTRA:+-x "$SLOBENCH_EXTRA"} -o "$tmp" >"$tmp.stdout" || rc=$?
+		;;
 	*)
 		echo "bench: unknown benchmark '$b'" >&2
 		rc=2
@@ -97,7 +108,7 @@ for b in $BENCHES; do
 		mv "$tmp" "$out"
 		rm -f "$tmp.stdout"
 		echo "bench: $b: wrote $out"
-		sed -n '/^| Configuration/,/^$/p;/^| Target/,/^$/p;/^| Score/,/^$/p;/^- qoslet/p' "$out"
+		sed -n '/^| Configuration/,/^$/p;/^| Target/,/^$/p;/^| Agent | Target/,/^$/p;/^| Score/,/^$/p;/^- qoslet/p' "$out"
 		ran=$((ran + 1))
 		;;
 	77)
