@@ -69,6 +69,13 @@ time_bound_ms() {
 	echo $(($1 * scale))
 }
 
+# The lifetime in seconds of a test's load processes (they end by themselves
+# even if the cleanup never runs): a minute, scaled like time_bound_ms, since
+# under TCG a test can outlast a minute and then lose its load halfway.
+load_lifetime_s() {
+	echo $(($(time_bound_ms 60000) / 1000))
+}
+
 # A part of a test that cannot run here (a tool or kernel feature missing)
 # makes the whole test a skip, with the reason, once everything else passed:
 # skip_part REASON records it; test_end exits 77 if any part was skipped.

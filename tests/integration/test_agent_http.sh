@@ -59,9 +59,9 @@ elif [ -e "$lsq/cpu.max" ]; then
 else
 	skip "kernel without CONFIG_CFS_BANDWIDTH (no cpu.cfs_quota_us nor cpu.max)"
 fi
-agent_run "$ls" 0 "$DUTYCYCLE" 1000 0 60
-agent_run "$ls" 0 "$DUTYCYCLE" 1000 0 60
-agent_run "$lsq" 1 "$DUTYCYCLE" 8000 2000 60
+agent_run "$ls" 0 "$DUTYCYCLE" 1000 0 "$(load_lifetime_s)"
+agent_run "$ls" 0 "$DUTYCYCLE" 1000 0 "$(load_lifetime_s)"
+agent_run "$lsq" 1 "$DUTYCYCLE" 8000 2000 "$(load_lifetime_s)"
 CONFIG='{"classes": [{"glob": "'"$LS_REL"'", "class": "LS"}, {"glob": "'"$LSQ_REL"'", "class": "LS"}],
 	"burst": {"policy": "cpuBurstOnly", "burst_percent": 10},
 	"http": {"enabled": true, "address": "127.0.0.1", "port": '"$PORT"'}}'

@@ -28,7 +28,7 @@ be=$(agent_cgroup be)
 LS_REL=${ls#"$CG_ROOT"/}
 BE_REL=${be#"$CG_ROOT"/}
 for _ in $(seq 1 "$NCPU"); do
-	agent_run "$be" "$CPUS" "$DUTYCYCLE" 1000 0 60
+	agent_run "$be" "$CPUS" "$DUTYCYCLE" 1000 0 "$(load_lifetime_s)"
 done
 before="$(cfs_quota "$be") $(cat "$be/cpu.idle" 2>/dev/null || echo -)"
 

@@ -37,7 +37,7 @@ else
 	echo "50000 100000" >"$ls/cpu.max"
 	BURST=cpu.max.burst
 fi
-agent_run "$be" 0 "$DUTYCYCLE" 1000 0 60
+agent_run "$be" 0 "$DUTYCYCLE" 1000 0 "$(load_lifetime_s)"
 # A request of 2 CPUs: cpu.idle=1 hides it and clearing idle resets it to the
 # default, so the agent must bring it back itself.
 cg_weight "$be" 2048

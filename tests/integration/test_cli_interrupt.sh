@@ -22,7 +22,7 @@ LOAD=$(kube_cgroup burstable)
 LOAD_REL=$(cg_rel "$LOAD")
 # Two tasks on one CPU wait for each other: the load cgroup has waits to report.
 for _ in 1 2; do
-	cg_run "$LOAD" 0 "$DUTYCYCLE" 500 500 60
+	cg_run "$LOAD" 0 "$DUTYCYCLE" 500 500 "$(load_lifetime_s)"
 done
 
 # interrupt NAME ARGS...: runs qoslet ARGS (stdout to $TMP/NAME.out), sends

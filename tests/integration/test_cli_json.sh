@@ -31,7 +31,7 @@ else
 	skip "kernel without CONFIG_CFS_BANDWIDTH: throttle would have no rows"
 fi
 for _ in 1 2; do
-	cg_run "$CG" 0 "$DUTYCYCLE" 900 100 60
+	cg_run "$CG" 0 "$DUTYCYCLE" 900 100 "$(load_lifetime_s)"
 done
 NODE=${NODE_NAME:-$(uname -n)}
 log "load in $REL, node $NODE"

@@ -35,8 +35,8 @@ pod_uid() {
 WEB=$(kube_cgroup burstable) BATCH=$(kube_cgroup besteffort)
 WEB_UID=$(pod_uid "$WEB") BATCH_UID=$(pod_uid "$BATCH")
 WEB_REL=$(cg_rel "$WEB") BATCH_REL=$(cg_rel "$BATCH")
-cg_run "$WEB" 0 "$DUTYCYCLE" 500 500 60
-cg_run "$BATCH" 0 "$DUTYCYCLE" 500 500 60
+cg_run "$WEB" 0 "$DUTYCYCLE" 500 500 "$(load_lifetime_s)"
+cg_run "$BATCH" 0 "$DUTYCYCLE" 500 500 "$(load_lifetime_s)"
 log "web/frontend-0 $WEB_UID, batch/crunch-0 $BATCH_UID"
 
 jq -n --arg node "$NODE" --arg web "$WEB_UID" --arg batch "$BATCH_UID" '

@@ -42,9 +42,9 @@ if [ -e "$ls/cpu.cfs_quota_us" ]; then
 elif [ -e "$ls/cpu.max" ]; then
 	echo "50000 100000" >"$ls/cpu.max"
 fi
-agent_run "$ls" 0 "$DUTYCYCLE" 1000 0 60
-agent_run "$ls" 0 "$DUTYCYCLE" 1000 0 60
-agent_run "$be" 1 "$DUTYCYCLE" 1000 0 60
+agent_run "$ls" 0 "$DUTYCYCLE" 1000 0 "$(load_lifetime_s)"
+agent_run "$ls" 0 "$DUTYCYCLE" 1000 0 "$(load_lifetime_s)"
+agent_run "$be" 1 "$DUTYCYCLE" 1000 0 "$(load_lifetime_s)"
 agent_config '{"classes": [{"glob": "'"${ls#"$CG_ROOT"/}"'", "class": "LS"},
 		{"glob": "'"${be#"$CG_ROOT"/}"'", "class": "BE"}],
 	"http": {"enabled": true, "address": "127.0.0.1", "port": '"$PORT"', "cgroups": "all"},

@@ -25,7 +25,7 @@ test_setup
 agent_setup
 
 be=$(agent_cgroup be)
-agent_run "$be" 0 "$DUTYCYCLE" 2000 2000 60
+agent_run "$be" 0 "$DUTYCYCLE" 2000 2000 "$(load_lifetime_s)"
 agent_config '{"classes": [{"glob": "'"${be#"$CG_ROOT"/}"'", "class": "BE"}]}'
 
 # in_ns SCRIPT ARGS...: runs the bash SCRIPT in a new private mount namespace

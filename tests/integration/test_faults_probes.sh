@@ -35,7 +35,7 @@ if [ -e "$be/cpu.cfs_quota_us" ]; then
 else
 	echo "50000 100000" >"$be/cpu.max"
 fi
-agent_run "$be" 0 "$DUTYCYCLE" 2000 2000 60
+agent_run "$be" 0 "$DUTYCYCLE" 2000 2000 "$(load_lifetime_s)"
 BE_REL=$(cg_rel "$be")
 agent_config '{"classes": [{"glob": "'"${be#"$CG_ROOT"/}"'", "class": "BE"}]}'
 

@@ -98,7 +98,7 @@ while [ "$SECONDS" -lt "$end" ]; do
 	kill -0 "$AGENT_PID" 2>/dev/null || fail "agent died under load: $(tail -n 5 "$AGENT_ERR"; tail -n 30 "$TMP/valgrind.log")"
 	churn_end
 	churn_cg=$(agent_cgroup "be-pod$n_pods")
-	agent_run "$churn_cg" 1 "$DUTYCYCLE" 500 1500 60
+	agent_run "$churn_cg" 1 "$DUTYCYCLE" 500 1500 "$(load_lifetime_s)"
 	churn_pid=$CG_PID
 	n_pods=$((n_pods + 1))
 	scrape
