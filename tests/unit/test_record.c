@@ -57,8 +57,16 @@ static void fill(struct pol_input *in)
 	in->units[0].rq.count = 3;
 	in->units[0].rq.sum_ns = 4000;
 	in->units[0].rq.slots[2] = 3;
-	in->units[1] = (struct pol_unit){
-		.id = UINT64_MAX - 1, .cls = QOS_BE, .quota_us = -1, .idle = 1, .limit_cpus = -1};
+	in->units[1] = (struct pol_unit){.id = UINT64_MAX - 1,
+					 .cls = QOS_BE,
+					 .quota_us = -1,
+					 .idle = 1,
+					 .limit_cpus = -1,
+					 .has_mem_qos = true,
+					 .mem_min = 0,
+					 .mem_low = 4096,
+					 .mem_high = -1,
+					 .limit_mem = 1 << 30};
 	snprintf(in->units[1].path, sizeof(in->units[1].path), "batch/job");
 	snprintf(in->units[1].cpus, sizeof(in->units[1].cpus), "1");
 	in->n_blame = 1;
@@ -126,6 +134,7 @@ static void test_bad_fields(void **state)
 		{"outside.0", "[1]", "outside[0]"},
 		{"outside.0", "[12345, \"x\", \"GOLD\"]", "unknown class 'GOLD'"},
 		{"outside", "{}", "outside: expected an array"},
+		{"units.1.mem_qos.high", "\"max\"", "mem_qos: Expected integer"},
 	};
 
 	(void)state;

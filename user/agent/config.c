@@ -228,6 +228,35 @@ static const struct field capacity_fields[] = {
 	{0},
 };
 
+/* Memory QoS (docs/memory-qos.md): one block, kept together. */
+static const struct field memory_qos_lse_fields[] = {
+	PCT("min_percent", policy.memory_qos.lse.min_share, 0, 100),
+	PCT("low_percent", policy.memory_qos.lse.low_share, 0, 100),
+	{0},
+};
+static const struct field memory_qos_lsr_fields[] = {
+	PCT("min_percent", policy.memory_qos.lsr.min_share, 0, 100),
+	PCT("low_percent", policy.memory_qos.lsr.low_share, 0, 100),
+	{0},
+};
+static const struct field memory_qos_ls_fields[] = {
+	PCT("min_percent", policy.memory_qos.ls.min_share, 0, 100),
+	PCT("low_percent", policy.memory_qos.ls.low_share, 0, 100),
+	{0},
+};
+static const struct field memory_qos_fields[] = {
+	BOOL("enabled", policy.memory_qos.enabled),
+	OBJ("lse", memory_qos_lse_fields),
+	OBJ("lsr", memory_qos_lsr_fields),
+	OBJ("ls", memory_qos_ls_fields),
+	/* below 100: protection equal to the limit leaves page cache unreclaimable (OOM kills) */
+	PCT("limit_cap_percent", policy.memory_qos.limit_cap, 1, 99),
+	PCT("be_throttling_percent", policy.memory_qos.throttling, 1, 100),
+	PCT("be_free_percent", policy.memory_qos.free_share, 1, 100),
+	PCT("min_change_percent", policy.memory_qos.min_change, 0, 100),
+	{0},
+};
+
 static const struct field http_fields[] = {
 	BOOL("enabled", http.enabled),
 	STR("address", http.address, S_ADDR),
@@ -273,6 +302,7 @@ static const struct field top_fields[] = {
 	OBJ("evict", evict_fields),
 	OBJ("interference", interference_fields),
 	OBJ("capacity", capacity_fields),
+	OBJ("memory_qos", memory_qos_fields),
 	OBJ("http", http_fields),
 	OBJ("kubernetes", kube_fields),
 	{0},

@@ -37,6 +37,12 @@ static json_t *unit_to_json(const struct pol_unit *u)
 	/* only when known: recordings without it replay as before */
 	if (u->request_mem)
 		json_object_set_new(o, "request_mem", U64(u->request_mem));
+	if (u->has_mem_qos)
+		json_object_set_new(o, "mem_qos",
+				    json_pack("{s:I, s:I, s:I, s:I}", "min", (json_int_t)u->mem_min,
+					      "low", (json_int_t)u->mem_low, "high",
+					      (json_int_t)u->mem_high, "limit",
+					      (json_int_t)u->limit_mem));
 	if (u->has_rq)
 		json_object_set_new(o, "rq", hist_to_json(&u->rq));
 	if (u->has_cpi)
@@ -132,22 +138,42 @@ static int hist_from_json(const json_t *o, struct lat_hist *h, char *err, size_t
 	return 0;
 }
 
+/* A unit's memory QoS settings: {"min", "low", "high", "limit"}, bytes, -1 for "max". */
+static int mem_qos_from_json(json_t *o, struct pol_unit *u, char *err, size_t errlen)
+{
+	json_int_t min, low, high, limit;
+	json_error_t e;
+
+	if (json_unpack_ex(o, &e, JSON_STRICT, "{s:I, s:I, s:I, s:I}", "min", &min, "low", &low,
+			   "high", &high, "limit", &limit)) {
+		snprintf(err, errlen, "unit %s: mem_qos: %s", u->path, e.text);
+		return -EINVAL;
+	}
+	u->has_mem_qos = true;
+	u->mem_min = min;
+	u->mem_low = low;
+	u->mem_high = high;
+	u->limit_mem = limit;
+	return 0;
+}
+
 static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t errlen)
 {
 	json_int_t id, quota, period, burst, periods, throttled, anon, used, request_mem = 0;
 	const char *path, *uid, *cls, *cpus;
-	json_t *rq = NULL, *cpi = NULL;
+	json_t *rq = NULL, *cpi = NULL, *mem_qos = NULL;
 	json_error_t e;
 	int priority, idle;
 
 	static const char fmt[] = "{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, "
-				  "s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o}";
+				  "s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o, s?o}";
 	static const char *const keys[] = {
 		"id",	    "path",	   "pod_uid",	   "class",
 		"priority", "quota_us",	   "period_us",	   "burst_us",
 		"idle",	    "cpus",	   "request_cpus", "limit_cpus",
 		"cpu_used", "nr_periods",  "nr_throttled", "mem_anon_unevict",
-		"mem_used", "request_mem", "rq",	   "cpi"};
+		"mem_used", "request_mem", "rq",	   "cpi",
+		"mem_qos"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "id", &id, "path", &path, "pod_uid",
 			   &uid, "class", &cls, "priority", &priority, "quota_us", &quota,
@@ -155,7 +181,7 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 			   "request_cpus", &u->request_cpus, "limit_cpus", &u->limit_cpus,
 			   "cpu_used", &u->cpu_used, "nr_periods", &periods, "nr_throttled",
 			   &throttled, "mem_anon_unevict", &anon, "mem_used", &used, "request_mem",
-			   &request_mem, "rq", &rq, "cpi", &cpi)) {
+			   &request_mem, "rq", &rq, "cpi", &cpi, "mem_qos", &mem_qos)) {
 		name_bad_key(o, fmt, keys, "unit.", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -178,6 +204,8 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 	u->mem_anon_unevict = anon;
 	u->mem_used = used;
 	u->request_mem = (uint64_t)request_mem;
+	if (mem_qos && mem_qos_from_json(mem_qos, u, err, errlen))
+		return -EINVAL;
 	u->has_rq = rq != NULL;
 	if (rq && hist_from_json(rq, &u->rq, err, errlen))
 		return -EINVAL;

@@ -22,10 +22,16 @@ enum act_kind {
 	ACT_EVICT,	   /* evict the unit (the configured eviction action) */
 	ACT_REPORT,	   /* an interference finding: nothing to write */
 	ACT_CAPACITY,	   /* the node's batch capacity changed: value = milli-CPUs or bytes */
+	ACT_MEM_MIN,  /* value = memory.min in bytes (the actuator carries it to the parents) */
+	ACT_MEM_LOW,  /* value = memory.low in bytes (the same) */
+	ACT_MEM_HIGH, /* value = memory.high in bytes */
 	ACT_NR,
 };
 
-/* "cpu_quota", "cpu_burst", "cpuset", "cpu_idle", "evict", "report", "capacity". */
+/*
+ * "cpu_quota", "cpu_burst", "cpuset", "cpu_idle", "evict", "report", "capacity", "memory_min",
+ * "memory_low", "memory_high".
+ */
 const char *act_kind_name(enum act_kind k);
 
 #define ACT_EVIDENCE_MAX 16

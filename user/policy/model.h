@@ -61,6 +61,14 @@ struct pol_unit {
 	double request_cpus;	    /* from cpu.shares / cpu.weight (1024 shares = 1 CPU) */
 	double limit_cpus;	    /* the owner's limit (before qoslet changed it); -1 none */
 	uint64_t request_mem;	    /* the pod's memory request (the API's pod list); 0 unknown */
+	/*
+	 * Memory QoS settings (docs/memory-qos.md), read only while memory QoS
+	 * is on and the memory controller is v2 (has_mem_qos): bytes, -1 for
+	 * "max" (memory.high, limit_mem: none).
+	 */
+	bool has_mem_qos;
+	int64_t mem_min, mem_low, mem_high;
+	int64_t limit_mem; /* memory.max (the owner's limit) */
 
 	/* Measured over the interval. */
 	double cpu_used;     /* CPUs: the kernel's CPU-time counter / interval */

@@ -10,7 +10,8 @@
 /* Settings the plan tracks; evictions and reports are events, passed as they come. */
 static bool is_setting(enum act_kind k)
 {
-	return k == ACT_CPU_QUOTA || k == ACT_CPU_BURST || k == ACT_CPUSET || k == ACT_CPU_IDLE;
+	return k == ACT_CPU_QUOTA || k == ACT_CPU_BURST || k == ACT_CPUSET || k == ACT_CPU_IDLE ||
+	       k == ACT_MEM_MIN || k == ACT_MEM_LOW || k == ACT_MEM_HIGH;
 }
 
 /* -1 (unlimited) is the largest quota. */
@@ -156,6 +157,15 @@ static void current_value(const struct pol_unit *u, enum act_kind kind, int64_t 
 		break;
 	case ACT_CPU_IDLE:
 		*value = u->idle;
+		break;
+	case ACT_MEM_MIN:
+		*value = u->mem_min;
+		break;
+	case ACT_MEM_LOW:
+		*value = u->mem_low;
+		break;
+	case ACT_MEM_HIGH:
+		*value = u->mem_high;
 		break;
 	default:
 		*value = 0;
