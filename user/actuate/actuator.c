@@ -21,7 +21,7 @@ static void drop_foreign(struct actuator *a)
 	for (size_t i = a->j.n; i-- > 0;) {
 		const struct journal_entry *e = &a->j.v[i];
 
-		if (act_in_subtree(a, e->rel))
+		if (act_in_subtree(a, e->knob, e->rel))
 			continue;
 		log_warn("%s: %s/%s is outside the managed subtree \"%s\": not restoring it to "
 			 "\"%s\"",
