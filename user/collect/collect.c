@@ -405,7 +405,7 @@ const struct tick_record *collector_record(const struct collector *c)
 	return &c->rec;
 }
 
-/* A memory QoS knob's value, or `unset` (what the kernel's default means) when unreadable. */
+/* A memory QoS knob's value, or `unset` when unreadable. */
 static int64_t mem_knob(const struct cgroup_ctrls *ctrls, enum cg_knob k, const char *rel,
 			int64_t unset)
 {
@@ -420,15 +420,17 @@ static int64_t mem_knob(const struct cgroup_ctrls *ctrls, enum cg_knob k, const 
 /*
  * Memory QoS settings, only while memory QoS is on and memory is on v2: v1
  * has none of them (docs/memory-qos.md), and they are four more reads a unit.
+ * No memory.high (there since 4.5): the memory controller is not enabled
+ * for the unit, and memory QoS leaves it alone.
  */
 static void read_mem_qos(const struct cgroup_ctrls *ctrls, struct pol_unit *u)
 {
-	u->has_mem_qos = ctrls->v2[CTRL_MEMORY];
+	u->mem_high = mem_knob(ctrls, CG_KNOB_MEM_HIGH, u->path, -2);
+	u->has_mem_qos = ctrls->v2[CTRL_MEMORY] && u->mem_high != -2;
 	if (!u->has_mem_qos)
 		return;
 	u->mem_min = mem_knob(ctrls, CG_KNOB_MEM_MIN, u->path, 0);
 	u->mem_low = mem_knob(ctrls, CG_KNOB_MEM_LOW, u->path, 0);
-	u->mem_high = mem_knob(ctrls, CG_KNOB_MEM_HIGH, u->path, -1);
 	if (cg_read_mem_limit(ctrls, u->path, &u->limit_mem))
 		u->limit_mem = -1;
 }
