@@ -47,11 +47,11 @@ G=$(cat /proc/sys/kernel/random/uuid)
 B=$(cat /proc/sys/kernel/random/uuid)
 E1=$(cat /proc/sys/kernel/random/uuid)
 E2=$(cat /proc/sys/kernel/random/uuid)
-kp=$(agent_cgroup kubepods)
 g=$(agent_cgroup "kubepods/pod$G")
 b=$(agent_cgroup "kubepods/burstable/pod$B")
 e1=$(agent_cgroup "kubepods/besteffort/pod$E1")
 e2=$(agent_cgroup "kubepods/besteffort/pod$E2")
+kp=$TEST_PARENT/kubepods # made above, with the controllers on for its children
 
 # mem_file CG FILE: the memory controller's file of one of our cgroups (v1: its hierarchy).
 mem_file() { echo "$(agent_cg_in "$1" memory)/$2"; }
@@ -114,9 +114,9 @@ wait_decision '.rule == "memory_qos.high_free"' 15 >/dev/null ||
 	fail "no memory decisions within 15 s: $(decisions 'true' | head -c 2000); $(tail -n 5 "$AGENT_ERR")"
 sleep 1 # the other wishes of that tick land
 d=$(mem_decisions)
-log "decisions: $(jq -c 'map([.rule, .target.path, .value, .outcome])' <<<"$d")"
+log "decisions: $(jq -c 'map([.rule, .target.cgroup, .value, .outcome])' <<<"$d")"
 assert_eq "$(jq -c 'map(select(.outcome != "applied"))' <<<"$d")" "[]" "every memory decision applied"
-one() { jq -c --arg r "$1" --arg p "$2" '[.[] | select(.rule == $r and (.target.path | endswith($p)))][0]' <<<"$d"; }
+one() { jq -c --arg r "$1" --arg p "$2" '[.[] | select(.rule == $r and (.target.cgroup | endswith($p)))][0]' <<<"$d"; }
 
 dg=$(one memory_qos.min "pod$G")
 min_g=$(((128 * MIB * 9 / 10) / 4096 * 4096))
