@@ -229,21 +229,16 @@ static const struct field capacity_fields[] = {
 };
 
 /* Memory QoS (docs/memory-qos.md): one block, kept together. */
-static const struct field memory_qos_lse_fields[] = {
-	PCT("min_percent", policy.memory_qos.lse.min_share, 0, 100),
-	PCT("low_percent", policy.memory_qos.lse.low_share, 0, 100),
-	{0},
-};
-static const struct field memory_qos_lsr_fields[] = {
-	PCT("min_percent", policy.memory_qos.lsr.min_share, 0, 100),
-	PCT("low_percent", policy.memory_qos.lsr.low_share, 0, 100),
-	{0},
-};
-static const struct field memory_qos_ls_fields[] = {
-	PCT("min_percent", policy.memory_qos.ls.min_share, 0, 100),
-	PCT("low_percent", policy.memory_qos.ls.low_share, 0, 100),
-	{0},
-};
+/* clang-format off */
+#define MEMORY_QOS_CLASS_FIELDS(c) {                                       \
+	PCT("min_percent", policy.memory_qos.c.min_share, 0, 100),         \
+	PCT("low_percent", policy.memory_qos.c.low_share, 0, 100),         \
+	{0},                                                               \
+}
+/* clang-format on */
+static const struct field memory_qos_lse_fields[] = MEMORY_QOS_CLASS_FIELDS(lse);
+static const struct field memory_qos_lsr_fields[] = MEMORY_QOS_CLASS_FIELDS(lsr);
+static const struct field memory_qos_ls_fields[] = MEMORY_QOS_CLASS_FIELDS(ls);
 static const struct field memory_qos_fields[] = {
 	BOOL("enabled", policy.memory_qos.enabled),
 	OBJ("lse", memory_qos_lse_fields),
