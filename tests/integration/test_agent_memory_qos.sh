@@ -22,7 +22,7 @@
 # that memory.min/low/high need cgroup v2 and makes no memory decision;
 # the v2 part is then skipped with its reason.
 # jq filters are single-quoted.
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2119
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -76,12 +76,7 @@ KUBE_PODS=$KUBE_TMP/pods.json
 kube_start "$NODE"
 
 agent_config '{"cgroup_root": "'"$P/kubepods"'", "interval_s": 0.5, "fast_path": false,
-	"kubernetes": {"enabled": true, "kubeconfig": "'"$KUBE_TMP/kubeconfig"'",
-		"node_name": "'"$NODE"'", "resync_s": 1, "timeout_s": 2,
-		"events": {"enabled": false}, "node_condition": {"enabled": false}},
-	"suppress": {"enabled": false, "cpu_idle": false}, "burst": {"policy": "none"},
-	"evict": {"cpu": {"enabled": false}, "memory": {"enabled": false}},
-	"interference": {"enabled": false}, "capacity": {"enabled": false},
+	"kubernetes": '"$(kube_link_config "$NODE")"', '"$AGENT_POLICIES_OFF"',
 	"memory_qos": {"enabled": true}}'
 mem_decisions() { decisions '.kind | startswith("memory_")'; }
 
