@@ -163,11 +163,17 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) print "-"; else if (NR %
 scenario() {
 	local name=$1 enabled=$2 t0 ls_pid be_pid ms_pid file min_file peak refault0 psi0 passes0
 	mkpods
+	# With -k the agent's log and decisions go there as they come (from the VM: the share).
+	if [ -n "$KEEP" ]; then
+		AGENT_OUT=$KEEP/decisions.$name.$ROUND.jsonl
+		AGENT_ERR=$KEEP/agent.$name.$ROUND.log
+	fi
 	: >"$AGENT_OUT"
 	: >"$AGENT_ERR"
 	agent_config '{"cgroup_root": "'"$P/kubepods"'", "interval_s": 1, "fast_path": false,
 		"kubernetes": '"$(kube_link_config "$NODE")"', '"$AGENT_POLICIES_OFF"',
 		"memory_qos": {"enabled": '"$enabled"'}}'
+	echo "memqos: [$name] round $ROUND: starting the agent" >&2
 	agent_start
 	if [ "$enabled" = true ]; then
 		wait_decision '.rule == "memory_qos.min" and .outcome == "applied"' 60 >/dev/null ||
@@ -178,12 +184,14 @@ scenario() {
 	# LS: read the working set in a loop; each pass appends a line.
 	agent_run "$g" 0 sh -c 'while :; do cat "$1" >/dev/null; echo >>"$2"; done' sh "$WS_FILE" "$TMP/passes"
 	ls_pid=$CG_PID
-	for _ in $(seq 1 600); do
+	t0=$(date +%s)
+	while [ $(($(date +%s) - t0)) -lt 120 ]; do
 		[ "$(stat_of "$g" file)" -ge $(((WS_MIB - 2) * MIB)) ] && break
-		sleep 0.1
+		sleep 0.2
 	done
 	[ "$(stat_of "$g" file)" -ge $(((WS_MIB - 2) * MIB)) ] ||
 		fail "[$name] the LS pod's file pages never reached $WS_MIB MiB ($(stat_of "$g" file) bytes): no page cache for $WS_FILE?"
+	echo "memqos: [$name] round $ROUND: LS warm, BE for $SECS s" >&2
 	refault0=$(stat_of "$g" workingset_refault_file)
 	psi0=$(psi_some_us "$g")
 	passes0=$(wc -l <"$TMP/passes")
@@ -220,15 +228,19 @@ scenario() {
 		 be_high: $high, ls_min: $lsmin, kubepods_min: $kpmin, round: '"$ROUND"'}' \
 		-s "$TMP/memstall.$name.json" >>"$results"
 	echo "memqos: round $ROUND: $(tail -n 1 "$results")" >&2
-	kill "$be_pid" "$ls_pid" 2>/dev/null || true
+	# SIGKILL to every task of both pods: a BE task held at memory.high (no swap: its
+	# memory cannot go) may take long to act on a gentler signal.
+	echo "memqos: [$name] round $ROUND measured; cleaning up" >&2
+	cgroup_destroy "$e"
+	kill -KILL "$ls_pid" 2>/dev/null || true
 	wait "$be_pid" "$ls_pid" 2>/dev/null || true
 	agent_stop
-	[ -z "$KEEP" ] || cp "$AGENT_OUT" "$KEEP/decisions.$name.$ROUND.jsonl"
-	[ -z "$KEEP" ] || cp "$AGENT_ERR" "$KEEP/agent.$name.$ROUND.log"
-	# The page cache the LS pod charged goes with it: the next scenario reads from the 9p host.
-	echo $((1024 * MIB)) >"$g/memory.reclaim" 2>/dev/null || true
+	# The page cache the LS pod charged goes with it: the next scenario's LS pod must
+	# read (and be charged for) its file again. memory.reclaim did not always take it
+	# all; in the throwaway VM, dropping the node's clean page cache does.
+	timeout 30 sh -c 'echo $1 >"$2"' sh $((1024 * MIB)) "$g/memory.reclaim" 2>/dev/null || true
+	[ -z "${QOSLET_VM:-}" ] || echo 1 >/proc/sys/vm/drop_caches
 	cgroup_destroy "$g"
-	cgroup_destroy "$e"
 	rm -f "$TMP/passes"
 }
 
