@@ -88,6 +88,27 @@ static void test_release_protection(void **state)
 	actuator_close(f->a);
 }
 
+/* A protected unit that vanished leaves its ancestors' sums. */
+static void test_vanished_protection(void **state)
+{
+	struct fx fx, *f = &fx;
+	char dir[PATH_MAX];
+
+	(void)state;
+	setup_fx(f, true);
+	expect(f, ACT_MEM_MIN, LS2, QOS_LSR, 1024 * MIB, NULL, OUT_APPLIED);
+	expect(f, ACT_MEM_MIN, LS3, QOS_LSR, 512 * MIB, NULL, OUT_APPLIED);
+	f->n = 0;
+	xsnprintf(dir, sizeof(dir), "%s/%s", f->c.root[CTRL_MEMORY], LS2);
+	assert_int_equal(nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+	actuator_forget(f->a, LS2);
+	LOG("ls min=536870912", ". min=536870912");
+	assert_int_equal(actuator_restore(f->a), 0);
+	assert_string_equal(knob_text(f, "kubepods", CG_KNOB_MEM_MIN), "0");
+	assert_string_equal(knob_text(f, LS3, CG_KNOB_MEM_MIN), "0");
+	actuator_close(f->a);
+}
+
 /* memory.high: the BE unit alone; never on an LS unit; a crash is reconciled at the next start. */
 static void test_high(void **state)
 {
@@ -152,6 +173,7 @@ int main(void)
 		cmocka_unit_test(test_high),
 		cmocka_unit_test(test_dry_run),
 		cmocka_unit_test(test_v1_has_none),
+		cmocka_unit_test(test_vanished_protection),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

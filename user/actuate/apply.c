@@ -506,20 +506,20 @@ static void apply_evict(struct actuator *a, const char *rel, struct act_result *
 	r->outcome = OUT_APPLIED;
 }
 
-/* After a unit's protection was restored: its ancestors' sums, children first; failures counted. */
-static int restore_ancestors(struct actuator *a, enum cg_knob k, const char *rel)
+int act_sync_ancestors(struct actuator *a, enum cg_knob k, const char *rel, int64_t value)
 {
 	struct act_result tmp = {0};
 	struct steps s = {0};
-	int64_t v;
+	int failed = 1;
 
-	if (read_number_knob(a, k, rel, &v) || plan_ancestors(a, k, rel, v, &s, &tmp)) {
-		steps_free(&s);
-		return 1;
+	if (!plan_ancestors(a, k, rel, value, &s, &tmp)) {
+		run_steps(a, &s, &tmp);
+		failed = tmp.outcome == OUT_FAILED;
+	} else if (tmp.err == -ENOENT) {
+		failed = 0; /* the ancestors went too */
 	}
-	run_steps(a, &s, &tmp);
 	steps_free(&s);
-	return tmp.outcome == OUT_FAILED;
+	return failed;
 }
 
 /* No policy wants the setting any more: the owner's values come back. */
@@ -551,8 +551,11 @@ static void apply_restore(struct actuator *a, const struct action *act, const ch
 		restored += weights;
 	}
 	/* The unit's protection went back: its ancestors' sums follow it down. */
-	if (ret == 0 && act_is_protection(k))
-		ret = restore_ancestors(a, k, rel);
+	if (ret == 0 && act_is_protection(k)) {
+		int64_t v;
+
+		ret = read_number_knob(a, k, rel, &v) || act_sync_ancestors(a, k, rel, v);
+	}
 	cg_read_knob(a->c, k, rel, r->after, sizeof(r->after));
 	if (ret < 0)
 		set_outcome(r, OUT_FAILED, ret, "journal: %s", strerror(-ret));

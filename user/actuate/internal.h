@@ -146,4 +146,12 @@ int act_restore_all(struct actuator *a, size_t *restored);
 /* The same for knob k of cgroup rel and its descendants only (a plan.release). */
 int act_restore_knob(struct actuator *a, enum cg_knob k, const char *rel, size_t *restored);
 
+/*
+ * Protection knob k of the ancestors of rel (up to the subtree's root) set
+ * to the sums over their children, rel counted as holding value (0 when it
+ * is gone): after a release, or when the unit vanished. 0, or 1 when a
+ * write or read failed.
+ */
+int act_sync_ancestors(struct actuator *a, enum cg_knob k, const char *rel, int64_t value);
+
 #endif
