@@ -214,9 +214,15 @@ static int read_u64(const struct cgroup_ctrls *c, enum cg_ctrl ctrl, const char 
 	return err ? err : parse_u64(buf, v);
 }
 
+static bool is_mem_knob(enum cg_knob k)
+{
+	return k == CG_KNOB_MEM_MAX || k == CG_KNOB_MEM_MIN || k == CG_KNOB_MEM_LOW ||
+	       k == CG_KNOB_MEM_HIGH;
+}
+
 enum cg_ctrl cg_knob_ctrl(enum cg_knob k)
 {
-	return k == CG_KNOB_CPUS ? CTRL_CPUSET : k == CG_KNOB_MEM_MAX ? CTRL_MEMORY : CTRL_CPU;
+	return k == CG_KNOB_CPUS ? CTRL_CPUSET : is_mem_knob(k) ? CTRL_MEMORY : CTRL_CPU;
 }
 
 const char *cg_knob_file(const struct cgroup_ctrls *c, enum cg_knob k)
@@ -228,6 +234,10 @@ const char *cg_knob_file(const struct cgroup_ctrls *c, enum cg_knob k)
 		[CG_KNOB_CPUS] = {"cpuset.cpus", "cpuset.cpus"},
 		[CG_KNOB_WEIGHT] = {"cpu.shares", "cpu.weight"},
 		[CG_KNOB_MEM_MAX] = {"memory.limit_in_bytes", "memory.max"},
+		/* v1 has no such files (upstream): reads and writes there fail with EOPNOTSUPP */
+		[CG_KNOB_MEM_MIN] = {"memory.min", "memory.min"},
+		[CG_KNOB_MEM_LOW] = {"memory.low", "memory.low"},
+		[CG_KNOB_MEM_HIGH] = {"memory.high", "memory.high"},
 	};
 
 	if ((unsigned int)k >= CG_KNOB_NR)
@@ -279,6 +289,14 @@ int cg_knob_format(const struct cgroup_ctrls *c, enum cg_knob k, int64_t value, 
 		else
 			n = snprintf(text, size, "%lld", (long long)value);
 		break;
+	case CG_KNOB_MEM_MIN:
+	case CG_KNOB_MEM_LOW:
+	case CG_KNOB_MEM_HIGH:
+		if (value < -1)
+			return -EINVAL;
+		n = value < 0 ? snprintf(text, size, "max")
+			      : snprintf(text, size, "%lld", (long long)value);
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -312,6 +330,14 @@ int cg_knob_parse(const struct cgroup_ctrls *c, enum cg_knob k, const char *text
 		if (*value >= (int64_t)MEM_UNLIMITED_MIN)
 			*value = -1;
 		return 0;
+	case CG_KNOB_MEM_MIN:
+	case CG_KNOB_MEM_LOW:
+	case CG_KNOB_MEM_HIGH:
+		if (!strcmp(text, "max")) {
+			*value = -1;
+			return 0;
+		}
+		return parse_i64(text, value) || *value < 0 ? -EINVAL : 0;
 	default:
 		return -EINVAL;
 	}
@@ -472,26 +498,41 @@ int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_
 		?: cg_stat_get(text, keys[v2][2], &m->inactive_file);
 }
 
+int cg_read_mem_limit(const struct cgroup_ctrls *c, const char *rel, int64_t *limit)
+{
+	bool v2 = c->v2[CTRL_MEMORY];
+	uint64_t v;
+	char buf[64];
+	int err = cg_read_file(c, CTRL_MEMORY, rel, v2 ? "memory.max" : "memory.limit_in_bytes",
+			       buf, sizeof(buf));
+
+	if (err)
+		return err;
+	if (!strcmp(buf, "max")) {
+		*limit = -1;
+		return 0;
+	}
+	if (parse_u64(buf, &v))
+		return -EINVAL;
+	*limit = v >= MEM_UNLIMITED_MIN ? -1 : (int64_t)v;
+	return 0;
+}
+
 int cg_read_mem(const struct cgroup_ctrls *c, const char *rel, struct cg_mem *m)
 {
 	bool v2 = c->v2[CTRL_MEMORY];
 	char buf[16384];
+	int64_t limit;
 	int err;
 
 	err = read_u64(c, CTRL_MEMORY, rel, v2 ? "memory.current" : "memory.usage_in_bytes",
 		       &m->usage);
 	if (err)
 		return err;
-	err = cg_read_file(c, CTRL_MEMORY, rel, v2 ? "memory.max" : "memory.limit_in_bytes", buf,
-			   sizeof(buf));
+	err = cg_read_mem_limit(c, rel, &limit);
 	if (err)
 		return err;
-	if (!strcmp(buf, "max"))
-		m->limit = UINT64_MAX;
-	else if (parse_u64(buf, &m->limit))
-		return -EINVAL;
-	if (m->limit >= MEM_UNLIMITED_MIN)
-		m->limit = UINT64_MAX;
+	m->limit = limit < 0 ? UINT64_MAX : (uint64_t)limit;
 	err = cg_read_file(c, CTRL_MEMORY, rel, "memory.stat", buf, sizeof(buf));
 	return err ? err : cg_mem_stat_parse(c, buf, m);
 }

@@ -107,6 +107,8 @@ struct cg_mem {
 	uint64_t inactive_file;
 };
 int cg_read_mem(const struct cgroup_ctrls *c, const char *rel, struct cg_mem *m);
+/* The memory limit alone (v1 memory.limit_in_bytes, v2 memory.max): bytes, -1 unlimited. */
+int cg_read_mem_limit(const struct cgroup_ctrls *c, const char *rel, int64_t *limit);
 /* anon, unevictable and inactive_file of a memory.stat text, v1 or v2 as c says. */
 int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_mem *m);
 
@@ -158,6 +160,10 @@ enum cg_knob {
 	CG_KNOB_CPUS,	   /* cpuset.cpus */
 	CG_KNOB_WEIGHT,	 /* v1 cpu.shares, v2 cpu.weight: batch requests; journaled with cpu.idle */
 	CG_KNOB_MEM_MAX, /* v1 memory.limit_in_bytes, v2 memory.max (bytes, -1 unlimited) */
+	/* Memory QoS (docs/memory-qos.md), v2 only: bytes, "max" (-1) for none. */
+	CG_KNOB_MEM_MIN,  /* memory.min */
+	CG_KNOB_MEM_LOW,  /* memory.low */
+	CG_KNOB_MEM_HIGH, /* memory.high */
 	CG_KNOB_NR,
 };
 
@@ -171,11 +177,12 @@ int cg_read_knob(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel, 
 int cg_write_knob(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel, const char *text);
 /*
  * The text that sets a number knob (not CG_KNOB_CPUS) to value: quota -1 is
- * unlimited, period_us is the period a v2 cpu.max keeps. -EINVAL, -ENAMETOOLONG.
+ * unlimited, period_us is the period a v2 cpu.max keeps; memory -1 is "max".
+ * -EINVAL, -ENAMETOOLONG.
  */
 int cg_knob_format(const struct cgroup_ctrls *c, enum cg_knob k, int64_t value, uint64_t period_us,
 		   char *text, size_t size);
-/* The value of a number knob's text (quota: -1 unlimited); -EINVAL when it is not one. */
+/* The value of a number knob's text (quota, memory: -1 unlimited); -EINVAL when it is not one. */
 int cg_knob_parse(const struct cgroup_ctrls *c, enum cg_knob k, const char *text, int64_t *value);
 
 #endif

@@ -81,7 +81,11 @@ start=$(date +%s)
 		echo "qoslet-vm: +$(($(date +%s) - start))s, load $(cut -d' ' -f1-3 /proc/loadavg), running: ${running:-nothing}"
 	done
 ) &
-# shellcheck disable=SC2086
-tests/run.sh "${VM_MODE:-all}" "${unit[@]}" 2>&1 | tee "$OUT/log"
+if [ -n "${VM_COMMAND:-}" ]; then
+	bash -c "$VM_COMMAND" 2>&1 | tee "$OUT/log"
+else
+	# shellcheck disable=SC2086
+	tests/run.sh "${VM_MODE:-all}" "${unit[@]}" 2>&1 | tee "$OUT/log"
+fi
 echo "${PIPESTATUS[0]}" >"$OUT/rc"
 echo $(($(date +%s) - start)) >"$OUT/seconds"

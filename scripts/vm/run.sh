@@ -14,7 +14,9 @@
 # VM_CPU (max under TCG), VM_SMP (2), VM_MEM (MiB, 3072), VM_TIMEOUT (wall s
 # for the whole VM, 1500), VM_TESTS (integration tests; default: all but
 # tests/vm.skip), VM_MODE (all, unit or integration), VM_UNIT_TIMEOUT (s per
-# unit binary, 300), VM_INTEGRATION_TIMEOUT (s per script, 600).
+# unit binary, 300), VM_INTEGRATION_TIMEOUT (s per script, 600), VM_COMMAND
+# (a command line the guest runs instead of the tests, from the worktree's
+# root; its output is the log: scripts/bench/memqos.sh uses it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -66,6 +68,7 @@ fi
 	printf 'export INTEGRATION_TIMEOUT=%q\n' "${VM_INTEGRATION_TIMEOUT:-600}"
 	printf 'export SKIP_FILES=%q\n' "${VM_SKIP_FILES-tests/vm.skip}"
 	[ -z "${VM_TESTS:-}" ] || printf 'export TESTS=%q\n' "$VM_TESTS"
+	[ -z "${VM_COMMAND:-}" ] || printf 'VM_COMMAND=%q\n' "$VM_COMMAND"
 	[ -z "${VERBOSE:-}" ] || printf 'export VERBOSE=%q\n' "$VERBOSE"
 } >"$out/env"
 

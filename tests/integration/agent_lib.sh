@@ -11,6 +11,7 @@
 #	be=$(agent_cgroup be/pod1)        # a cgroup in all of them; prints its cpu path
 #	agent_run "$be" 0 stress-ng ...   # runs a command in it (all hierarchies)
 #	agent_config '{"suppress": {...}}' # writes $TMP/agent.json (cgroup_root, state_dir set)
+#	agent_config '{'"$AGENT_POLICIES_OFF"', "memory_qos": {...}}'  # one policy alone
 #	agent_start [ARGS]                # qoslet agent in the background; AGENT_PID
 #	agent_stop                        # SIGTERM, waits for the clean stop
 #	configmap_swap DIR FILE           # a ConfigMap volume in DIR gets FILE's content
@@ -23,6 +24,10 @@
 
 AGENT_CTRLS=()  # mount points of the other v1 hierarchies with a mirror
 AGENT_PID=""
+# Config members that turn off every policy on by default (a test then adds the one it runs).
+AGENT_POLICIES_OFF='"suppress": {"enabled": false, "cpu_idle": false}, "burst": {"policy": "none"},
+	"evict": {"cpu": {"enabled": false}, "memory": {"enabled": false}},
+	"interference": {"enabled": false}, "capacity": {"enabled": false}'
 AGENT_OUT=""    # decisions (JSON lines)
 AGENT_ERR=""    # log
 STATE_DIR=""

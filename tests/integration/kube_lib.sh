@@ -12,6 +12,9 @@
 #   kube_kubeconfig FILE PORT
 #                         a kubeconfig for https://127.0.0.1:PORT with the CA and
 #                         token files given relative to FILE's directory
+#   kube_link_config NODE the agent config's "kubernetes" object for the stand-in
+#                         kube_start made (pods every second, no Events, no node
+#                         condition), as JSON
 #   kube_stop_servers     ends the servers it started (call from the cleanup)
 #   kube_violations       the API log's calls that broke a rule, as JSON lines
 #   kube_api FILTER       the API log's entries matching the jq FILTER (one array)
@@ -103,6 +106,12 @@ kube_start() {
 		fail "API stand-in did not start: $(cat "$KUBE_TMP/server.err")"
 	BG_PIDS+=("${KUBE_SERVER_PIDS[@]}")
 	kube_kubeconfig "$KUBE_TMP/kubeconfig" "$(cat "$KUBE_TMP/port")"
+}
+
+kube_link_config() {
+	jq -nc --arg kc "$KUBE_TMP/kubeconfig" --arg node "$1" '{enabled: true, kubeconfig: $kc,
+		node_name: $node, resync_s: 1, timeout_s: 2, events: {enabled: false},
+		node_condition: {enabled: false}}'
 }
 
 kube_stop_servers() {

@@ -168,6 +168,9 @@ static void on_write(void *ctx, const char *path, const char *value, int err)
 		{"cpu.weight", "weight"},
 		{"memory.limit_in_bytes", "mem"},
 		{"memory.max", "mem"},
+		{"memory.min", "min"},
+		{"memory.low", "low"},
+		{"memory.high", "high"},
 	};
 	struct fx *f = ctx;
 	const char *p = path + strlen(f->root) + 1, *file = "";
@@ -175,12 +178,14 @@ static void on_write(void *ctx, const char *path, const char *value, int err)
 
 	if (!f->v2)
 		p = strchr(p, '/') + 1; /* the controller */
-	p += strlen("kubepods/");
-	xsnprintf(dir, sizeof(dir), "%s", p);
+	p += strlen("kubepods");
+	p += *p == '/';
+	/* the subtree's root itself (memory protection) logs as "." */
+	xsnprintf(dir, sizeof(dir), "%s%s", strchr(p, '/') ? "" : "./", p);
 	if (strcmp(value, "kill")) {
 		*strrchr(dir, '/') = '\0';
 		for (size_t i = 0; i < ARRAY_LEN(short_names); i++)
-			if (!strcmp(strrchr(p, '/') + 1, short_names[i][0]))
+			if (!strcmp(strrchr(path, '/') + 1, short_names[i][0]))
 				file = short_names[i][1];
 	}
 	assert_true(f->n < LOG_MAX);
@@ -228,6 +233,11 @@ static void make_node(struct fx *f, const struct node *nd)
 	put(dir, cg_knob_file(&f->c, CG_KNOB_WEIGHT), f->v2 ? "100" : "1024");
 	xsnprintf(dir, sizeof(dir), "%s/%s", f->c.root[CTRL_MEMORY], nd->rel);
 	put(dir, cg_knob_file(&f->c, CG_KNOB_MEM_MAX), f->v2 ? "max" : "9223372036854771712");
+	if (f->v2) { /* memory QoS: v1 has none of these files */
+		put(dir, "memory.min", "0");
+		put(dir, "memory.low", "0");
+		put(dir, "memory.high", "max");
+	}
 	xsnprintf(dir, sizeof(dir), "%s/%s", f->c.root[CTRL_CPUSET], nd->rel);
 	put(dir, "cpuset.cpus", nd->cpus);
 	put(dir, f->v2 ? "cpuset.cpus.effective" : "cpuset.effective_cpus", nd->cpus);

@@ -97,6 +97,16 @@ static void test_defaults_documented(void **state)
 	assert_false(c.policy.batch.evict);
 	assert_true(c.policy.batch.evict_after_s == 60);
 	assert_true(c.policy.batch.evict_cooldown_s == 20);
+	assert_false(c.policy.memory_qos.enabled);
+	assert_true(c.policy.memory_qos.lse.min_share == 1 &&
+		    c.policy.memory_qos.lse.low_share == 0);
+	assert_true(c.policy.memory_qos.lsr.min_share == 1 &&
+		    c.policy.memory_qos.lsr.low_share == 0);
+	assert_true(c.policy.memory_qos.ls.min_share == 0 && c.policy.memory_qos.ls.low_share == 1);
+	assert_true(c.policy.memory_qos.limit_cap == 0.9);
+	assert_true(c.policy.memory_qos.throttling == 0.9);
+	assert_true(c.policy.memory_qos.free_share == 0.5);
+	assert_true(c.policy.memory_qos.min_change == 0.01);
 	assert_true(c.kube.batch_status);
 	assert_true(c.kube.batch_step == 0.10);
 	assert_true(c.kube.batch_min_interval_s == 30);
@@ -193,8 +203,8 @@ static const struct bad bad_docs[] = {
 	/* unknown keys, at every depth */
 	{"{\"interval\": 1}",
 	 "interval: unknown key (allowed keys: cgroup_root, interval_s, dry_run, fast_path, "
-	 "state_dir, decisions, classes, suppress, burst, evict, interference, capacity, batch_resources, http, "
-	 "kubernetes)"},
+	 "state_dir, decisions, classes, suppress, burst, evict, interference, capacity, "
+	 "batch_resources, memory_qos, http, kubernetes)"},
 	{"{\"burst\": {\"polcy\": \"auto\"}}",
 	 "burst.polcy: unknown key (allowed keys: policy, burst_percent, scale_up, scale_down, "
 	 "max_percent, shared_pool_busy_percent, throttled_min_percent, budget_cpu_s, "
@@ -329,6 +339,11 @@ static const struct bad bad_docs[] = {
 	 "capacity.window_s: 5 must be at least interval_s (allowed: at least 10)"},
 	{"{\"interval_s\": 10, \"capacity\": {\"stale_s\": 15}}",
 	 "capacity.stale_s: 15 must be at least 2 x interval_s (allowed: at least 20)"},
+	/* memory QoS: protection never reaches the limit */
+	{"{\"memory_qos\": {\"limit_cap_percent\": 100}}",
+	 "memory_qos.limit_cap_percent: 100 is out of range (allowed: 1 to 99)"},
+	{"{\"memory_qos\": {\"ls\": {\"low_percent\": -1}}}",
+	 "memory_qos.ls.low_percent: -1 is out of range (allowed: 0 to 100)"},
 	{"{\"capacity\": {\"node_status\": {\"min_interval_s\": 400}}}",
 	 "capacity.node_status.min_interval_s: 400 must be at most "
 	 "capacity.node_status.max_interval_s (allowed: at most 300)"},

@@ -70,7 +70,11 @@ static void fill(struct pol_input *in)
 					 .start_ns = 1795540537000000000ull,
 					 .weight = 512,
 					 .mem_max = 512 << 20,
-					 .batch = {500, 1000, 256 << 20, 512 << 20}};
+					 .batch = {500, 1000, 256 << 20, 512 << 20},
+					 .has_mem_qos = true,
+					 .mem_min = 0,
+					 .mem_low = 4096,
+					 .mem_high = -1};
 	snprintf(in->units[1].path, sizeof(in->units[1].path), "batch/job");
 	snprintf(in->units[1].cpus, sizeof(in->units[1].cpus), "1");
 	in->n_blame = 1;
@@ -140,6 +144,7 @@ static void test_bad_fields(void **state)
 		{"outside", "{}", "outside: expected an array"},
 		{"units.1.evict_guard", "\"never\"", "unknown evict_guard 'never'"},
 		{"units.1.start_ns", "\"x\"", "unit.start_ns: Expected integer"},
+		{"units.1.mem_qos.high", "\"max\"", "mem_qos: Expected integer"},
 	};
 
 	(void)state;

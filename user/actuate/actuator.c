@@ -21,7 +21,7 @@ static void drop_foreign(struct actuator *a)
 	for (size_t i = a->j.n; i-- > 0;) {
 		const struct journal_entry *e = &a->j.v[i];
 
-		if (act_in_subtree(a, e->rel))
+		if (act_in_subtree(a, e->knob, e->rel))
 			continue;
 		log_warn("%s: %s/%s is outside the managed subtree \"%s\": not restoring it to "
 			 "\"%s\"",
@@ -161,12 +161,22 @@ bool actuator_changed(const struct actuator *a, size_t i, enum cg_knob *knob, co
 
 void actuator_forget(struct actuator *a, const char *rel)
 {
+	bool protected[CG_KNOB_NR] = {false};
 	size_t n = a->j.n;
 	int err;
 
-	for (size_t i = a->j.n; i-- > 0;)
-		if (cgroup_path_within(a->j.v[i].rel, rel))
-			journal_remove_at(&a->j, i);
+	for (size_t i = a->j.n; i-- > 0;) {
+		if (!cgroup_path_within(a->j.v[i].rel, rel))
+			continue;
+		protected[a->j.v[i].knob] = true;
+		journal_remove_at(&a->j, i);
+	}
+	/* Its protection leaves its ancestors' sums (else memory_recursiveprot hands it to others).
+	 */
+	for (int k = 0; k < CG_KNOB_NR; k++)
+		if (protected[k] && act_is_protection(k) && act_sync_ancestors(a, k, rel, 0))
+			log_warn("%s left: its ancestors' %s could not be lowered", rel,
+				 cg_knob_file(a->c, k));
 	if (a->dry_run || n == a->j.n)
 		return;
 	err = journal_sync(&a->j, a->c, a->subtree);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* One policy action into checked, ordered writes (docs/agent-actuator.md). */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -331,6 +332,142 @@ static void apply_cpuset(struct actuator *a, const struct action *act, const cha
 	free(w);
 }
 
+/* Memory protection: -1 is "max", above every number. */
+static bool prot_lt(int64_t a, int64_t b)
+{
+	return a >= 0 && (b < 0 || a < b);
+}
+
+static int64_t prot_add(int64_t a, int64_t b)
+{
+	return a < 0 || b < 0 || a > INT64_MAX - b ? -1 : a + b;
+}
+
+static int read_number_knob(struct actuator *a, enum cg_knob k, const char *rel, int64_t *v)
+{
+	char text[ACT_TEXT_MAX];
+	int err = cg_read_knob(a->c, k, rel, text, sizeof(text));
+
+	return err ? err : cg_knob_parse(a->c, k, text, v);
+}
+
+/*
+ * The sum of knob k over the direct children of parent, the child `self`
+ * counted as self_value (what it is about to hold). Children without the
+ * file (vanished meanwhile) count 0.
+ */
+static int children_sum(struct actuator *a, enum cg_knob k, const char *parent, const char *self,
+			int64_t self_value, int64_t *sum)
+{
+	char dir[PATH_MAX], child[POL_PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int err = cg_path(a->c, cg_knob_ctrl(k), parent, "", dir, sizeof(dir));
+
+	if (err)
+		return err;
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	*sum = 0;
+	while ((de = readdir(d))) {
+		int64_t v = 0;
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (snprintf(child, sizeof(child), "%s%s%s", parent, *parent ? "/" : "",
+			     de->d_name) >= (int)sizeof(child))
+			continue; /* no unit lives that deep */
+		if (!strcmp(child, self))
+			v = self_value;
+		else if (read_number_knob(a, k, child, &v))
+			v = 0;
+		*sum = prot_add(*sum, v);
+	}
+	closedir(d);
+	return 0;
+}
+
+/*
+ * A child's memory.min/low protects it only as far as each ancestor's does
+ * (the kernel caps a child's effective protection by its parent's): each
+ * ancestor up to the subtree's root gets the sum of its children's, or its
+ * owner's value if larger. Raising goes parents first and lowering children
+ * first (the kernel accepts either order; this keeps the protection whole
+ * at every step). Plans the ancestors' writes above rel holding value.
+ */
+static int plan_ancestors(struct actuator *a, enum cg_knob k, const char *rel, int64_t value,
+			  struct steps *s, struct act_result *r)
+{
+	char child[POL_PATH_MAX], parent[POL_PATH_MAX], text[ACT_TEXT_MAX];
+	int err = 0;
+
+	snprintf(child, sizeof(child), "%s", rel);
+	for (size_t depth = 1; strcmp(child, a->subtree); depth++) {
+		const struct journal_entry *e;
+		int64_t sum = 0, cur, orig, want;
+
+		parent_of(child, parent, sizeof(parent));
+		if (!act_in_subtree(a, k, parent))
+			break; /* the cgroup root: no protection files */
+		err = read_number_knob(a, k, parent, &cur);
+		if (!err)
+			err = children_sum(a, k, parent, child, value, &sum);
+		if (err) {
+			fail_read(r, parent, cg_knob_file(a->c, k), err);
+			return err;
+		}
+		e = journal_find(&a->j, k, parent);
+		if (!e || cg_knob_parse(a->c, k, e->orig, &orig))
+			orig = cur;
+		want = prot_lt(sum, orig) ? orig : sum;
+		if (want != cur) {
+			err = cg_knob_format(a->c, k, want, 0, text, sizeof(text));
+			if (!err)
+				err = steps_add(s, k, parent, text,
+						prot_lt(want, cur) ? PHASE_NARROW : PHASE_WIDEN,
+						depth, 0);
+			if (err) {
+				set_outcome(r, OUT_FAILED, err, "%s: %s", parent, strerror(-err));
+				return err;
+			}
+		}
+		snprintf(child, sizeof(child), "%s", parent);
+		value = want;
+	}
+	return 0;
+}
+
+/* memory.min / memory.low of a unit, and the sum of its siblings' on each of its ancestors. */
+static void apply_protection(struct actuator *a, enum cg_knob k, const char *rel, int64_t value,
+			     struct act_result *r)
+{
+	struct steps s = {0};
+	int64_t cur;
+	int err;
+
+	if (value < 0 || cg_knob_format(a->c, k, value, 0, r->after, sizeof(r->after))) {
+		set_outcome(r, OUT_REFUSED, 0, "%lld is not a valid %s", (long long)value,
+			    cg_knob_file(a->c, k));
+		return;
+	}
+	err = cg_read_knob(a->c, k, rel, r->before, sizeof(r->before));
+	if (!err && cg_knob_parse(a->c, k, r->before, &cur))
+		err = -EINVAL;
+	if (err) {
+		fail_read(r, rel, cg_knob_file(a->c, k), err);
+		return;
+	}
+	if (cur != value)
+		err = steps_add(&s, k, rel, r->after,
+				prot_lt(value, cur) ? PHASE_NARROW : PHASE_WIDEN, 0, 0);
+	if (err)
+		set_outcome(r, OUT_FAILED, err, "%s", strerror(-err));
+	else if (!plan_ancestors(a, k, rel, value, &s, r))
+		run_steps(a, &s, r);
+	steps_free(&s);
+}
+
 static void apply_evict(struct actuator *a, const char *rel, struct act_result *r)
 {
 	char dir[PATH_MAX];
@@ -373,6 +510,22 @@ static void apply_evict(struct actuator *a, const char *rel, struct act_result *
 	r->outcome = OUT_APPLIED;
 }
 
+int act_sync_ancestors(struct actuator *a, enum cg_knob k, const char *rel, int64_t value)
+{
+	struct act_result tmp = {0};
+	struct steps s = {0};
+	int failed = 1;
+
+	if (!plan_ancestors(a, k, rel, value, &s, &tmp)) {
+		run_steps(a, &s, &tmp);
+		failed = tmp.outcome == OUT_FAILED;
+	} else if (tmp.err == -ENOENT) {
+		failed = 0; /* the ancestors went too */
+	}
+	steps_free(&s);
+	return failed;
+}
+
 /* No policy wants the setting any more: the owner's values come back. */
 static void apply_restore(struct actuator *a, const struct action *act, const char *rel,
 			  struct act_result *r)
@@ -381,13 +534,15 @@ static void apply_restore(struct actuator *a, const struct action *act, const ch
 		[ACT_CPU_QUOTA] = CG_KNOB_QUOTA,   [ACT_CPU_BURST] = CG_KNOB_BURST,
 		[ACT_CPU_IDLE] = CG_KNOB_IDLE,	   [ACT_CPUSET] = CG_KNOB_CPUS,
 		[ACT_CPU_WEIGHT] = CG_KNOB_WEIGHT, [ACT_MEM_LIMIT] = CG_KNOB_MEM_MAX,
+		[ACT_MEM_MIN] = CG_KNOB_MEM_MIN,   [ACT_MEM_LOW] = CG_KNOB_MEM_LOW,
+		[ACT_MEM_HIGH] = CG_KNOB_MEM_HIGH,
 	};
 	enum cg_knob k = knob_of[act->kind];
 	size_t restored = 0;
 	int idle = 0, ret;
 
-	if (act->kind != ACT_CPU_QUOTA && act->kind != ACT_CPU_BURST && act->kind != ACT_CPU_IDLE &&
-	    act->kind != ACT_CPUSET && act->kind != ACT_CPU_WEIGHT && act->kind != ACT_MEM_LIMIT) {
+	if ((unsigned int)act->kind >= ACT_NR ||
+	    (!knob_of[act->kind] && act->kind != ACT_CPU_QUOTA)) {
 		set_outcome(r, OUT_REFUSED, 0, "%s has no owner's value", act_kind_name(act->kind));
 		return;
 	}
@@ -408,6 +563,12 @@ static void apply_restore(struct actuator *a, const struct action *act, const ch
 
 		ret = act_restore_knob(a, CG_KNOB_WEIGHT, rel, &weights);
 		restored += weights;
+	}
+	/* The unit's protection went back: its ancestors' sums follow it down. */
+	if (ret == 0 && act_is_protection(k)) {
+		int64_t v;
+
+		ret = read_number_knob(a, k, rel, &v) || act_sync_ancestors(a, k, rel, v);
 	}
 	cg_read_knob(a->c, k, rel, r->after, sizeof(r->after));
 	if (ret < 0)
@@ -447,7 +608,8 @@ void actuator_apply(struct actuator *a, const struct action *act, struct act_res
 	/* Beyond quotas (apply_quota): an LS unit keeps its CPUs and weight, and stays. */
 	if (qos_is_ls(act->cls) &&
 	    (act->kind == ACT_CPUSET || act->kind == ACT_EVICT || act->kind == ACT_CPU_WEIGHT ||
-	     act->kind == ACT_MEM_LIMIT || (act->kind == ACT_CPU_IDLE && act->value))) {
+	     act->kind == ACT_MEM_LIMIT || act->kind == ACT_MEM_HIGH ||
+	     (act->kind == ACT_CPU_IDLE && act->value))) {
 		set_outcome(r, OUT_REFUSED, 0, "%s is %s: qoslet never squeezes it (%s)", rel,
 			    qos_class_name(act->cls), act_kind_name(act->kind));
 		return;
@@ -473,6 +635,15 @@ void actuator_apply(struct actuator *a, const struct action *act, struct act_res
 		break;
 	case ACT_EVICT:
 		apply_evict(a, rel, r);
+		break;
+	case ACT_MEM_MIN:
+		apply_protection(a, CG_KNOB_MEM_MIN, rel, act->value, r);
+		break;
+	case ACT_MEM_LOW:
+		apply_protection(a, CG_KNOB_MEM_LOW, rel, act->value, r);
+		break;
+	case ACT_MEM_HIGH:
+		apply_number(a, CG_KNOB_MEM_HIGH, rel, act->value, r);
 		break;
 	default:
 		set_outcome(r, OUT_REFUSED, 0, "unknown action kind %d", act->kind);

@@ -65,8 +65,18 @@ struct actuator {
 	int lock_fd; /* flock on state_dir/lock: one agent per state directory */
 };
 
-/* Can the actuator write to cgroup rel: strictly inside the managed subtree? */
-bool act_in_subtree(const struct actuator *a, const char *rel);
+/* memory.min / memory.low: the knobs whose protection needs every ancestor to carry it. */
+static inline bool act_is_protection(enum cg_knob k)
+{
+	return k == CG_KNOB_MEM_MIN || k == CG_KNOB_MEM_LOW;
+}
+
+/*
+ * Can the actuator write knob k of cgroup rel: strictly inside the managed
+ * subtree, or the subtree's root itself for protection (memory.min/low of a
+ * pod counts only as far as every ancestor carries it: docs/memory-qos.md).
+ */
+bool act_in_subtree(const struct actuator *a, enum cg_knob k, const char *rel);
 
 /* Calls opts->on_write, if set. */
 void act_notify(struct actuator *a, const char *path, const char *text, int err);
@@ -135,5 +145,13 @@ int act_restore_all(struct actuator *a, size_t *restored);
 
 /* The same for knob k of cgroup rel and its descendants only (a plan.release). */
 int act_restore_knob(struct actuator *a, enum cg_knob k, const char *rel, size_t *restored);
+
+/*
+ * Protection knob k of the ancestors of rel (up to the subtree's root) set
+ * to the sums over their children, rel counted as holding value (0 when it
+ * is gone): after a release, or when the unit vanished. 0, or 1 when a
+ * write or read failed.
+ */
+int act_sync_ancestors(struct actuator *a, enum cg_knob k, const char *rel, int64_t value);
 
 #endif

@@ -69,9 +69,10 @@ void steps_free(struct steps *s)
 	memset(s, 0, sizeof(*s));
 }
 
-bool act_in_subtree(const struct actuator *a, const char *rel)
+bool act_in_subtree(const struct actuator *a, enum cg_knob k, const char *rel)
 {
-	return cgroup_path_within(rel, a->subtree) && strcmp(rel, a->subtree);
+	return cgroup_path_within(rel, a->subtree) &&
+	       (strcmp(rel, a->subtree) || (act_is_protection(k) && *rel));
 }
 
 void act_notify(struct actuator *a, const char *path, const char *text, int err)
@@ -113,7 +114,7 @@ int act_write(struct actuator *a, enum cg_knob k, const char *rel, const char *t
 	char path[PATH_MAX];
 	int err;
 
-	if (!act_in_subtree(a, rel)) {
+	if (!act_in_subtree(a, k, rel)) {
 		snprintf(why, whylen, "%s is not inside the managed subtree \"%s\"", rel,
 			 a->subtree);
 		return -EPERM;

@@ -30,6 +30,7 @@
 #include "config.h"
 #include "../decision/decision.h"
 #include "fast_path.h"
+#include "memory_qos_check.h"
 #include "loop.h"
 #include "privileges.h"
 #include "record.h"
@@ -794,6 +795,8 @@ static int setup(struct agent *a)
 		return 1;
 	a->rec = collector_record(a->coll);
 	watch_config(a);
+	if (a->cfg.policy.memory_qos.enabled)
+		memory_qos_check(&a->ctrls, a->subtree, "/proc/self/mountinfo");
 	log_info("agent: managing /%s (cgroup %s, cpu at %s)%s, every %.3g s%s", a->subtree,
 		 a->ctrls.v2[CTRL_CPU] ? "v2" : "v1", a->ctrls.root[CTRL_CPU],
 		 a->cfg.dry_run ? " in dry-run" : "", a->cfg.interval_s,

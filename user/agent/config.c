@@ -245,6 +245,30 @@ static const struct field batch_fields[] = {
 	{0},
 };
 
+/* Memory QoS (docs/memory-qos.md): one block, kept together. */
+/* clang-format off */
+#define MEMORY_QOS_CLASS_FIELDS(c) {                                       \
+	PCT("min_percent", policy.memory_qos.c.min_share, 0, 100),         \
+	PCT("low_percent", policy.memory_qos.c.low_share, 0, 100),         \
+	{0},                                                               \
+}
+/* clang-format on */
+static const struct field memory_qos_lse_fields[] = MEMORY_QOS_CLASS_FIELDS(lse);
+static const struct field memory_qos_lsr_fields[] = MEMORY_QOS_CLASS_FIELDS(lsr);
+static const struct field memory_qos_ls_fields[] = MEMORY_QOS_CLASS_FIELDS(ls);
+static const struct field memory_qos_fields[] = {
+	BOOL("enabled", policy.memory_qos.enabled),
+	OBJ("lse", memory_qos_lse_fields),
+	OBJ("lsr", memory_qos_lsr_fields),
+	OBJ("ls", memory_qos_ls_fields),
+	/* below 100: protection equal to the limit leaves page cache unreclaimable (OOM kills) */
+	PCT("limit_cap_percent", policy.memory_qos.limit_cap, 1, 99),
+	PCT("be_throttling_percent", policy.memory_qos.throttling, 1, 100),
+	PCT("be_free_percent", policy.memory_qos.free_share, 1, 100),
+	PCT("min_change_percent", policy.memory_qos.min_change, 0, 100),
+	{0},
+};
+
 static const struct field http_fields[] = {
 	BOOL("enabled", http.enabled),
 	STR("address", http.address, S_ADDR),
@@ -291,6 +315,7 @@ static const struct field top_fields[] = {
 	OBJ("interference", interference_fields),
 	OBJ("capacity", capacity_fields),
 	OBJ("batch_resources", batch_fields),
+	OBJ("memory_qos", memory_qos_fields),
 	OBJ("http", http_fields),
 	OBJ("kubernetes", kube_fields),
 	{0},

@@ -59,6 +59,11 @@ static json_t *unit_to_json(const struct pol_unit *u)
 	for (size_t i = 0; i < BATCH_KEYS; i++)
 		if (batch[i])
 			json_object_set_new(o, batch_keys[i], U64(batch[i]));
+	if (u->has_mem_qos)
+		json_object_set_new(o, "mem_qos",
+				    json_pack("{s:I, s:I, s:I}", "min", (json_int_t)u->mem_min,
+					      "low", (json_int_t)u->mem_low, "high",
+					      (json_int_t)u->mem_high));
 	if (u->has_rq)
 		json_object_set_new(o, "rq", hist_to_json(&u->rq));
 	if (u->has_cpi)
@@ -155,18 +160,36 @@ static int hist_from_json(const json_t *o, struct lat_hist *h, char *err, size_t
 	return 0;
 }
 
+/* A unit's memory QoS settings: {"min", "low", "high"}, bytes, -1 for "max". */
+static int mem_qos_from_json(json_t *o, struct pol_unit *u, char *err, size_t errlen)
+{
+	json_int_t min, low, high;
+	json_error_t e;
+
+	if (json_unpack_ex(o, &e, JSON_STRICT, "{s:I, s:I, s:I}", "min", &min, "low", &low, "high",
+			   &high)) {
+		snprintf(err, errlen, "unit %s: mem_qos: %s", u->path, e.text);
+		return -EINVAL;
+	}
+	u->has_mem_qos = true;
+	u->mem_min = min;
+	u->mem_low = low;
+	u->mem_high = high;
+	return 0;
+}
+
 static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t errlen)
 {
 	json_int_t id, quota, period, burst, periods, throttled, anon, used, request_mem = 0;
 	json_int_t start_ns = 0, weight = -1, mem_max = -1, batch[BATCH_KEYS] = {0};
 	const char *path, *uid, *cls, *cpus, *guard = "";
-	json_t *rq = NULL, *cpi = NULL;
+	json_t *rq = NULL, *cpi = NULL, *mem_qos = NULL;
 	json_error_t e;
 	int priority, idle, evict_priority = 0;
 
 	static const char fmt[] = "{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, "
 				  "s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o, s?s, s?i, s?I, "
-				  "s?I, s?I, s?I, s?I, s?I, s?I}";
+				  "s?I, s?I, s?I, s?I, s?I, s?I, s?o}";
 	static const char *const keys[] = {"id",
 					   "path",
 					   "pod_uid",
@@ -195,7 +218,8 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 					   "batch_cpu_request",
 					   "batch_cpu_limit",
 					   "batch_mem_request",
-					   "batch_mem_limit"};
+					   "batch_mem_limit",
+					   "mem_qos"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "id", &id, "path", &path, "pod_uid",
 			   &uid, "class", &cls, "priority", &priority, "quota_us", &quota,
@@ -206,7 +230,8 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 			   &request_mem, "rq", &rq, "cpi", &cpi, "evict_guard", &guard,
 			   "evict_priority", &evict_priority, "start_ns", &start_ns, "weight",
 			   &weight, "mem_max", &mem_max, batch_keys[0], &batch[0], batch_keys[1],
-			   &batch[1], batch_keys[2], &batch[2], batch_keys[3], &batch[3])) {
+			   &batch[1], batch_keys[2], &batch[2], batch_keys[3], &batch[3], "mem_qos",
+			   &mem_qos)) {
 		name_bad_key(o, fmt, keys, "unit.", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -239,6 +264,8 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 	u->mem_max = mem_max;
 	u->batch = (struct pol_batch){(uint64_t)batch[0], (uint64_t)batch[1], (uint64_t)batch[2],
 				      (uint64_t)batch[3]};
+	if (mem_qos && mem_qos_from_json(mem_qos, u, err, errlen))
+		return -EINVAL;
 	u->has_rq = rq != NULL;
 	if (rq && hist_from_json(rq, &u->rq, err, errlen))
 		return -EINVAL;

@@ -30,6 +30,15 @@ static void recorded_value(const struct pol_unit *u, const struct action *a, cha
 	case ACT_CPU_IDLE:
 		snprintf(buf, size, "%d", u->idle);
 		break;
+	case ACT_MEM_MIN:
+		snprintf(buf, size, "%" PRId64, u->mem_min);
+		break;
+	case ACT_MEM_LOW:
+		snprintf(buf, size, "%" PRId64, u->mem_low);
+		break;
+	case ACT_MEM_HIGH:
+		snprintf(buf, size, "%" PRId64, u->mem_high);
+		break;
 	case ACT_CPUSET:
 		snprintf(buf, size, "%s", u->cpus);
 		break;

@@ -441,8 +441,36 @@ const struct tick_record *collector_record(const struct collector *c)
 	return &c->rec;
 }
 
+/* A memory QoS knob's value, or `unset` when unreadable. */
+static int64_t mem_knob(const struct cgroup_ctrls *ctrls, enum cg_knob k, const char *rel,
+			int64_t unset)
+{
+	char text[64];
+	int64_t v;
+
+	if (cg_read_knob(ctrls, k, rel, text, sizeof(text)) || cg_knob_parse(ctrls, k, text, &v))
+		return unset;
+	return v;
+}
+
+/*
+ * Memory QoS settings, only while memory QoS is on and memory is on v2: v1
+ * has none of them (docs/memory-qos.md), and they are four more reads a unit.
+ * No memory.high (there since 4.5): the memory controller is not enabled
+ * for the unit, and memory QoS leaves it alone.
+ */
+static void read_mem_qos(const struct cgroup_ctrls *ctrls, struct pol_unit *u)
+{
+	u->mem_high = mem_knob(ctrls, CG_KNOB_MEM_HIGH, u->path, -2);
+	u->has_mem_qos = ctrls->v2[CTRL_MEMORY] && u->mem_high != -2;
+	if (!u->has_mem_qos)
+		return;
+	u->mem_min = mem_knob(ctrls, CG_KNOB_MEM_MIN, u->path, 0);
+	u->mem_low = mem_knob(ctrls, CG_KNOB_MEM_LOW, u->path, 0);
+}
+
 /* The settings of a unit as its files hold them; -ENOENT when it vanished. */
-static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s)
+static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s, bool mem_qos)
 {
 	struct pol_unit *u = &s->u;
 	double request = u->request_cpus;
@@ -465,12 +493,15 @@ static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s)
 	    cg_knob_parse(ctrls, CG_KNOB_WEIGHT, text, &u->weight))
 		u->weight = -1;
 	u->request_cpus = u->weight >= 0 ? cg_weight_request_cpus(ctrls, u->weight) : 0;
-	/* Only batch resources set a memory limit (a BE pod's that has one): no other is read. */
+	/* Read only for a consumer: batch resources (a BE pod's limit) and memory QoS. */
 	u->mem_max = -1;
-	if (u->cls == QOS_BE && u->batch.mem_limit &&
-	    (cg_read_knob(ctrls, CG_KNOB_MEM_MAX, u->path, text, sizeof(text)) ||
-	     cg_knob_parse(ctrls, CG_KNOB_MEM_MAX, text, &u->mem_max)))
+	if ((mem_qos || (u->cls == QOS_BE && u->batch.mem_limit)) &&
+	    cg_read_mem_limit(ctrls, u->path, &u->mem_max))
 		u->mem_max = -1;
+	if (mem_qos)
+		read_mem_qos(ctrls, u);
+	else
+		u->has_mem_qos = false;
 	/*
 	 * cpu.idle=1 makes the kernel report the idle weight (3 shares) instead
 	 * of the owner's: keep the request read before qoslet set it.
@@ -516,7 +547,7 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 	int err;
 
 	if (!s->settings_ns || mono_ns - s->settings_ns >= COLLECT_SETTINGS_NS) {
-		err = read_settings(ctrls, s);
+		err = read_settings(ctrls, s, c->o->cfg->policy.memory_qos.enabled);
 		if (err)
 			return err;
 		s->settings_ns = mono_ns ? mono_ns : 1;
@@ -527,11 +558,12 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 	 * memory eviction, which picks BE units once the node nears its
 	 * threshold; v1's memory.stat is the dearest file to print. Batch
 	 * capacity needs every unit's memory (LS usage, and the system's as
-	 * the node's minus all units'), every COLLECT_CAPACITY_MEM_NS.
+	 * the node's minus all units'), every COLLECT_CAPACITY_MEM_NS. Memory
+	 * QoS sizes an unlimited BE unit's memory.high from its use.
 	 */
 	if (s->u.quota_us >= 0 || ctrls->v2[CTRL_CPU])
 		want |= UW_THROTTLE;
-	if ((mem_near && s->u.cls == QOS_BE) ||
+	if (((mem_near || s->u.has_mem_qos) && s->u.cls == QOS_BE) ||
 	    (capacity && (!s->mem_ns || mono_ns - s->mem_ns >= COLLECT_CAPACITY_MEM_NS)))
 		want |= UW_MEM;
 	if (psi_due)

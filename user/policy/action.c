@@ -11,7 +11,8 @@ static const char *const kind_names[ACT_NR] = {
 	[ACT_CPUSET] = "cpuset",       [ACT_CPU_IDLE] = "cpu_idle",
 	[ACT_EVICT] = "evict",	       [ACT_REPORT] = "report",
 	[ACT_CAPACITY] = "capacity",   [ACT_CPU_WEIGHT] = "cpu_weight",
-	[ACT_MEM_LIMIT] = "mem_limit",
+	[ACT_MEM_LIMIT] = "mem_limit", [ACT_MEM_MIN] = "memory_min",
+	[ACT_MEM_LOW] = "memory_low",  [ACT_MEM_HIGH] = "memory_high",
 };
 
 const char *act_kind_name(enum act_kind k)

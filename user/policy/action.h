@@ -24,12 +24,15 @@ enum act_kind {
 	ACT_CAPACITY,	   /* the node's batch capacity changed: value = milli-CPUs or bytes */
 	ACT_CPU_WEIGHT,	   /* value = cpu.shares (v1) or cpu.weight (v2), as the file takes it */
 	ACT_MEM_LIMIT,	   /* value = memory limit in bytes (-1 unlimited) */
+	ACT_MEM_MIN,  /* value = memory.min in bytes (the actuator carries it to the parents) */
+	ACT_MEM_LOW,  /* value = memory.low in bytes (the same) */
+	ACT_MEM_HIGH, /* value = memory.high in bytes */
 	ACT_NR,
 };
 
 /*
  * "cpu_quota", "cpu_burst", "cpuset", "cpu_idle", "evict", "report", "capacity",
- * "cpu_weight", "mem_limit".
+ * "cpu_weight", "mem_limit", "memory_min", "memory_low", "memory_high".
  */
 const char *act_kind_name(enum act_kind k);
 

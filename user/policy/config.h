@@ -120,6 +120,24 @@ struct batch_resources_config {
 	double evict_cooldown_s; /* between eviction rounds: 20 */
 };
 
+/*
+ * Memory QoS (docs/memory-qos.md), cgroup v2 only: protection for LS units
+ * from their memory request, memory.high for BE units.
+ */
+struct memory_qos_class {
+	double min_share; /* memory.min = request x this: LSE, LSR 1.0; LS 0 */
+	double low_share; /* memory.low = request x this: LSE, LSR 0; LS 1.0 */
+};
+
+struct memory_qos_config {
+	bool enabled;
+	struct memory_qos_class lse, lsr, ls;
+	double limit_cap;  /* protection at most this share of the unit's limit: 0.9 */
+	double throttling; /* BE memory.high = request + this x (limit - request): 0.9 */
+	double free_share; /* unlimited BE: memory.high = used + this x free / BE units: 0.5 */
+	double min_change; /* memory.high moves under this share of capacity are skipped: 0.01 */
+};
+
 enum evict_action {
 	EVICT_REPORT = 0, /* "report": a decision only */
 	EVICT_KILL,	  /* "kill": cgroup.kill (v2) or freeze + SIGKILL (v1) */
@@ -136,6 +154,7 @@ struct policy_config {
 	struct interference_config interference;
 	struct capacity_config capacity;
 	struct batch_resources_config batch;
+	struct memory_qos_config memory_qos;
 };
 
 #endif

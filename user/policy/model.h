@@ -86,7 +86,11 @@ struct pol_unit {
 	double limit_cpus;	    /* the owner's limit (before qoslet changed it); -1 none */
 	uint64_t request_mem;	    /* the pod's memory request (the API's pod list); 0 unknown */
 	int64_t weight;		    /* cpu.shares (v1) / cpu.weight (v2) as read; -1 unreadable */
-	int64_t mem_max;	    /* memory limit as read, bytes; -1 unlimited or not read */
+	/*
+	 * memory limit as read, bytes; -1 unlimited or not read (read for BE
+	 * pods with a batch-memory limit, and for every unit under memory QoS)
+	 */
+	int64_t mem_max;
 	/*
 	 * The pod's batch resources (kubernetes.io/batch-cpu, batch-memory in
 	 * the pod list; docs/batch-resources.md): 0 when none. A limit is 0
@@ -98,6 +102,13 @@ struct pol_unit {
 		uint64_t mem_request; /* bytes */
 		uint64_t mem_limit;   /* bytes */
 	} batch;
+	/*
+	 * Memory QoS settings (docs/memory-qos.md), read only while memory QoS
+	 * is on and the memory controller is v2 (has_mem_qos): bytes, -1 for
+	 * "max" (memory.high: none). The memory limit is mem_max above.
+	 */
+	bool has_mem_qos;
+	int64_t mem_min, mem_low, mem_high;
 
 	/* Measured over the interval. */
 	double cpu_used;     /* CPUs: the kernel's CPU-time counter / interval */

@@ -11,7 +11,8 @@
 static bool is_setting(enum act_kind k)
 {
 	return k == ACT_CPU_QUOTA || k == ACT_CPU_BURST || k == ACT_CPUSET || k == ACT_CPU_IDLE ||
-	       k == ACT_CPU_WEIGHT || k == ACT_MEM_LIMIT;
+	       k == ACT_CPU_WEIGHT || k == ACT_MEM_LIMIT || k == ACT_MEM_MIN || k == ACT_MEM_LOW ||
+	       k == ACT_MEM_HIGH;
 }
 
 /* Limits, where the lowest wish wins. */
@@ -170,6 +171,15 @@ static void current_value(const struct pol_unit *u, enum act_kind kind, int64_t 
 		break;
 	case ACT_MEM_LIMIT:
 		*value = u->mem_max;
+		break;
+	case ACT_MEM_MIN:
+		*value = u->mem_min;
+		break;
+	case ACT_MEM_LOW:
+		*value = u->mem_low;
+		break;
+	case ACT_MEM_HIGH:
+		*value = u->mem_high;
 		break;
 	default:
 		*value = 0;

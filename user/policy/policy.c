@@ -29,6 +29,8 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 		err = evict_cpu_run(in, &cfg->evict_cpu, &cfg->evict_order, &st->evict_cpu,
 				    &wishes);
 	if (!err)
+		err = memory_qos_run(in, &cfg->memory_qos, &wishes);
+	if (!err)
 		err = plan_apply(&st->plan, in, &wishes, dry_run, out);
 	action_list_free(&wishes);
 	return err;

@@ -14,6 +14,7 @@
 #include "evict_cpu.h"
 #include "evict_memory.h"
 #include "interference.h"
+#include "memory_qos.h"
 #include "model.h"
 #include "plan.h"
 #include "suppress.h"
