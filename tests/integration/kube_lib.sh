@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Shared by the tests that talk to the Kubernetes API stand-in
-# (tests/helpers/kube_api_server.py). Source after lib.sh, with KUBE_TMP set
-# to a private directory the caller removes. Provides:
+# (tests/helpers/kube_api_server.py). Source after lib.sh, then call
+# kube_require: it skips without the tools and makes KUBE_TMP ($TMP/kube
+# unless the caller set it), the stand-in's private directory, which goes
+# with $TMP. Provides:
 #   kube_certs            a CA (ca.crt), a server certificate it signs for
 #                         127.0.0.1/::1/localhost (srv.crt/srv.key), and an
 #                         unrelated CA (other-ca.crt), all in KUBE_TMP
@@ -32,9 +34,8 @@ KUBE_SERVER_PIDS=()
 kube_require() {
 	require_cmds openssl
 	[ -n "$KUBE_PY" ] || skip "needs python3 (scripts/deps.sh installs it)"
-	if [ -z "${KUBE_TMP:-}" ] || [ ! -d "$KUBE_TMP" ]; then
-		fail "kube_lib.sh: KUBE_TMP is not a directory"
-	fi
+	KUBE_TMP=${KUBE_TMP:-$TMP/kube}
+	mkdir -p "$KUBE_TMP" || fail "kube_lib.sh: cannot create $KUBE_TMP"
 }
 
 _kube_mkcert() { # NAME SUBJECT [openssl req args...]

@@ -32,8 +32,6 @@ require_cmds jq python3 curl
 require_binaries
 test_setup
 agent_setup
-KUBE_TMP=$TMP/kube
-mkdir "$KUBE_TMP"
 kube_require
 
 NODE=qoslet-test-node

@@ -40,8 +40,6 @@ require_cmds jq taskset curl python3
 require_binaries
 test_setup
 agent_setup
-KUBE_TMP=$TMP/kube
-mkdir "$KUBE_TMP"
 kube_require
 
 LOAD_S=150 # every load exits by itself even if cleanup never runs

@@ -36,8 +36,6 @@ require_binaries
 skip_in_tcg "judges how fast batch capacity follows a load, within ticks of 1 s"
 test_setup
 agent_setup
-KUBE_TMP=$TMP/kube
-mkdir "$KUBE_TMP"
 kube_require
 
 LOAD_S=120 # every load exits by itself even if cleanup never runs

@@ -44,8 +44,6 @@ require_binaries
 [ -x "$MEMHOG" ] || fail "$MEMHOG is missing: run make $MEMHOG"
 test_setup
 agent_setup
-KUBE_TMP=$TMP/kube
-mkdir "$KUBE_TMP"
 kube_require
 
 agent_memory_limit "$LIMIT_MIB"

@@ -36,8 +36,6 @@ require_cmds jq python3
 require_binaries
 test_setup
 agent_setup
-KUBE_TMP=$TMP/kube
-mkdir "$KUBE_TMP"
 kube_require
 
 NODE=qoslet-test-node

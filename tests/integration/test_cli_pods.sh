@@ -22,8 +22,6 @@ require_root
 require_cmds jq python3
 require_binaries
 test_setup
-KUBE_TMP=$TMP/kube
-mkdir "$KUBE_TMP"
 kube_require
 
 NODE=qoslet-test-node

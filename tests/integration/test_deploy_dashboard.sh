@@ -30,8 +30,6 @@ require_cmds jq taskset curl python3 prometheus
 require_binaries
 test_setup
 agent_setup
-KUBE_TMP=$TMP/kube
-mkdir "$KUBE_TMP"
 kube_require
 
 LOAD_S=120 # every load exits by itself even if cleanup never runs

@@ -53,8 +53,6 @@ require_binaries
 [ -x "$MEMHOG" ] || fail "$MEMHOG is missing: run make $MEMHOG"
 test_setup
 agent_setup
-KUBE_TMP=$TMP/kube
-mkdir "$KUBE_TMP"
 kube_require
 
 # shipped_config OVERLAY: the config.json of the ConfigMap the overlay renders

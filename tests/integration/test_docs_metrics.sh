@@ -25,8 +25,6 @@ require_cmds jq curl python3
 require_binaries
 test_setup
 agent_setup
-KUBE_TMP=$TMP/kube
-mkdir "$KUBE_TMP"
 kube_require
 
 DOCS=$QOSLET_ROOT/docs/metrics
