@@ -10,7 +10,9 @@
 #     request and limit as evidence, and no file changed;
 #   - live: the pod's cgroup gets v1 cpu.shares 512 / v2 cpu.weight 20, the
 #     CFS quota of 1 CPU (100000 of a 100000 us period) and the memory limit
-#     512 MiB; the container's cgroup and the other pod are left alone;
+#     512 MiB; its container's cgroup the same weight and memory limit (its
+#     own batch resources, batch.container_*) but not the quota; the other
+#     pod is left alone;
 #   - every file is back to what the kubelet wrote after the agent stops, and
 #     after a kill -9 the next start reconciles them from the journal;
 #   - eviction on overcommit: with a batch CPU capacity of almost 0 (threshold
@@ -68,6 +70,8 @@ fi
 files() {
 	echo "$(cat "$1/$WEIGHT") $(cat "$1/$QUOTA") $(cat "$(agent_cg_in "$1" memory)/$LIMIT")"
 }
+# The container's: the weight and the memory limit from its own batch resources, its quota kept.
+ctr_want() { echo "${WANT%% *} $(cat "$ctr/$QUOTA") $MEM"; }
 # BestEffort pods as the kubelet leaves them: the least weight.
 if cg_is_v2; then echo 1 >"$be/cpu.weight"; else echo 2 >"$be/cpu.shares"; fi
 orig_be=$(files "$be") orig_ctr=$(files "$ctr") orig_plain=$(files "$plain")
@@ -86,42 +90,51 @@ run() {
 	agent_start
 }
 rules='["batch.cpu_weight", "batch.cpu_quota", "batch.memory_limit"]'
-# wait_three OUTCOME: the three decisions on the pod with that outcome; prints them.
-wait_three() {
-	local sel='.target.cgroup == "'"${be#"$CG_ROOT"}"'" and .outcome == "'"$1"'" and (.rule as $r | '"$rules"' | index($r))'
+crules='["batch.container_cpu_weight", "batch.container_memory_limit"]'
+# wait_five OUTCOME: the three decisions on the pod and the two on its container with that
+# outcome; prints them.
+wait_five() {
+	local sel='(.target.cgroup == "'"${be#"$CG_ROOT"}"'" and (.rule as $r | '"$rules"' | index($r))
+		or .target.cgroup == "'"${ctr#"$CG_ROOT"}"'" and (.rule as $r | '"$crules"' | index($r)))
+		and .outcome == "'"$1"'"'
 	for _ in $(seq 1 100); do
-		[ "$(decisions "$sel" | jq 'map(.rule) | unique | length')" = 3 ] && {
+		[ "$(decisions "$sel" | jq 'map(.rule) | unique | length')" = 5 ] && {
 			decisions "$sel"
 			return 0
 		}
 		kill -0 "$AGENT_PID" 2>/dev/null || fail "agent exited: $(tail -n 5 "$AGENT_ERR")"
 		sleep 0.1
 	done
-	fail "no three $1 decisions on the pod within 10 s: $(decisions '.rule | startswith("batch.")')"
+	fail "no five $1 decisions on the pod and its container within 10 s: $(decisions '.rule | startswith("batch.")')"
 }
 
 log "dry-run"
 run true
-d=$(wait_three dry_run)
+d=$(wait_five dry_run)
 ev() { jq -r --arg r "$1" --arg k "$2" 'map(select(.rule == $r))[0].evidence[$k]' <<<"$d"; }
 assert_eq "$(ev batch.cpu_weight batch_cpu_request_milli)" 500 "the weight's evidence: the request"
 assert_eq "$(ev batch.cpu_quota batch_cpu_limit_milli)" 1000 "the quota's evidence: the limit"
 assert_eq "$(ev batch.memory_limit batch_memory_limit_bytes)" "$MEM" "the memory limit's evidence"
 assert_eq "$(ev batch.memory_limit batch_memory_request_bytes)" $((256 << 20)) "and its request"
+assert_eq "$(ev batch.container_cpu_weight batch_cpu_request_milli)" 500 "the container's request"
+assert_eq "$(ev batch.container_memory_limit batch_memory_limit_bytes)" "$MEM" "and its limit"
+assert_eq "$(jq -r 'map(select(.rule == "batch.container_cpu_weight"))[0].target.pod_uid // empty' <<<"$d")" \
+	"$BE_UID" "a container's decision names its pod"
 sleep 1 # a few more ticks: dry-run must still write nothing
 assert_eq "$(files "$be")" "$orig_be" "dry-run writes nothing"
+assert_eq "$(files "$ctr")" "$orig_ctr" "not on the container either"
 agent_stop
 : >"$AGENT_OUT"
 
 log "live"
 run false
-d=$(wait_three applied)
+d=$(wait_five applied)
 assert_eq "$(files "$be")" "$WANT" "the pod's weight, quota and memory limit from its batch resources"
-assert_eq "$(files "$ctr")" "$orig_ctr" "its container's cgroup is left alone (the pod's limits bound it)"
+assert_eq "$(files "$ctr")" "$(ctr_want)" "its container's weight and memory limit, its quota kept"
 assert_eq "$(files "$plain")" "$orig_plain" "a BE pod without batch resources is left alone"
 assert_eq "$(decisions '.target.cgroup == "'"${plain#"$CG_ROOT"}"'"')" "[]" "and has no decision"
 sleep 1
-assert_eq "$(decisions '.rule | startswith("batch.")' | jq length)" 3 "each setting decided once"
+assert_eq "$(decisions '.rule | startswith("batch.")' | jq length)" 5 "each setting decided once"
 agent_stop
 assert_eq "$(files "$be")" "$orig_be" "all restored on stop"
 assert_eq "$(files "$ctr")" "$orig_ctr" "the container's cgroup too"
@@ -129,17 +142,18 @@ assert_eq "$(files "$ctr")" "$orig_ctr" "the container's cgroup too"
 
 log "crash, then reconcile"
 run false
-wait_three applied >/dev/null
+wait_five applied >/dev/null
 kill -KILL "$AGENT_PID"
 wait "$AGENT_PID" 2>/dev/null || true
 assert_eq "$(files "$be")" "$WANT" "kill -9 leaves the values"
-jq -e '[.changes[].file] | length == 3' "$STATE_DIR/actuator.json" >/dev/null ||
-	fail "the journal lacks the three settings: $(jq -c . "$STATE_DIR/actuator.json")"
+jq -e '[.changes[].file] | length == 5' "$STATE_DIR/actuator.json" >/dev/null ||
+	fail "the journal lacks the five settings: $(jq -c . "$STATE_DIR/actuator.json")"
 : >"$AGENT_ERR"
 run false '{"batch_resources": {"enabled": false}}'
-grep -q "restored 3 cgroup settings a previous run left changed" "$AGENT_ERR" ||
+grep -q "restored 5 cgroup settings a previous run left changed" "$AGENT_ERR" ||
 	fail "restart did not say it reconciled: $(cat "$AGENT_ERR")"
 assert_eq "$(files "$be")" "$orig_be" "the restart reconciled them"
+assert_eq "$(files "$ctr")" "$orig_ctr" "the container's too"
 agent_stop
 : >"$AGENT_OUT"
 
