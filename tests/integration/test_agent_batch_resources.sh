@@ -120,6 +120,8 @@ assert_eq "$(ev batch.container_cpu_weight batch_cpu_request_milli)" 500 "the co
 assert_eq "$(ev batch.container_memory_limit batch_memory_limit_bytes)" "$MEM" "and its limit"
 assert_eq "$(jq -r 'map(select(.rule == "batch.container_cpu_weight"))[0].target.pod_uid // empty' <<<"$d")" \
 	"$BE_UID" "a container's decision names its pod"
+assert_eq "$(jq -r 'map(select(.rule == "batch.container_memory_limit"))[0].related.cgroup' <<<"$d")" \
+	"${be#"$CG_ROOT"}" "and relates it"
 sleep 1 # a few more ticks: dry-run must still write nothing
 assert_eq "$(files "$be")" "$orig_be" "dry-run writes nothing"
 assert_eq "$(files "$ctr")" "$orig_ctr" "not on the container either"
