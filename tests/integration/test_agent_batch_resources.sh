@@ -11,8 +11,9 @@
 #   - live: the pod's cgroup gets v1 cpu.shares 512 / v2 cpu.weight 20, the
 #     CFS quota of 1 CPU (100000 of a 100000 us period) and the memory limit
 #     512 MiB; its container's cgroup the same weight and memory limit (its
-#     own batch resources, batch.container_*) but not the quota; the other
-#     pod is left alone;
+#     own batch resources, batch.container_*), and on v2 only the quota (v1
+#     keeps the kubelet's: docs/batch-resources.md); the other pod is left
+#     alone;
 #   - every file is back to what the kubelet wrote after the agent stops, and
 #     after a kill -9 the next start reconciles them from the journal;
 #   - eviction on overcommit: with a batch CPU capacity of almost 0 (threshold
@@ -62,19 +63,23 @@ KUBE_PODS=$KUBE_TMP/pods.json
 kube_start "$NODE"
 
 # The three files of a cgroup, v1 or v2, as one line.
+# N: the settings written, the pod's three and the container's two (three on v2, with its quota).
 if cg_is_v2; then
-	WEIGHT=cpu.weight QUOTA=cpu.max LIMIT=memory.max WANT="20 100000 100000 $MEM"
+	WEIGHT=cpu.weight QUOTA=cpu.max LIMIT=memory.max WANT="20 100000 100000 $MEM" N=6
+	crules='["batch.container_cpu_weight", "batch.container_memory_limit", "batch.container_cpu_quota"]'
 else
-	WEIGHT=cpu.shares QUOTA=cpu.cfs_quota_us LIMIT=memory.limit_in_bytes WANT="512 100000 $MEM"
+	WEIGHT=cpu.shares QUOTA=cpu.cfs_quota_us LIMIT=memory.limit_in_bytes WANT="512 100000 $MEM" N=5
+	crules='["batch.container_cpu_weight", "batch.container_memory_limit"]'
 fi
 files() {
 	echo "$(cat "$1/$WEIGHT") $(cat "$1/$QUOTA") $(cat "$(agent_cg_in "$1" memory)/$LIMIT")"
 }
-# The container's: the weight and the memory limit from its own batch resources, its quota kept.
-ctr_want() { echo "${WANT%% *} $(cat "$ctr/$QUOTA") $MEM"; }
+# The container's: its own batch values, the same as the pod's here; on v1 its quota kept.
+ctr_want() { if cg_is_v2; then echo "$WANT"; else echo "${WANT%% *} $orig_ctr_quota $MEM"; fi; }
 # BestEffort pods as the kubelet leaves them: the least weight.
 if cg_is_v2; then echo 1 >"$be/cpu.weight"; else echo 2 >"$be/cpu.shares"; fi
 orig_be=$(files "$be") orig_ctr=$(files "$ctr") orig_plain=$(files "$plain")
+orig_ctr_quota=$(cat "$ctr/$QUOTA")
 
 # run DRY_RUN [JSON]: the agent with the API link, suppression (and its cpu.idle) off, and JSON
 # merged over that.
@@ -90,27 +95,25 @@ run() {
 	agent_start
 }
 rules='["batch.cpu_weight", "batch.cpu_quota", "batch.memory_limit"]'
-crules='["batch.container_cpu_weight", "batch.container_memory_limit"]'
-# wait_five OUTCOME: the three decisions on the pod and the two on its container with that
-# outcome; prints them.
-wait_five() {
+# wait_all OUTCOME: the N decisions on the pod and its container with that outcome; prints them.
+wait_all() {
 	local sel='(.target.cgroup == "'"${be#"$CG_ROOT"}"'" and (.rule as $r | '"$rules"' | index($r))
 		or .target.cgroup == "'"${ctr#"$CG_ROOT"}"'" and (.rule as $r | '"$crules"' | index($r)))
 		and .outcome == "'"$1"'"'
 	for _ in $(seq 1 100); do
-		[ "$(decisions "$sel" | jq 'map(.rule) | unique | length')" = 5 ] && {
+		[ "$(decisions "$sel" | jq 'map(.rule) | unique | length')" = "$N" ] && {
 			decisions "$sel"
 			return 0
 		}
 		kill -0 "$AGENT_PID" 2>/dev/null || fail "agent exited: $(tail -n 5 "$AGENT_ERR")"
 		sleep 0.1
 	done
-	fail "no five $1 decisions on the pod and its container within 10 s: $(decisions '.rule | startswith("batch.")')"
+	fail "no $N $1 decisions on the pod and its container within 10 s: $(decisions '.rule | startswith("batch.")')"
 }
 
 log "dry-run"
 run true
-d=$(wait_five dry_run)
+d=$(wait_all dry_run)
 ev() { jq -r --arg r "$1" --arg k "$2" 'map(select(.rule == $r))[0].evidence[$k]' <<<"$d"; }
 assert_eq "$(ev batch.cpu_weight batch_cpu_request_milli)" 500 "the weight's evidence: the request"
 assert_eq "$(ev batch.cpu_quota batch_cpu_limit_milli)" 1000 "the quota's evidence: the limit"
@@ -130,13 +133,13 @@ agent_stop
 
 log "live"
 run false
-d=$(wait_five applied)
+d=$(wait_all applied)
 assert_eq "$(files "$be")" "$WANT" "the pod's weight, quota and memory limit from its batch resources"
-assert_eq "$(files "$ctr")" "$(ctr_want)" "its container's weight and memory limit, its quota kept"
+assert_eq "$(files "$ctr")" "$(ctr_want)" "its container's own batch values (on v1 its quota kept)"
 assert_eq "$(files "$plain")" "$orig_plain" "a BE pod without batch resources is left alone"
 assert_eq "$(decisions '.target.cgroup == "'"${plain#"$CG_ROOT"}"'"')" "[]" "and has no decision"
 sleep 1
-assert_eq "$(decisions '.rule | startswith("batch.")' | jq length)" 5 "each setting decided once"
+assert_eq "$(decisions '.rule | startswith("batch.")' | jq length)" "$N" "each setting decided once"
 agent_stop
 assert_eq "$(files "$be")" "$orig_be" "all restored on stop"
 assert_eq "$(files "$ctr")" "$orig_ctr" "the container's cgroup too"
@@ -144,15 +147,15 @@ assert_eq "$(files "$ctr")" "$orig_ctr" "the container's cgroup too"
 
 log "crash, then reconcile"
 run false
-wait_five applied >/dev/null
+wait_all applied >/dev/null
 kill -KILL "$AGENT_PID"
 wait "$AGENT_PID" 2>/dev/null || true
 assert_eq "$(files "$be")" "$WANT" "kill -9 leaves the values"
-jq -e '[.changes[].file] | length == 5' "$STATE_DIR/actuator.json" >/dev/null ||
-	fail "the journal lacks the five settings: $(jq -c . "$STATE_DIR/actuator.json")"
+jq -e --argjson n "$N" '[.changes[].file] | length == $n' "$STATE_DIR/actuator.json" >/dev/null ||
+	fail "the journal lacks the $N settings: $(jq -c . "$STATE_DIR/actuator.json")"
 : >"$AGENT_ERR"
 run false '{"batch_resources": {"enabled": false}}'
-grep -q "restored 5 cgroup settings a previous run left changed" "$AGENT_ERR" ||
+grep -q "restored $N cgroup settings a previous run left changed" "$AGENT_ERR" ||
 	fail "restart did not say it reconciled: $(cat "$AGENT_ERR")"
 assert_eq "$(files "$be")" "$orig_be" "the restart reconciled them"
 assert_eq "$(files "$ctr")" "$orig_ctr" "the container's too"

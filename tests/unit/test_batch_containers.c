@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Batch requests into BE containers' own cgroups: the wishes per container
- * (weight and memory limit, no quota), and the plan's handling of targets
+ * (weight and memory limit; the quota on v2 only), and the plan's handling of targets
  * that are containers: asked once, left alone while the pod's quota moves,
  * asked again when someone else changed them, released when their batch
  * resources go, forgotten when they vanish.
@@ -31,8 +31,8 @@ static struct pol_input in = {
 
 /*
  * Units: 10 a BE pod (its cpu.idle 1, as suppress.cpu_idle leaves it), 11 a
- * BE pod, 12 an LS pod. Containers: 100 of pod 10 asks 500m and a 256 MiB
- * limit; 101 of pod 11 only a 64 MiB limit; 102 of the LS pod asks too.
+ * BE pod, 12 an LS pod. Containers: 100 of pod 10 asks 500m, limits 1000m
+ * and 256 MiB; 101 of pod 11 only a 64 MiB limit; 102 of the LS pod asks too.
  */
 static void reset(void)
 {
@@ -50,6 +50,8 @@ static void reset(void)
 		containers[i].unit = 10 + i;
 		containers[i].weight = 2;
 		containers[i].mem_max = -1;
+		containers[i].quota_us = -1;
+		containers[i].period_us = 100000;
 		snprintf(containers[i].path, sizeof(containers[i].path), "%s/c%d", units[i].path,
 			 i);
 	}
@@ -58,6 +60,7 @@ static void reset(void)
 	units[1].batch = (struct pol_batch){0, 0, 64 * MIB, 64 * MIB};
 	units[2].batch = units[0].batch;
 	containers[0].batch_cpu_request = 500;
+	containers[0].batch_cpu_limit = 1000;
 	containers[0].batch_mem_limit = 256 * MIB;
 	containers[1].batch_mem_limit = 64 * MIB;
 	containers[2] = containers[0];
@@ -110,8 +113,17 @@ static void test_container_wishes(void **state)
 		assert_int_equal(a->value, 256 * MIB);
 		assert_string_equal(a->rule, "batch.container_memory_limit");
 		assert_true(evidence(a, "batch_memory_limit_bytes") == 256 * MIB);
-		/* never a quota on a container (docs/batch-resources.md) */
-		assert_null(find(&out, 100, ACT_CPU_QUOTA));
+		/* a quota from the container's limit on v2 only (docs/batch-resources.md) */
+		a = find(&out, 100, ACT_CPU_QUOTA);
+		if (v2) {
+			assert_non_null(a);
+			assert_int_equal(a->value, 100000);
+			assert_string_equal(a->rule, "batch.container_cpu_quota");
+			assert_true(evidence(a, "batch_cpu_limit_milli") == 1000);
+			assert_true(evidence(a, "period_us") == 100000);
+		} else {
+			assert_null(a);
+		}
 		/* a limit without a request: the memory limit only */
 		assert_int_equal(count_id(&out, 101), 1);
 		assert_non_null(find(&out, 101, ACT_MEM_LIMIT));
@@ -172,22 +184,28 @@ static void tick(struct plan_state *st, int64_t suppress_quota, struct action_li
 			c->weight = x->value;
 		if (x->kind == ACT_MEM_LIMIT)
 			c->mem_max = x->value;
+		if (x->kind == ACT_CPU_QUOTA)
+			c->quota_us = x->value;
 	}
 }
 
-static void test_plan_container_targets(void **state)
+static void plan_container_targets(bool v2)
 {
 	struct plan_state st = {0};
 	struct action_list out = {0};
 	const struct action *a;
 
-	(void)state;
 	reset();
+	in.cgroup_v2 = v2;
 	tick(&st, 0, &out);
 	assert_non_null(find(&out, 100, ACT_CPU_WEIGHT));
 	assert_non_null(find(&out, 100, ACT_MEM_LIMIT));
 	assert_non_null(find(&out, 101, ACT_MEM_LIMIT));
-	/* the pod's quota moves every tick under suppression: the containers are not asked */
+	assert_int_equal(find(&out, 100, ACT_CPU_QUOTA) != NULL, v2);
+	/*
+	 * The pod's quota moves every tick under suppression, below the
+	 * container's on v2: the containers are not asked again.
+	 */
 	for (int64_t q = 20000; q <= 60000; q += 10000) {
 		tick(&st, q, &out);
 		assert_int_equal(count_id(&out, 100), 0);
@@ -202,7 +220,7 @@ static void test_plan_container_targets(void **state)
 	tick(&st, 60000, &out);
 	a = find(&out, 100, ACT_CPU_WEIGHT);
 	assert_non_null(a);
-	assert_int_equal(a->value, 512);
+	assert_int_equal(a->value, v2 ? 20 : 512);
 	assert_int_equal(out.n, 1);
 	/* container 100's batch memory limit goes (a new pod list): the owner's comes back */
 	containers[0].batch_mem_limit = 0;
@@ -221,8 +239,10 @@ static void test_plan_container_targets(void **state)
 	assert_int_equal(out.n, 0);
 	/* back with the same id (it never left, the list did): asked anew */
 	reset();
-	containers[0].weight = 512;
+	in.cgroup_v2 = v2;
+	containers[0].weight = v2 ? 20 : 512;
 	containers[0].mem_max = 256 * MIB;
+	containers[0].quota_us = v2 ? 100000 : -1;
 	units[0].quota_us = 60000;
 	in.n_containers = 3;
 	tick(&st, 60000, &out);
@@ -232,11 +252,24 @@ static void test_plan_container_targets(void **state)
 	action_list_free(&out);
 }
 
+static void test_plan_container_targets_v1(void **state)
+{
+	(void)state;
+	plan_container_targets(false);
+}
+
+static void test_plan_container_targets_v2(void **state)
+{
+	(void)state;
+	plan_container_targets(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_container_wishes),
-		cmocka_unit_test(test_plan_container_targets),
+		cmocka_unit_test(test_plan_container_targets_v1),
+		cmocka_unit_test(test_plan_container_targets_v2),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

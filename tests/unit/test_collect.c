@@ -497,7 +497,10 @@ static void test_capacity_inputs(void **state)
 static const struct kube_pod *pod_with_containers(void *ctx, const char *uid)
 {
 	static struct kube_container cs[] = {
-		{.id = "c0ffee", .batch_cpu_request = 500, .batch_mem_limit = 256 << 20},
+		{.id = "c0ffee",
+		 .batch_cpu_request = 500,
+		 .batch_cpu_limit = 1000,
+		 .batch_mem_limit = 256 << 20},
 		{.id = "beef"},
 	};
 	static const struct kube_pod be = {
@@ -534,7 +537,7 @@ static void test_batch_containers(void **state)
 	snprintf(without, sizeof(without), "%s/cri-containerd-beef.scope", be);
 	cgroup("s5/kubepods.slice", "max 100000\n", 0);
 	cgroup(be, "max 100000\n", 0);
-	cgroup(with, "max 100000\n", 0);
+	cgroup(with, "70000 100000\n", 0);
 	cgroup(without, "max 100000\n", 0);
 	put(with, "cpu.weight", "1\n");
 	cgroup_ctrls_fake(&c, root, true);
@@ -552,6 +555,9 @@ static void test_batch_containers(void **state)
 	assert_int_equal(t->batch_mem_limit, 256 << 20);
 	assert_int_equal(t->weight, 1);
 	assert_int_equal(t->mem_max, -1); /* "max" */
+	assert_int_equal(t->batch_cpu_limit, 1000);
+	assert_int_equal(t->quota_us, 70000); /* v2: read for the container's quota */
+	assert_int_equal(t->period_us, 100000);
 	/* within the settings' cadence the last read stands; after a write, read at once */
 	put(with, "cpu.weight", "20\n");
 	rec = collector_read(col, 2, 2000000000ull, &err);

@@ -324,12 +324,12 @@ static void test_parse_container_batch(void **state)
 		"\"ephemeralContainerStatuses\":[{\"name\":\"a\",\"containerID\":\"x://e\"}]";
 	static const struct {
 		const char *id;
-		uint64_t cpu, mem;
+		uint64_t cpu, cpu_limit, mem;
 	} want[] = {
-		{"i", 0, 64ull << 20},	  /* the init container named a, not the regular one */
-		{"cb", 250, 0},		  /* a request, no limit */
-		{"ca", 1000, 1ull << 30}, /* the request defaults to the limit */
-		{"e", 0, 0},		  /* ephemeral: no resources of its own */
+		{"i", 0, 0, 64ull << 20}, /* the init container named a, not the regular one */
+		{"cb", 250, 0, 0},	  /* a request, no limit */
+		{"ca", 1000, 1000, 1ull << 30}, /* the request defaults to the limit */
+		{"e", 0, 0, 0},			/* ephemeral: no resources of its own */
 	};
 	struct kube_pod_list l;
 
@@ -341,6 +341,7 @@ static void test_parse_container_batch(void **state)
 
 		assert_string_equal(c->id, want[i].id);
 		assert_int_equal(c->batch_cpu_request, want[i].cpu);
+		assert_int_equal(c->batch_cpu_limit, want[i].cpu_limit);
 		assert_int_equal(c->batch_mem_limit, want[i].mem);
 	}
 	kube_pod_list_free(&l);

@@ -137,13 +137,17 @@ static void test_round_trip_containers(void **state)
 	a.containers[0] = (struct pol_container){.id = 20,
 						 .unit = UINT64_MAX - 1,
 						 .batch_cpu_request = 500,
+						 .batch_cpu_limit = 1000,
 						 .batch_mem_limit = 256 << 20,
 						 .weight = 512,
-						 .mem_max = 256 << 20};
+						 .mem_max = 256 << 20,
+						 .quota_us = 100000,
+						 .period_us = 100000};
 	snprintf(a.containers[0].path, sizeof(a.containers[0].path), "batch/job/c1");
 	a.containers[1] = (struct pol_container){.id = 21,
 						 .unit = UINT64_MAX - 1,
 						 .batch_mem_limit = 1 << 20,
+						 .quota_us = -1,
 						 .weight = -1,
 						 .mem_max = -1};
 	snprintf(a.containers[1].path, sizeof(a.containers[1].path), "batch/job/c2");

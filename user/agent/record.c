@@ -69,10 +69,12 @@ static json_t *unit_to_json(const struct pol_unit *u)
 /* A container with batch settings of its own: all its keys, always (few containers). */
 static json_t *container_to_json(const struct pol_container *c)
 {
-	return json_pack("{s:o, s:o, s:s, s:o, s:o, s:I, s:I}", "id", U64(c->id), "unit",
-			 U64(c->unit), "path", c->path, "batch_cpu_request",
-			 U64(c->batch_cpu_request), "batch_mem_limit", U64(c->batch_mem_limit),
-			 "weight", (json_int_t)c->weight, "mem_max", (json_int_t)c->mem_max);
+	return json_pack("{s:o, s:o, s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:o}", "id", U64(c->id),
+			 "unit", U64(c->unit), "path", c->path, "batch_cpu_request",
+			 U64(c->batch_cpu_request), "batch_cpu_limit", U64(c->batch_cpu_limit),
+			 "batch_mem_limit", U64(c->batch_mem_limit), "weight",
+			 (json_int_t)c->weight, "mem_max", (json_int_t)c->mem_max, "quota_us",
+			 (json_int_t)c->quota_us, "period_us", U64(c->period_us));
 }
 
 json_t *record_input_to_json(const struct pol_input *in)
@@ -350,23 +352,28 @@ static int containers_from_json(const json_t *arr, struct pol_input *in, char *e
 	json_array_foreach(arr, i, v)
 	{
 		struct pol_container *c = &in->containers[i];
-		json_int_t id, unit, cpu, mem, weight, mem_max;
+		json_int_t id, unit, cpu, cpu_limit, mem, weight, mem_max, quota, period;
 		const char *path;
 		json_error_t e;
 
 		if (json_unpack_ex((json_t *)v, &e, JSON_STRICT,
-				   "{s:I, s:I, s:s, s:I, s:I, s:I, s:I}", "id", &id, "unit", &unit,
-				   "path", &path, "batch_cpu_request", &cpu, "batch_mem_limit",
-				   &mem, "weight", &weight, "mem_max", &mem_max)) {
+				   "{s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "id", &id,
+				   "unit", &unit, "path", &path, "batch_cpu_request", &cpu,
+				   "batch_cpu_limit", &cpu_limit, "batch_mem_limit", &mem, "weight",
+				   &weight, "mem_max", &mem_max, "quota_us", &quota, "period_us",
+				   &period)) {
 			snprintf(err, errlen, "containers[%zu]: %s", i, e.text);
 			return -EINVAL;
 		}
 		*c = (struct pol_container){.id = (uint64_t)id,
 					    .unit = (uint64_t)unit,
 					    .batch_cpu_request = (uint64_t)cpu,
+					    .batch_cpu_limit = (uint64_t)cpu_limit,
 					    .batch_mem_limit = (uint64_t)mem,
 					    .weight = weight,
-					    .mem_max = mem_max};
+					    .mem_max = mem_max,
+					    .quota_us = quota,
+					    .period_us = (uint64_t)period};
 		if (copy_str(c->path, sizeof(c->path), path, "containers.path", err, errlen))
 			return -EINVAL;
 		if (i && c->id <= in->containers[i - 1].id) {

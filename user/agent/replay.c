@@ -44,11 +44,14 @@ static void recorded_value(const struct pol_unit *u, const struct action *a, cha
 	}
 }
 
-/* The same for a container target (a weight or a memory limit only). */
+/* The same for a container target (a weight, a memory limit or a quota only). */
 static void recorded_container_value(const struct pol_container *c, const struct action *a,
 				     char *buf, size_t size)
 {
-	snprintf(buf, size, "%" PRId64, a->kind == ACT_CPU_WEIGHT ? c->weight : c->mem_max);
+	snprintf(buf, size, "%" PRId64,
+		 a->kind == ACT_CPU_WEIGHT  ? c->weight
+		 : a->kind == ACT_MEM_LIMIT ? c->mem_max
+					    : c->quota_us);
 }
 
 static void print_text(const struct decision *d)

@@ -22,7 +22,7 @@ bool container_target(const char *rel, uint64_t id, const struct pol_unit *u,
 
 		if (strcmp(k->id, ids.container_id))
 			continue;
-		if (!k->batch_cpu_request && !k->batch_mem_limit)
+		if (!k->batch_cpu_request && !k->batch_cpu_limit && !k->batch_mem_limit)
 			return false;
 		memset(t, 0, sizeof(*t));
 		if (str_copy(t->c.path, sizeof(t->c.path), rel))
@@ -30,9 +30,11 @@ bool container_target(const char *rel, uint64_t id, const struct pol_unit *u,
 		t->c.id = id;
 		t->c.unit = u->id;
 		t->c.batch_cpu_request = k->batch_cpu_request;
+		t->c.batch_cpu_limit = k->batch_cpu_limit;
 		t->c.batch_mem_limit = k->batch_mem_limit;
 		t->c.weight = -1;
 		t->c.mem_max = -1;
+		t->c.quota_us = -1;
 		return true;
 	}
 	return false;
@@ -64,6 +66,8 @@ void container_set_replace(struct container_set *s, struct container_state *v, s
 		if (old && !strcmp(old->c.path, v[i].c.path)) {
 			v[i].c.weight = old->c.weight;
 			v[i].c.mem_max = old->c.mem_max;
+			v[i].c.quota_us = old->c.quota_us;
+			v[i].c.period_us = old->c.period_us;
 			v[i].settings_ns = old->settings_ns;
 		}
 	}
@@ -73,7 +77,7 @@ void container_set_replace(struct container_set *s, struct container_state *v, s
 	s->cap = cap;
 }
 
-/* The weight and the memory limit as the files hold them; -ENOENT when the cgroup vanished. */
+/* The weight, memory limit and quota as the files hold them; -ENOENT when the cgroup vanished. */
 static int read_settings(const struct cgroup_ctrls *ctrls, struct pol_container *c)
 {
 	char text[64];
@@ -88,6 +92,12 @@ static int read_settings(const struct cgroup_ctrls *ctrls, struct pol_container 
 	    cg_read_knob(ctrls, CG_KNOB_MEM_MAX, c->path, text, sizeof(text)) ||
 	    cg_knob_parse(ctrls, CG_KNOB_MEM_MAX, text, &c->mem_max))
 		c->mem_max = -1;
+	/* A container's quota is written on v2 only (docs/batch-resources.md): read there. */
+	if (!c->batch_cpu_limit || !ctrls->v2[CTRL_CPU] ||
+	    cg_read_quota(ctrls, c->path, &c->quota_us, &c->period_us)) {
+		c->quota_us = -1;
+		c->period_us = 0;
+	}
 	return 0;
 }
 

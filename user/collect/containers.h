@@ -4,9 +4,9 @@
  * (docs/batch-resources.md): containers of BE pods whose spec asks for
  * kubernetes.io/batch-cpu or sets a batch-memory limit. The collector finds
  * them when it finds the units (a tree change or a new pod list), and reads
- * their weight and memory limit at the settings' cadence
- * (COLLECT_SETTINGS_NS) and after the actuator wrote to them: two files
- * each, only for those few containers.
+ * their weight, memory limit (and on v2 quota) at the settings' cadence
+ * (COLLECT_SETTINGS_NS) and after the actuator wrote to them: two or
+ * three files each, only for those few containers.
  */
 #ifndef QOSLET_COLLECT_CONTAINERS_H
 #define QOSLET_COLLECT_CONTAINERS_H

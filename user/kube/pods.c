@@ -175,6 +175,7 @@ static bool parse_containers(struct kube_pod *p, const json_t *status, const cha
 		sc = spec_key ? spec_container(spec, spec_key, v->name) : NULL;
 		if (sc &&
 		    (!container_quantity(sc, "requests", BATCH_CPU, &v->batch_cpu_request, &set) ||
+		     !container_quantity(sc, "limits", BATCH_CPU, &v->batch_cpu_limit, &set) ||
 		     !container_quantity(sc, "limits", BATCH_MEMORY, &v->batch_mem_limit, &set)))
 			return false;
 		p->n_containers++;

@@ -21,11 +21,11 @@ struct kube_container {
 	char name[64]; /* the container's name (a DNS label, <= 63) */
 	/*
 	 * Its kubernetes.io/batch-cpu request (milli-CPUs; absent, the limit, as
-	 * the API server defaults it) and batch-memory limit (bytes), from the
-	 * spec entry of the same name; 0 when none. What its cgroup gets
-	 * (docs/batch-resources.md).
+	 * the API server defaults it) and limit, and batch-memory limit (bytes),
+	 * from the spec entry of the same name; 0 when none. What its cgroup
+	 * gets (docs/batch-resources.md).
 	 */
-	uint64_t batch_cpu_request, batch_mem_limit;
+	uint64_t batch_cpu_request, batch_cpu_limit, batch_mem_limit;
 };
 
 struct kube_pod {

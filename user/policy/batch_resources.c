@@ -97,9 +97,12 @@ static struct action *container_wish(struct action_list *out, enum act_kind kind
 }
 
 /*
- * A container's weight and memory limit, as the pod's. Its CFS quota is not
- * written (docs/batch-resources.md: on v1 the pod's quota, which
- * suppression moves, would drag it along every tick): the pod's bounds it.
+ * A container's weight and memory limit, as the pod's, and on v2 its CFS
+ * quota. On v1 the quota is not written (docs/batch-resources.md): v1
+ * refuses a child quota above its parent's, so each move of the pod's quota
+ * by suppression below the container's would drag the container's file
+ * along; the pod's bounds it. v2 takes any child quota (the lowest on the
+ * path applies), so the container's file stays while the pod's moves.
  * The weight only splits the pod's CPU among its containers, so it is
  * wished even while the pod's cpu.idle is 1 (the kernel refuses weight
  * writes on the idle cgroup itself, not on its children).
@@ -121,6 +124,14 @@ static int container_wishes(const struct pol_input *in, const struct batch_resou
 			return -ENOMEM;
 		action_evidence(a, "batch_cpu_request_milli", (double)c->batch_cpu_request);
 		action_evidence(a, "shares", (double)shares);
+	}
+	if (cfg->cpu_quota && c->batch_cpu_limit && in->cgroup_v2 && c->period_us) {
+		a = container_wish(out, ACT_CPU_QUOTA, c, pod, "batch.container_cpu_quota",
+				   batch_quota_us(c->batch_cpu_limit, c->period_us));
+		if (!a)
+			return -ENOMEM;
+		action_evidence(a, "batch_cpu_limit_milli", (double)c->batch_cpu_limit);
+		action_evidence(a, "period_us", (double)c->period_us);
 	}
 	if (cfg->memory_limit && c->batch_mem_limit) {
 		a = container_wish(out, ACT_MEM_LIMIT, c, pod, "batch.container_memory_limit",

@@ -162,10 +162,13 @@ struct pol_container {
 	uint64_t unit;		    /* the pod's unit */
 	char path[POL_PATH_MAX];    /* relative to the cgroup root, no leading '/' */
 	uint64_t batch_cpu_request; /* milli-CPUs; 0 none */
+	uint64_t batch_cpu_limit;   /* milli-CPUs; 0 none (unlimited) */
 	uint64_t batch_mem_limit;   /* bytes; 0 none (unlimited) */
 	/* Settings read (at the settings' cadence, and after each write). */
-	int64_t weight;	 /* cpu.shares (v1) / cpu.weight (v2); -1 unreadable */
-	int64_t mem_max; /* memory limit, bytes; -1 unlimited or not read */
+	int64_t weight;	    /* cpu.shares (v1) / cpu.weight (v2); -1 unreadable */
+	int64_t mem_max;    /* memory limit, bytes; -1 unlimited or not read */
+	int64_t quota_us;   /* CFS quota (read on v2 only, with a batch-cpu limit); -1 unlimited */
+	uint64_t period_us; /* its period; 0 not read */
 };
 
 /* Placement facts about one CPU, for cpuset choices. */

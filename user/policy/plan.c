@@ -180,7 +180,8 @@ static void current_value(const struct pol_unit *u, enum act_kind kind, int64_t 
 
 /*
  * The value of the knob at target id, a unit or a container (which has a
- * weight and a memory limit only); false when the target left the input.
+ * weight, a memory limit and a quota only); false when the target left the
+ * input.
  */
 static bool target_value(const struct pol_input *in, uint64_t id, enum act_kind kind,
 			 int64_t *value, const char **cpus)
@@ -194,6 +195,7 @@ static bool target_value(const struct pol_input *in, uint64_t id, enum act_kind 
 		*cpus = "";
 		*value = kind == ACT_CPU_WEIGHT	 ? c->weight
 			 : kind == ACT_MEM_LIMIT ? c->mem_max
+			 : kind == ACT_CPU_QUOTA ? c->quota_us
 						 : 0;
 	}
 	return u || c;
