@@ -6,8 +6,9 @@
 # API stand-in serving one BestEffort pod whose container requests
 # kubernetes.io/batch-cpu 500 (limit 1000) and batch-memory 256Mi (limit
 # 512Mi), and a BestEffort pod without batch resources. Checks:
-#   - dry-run: a dry_run decision for each of the three settings, with the
-#     request and limit as evidence, and no file changed;
+#   - dry-run: a dry_run decision for each of the settings, with the
+#     request and limit as evidence, and no file changed; its recording
+#     replays to the same decisions, the container's among them;
 #   - live: the pod's cgroup gets v1 cpu.shares 512 / v2 cpu.weight 20, the
 #     CFS quota of 1 CPU (100000 of a 100000 us period) and the memory limit
 #     512 MiB; its container's cgroup the same weight and memory limit (its
@@ -81,8 +82,8 @@ if cg_is_v2; then echo 1 >"$be/cpu.weight"; else echo 2 >"$be/cpu.shares"; fi
 orig_be=$(files "$be") orig_ctr=$(files "$ctr") orig_plain=$(files "$plain")
 orig_ctr_quota=$(cat "$ctr/$QUOTA")
 
-# run DRY_RUN [JSON]: the agent with the API link, suppression (and its cpu.idle) off, and JSON
-# merged over that.
+# run DRY_RUN [JSON [ARGS...]]: the agent with the API link, suppression (and its cpu.idle) off,
+# JSON merged over that, and ARGS on its command line.
 run() {
 	local base='{"dry_run": '"$1"', "interval_s": 0.5,
 	"kubernetes": {"enabled": true, "kubeconfig": "'"$KUBE_TMP/kubeconfig"'",
@@ -92,7 +93,7 @@ run() {
 	"evict": {"cpu": {"enabled": false}, "memory": {"enabled": false}},
 	"capacity": {"node_status": {"enabled": false}}}'
 	agent_config "$(jq -cn --argjson a "$base" --argjson b "${2:-{\}}" '$a * $b')"
-	agent_start
+	agent_start "${@:3}"
 }
 rules='["batch.cpu_weight", "batch.cpu_quota", "batch.memory_limit"]'
 # wait_all OUTCOME: the N decisions on the pod and its container with that outcome; prints them.
@@ -111,8 +112,8 @@ wait_all() {
 	fail "no $N $1 decisions on the pod and its container within 10 s: $(decisions '.rule | startswith("batch.")')"
 }
 
-log "dry-run"
-run true
+log "dry-run, recorded"
+run true '{}' --record "$TMP/run.rec"
 d=$(wait_all dry_run)
 ev() { jq -r --arg r "$1" --arg k "$2" 'map(select(.rule == $r))[0].evidence[$k]' <<<"$d"; }
 assert_eq "$(ev batch.cpu_weight batch_cpu_request_milli)" 500 "the weight's evidence: the request"
@@ -129,6 +130,13 @@ sleep 1 # a few more ticks: dry-run must still write nothing
 assert_eq "$(files "$be")" "$orig_be" "dry-run writes nothing"
 assert_eq "$(files "$ctr")" "$orig_ctr" "not on the container either"
 agent_stop
+# The recording holds the container and replays to the same decisions (targets and values).
+"$QOSLET" replay "$TMP/run.rec" -j >"$TMP/replay.jsonl" || fail "replay failed"
+key='select(.rule | startswith("batch.")) | [.rule, .target.cgroup, .value, .target.pod_uid]'
+assert_eq "$(jq -sc "[.[] | $key] | sort" "$TMP/replay.jsonl")" \
+	"$(jq -sc "[.[] | $key] | sort" "$AGENT_OUT")" "the replay gives the same batch decisions"
+assert_eq "$(jq -s --arg c "${ctr#"$CG_ROOT"}" 'map(select(.target.cgroup == $c)) | length' "$TMP/replay.jsonl")" \
+	"$((N - 3))" "the container's among them"
 : >"$AGENT_OUT"
 
 log "live"
