@@ -494,6 +494,85 @@ static void test_capacity_inputs(void **state)
 	collector_free(col);
 }
 
+/* A BE pod with two started containers: one with batch settings of its own, one without. */
+static const struct kube_pod *pod_with_containers(void *ctx, const char *uid)
+{
+	static struct kube_container cs[] = {
+		{.id = "c0ffee",
+		 .batch_cpu_request = 500,
+		 .batch_cpu_limit = 1000,
+		 .batch_mem_limit = 256 << 20},
+		{.id = "beef"},
+	};
+	static const struct kube_pod be = {
+		.uid = "77_88", .batch_cpu_request = 500, .containers = cs, .n_containers = 2};
+
+	(void)ctx;
+	return !strcmp(uid, "77-88") ? &be : NULL;
+}
+
+/*
+ * Containers with batch settings of their own reach the record with their
+ * weight and memory limit, read at the settings' cadence or after a write.
+ */
+static void test_batch_containers(void **state)
+{
+	struct agent_config cfg = {0};
+	struct cgroup_ctrls c;
+	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
+	struct collect_opts o = {.ctrls = &c,
+				 .fs = &fs,
+				 .subtree = "s5/kubepods.slice",
+				 .cfg = &cfg,
+				 .pod = pod_with_containers};
+	const char *be =
+		"s5/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod77_88.slice";
+	char with[256], without[256];
+	const struct tick_record *rec;
+	const struct pol_container *t;
+	struct collector *col;
+	int err;
+
+	(void)state;
+	snprintf(with, sizeof(with), "%s/cri-containerd-c0ffee.scope", be);
+	snprintf(without, sizeof(without), "%s/cri-containerd-beef.scope", be);
+	cgroup("s5/kubepods.slice", "max 100000\n", 0);
+	cgroup(be, "max 100000\n", 0);
+	cgroup(with, "70000 100000\n", 0);
+	cgroup(without, "max 100000\n", 0);
+	put(with, "cpu.weight", "1\n");
+	cgroup_ctrls_fake(&c, root, true);
+	snprintf(fs.root, sizeof(fs.root), "%s", root);
+	col = collector_new(&o);
+	assert_non_null(col);
+	rec = collector_read(col, 1, 1000000000ull, &err);
+	assert_non_null(rec);
+	assert_int_equal(rec->in.n_containers, 1);
+	t = &rec->in.containers[0];
+	assert_int_equal(t->id, id_of(with));
+	assert_int_equal(t->unit, id_of(be));
+	assert_string_equal(t->path, with);
+	assert_int_equal(t->batch_cpu_request, 500);
+	assert_int_equal(t->batch_mem_limit, 256 << 20);
+	assert_int_equal(t->weight, 1);
+	assert_int_equal(t->mem_max, -1); /* "max" */
+	assert_int_equal(t->batch_cpu_limit, 1000);
+	assert_int_equal(t->quota_us, 70000); /* v2: read for the container's quota */
+	assert_int_equal(t->period_us, 100000);
+	/* within the settings' cadence the last read stands; after a write, read at once */
+	put(with, "cpu.weight", "20\n");
+	rec = collector_read(col, 2, 2000000000ull, &err);
+	assert_int_equal(rec->in.containers[0].weight, 1);
+	collector_settings_changed(col, id_of(with));
+	rec = collector_read(col, 3, 3000000000ull, &err);
+	assert_int_equal(rec->in.containers[0].weight, 20);
+	/* the owner's change shows after COLLECT_SETTINGS_NS */
+	put(with, "memory.max", "268435456\n");
+	rec = collector_read(col, 4, 3000000000ull + COLLECT_SETTINGS_NS, &err);
+	assert_int_equal(rec->in.containers[0].mem_max, 256 << 20);
+	collector_free(col);
+}
+
 /* The pods a fake API listed, for the class rules by namespace and label. */
 static struct kube_pod fake_pods[5];
 
@@ -653,6 +732,7 @@ int main(void)
 		cmocka_unit_test(test_tree_events),
 		cmocka_unit_test(test_settings_and_new_pods),
 		cmocka_unit_test(test_capacity_inputs),
+		cmocka_unit_test(test_batch_containers),
 		cmocka_unit_test(test_class_rules_by_pod),
 		cmocka_unit_test(test_system_units),
 		cmocka_unit_test(test_detect_kubepods),

@@ -303,6 +303,50 @@ static void test_parse_batch_resources(void **state)
 	}
 }
 
+/*
+ * Each started container's own batch-cpu request and batch-memory limit,
+ * matched by name to its spec entry (init containers to initContainers), a
+ * request absent defaulting to the limit; ephemeral containers take none.
+ */
+static void test_parse_container_batch(void **state)
+{
+	static const char spec[] =
+		"{\"containers\":[{\"name\":\"a\",\"resources\":{\"limits\":{"
+		"\"kubernetes.io/batch-cpu\":\"1000\",\"kubernetes.io/batch-memory\":\"1Gi\"}}},"
+		"{\"name\":\"b\",\"resources\":{\"requests\":{"
+		"\"kubernetes.io/batch-cpu\":\"250\"}}}],"
+		"\"initContainers\":[{\"name\":\"a\",\"resources\":{\"limits\":{"
+		"\"kubernetes.io/batch-memory\":\"64Mi\"}}}]}";
+	static const char status[] =
+		"\"initContainerStatuses\":[{\"name\":\"a\",\"containerID\":\"x://i\"}],"
+		"\"containerStatuses\":[{\"name\":\"b\",\"containerID\":\"x://cb\"},"
+		"{\"name\":\"a\",\"containerID\":\"x://ca\"}],"
+		"\"ephemeralContainerStatuses\":[{\"name\":\"a\",\"containerID\":\"x://e\"}]";
+	static const struct {
+		const char *id;
+		uint64_t cpu, cpu_limit, mem;
+	} want[] = {
+		{"i", 0, 0, 64ull << 20}, /* the init container named a, not the regular one */
+		{"cb", 250, 0, 0},	  /* a request, no limit */
+		{"ca", 1000, 1000, 1ull << 30}, /* the request defaults to the limit */
+		{"e", 0, 0, 0},			/* ephemeral: no resources of its own */
+	};
+	struct kube_pod_list l;
+
+	(void)state;
+	parse_pod("", spec, status, &l);
+	assert_int_equal(l.pods[0].n_containers, 4);
+	for (size_t i = 0; i < 4; i++) {
+		const struct kube_container *c = &l.pods[0].containers[i];
+
+		assert_string_equal(c->id, want[i].id);
+		assert_int_equal(c->batch_cpu_request, want[i].cpu);
+		assert_int_equal(c->batch_cpu_limit, want[i].cpu_limit);
+		assert_int_equal(c->batch_mem_limit, want[i].mem);
+	}
+	kube_pod_list_free(&l);
+}
+
 static void test_quantity(void **state)
 {
 	static const struct {
@@ -506,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_parse_evict_controls),
 		cmocka_unit_test(test_parse_memory_request),
 		cmocka_unit_test(test_parse_batch_resources),
+		cmocka_unit_test(test_parse_container_batch),
 		cmocka_unit_test(test_quantity),
 		cmocka_unit_test(test_parse_empty_list),
 		cmocka_unit_test(test_parse_bad_documents),

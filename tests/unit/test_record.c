@@ -120,8 +120,52 @@ static void test_round_trip(void **state)
 	assert_memory_equal(a.blame, b.blame, 2 * sizeof(*a.blame));
 	assert_int_equal(b.n_outside, 1);
 	assert_memory_equal(a.outside, b.outside, sizeof(*a.outside));
+	assert_int_equal(b.n_containers, 0); /* none: no "containers" key either */
 	json_decref(o);
 	free(text);
+	pol_input_free(&a);
+	pol_input_free(&b);
+}
+
+/* The containers with batch settings of their own come back as they were written. */
+static void test_round_trip_containers(void **state)
+{
+	struct pol_input a, b = {0};
+	char err[256];
+	json_t *o;
+
+	(void)state;
+	fill(&a);
+	a.containers = calloc(2, sizeof(*a.containers));
+	assert_non_null(a.containers);
+	a.containers[0] = (struct pol_container){.id = 20,
+						 .unit = UINT64_MAX - 1,
+						 .batch_cpu_request = 500,
+						 .batch_cpu_limit = 1000,
+						 .batch_mem_limit = 256 << 20,
+						 .weight = 512,
+						 .mem_max = 256 << 20,
+						 .quota_us = 100000,
+						 .period_us = 100000};
+	snprintf(a.containers[0].path, sizeof(a.containers[0].path), "batch/job/c1");
+	a.containers[1] = (struct pol_container){.id = 21,
+						 .unit = UINT64_MAX - 1,
+						 .batch_mem_limit = 1 << 20,
+						 .quota_us = -1,
+						 .weight = -1,
+						 .mem_max = -1};
+	snprintf(a.containers[1].path, sizeof(a.containers[1].path), "batch/job/c2");
+	a.n_containers = 2;
+	o = record_input_to_json(&a);
+	assert_int_equal(record_input_from_json(o, &b, err, sizeof(err)), 0);
+	assert_int_equal(b.n_containers, 2);
+	assert_memory_equal(a.containers, b.containers, 2 * sizeof(*a.containers));
+	/* out of order: refused, named */
+	json_array_insert(json_object_get(o, "containers"), 0,
+			  json_array_get(json_object_get(o, "containers"), 1));
+	assert_int_equal(record_input_from_json(o, &b, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "containers: not sorted by id"));
+	json_decref(o);
 	pol_input_free(&a);
 	pol_input_free(&b);
 }
@@ -331,9 +375,9 @@ static void test_replay_outside(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_bad_fields),
-		cmocka_unit_test(test_file),	       cmocka_unit_test(test_format_1),
-		cmocka_unit_test(test_replay_outside),
+		cmocka_unit_test(test_round_trip), cmocka_unit_test(test_round_trip_containers),
+		cmocka_unit_test(test_bad_fields), cmocka_unit_test(test_file),
+		cmocka_unit_test(test_format_1),   cmocka_unit_test(test_replay_outside),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -57,9 +57,10 @@ static void run_steps(struct actuator *a, struct steps *s, struct act_result *r)
 }
 
 /*
- * Burst, idle, weight and memory limit: the unit only. A memory limit nests
- * (v1 with use_hierarchy, v2) but the kernel accepts any child's limit, the
- * lowest on the path applies: batch resources write the pod's only.
+ * Burst, idle, weight and memory limit: the target only. A memory limit
+ * nests (v1 with use_hierarchy, v2) but the kernel accepts any child's limit,
+ * the lowest on the path applies: a pod's and its containers' batch limits
+ * are written in any order.
  */
 static void apply_number(struct actuator *a, enum cg_knob k, const char *rel, int64_t value,
 			 struct act_result *r)

@@ -119,11 +119,6 @@ static FILE *open_output(const char *path, const char *what)
 	return f;
 }
 
-static const struct pol_unit *unit_of(const struct pol_input *in, uint64_t id)
-{
-	return pol_input_find(in, id);
-}
-
 /* Records d, and tells the cluster about it when it is worth an Event. */
 void agent_record_decision(struct agent *a, struct decision *d)
 {
@@ -176,7 +171,8 @@ static void request_eviction(struct agent *a, struct decision *d)
 
 void agent_decide(struct agent *a, const struct action *act)
 {
-	const struct pol_unit *u = unit_of(&a->rec->in, act->id);
+	/* a container target's pod names the decision's pod */
+	const struct pol_unit *u = pol_input_owner(&a->rec->in, act->id);
 	struct decision d = {.ts_ns = a->rec->in.ts_ns, .act = *act};
 	struct act_result r = {0};
 

@@ -71,6 +71,17 @@ static json_t *unit_to_json(const struct pol_unit *u)
 	return o;
 }
 
+/* A container with batch settings of its own: all its keys, always (few containers). */
+static json_t *container_to_json(const struct pol_container *c)
+{
+	return json_pack("{s:o, s:o, s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:o}", "id", U64(c->id),
+			 "unit", U64(c->unit), "path", c->path, "batch_cpu_request",
+			 U64(c->batch_cpu_request), "batch_cpu_limit", U64(c->batch_cpu_limit),
+			 "batch_mem_limit", U64(c->batch_mem_limit), "weight",
+			 (json_int_t)c->weight, "mem_max", (json_int_t)c->mem_max, "quota_us",
+			 (json_int_t)c->quota_us, "period_us", U64(c->period_us));
+}
+
 json_t *record_input_to_json(const struct pol_input *in)
 {
 	json_t *units = json_array(), *blame = json_array(), *topo = json_array();
@@ -90,12 +101,23 @@ json_t *record_input_to_json(const struct pol_input *in)
 		json_array_append_new(outside, json_pack("[o, s, s]", U64(in->outside[i].id),
 							 in->outside[i].path,
 							 qos_class_name(in->outside[i].cls)));
-	return json_pack("{s:o, s:f, s:b, s:b, s:f, s:s, s:o, s:o, s:o, s:f, s:o, s:o, s:o}",
-			 "ts_ns", U64(in->ts_ns), "interval_s", in->interval_s, "cgroup_v2",
-			 in->cgroup_v2, "has_cpu_idle", in->has_cpu_idle, "cpus", in->cpus,
-			 "cpu_list", in->cpu_list, "topo", topo, "mem_capacity",
-			 U64(in->mem_capacity), "mem_used", U64(in->mem_used), "node_cpu_used",
-			 in->node_cpu_used, "units", units, "blame", blame, "outside", outside);
+	json_t *o =
+		json_pack("{s:o, s:f, s:b, s:b, s:f, s:s, s:o, s:o, s:o, s:f, s:o, s:o, s:o}",
+			  "ts_ns", U64(in->ts_ns), "interval_s", in->interval_s, "cgroup_v2",
+			  in->cgroup_v2, "has_cpu_idle", in->has_cpu_idle, "cpus", in->cpus,
+			  "cpu_list", in->cpu_list, "topo", topo, "mem_capacity",
+			  U64(in->mem_capacity), "mem_used", U64(in->mem_used), "node_cpu_used",
+			  in->node_cpu_used, "units", units, "blame", blame, "outside", outside);
+
+	/* only when some: recordings without batch containers keep their shape */
+	if (o && in->n_containers) {
+		json_t *containers = json_array();
+
+		for (size_t i = 0; i < in->n_containers; i++)
+			json_array_append_new(containers, container_to_json(&in->containers[i]));
+		json_object_set_new(o, "containers", containers);
+	}
+	return o;
 }
 
 /* Copies a string field, refusing one that does not fit (never truncated). */
@@ -341,9 +363,58 @@ static int outside_from_json(const json_t *outside, struct pol_input *in, char *
 	return 0;
 }
 
+/* The batch containers, sorted by id (model.h, struct pol_container). */
+static int containers_from_json(const json_t *arr, struct pol_input *in, char *err, size_t errlen)
+{
+	const json_t *v;
+	size_t i;
+
+	if (!json_is_array(arr)) {
+		snprintf(err, errlen, "containers: expected an array");
+		return -EINVAL;
+	}
+	in->containers = calloc(json_array_size(arr) + 1, sizeof(*in->containers));
+	if (!in->containers)
+		return -ENOMEM;
+	json_array_foreach(arr, i, v)
+	{
+		struct pol_container *c = &in->containers[i];
+		json_int_t id, unit, cpu, cpu_limit, mem, weight, mem_max, quota, period;
+		const char *path;
+		json_error_t e;
+
+		if (json_unpack_ex((json_t *)v, &e, JSON_STRICT,
+				   "{s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "id", &id,
+				   "unit", &unit, "path", &path, "batch_cpu_request", &cpu,
+				   "batch_cpu_limit", &cpu_limit, "batch_mem_limit", &mem, "weight",
+				   &weight, "mem_max", &mem_max, "quota_us", &quota, "period_us",
+				   &period)) {
+			snprintf(err, errlen, "containers[%zu]: %s", i, e.text);
+			return -EINVAL;
+		}
+		*c = (struct pol_container){.id = (uint64_t)id,
+					    .unit = (uint64_t)unit,
+					    .batch_cpu_request = (uint64_t)cpu,
+					    .batch_cpu_limit = (uint64_t)cpu_limit,
+					    .batch_mem_limit = (uint64_t)mem,
+					    .weight = weight,
+					    .mem_max = mem_max,
+					    .quota_us = quota,
+					    .period_us = (uint64_t)period};
+		if (copy_str(c->path, sizeof(c->path), path, "containers.path", err, errlen))
+			return -EINVAL;
+		if (i && c->id <= in->containers[i - 1].id) {
+			snprintf(err, errlen, "containers: not sorted by id at [%zu]", i);
+			return -EINVAL;
+		}
+		in->n_containers++;
+	}
+	return 0;
+}
+
 int record_input_from_json(const json_t *o, struct pol_input *in, char *err, size_t errlen)
 {
-	json_t *topo, *units, *blame, *outside = NULL, *v;
+	json_t *topo, *units, *blame, *outside = NULL, *containers = NULL, *v;
 	json_int_t ts, cap, used;
 	const char *cpu_list;
 	json_error_t e;
@@ -353,17 +424,17 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 	pol_input_free(in);
 	memset(in, 0, sizeof(*in));
 	static const char fmt[] =
-		"{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o, s?o}";
+		"{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o, s?o, s?o}";
 	static const char *const keys[] = {"ts_ns",    "interval_s",	"cgroup_v2", "has_cpu_idle",
 					   "cpus",     "cpu_list",	"topo",	     "mem_capacity",
 					   "mem_used", "node_cpu_used", "units",     "blame",
-					   "outside"};
+					   "outside",  "containers"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "ts_ns", &ts, "interval_s",
 			   &in->interval_s, "cgroup_v2", &v2, "has_cpu_idle", &idle, "cpus",
 			   &in->cpus, "cpu_list", &cpu_list, "topo", &topo, "mem_capacity", &cap,
 			   "mem_used", &used, "node_cpu_used", &in->node_cpu_used, "units", &units,
-			   "blame", &blame, "outside", &outside)) {
+			   "blame", &blame, "outside", &outside, "containers", &containers)) {
 		name_bad_key(o, fmt, keys, "", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -402,6 +473,12 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 			return -EINVAL;
 		}
 		in->blame[in->n_blame++] = (struct pol_blame){victim, culprit, wait};
+	}
+	if (containers) {
+		int ret = containers_from_json(containers, in, err, errlen);
+
+		if (ret)
+			return ret;
 	}
 	return outside ? outside_from_json(outside, in, err, errlen) : 0;
 }

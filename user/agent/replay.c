@@ -53,6 +53,16 @@ static void recorded_value(const struct pol_unit *u, const struct action *a, cha
 	}
 }
 
+/* The same for a container target (a weight, a memory limit or a quota only). */
+static void recorded_container_value(const struct pol_container *c, const struct action *a,
+				     char *buf, size_t size)
+{
+	snprintf(buf, size, "%" PRId64,
+		 a->kind == ACT_CPU_WEIGHT  ? c->weight
+		 : a->kind == ACT_MEM_LIMIT ? c->mem_max
+					    : c->quota_us);
+}
+
 static void print_text(const struct decision *d)
 {
 	const struct action *a = &d->act;
@@ -125,9 +135,13 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 		for (size_t i = 0; i < actions.n; i++) {
 			struct decision d = {
 				.ts_ns = in.ts_ns, .act = actions.v[i], .outcome = OUT_REPLAY};
-			const struct pol_unit *u = pol_input_find(&in, d.act.id);
+			const struct pol_container *c = pol_container_find(&in, d.act.id);
+			const struct pol_unit *u = pol_input_owner(&in, d.act.id);
 
-			recorded_value(u, &d.act, d.before, sizeof(d.before));
+			if (c)
+				recorded_container_value(c, &d.act, d.before, sizeof(d.before));
+			else
+				recorded_value(u, &d.act, d.before, sizeof(d.before));
 			if (u)
 				snprintf(d.pod_uid, sizeof(d.pod_uid), "%s", u->pod_uid);
 			decision_log_add(&log, &d);

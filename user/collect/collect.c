@@ -13,6 +13,7 @@
 #include "../log.h"
 #include "../probes/probes.h"
 #include "../str.h"
+#include "containers.h"
 #include "fold.h"
 #include "node.h"
 #include "tree.h"
@@ -41,8 +42,9 @@ struct collector {
 	bool classify;		  /* the classes' inputs changed */
 	struct unit_state *units; /* sorted by id */
 	size_t n_units, cap_units;
-	struct collect_member *members; /* sorted by cgid */
-	const char **member_paths;	/* the tree's strings, in members' order */
+	struct container_set containers; /* with their own batch settings */
+	struct collect_member *members;	 /* sorted by cgid */
+	const char **member_paths;	 /* the tree's strings, in members' order */
 	size_t n_members, cap_members, cap_paths;
 	uint64_t members_gen;
 	struct snapshot before; /* the probes' last cumulative reading */
@@ -81,6 +83,7 @@ void collector_free(struct collector *c)
 	for (size_t i = 0; i < c->n_units; i++)
 		unit_files_close(&c->units[i].files);
 	free(c->units);
+	container_set_free(&c->containers);
 	free(c->members);
 	free(c->member_paths);
 	cg_tree_free(c->tree);
@@ -269,6 +272,8 @@ struct rebuild {
 	size_t n_units, cap_units;
 	struct member_sort *members;
 	size_t n_members, cap_members;
+	struct container_state *containers;
+	size_t n_containers, cap_containers;
 	long unit;	     /* index of the unit the walk is inside, or -1 */
 	size_t unit_rel_len; /* strlen of that unit's path */
 	int err;
@@ -316,6 +321,21 @@ static int visit(void *ctx, const struct cg_tree_dir *d)
 	}
 	if (r->unit < 0)
 		return 0;
+	if (d->depth > 0 && strcmp(d->rel, r->units[r->unit].u.path)) {
+		const struct pol_unit *u = &r->units[r->unit].u;
+		struct container_state t;
+
+		if (container_target(d->rel, d->id, u,
+				     r->c->o->pod && u->pod_uid[0]
+					     ? r->c->o->pod(r->c->o->ctx, u->pod_uid)
+					     : NULL,
+				     &t)) {
+			if (array_grow((void **)&r->containers, &r->cap_containers, r->n_containers,
+				       sizeof(*r->containers)))
+				return -ENOMEM;
+			r->containers[r->n_containers++] = t;
+		}
+	}
 	if (array_grow((void **)&r->members, &r->cap_members, r->n_members, sizeof(*r->members)))
 		return -ENOMEM;
 	r->members[r->n_members++] = (struct member_sort){
@@ -337,8 +357,10 @@ static int rebuild(struct collector *c)
 	if (err) {
 		free(r.units);
 		free(r.members);
+		free(r.containers);
 		return err;
 	}
+	container_set_replace(&c->containers, r.containers, r.n_containers, r.cap_containers);
 	if (r.n_units)
 		qsort(r.units, r.n_units, sizeof(*r.units), cmp_state);
 	for (; j < r.n_units; j++) {
@@ -429,6 +451,8 @@ void collector_settings_changed(struct collector *c, uint64_t unit_id)
 	s = c->n_units ? bsearch(&key, c->units, c->n_units, sizeof(key), cmp_state) : NULL;
 	if (s)
 		s->settings_ns = 0;
+	else
+		container_set_changed(&c->containers, unit_id);
 }
 
 void collector_reclassify(struct collector *c)
@@ -729,6 +753,9 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 	}
 	in->units = c->out;
 	in->n_units = n;
+	if (!*err)
+		*err = container_set_read(&c->containers, c->o->ctrls, mono_ns, &in->containers,
+					  &in->n_containers);
 	if (!*err && have_delta) {
 		struct namer_ctx names = {c, mono_ns};
 

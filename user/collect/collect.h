@@ -125,7 +125,10 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 /* The last record (empty before the first read). */
 const struct tick_record *collector_record(const struct collector *c);
 
-/* The actuator wrote to this unit: its settings are read again at the next tick. */
+/*
+ * The actuator wrote to this unit (or to a container of pol_input.containers,
+ * by its id): its settings are read again at the next tick.
+ */
 void collector_settings_changed(struct collector *c, uint64_t unit_id);
 
 /* The classes' inputs changed (a new pod list, a reloaded config): classify again. */

@@ -91,37 +91,6 @@ static bool parse_labels(struct kube_pod *p, const json_t *labels)
 	return true;
 }
 
-/* Appends the started containers of one status array ("containerStatuses", ...). */
-static bool parse_containers(struct kube_pod *p, const json_t *status, const char *key)
-{
-	const json_t *arr = json_object_get(status, key), *c;
-	struct kube_container *v;
-	size_t i;
-
-	if (!arr)
-		return true;
-	if (!json_is_array(arr))
-		return false;
-	json_array_foreach(arr, i, c)
-	{
-		const char *id = json_string_value(json_object_get(c, "containerID"));
-		const char *sep = id ? strstr(id, "://") : NULL;
-
-		if (!id || !id[0])
-			continue; /* not started yet: it has no cgroup either */
-		v = realloc(p->containers, (p->n_containers + 1) * sizeof(*v));
-		if (!v)
-			return false;
-		p->containers = v;
-		v += p->n_containers;
-		if (str_copy(v->id, sizeof(v->id), sep ? sep + 3 : id) ||
-		    !copy_req(v->name, sizeof(v->name), c, "name"))
-			return false;
-		p->n_containers++;
-	}
-	return true;
-}
-
 #define BATCH_CPU    "kubernetes.io/batch-cpu"
 #define BATCH_MEMORY "kubernetes.io/batch-memory"
 
@@ -151,6 +120,67 @@ static bool container_quantity(const json_t *c, const char *section, const char 
 	if (*set || strcmp(section, "requests"))
 		return true;
 	return quantity_of(json_object_get(res, "limits"), name, out, set);
+}
+
+/* The spec entry named `name` in spec[key] ("containers", ...), or NULL. */
+static const json_t *spec_container(const json_t *spec, const char *key, const char *name)
+{
+	const json_t *arr = json_object_get(spec, key), *c;
+	size_t i;
+
+	json_array_foreach(arr, i, c)
+	{
+		const char *n = json_string_value(json_object_get(c, "name"));
+
+		if (n && !strcmp(n, name))
+			return c;
+	}
+	return NULL;
+}
+
+/*
+ * Appends the started containers of one status array ("containerStatuses",
+ * ...), with their batch request and limits from the spec array of the same
+ * containers (spec_key; NULL for ephemeral containers, which take none).
+ */
+static bool parse_containers(struct kube_pod *p, const json_t *status, const char *key,
+			     const json_t *spec, const char *spec_key)
+{
+	const json_t *arr = json_object_get(status, key), *c;
+	struct kube_container *v;
+	size_t i;
+
+	if (!arr)
+		return true;
+	if (!json_is_array(arr))
+		return false;
+	json_array_foreach(arr, i, c)
+	{
+		const char *id = json_string_value(json_object_get(c, "containerID"));
+		const char *sep = id ? strstr(id, "://") : NULL;
+		const json_t *sc;
+		bool set;
+
+		if (!id || !id[0])
+			continue; /* not started yet: it has no cgroup either */
+		v = realloc(p->containers, (p->n_containers + 1) * sizeof(*v));
+		if (!v)
+			return false;
+		p->containers = v;
+		v += p->n_containers;
+		memset(v, 0, sizeof(*v));
+		if (str_copy(v->id, sizeof(v->id), sep ? sep + 3 : id) ||
+		    !copy_req(v->name, sizeof(v->name), c, "name"))
+			return false;
+		sc = spec_key ? spec_container(spec, spec_key, v->name) : NULL;
+		if (sc &&
+		    (!container_quantity(sc, "requests", BATCH_CPU, &v->batch_cpu_request, &set) ||
+		     !container_quantity(sc, "limits", BATCH_CPU, &v->batch_cpu_limit, &set) ||
+		     !container_quantity(sc, "limits", BATCH_MEMORY, &v->batch_mem_limit, &set)))
+			return false;
+		p->n_containers++;
+	}
+	return true;
 }
 
 /*
@@ -272,9 +302,10 @@ static bool parse_pod(struct kube_pod *p, const json_t *item)
 	    !copy_opt(p->qos_class, sizeof(p->qos_class), status, "qosClass") ||
 	    !copy_opt(p->node, sizeof(p->node), spec, "nodeName") || !parse_owner(p, meta) ||
 	    (labels && !parse_labels(p, labels)) ||
-	    !parse_containers(p, status, "initContainerStatuses") ||
-	    !parse_containers(p, status, "containerStatuses") ||
-	    !parse_containers(p, status, "ephemeralContainerStatuses") || !parse_request(p, spec))
+	    !parse_containers(p, status, "initContainerStatuses", spec, "initContainers") ||
+	    !parse_containers(p, status, "containerStatuses", spec, "containers") ||
+	    !parse_containers(p, status, "ephemeralContainerStatuses", NULL, NULL) ||
+	    !parse_request(p, spec))
 		return false;
 	if (prio) {
 		v = json_integer_value(prio);

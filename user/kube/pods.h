@@ -19,6 +19,13 @@
 struct kube_container {
 	char id[72];   /* containerID without its "<runtime>://" prefix: the id in cgroup paths */
 	char name[64]; /* the container's name (a DNS label, <= 63) */
+	/*
+	 * Its kubernetes.io/batch-cpu request (milli-CPUs; absent, the limit, as
+	 * the API server defaults it) and limit, and batch-memory limit (bytes),
+	 * from the spec entry of the same name; 0 when none. What its cgroup
+	 * gets (docs/batch-resources.md).
+	 */
+	uint64_t batch_cpu_request, batch_cpu_limit, batch_mem_limit;
 };
 
 struct kube_pod {

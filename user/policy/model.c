@@ -91,9 +91,37 @@ const struct pol_outside *pol_outside_find(const struct pol_outside *v, size_t n
 	return n ? bsearch(&id, v, n, sizeof(*v), cmp_outside) : NULL;
 }
 
+const struct pol_container *pol_container_find(const struct pol_input *in, uint64_t id)
+{
+	size_t lo = 0, hi = in->n_containers;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (in->containers[mid].id == id)
+			return &in->containers[mid];
+		if (in->containers[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const struct pol_unit *pol_input_owner(const struct pol_input *in, uint64_t id)
+{
+	const struct pol_unit *u = pol_input_find(in, id);
+	const struct pol_container *c = u ? NULL : pol_container_find(in, id);
+
+	return c ? pol_input_find(in, c->unit) : u;
+}
+
 void pol_input_free(struct pol_input *in)
 {
 	free(in->units);
+	free(in->containers);
+	in->containers = NULL;
+	in->n_containers = 0;
 	free(in->blame);
 	free(in->outside);
 	in->units = NULL;

@@ -162,6 +162,26 @@ struct pol_outside {
 	enum qos_class cls;	 /* a class rule's, else QOS_UNMANAGED */
 };
 
+/*
+ * A container cgroup that takes its own batch settings
+ * (docs/batch-resources.md): a container of a BE pod whose spec asks for
+ * kubernetes.io/batch-cpu or sets a batch-memory limit. Only those are
+ * listed, so the list stays small. Policies target it by its own id.
+ */
+struct pol_container {
+	uint64_t id;		    /* cgroup id of the container's directory */
+	uint64_t unit;		    /* the pod's unit */
+	char path[POL_PATH_MAX];    /* relative to the cgroup root, no leading '/' */
+	uint64_t batch_cpu_request; /* milli-CPUs; 0 none */
+	uint64_t batch_cpu_limit;   /* milli-CPUs; 0 none (unlimited) */
+	uint64_t batch_mem_limit;   /* bytes; 0 none (unlimited) */
+	/* Settings read (at the settings' cadence, and after each write). */
+	int64_t weight;	    /* cpu.shares (v1) / cpu.weight (v2); -1 unreadable */
+	int64_t mem_max;    /* memory limit, bytes; -1 unlimited or not read */
+	int64_t quota_us;   /* CFS quota (read on v2 only, with a batch-cpu limit); -1 unlimited */
+	uint64_t period_us; /* its period; 0 not read */
+};
+
 /* Placement facts about one CPU, for cpuset choices. */
 struct pol_cpu {
 	int cpu;
@@ -187,6 +207,8 @@ struct pol_input {
 
 	struct pol_unit *units; /* sorted by id */
 	size_t n_units;
+	struct pol_container *containers; /* sorted by id */
+	size_t n_containers;
 	struct pol_blame *blame; /* this interval's waits, sorted by (victim, culprit) */
 	size_t n_blame;
 	struct pol_outside *outside; /* the outside culprits blame names, sorted by id */
@@ -195,6 +217,10 @@ struct pol_input {
 
 /* Binary search by id; NULL when absent. */
 const struct pol_unit *pol_input_find(const struct pol_input *in, uint64_t id);
+/* A container by its id; NULL when absent. */
+const struct pol_container *pol_container_find(const struct pol_input *in, uint64_t id);
+/* The unit an action's target belongs to: the unit of that id, or a container's pod. */
+const struct pol_unit *pol_input_owner(const struct pol_input *in, uint64_t id);
 /* The same in an outside table sorted by id. */
 const struct pol_outside *pol_outside_find(const struct pol_outside *v, size_t n, uint64_t id);
 void pol_input_free(struct pol_input *in);

@@ -188,6 +188,29 @@ static void current_value(const struct pol_unit *u, enum act_kind kind, int64_t 
 	}
 }
 
+/*
+ * The value of the knob at target id, a unit or a container (which has a
+ * weight, a memory limit and a quota only); false when the target left the
+ * input.
+ */
+static bool target_value(const struct pol_input *in, uint64_t id, enum act_kind kind,
+			 int64_t *value, const char **cpus)
+{
+	const struct pol_unit *u = pol_input_find(in, id);
+	const struct pol_container *c = u ? NULL : pol_container_find(in, id);
+
+	if (u)
+		current_value(u, kind, value, cpus);
+	else if (c) {
+		*cpus = "";
+		*value = kind == ACT_CPU_WEIGHT	 ? c->weight
+			 : kind == ACT_MEM_LIMIT ? c->mem_max
+			 : kind == ACT_CPU_QUOTA ? c->quota_us
+						 : 0;
+	}
+	return u || c;
+}
+
 static const char *str_or_empty(const char *s)
 {
 	return s ? s : "";
@@ -251,16 +274,14 @@ static void entry_free(struct plan_entry *e)
 static int keep_if_new(struct plan_state *st, const struct pol_input *in, const struct action *a,
 		       bool dry_run, bool *keep)
 {
-	const struct pol_unit *u = pol_input_find(in, a->id);
 	struct plan_entry *e;
 	const char *cur_cpus;
 	bool hold = false;
 	int64_t cur;
 
 	*keep = true;
-	if (!is_setting(a->kind) || !u)
+	if (!is_setting(a->kind) || !target_value(in, a->id, a->kind, &cur, &cur_cpus))
 		return 0;
-	current_value(u, a->kind, &cur, &cur_cpus);
 	e = plan_find(st, a->id, a->kind);
 	if (!e) {
 		/* First wish: nothing to do if the unit already has the value. */
@@ -307,11 +328,31 @@ static bool wished(const struct wish_key *keys, size_t n, const struct plan_entr
 	return false;
 }
 
+/* A release of the setting e: on its unit, or on a container (the class its pod's). */
+static struct action *release(struct action_list *out, const struct plan_entry *e,
+			      const struct pol_unit *u, const struct pol_container *c,
+			      const struct pol_input *in)
+{
+	const struct pol_unit *pod = c ? pol_input_find(in, c->unit) : NULL;
+	struct action *a = action_add(out, e->kind, u, "plan.release");
+
+	if (!a)
+		return NULL;
+	a->restore = true;
+	if (c) {
+		a->id = c->id;
+		a->cls = pod ? pod->cls : QOS_UNMANAGED;
+		snprintf(a->path, sizeof(a->path), "%s", c->path);
+	}
+	return a;
+}
+
 /*
- * Entries of units that left the input go. A setting of a present unit that
- * no policy wants any more (an interference cap lapsed, nothing else sets a
- * quota on that unit) is handed back: the actuator restores the owner's
- * value. Without this a lapsed cap would stay for good.
+ * Entries of targets (units, containers) that left the input go. A setting
+ * of a present target that no policy wants any more (an interference cap
+ * lapsed, nothing else sets a quota on that unit) is handed back: the
+ * actuator restores the owner's value. Without this a lapsed cap would
+ * stay for good.
  */
 static int plan_release(struct plan_state *st, const struct pol_input *in,
 			const struct wish_key *keys, size_t n_keys, struct action_list *out)
@@ -321,21 +362,17 @@ static int plan_release(struct plan_state *st, const struct pol_input *in,
 	for (size_t i = 0; i < st->n; i++) {
 		const struct plan_entry *e = &st->v[i];
 		const struct pol_unit *u = pol_input_find(in, e->id);
-		struct action *a;
+		const struct pol_container *c = u ? NULL : pol_container_find(in, e->id);
 
-		if (u && wished(keys, n_keys, e)) {
+		if ((u || c) && wished(keys, n_keys, e)) {
 			st->v[n++] = *e;
 			continue;
 		}
-		if (u) {
-			a = action_add(out, e->kind, u, "plan.release");
-			if (!a) {
-				/* the entries not looked at yet stay, after the kept ones */
-				memmove(&st->v[n], e, (st->n - i) * sizeof(*e));
-				st->n = n + st->n - i;
-				return -ENOMEM;
-			}
-			a->restore = true;
+		if ((u || c) && !release(out, e, u, c, in)) {
+			/* the entries not looked at yet stay, after the kept ones */
+			memmove(&st->v[n], e, (st->n - i) * sizeof(*e));
+			st->n = n + st->n - i;
+			return -ENOMEM;
 		}
 		entry_free(&st->v[i]);
 	}

@@ -18,7 +18,7 @@
 #define PLAN_HOLD_FIRST_S 10
 #define PLAN_HOLD_MAX_S	  300
 
-/* What the plan last asked of one knob of one unit. */
+/* What the plan last asked of one knob of one target (a unit, or a container by its id). */
 struct plan_entry {
 	uint64_t id;
 	enum act_kind kind;
