@@ -131,6 +131,21 @@ agent_run() {
 	fail "agent_run: pid $CG_PID never appeared in $cg/cgroup.procs"
 }
 
+# agent_loads_stop: ends every process the test started so far (by pid, the
+# agent stopped first) and forgets them. 2>/dev/null: bash's notices.
+agent_loads_stop() {
+	local pid
+	{
+		for pid in "${BG_PIDS[@]}"; do
+			kill -TERM "$pid" || true
+		done
+		for pid in "${BG_PIDS[@]}"; do
+			wait "$pid" || true
+		done
+	} 2>/dev/null
+	BG_PIDS=()
+}
+
 # agent_config JSON: the test's config, $TMP/agent.json: JSON merged over a
 # base that points the agent at the test's parent, its own state directory,
 # and the decisions file. The HTTP endpoint is off (tests run side by side and

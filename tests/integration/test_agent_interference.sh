@@ -158,15 +158,8 @@ assert_cmp "$r" ">=" 0.8 "the blamed waits agree with the kernel's run_delay (bl
 assert_cmp "$r" "<=" 1.2 "the blamed waits agree with the kernel's run_delay (blamed / kernel)"
 agent_stop
 assert_eq "$(cfs_quota "$be")" -1 "a clean stop lifted the cap"
-# (a)'s loads go: (b) has the LS unit to itself. 2>/dev/null: bash's notices.
-{
-	for pid in "${BG_PIDS[@]}"; do
-		kill -TERM "$pid" || true
-	done
-	for pid in "${BG_PIDS[@]}"; do
-		wait "$pid" || true
-	done
-} 2>/dev/null
+# (a)'s loads go: (b) has the LS unit to itself.
+agent_loads_stop
 
 # ---- (b) a busy LS cgroup alone: explained by itself, nothing capped, in 60 s ----
 : >"$AGENT_OUT"

@@ -61,15 +61,7 @@ jq -c "$key" "$AGENT_OUT" >"$TMP/live.keys"
 jq -c "$key" "$TMP/replay.jsonl" >"$TMP/replay.keys"
 diff "$TMP/live.keys" "$TMP/replay.keys" >"$TMP/diff" || fail "replay differs from the live run: $(head -n 20 "$TMP/diff")"
 log "ok: replay gave the live run's $(wc -l <"$TMP/live.keys") decisions"
-{
-	for pid in "${BG_PIDS[@]}"; do
-		kill -TERM "$pid" || true
-	done
-	for pid in "${BG_PIDS[@]}"; do
-		wait "$pid" || true
-	done
-} 2>/dev/null
-BG_PIDS=()
+agent_loads_stop
 
 # ---- (b) a busy LS unit alone cuts nothing ----
 skip_in_tcg "(b) judges whether a busy LS unit's own load is over its target"

@@ -806,6 +806,19 @@ static int apply_object(struct ctx *x, const struct field *fields, void *base, c
 	return 0;
 }
 
+/* An array field (self, at path) of at most max elements ("what"s). */
+static int check_array(struct ctx *x, const char *path, const struct field *self, const json_t *v,
+		       size_t max, const char *what)
+{
+	if (!json_is_array(v))
+		return wrong_type(x, path, self, v, "an array");
+	if (json_array_size(v) <= max)
+		return 0;
+	start(x, path, self->key);
+	put(x, "%zu %s is too many", json_array_size(v), what);
+	return allowed(x, self);
+}
+
 static int apply_rules(struct ctx *x, struct agent_config *c, const json_t *v, const char *path)
 {
 	static const struct field self = {.key = "classes", .type = F_RULES};
@@ -814,13 +827,9 @@ static int apply_rules(struct ctx *x, struct agent_config *c, const json_t *v, c
 	json_t *e;
 	int r;
 
-	if (!json_is_array(v))
-		return wrong_type(x, path, &self, v, "an array");
-	if (json_array_size(v) > CONFIG_MAX_CLASS_RULES) {
-		start(x, path, self.key);
-		put(x, "%zu rules is too many", json_array_size(v));
-		return allowed(x, &self);
-	}
+	r = check_array(x, path, &self, v, CONFIG_MAX_CLASS_RULES, "rules");
+	if (r)
+		return r;
 	memset(c->classes, 0, sizeof(c->classes));
 	c->n_classes = json_array_size(v);
 	json_array_foreach(v, i, e)
@@ -851,13 +860,9 @@ static int apply_slo_globs(struct ctx *x, struct agent_config *c, const json_t *
 	json_t *e;
 	int r;
 
-	if (!json_is_array(v))
-		return wrong_type(x, path, &self, v, "an array");
-	if (json_array_size(v) > SLO_MAX_GLOBS) {
-		start(x, path, self.key);
-		put(x, "%zu targets is too many", json_array_size(v));
-		return allowed(x, &self);
-	}
+	r = check_array(x, path, &self, v, SLO_MAX_GLOBS, "targets");
+	if (r)
+		return r;
 	memset(slo->globs, 0, sizeof(slo->globs));
 	slo->n_globs = json_array_size(v);
 	json_array_foreach(v, i, e)

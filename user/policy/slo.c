@@ -73,24 +73,10 @@ static int sync_units(struct slo_state *st, const struct pol_input *in)
 	return 0;
 }
 
-static struct slo_be *find_be(struct slo_state *st, uint64_t id)
-{
-	size_t lo = 0, hi = st->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (st->v[mid].id == id)
-			return &st->v[mid];
-		if (st->v[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-/* Why a BE unit is cut this tick: the victim whose wait it held the largest share of. */
+/*
+ * Why a BE unit is cut this tick: the victim whose wait it held the largest
+ * share of. Indexed like the input's units.
+ */
 struct cut {
 	const struct pol_unit *victim;
 	double p99_us, target_us;
@@ -123,7 +109,7 @@ static void mark(struct cut *c, const struct cut *why)
  * itself (its own tasks, or its own limit throttling it) cuts nothing.
  */
 static void blame_victim(const struct pol_input *in, const struct slo_config *cfg,
-			 const struct cut *why, struct slo_state *st, struct cut *cuts)
+			 const struct cut *why, struct cut *cuts)
 {
 	const struct pol_unit *v = why->victim;
 	size_t lo = 0, hi = in->n_blame, end;
@@ -148,7 +134,7 @@ static void blame_victim(const struct pol_input *in, const struct slo_config *cf
 			const struct pol_unit *u = &in->units[i];
 
 			if (u->cls == QOS_BE && u->cpu_used >= BE_RUNNING_CPUS)
-				mark(&cuts[find_be(st, u->id) - st->v], why);
+				mark(&cuts[i], why);
 		}
 		return;
 	}
@@ -166,13 +152,13 @@ static void blame_victim(const struct pol_input *in, const struct slo_config *cf
 			continue;
 		blamed.share = (double)in->blame[k].wait_ns / (double)total;
 		if (blamed.share >= cfg->culprit_min_share)
-			mark(&cuts[find_be(st, c->id) - st->v], &blamed);
+			mark(&cuts[c - in->units], &blamed);
 	}
 }
 
 /* (2) Judges every LS unit; marks the BE units each breach cuts. */
-static void judge(const struct pol_input *in, const struct slo_config *cfg, struct slo_state *st,
-		  struct cut *cuts, struct verdict *vd)
+static void judge(const struct pol_input *in, const struct slo_config *cfg, struct cut *cuts,
+		  struct verdict *vd)
 {
 	double worst = -1;
 
@@ -199,7 +185,7 @@ static void judge(const struct pol_input *in, const struct slo_config *cfg, stru
 		if (why.p99_us <= why.target_us)
 			continue;
 		vd->breach = true;
-		blame_victim(in, cfg, &why, st, cuts);
+		blame_victim(in, cfg, &why, cuts);
 	}
 }
 
@@ -334,19 +320,20 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 	}
 	if (sync_units(st, in))
 		return -ENOMEM;
-	cuts = calloc(st->n + 1, sizeof(*cuts));
+	cuts = calloc(in->n_units + 1, sizeof(*cuts));
 	if (!cuts)
 		return -ENOMEM;
-	judge(in, cfg, st, cuts, &vd);
+	judge(in, cfg, cuts, &vd);
 	grow = growth_due(in, cfg, st, &vd);
 	for (size_t i = 0; !err && i < st->n; i++) {
 		struct slo_be *b = &st->v[i];
 		const struct pol_unit *u = pol_input_find(in, b->id);
+		const struct cut *c = &cuts[u - in->units];
 		const char *rule = "slo.hold", *step_name = "factor";
 		double step = 1;
 
-		if (cuts[i].victim) {
-			err = cut_one(in, cfg, ceiling_cpus, u, b, &cuts[i], out, &rule);
+		if (c->victim) {
+			err = cut_one(in, cfg, ceiling_cpus, u, b, c, out, &rule);
 			step = cfg->cut_factor;
 		} else if (grow && (b->idle || b->has_quota)) {
 			grow_one(cfg, ceiling_cpus, b);
@@ -355,7 +342,7 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 			step = cfg->grow_cpus;
 		}
 		if (!err)
-			err = emit(u, b, rule, &cuts[i], &vd, step_name, step, out);
+			err = emit(u, b, rule, c, &vd, step_name, step, out);
 	}
 	free(cuts);
 	return err;
