@@ -138,8 +138,7 @@ static void blame_victim(const struct pol_input *in, const struct slo_config *cf
 		}
 		return;
 	}
-	/* The throttled share of the rest waited for the victim's quota (as interference counts
-	 * it). */
+	/* The throttled share of the rest waited for its own quota, as interference counts it. */
 	own = (double)self / (double)total;
 	own += (1 - own) * throttled_ratio(v);
 	if (own >= OWN_SHARE_MIN)
