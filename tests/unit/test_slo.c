@@ -244,6 +244,33 @@ static int64_t step(struct slo_state *st, const struct slo_config *cfg, double t
 	return step_used(st, cfg, t, win, 1.0, rule);
 }
 
+/* A second quota cut waits one CFS period (100 ms): fast-path ticks come closer. */
+static void test_cut_waits_a_period(void **state)
+{
+	static const struct {
+		double t;
+		double cpus;
+		const char *rule;
+	} ticks[] = {
+		{0, 0.5, "slo.cut"},	  {0.05, 0.5, "slo.hold"},  {0.1, 0.25, "slo.cut"},
+		{0.15, 0.25, "slo.hold"}, {0.25, 0.125, "slo.cut"},
+	};
+	struct slo_config cfg = config();
+	struct slo_state st = {0};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ticks) / sizeof(ticks[0]); i++) {
+		const char *rule;
+		int64_t q = step(&st, &cfg, ticks[i].t, BREACH, &rule);
+
+		if (q != quota_of(ticks[i].cpus) || strcmp(rule, ticks[i].rule))
+			fail_msg("t=%g: quota %lld by %s, want %lld by %s", ticks[i].t,
+				 (long long)q, rule ? rule : "-",
+				 (long long)quota_of(ticks[i].cpus), ticks[i].rule);
+	}
+	slo_state_free(&st);
+}
+
 /* Slack grows the allowance by grow_cpus once per dwell; between target x slack and target holds.
  */
 static void test_grow_and_hold(void **state)
@@ -449,6 +476,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_breach_cuts_blamed),
 		cmocka_unit_test(test_idle_first),
+		cmocka_unit_test(test_cut_waits_a_period),
 		cmocka_unit_test(test_grow_and_hold),
 		cmocka_unit_test(test_grow_lapses_at_ceiling),
 		cmocka_unit_test(test_floor_reports_once),

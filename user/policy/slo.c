@@ -210,7 +210,7 @@ static void related(struct action *a, const struct pol_unit *ls)
 /* (3) One cut of BE unit u: cpu.idle when it is not idle yet, else its allowance x cut_factor. */
 static int cut_one(const struct pol_input *in, const struct slo_config *cfg, double ceiling,
 		   const struct pol_unit *u, struct slo_be *b, const struct cut *c,
-		   struct action_list *out, const char **rule)
+		   struct action_list *out, const char **rule, double *step)
 {
 	double from;
 	struct action *a;
@@ -218,14 +218,25 @@ static int cut_one(const struct pol_input *in, const struct slo_config *cfg, dou
 	if (in->has_cpu_idle && u->idle == 0 && !b->idle) {
 		b->idle = true;
 		*rule = "slo.cut_idle";
+		*step = cfg->cut_factor;
 		return 0;
 	}
+	/*
+	 * A quota acts over whole CFS periods: until one has passed since the
+	 * last cut, a breach may predate it, and cutting again would overshoot
+	 * (fast-path ticks come 50-100 ms apart). Hold meanwhile.
+	 */
+	if (b->has_quota &&
+	    pol_since_s(in->ts_ns, &b->cut_ns) * 1e6 < (double)pol_unit_period_us(u))
+		return 0;
 	/* The first cut starts from what the unit used: halving an unused allowance does nothing.
 	 */
 	from = b->has_quota ? b->allowed_cpus : fmin(u->cpu_used, ceiling);
 	b->allowed_cpus = fmax(from * cfg->cut_factor, cfg->floor_cpus);
 	b->has_quota = true;
+	b->cut_ns = in->ts_ns;
 	*rule = "slo.cut";
+	*step = cfg->cut_factor;
 	if (from * cfg->cut_factor >= cfg->floor_cpus)
 		return 0;
 	/* The floor binds: said once per dwell, not on every tick it keeps binding. */
@@ -332,8 +343,7 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 		double step = 1;
 
 		if (c->victim) {
-			err = cut_one(in, cfg, ceiling_cpus, u, b, c, out, &rule);
-			step = cfg->cut_factor;
+			err = cut_one(in, cfg, ceiling_cpus, u, b, c, out, &rule, &step);
 		} else if (grow && (b->idle || b->has_quota)) {
 			grow_one(cfg, ceiling_cpus, b);
 			rule = "slo.grow";

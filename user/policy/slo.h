@@ -23,6 +23,7 @@ struct slo_be {
 	bool idle;	     /* cpu.idle=1 asked (the first, cheapest step) */
 	bool has_quota;	     /* a quota asked: allowed_cpus holds */
 	double allowed_cpus; /* its CPU allowance */
+	uint64_t cut_ns;     /* ts_ns of the last quota cut (while has_quota) */
 	uint64_t floor_ns;   /* ts_ns the floor binding was last reported */
 	bool floor_reported; /* floor_ns holds */
 };
