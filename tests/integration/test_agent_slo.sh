@@ -5,7 +5,8 @@
 # (a) Replay: a dry-run agent with slo on records an LS wake-up loop and a BE
 #     hog sharing CPU 0, against a 100 us target it breaks. Its slo decisions
 #     cut the BE unit (cpu.idle first, then the quota) with the LS latency,
-#     the target, the culprit's share and the factor as evidence, and
+#     the target, the culprit's share (0 when blame named no BE unit) and the
+#     factor as evidence, and
 #     `qoslet replay` of the recording gives exactly the live decisions.
 # (b) A busy LS unit alone (2 x CPUs spinners; the BE unit only sleeps)
 #     over the same target cuts nothing: no slo decision, BE's quota and
@@ -52,7 +53,10 @@ assert_eq "$(jget "$cut" .related.cgroup)" "/$LS_REL" "the cut names the LS unit
 assert_eq "$(jget "$cut" '.evidence.ls_target_us | floor')" "$TARGET_US" "evidence: the target"
 assert_cmp "$(jget "$cut" .evidence.ls_rq_p99_us)" ">" "$TARGET_US" "evidence: the LS p99 over the target"
 assert_eq "$(jget "$cut" .evidence.factor)" 0.5 "evidence: the factor"
-assert_cmp "$(jget "$cut" .evidence.culprit_share)" ">=" 0.2 "evidence: the culprit's share"
+# the BE unit's share of the LS wait, or 0 when blame named no BE unit (every BE is cut
+# then): on a shared machine other people's load may hold most of the LS unit's waits
+share=$(jget "$cut" .evidence.culprit_share)
+assert_json "$share" '. == 0 or . >= 0.2' "evidence: the culprit's share ($share) is 0 or at least 20%"
 if [ -e "$be/cpu.idle" ]; then
 	assert_cmp "$(decisions '.rule == "slo.cut_idle"' | jq length)" ">=" 1 "cpu.idle came first"
 fi

@@ -133,7 +133,7 @@ static void test_breach_cuts_blamed(void **state)
 {
 	static const struct {
 		const char *name;
-		uint64_t waits[3][2]; /* (culprit, ms), culprit 0 ends */
+		uint64_t waits[3][2]; /* (culprit, ms) sorted by culprit; 0 ms ends */
 		uint64_t throttled;   /* of 10 periods */
 		bool cut_a, cut_b;
 	} cases[] = {
@@ -142,11 +142,27 @@ static void test_breach_cuts_blamed(void **state)
 		{"no blame: every running BE", {{0}}, 0, true, true},
 		{"its own tasks: nothing", {{LS_ID, 8}, {BE_A, 2}}, 0, false, false},
 		{"its own limit: nothing", {{BE_A, 10}}, 10, false, false},
-		{"the idle CPU and outside: nothing",
-		 {{POL_CULPRIT_OTHER, 5}, {0}},
+		{"idle CPUs waking up: nothing",
+		 {{POL_CULPRIT_IDLE, 6}, {BE_A, 1}},
 		 0,
 		 false,
 		 false},
+		{"own and idle together: nothing",
+		 {{POL_CULPRIT_IDLE, 3}, {LS_ID, 3}, {BE_A, 4}},
+		 0,
+		 false,
+		 false},
+		/* no BE culprit named, the waits not its own: blame cannot tell, every BE */
+		{"outside, unnamed: every running BE",
+		 {{POL_CULPRIT_OTHER, 9}, {0}},
+		 0,
+		 true,
+		 true},
+		{"B under the share, the rest outside: every BE",
+		 {{BE_B, 1}, {POL_CULPRIT_OTHER, 9}},
+		 0,
+		 true,
+		 true},
 	};
 	struct slo_config cfg = config();
 
@@ -161,7 +177,7 @@ static void test_breach_cuts_blamed(void **state)
 		w.units[0].nr_periods = 10;
 		w.units[0].nr_throttled = cases[c].throttled;
 		/* pairs sorted by culprit, as the collector sorts them */
-		for (size_t k = 0; k < 3 && cases[c].waits[k][0]; k++)
+		for (size_t k = 0; k < 3 && cases[c].waits[k][1]; k++)
 			wait(&w, cases[c].waits[k][0], cases[c].waits[k][1]);
 		run(&w, &cfg, &st, &out);
 		a = find(&out, BE_A, ACT_CPU_QUOTA);

@@ -29,7 +29,10 @@
  */
 #define BE_RUNNING_CPUS 0.01
 
-/* A victim whose own tasks and limit hold at least this share of its waits waits on itself. */
+/*
+ * A victim whose own tasks, own limit and idle CPUs hold at least this
+ * share of its waits waits on itself.
+ */
 #define OWN_SHARE_MIN 0.5
 
 double slo_target_us(const struct pol_unit *u, const struct slo_config *cfg)
@@ -102,18 +105,34 @@ static void mark(struct cut *c, const struct cut *why)
 		*c = *why;
 }
 
+/* Every running BE unit is cut for why (blame could not tell which). */
+static void mark_all_be(const struct pol_input *in, const struct cut *why, struct cut *cuts)
+{
+	for (size_t i = 0; i < in->n_units; i++) {
+		const struct pol_unit *u = &in->units[i];
+
+		if (u->cls == QOS_BE && u->cpu_used >= BE_RUNNING_CPUS)
+			mark(&cuts[i], why);
+	}
+}
+
 /*
- * (3) Who gets cut for a breach of victim v: the BE units that held at
- * least culprit_min_share of its waits. Blame with nothing on the victim
- * cannot tell: every running BE unit then. A victim that waits mostly on
- * itself (its own tasks, or its own limit throttling it) cuts nothing.
+ * (3) Who gets cut for a breach of victim v. A victim that waits mostly
+ * on itself (its own tasks, its own limit throttling it) or on idle CPUs
+ * waking up cuts nothing: no BE unit holds that time. Else the BE units
+ * that held at least culprit_min_share of its waits; when none did (or
+ * blame has nothing on the victim), blame cannot tell which BE unit to
+ * cut, the waits went to others (outside the pods, other LS pods), and
+ * every running BE unit is cut: fewer runnable BE tasks shorten every
+ * queue the victim may wait in.
  */
 static void blame_victim(const struct pol_input *in, const struct slo_config *cfg,
 			 const struct cut *why, struct cut *cuts)
 {
 	const struct pol_unit *v = why->victim;
 	size_t lo = 0, hi = in->n_blame, end;
-	uint64_t total = 0, self = 0;
+	uint64_t total = 0, self = 0, idle = 0;
+	bool named = false;
 	double own;
 
 	while (lo < hi) {
@@ -128,21 +147,17 @@ static void blame_victim(const struct pol_input *in, const struct slo_config *cf
 		total += in->blame[end].wait_ns;
 		if (in->blame[end].culprit == v->id)
 			self += in->blame[end].wait_ns;
+		else if (in->blame[end].culprit == POL_CULPRIT_IDLE)
+			idle += in->blame[end].wait_ns;
 	}
-	if (!total) {
-		for (size_t i = 0; i < in->n_units; i++) {
-			const struct pol_unit *u = &in->units[i];
-
-			if (u->cls == QOS_BE && u->cpu_used >= BE_RUNNING_CPUS)
-				mark(&cuts[i], why);
-		}
-		return;
+	if (total) {
+		/* The throttled share of the rest waited for its own quota, as interference counts
+		 * it. */
+		own = (double)self / (double)total;
+		own += (1 - own) * throttled_ratio(v);
+		if (own + (double)idle / (double)total >= OWN_SHARE_MIN)
+			return;
 	}
-	/* The throttled share of the rest waited for its own quota, as interference counts it. */
-	own = (double)self / (double)total;
-	own += (1 - own) * throttled_ratio(v);
-	if (own >= OWN_SHARE_MIN)
-		return;
 	for (size_t k = lo; k < end; k++) {
 		const struct pol_unit *c = pol_input_find(in, in->blame[k].culprit);
 		struct cut blamed = *why;
@@ -150,9 +165,13 @@ static void blame_victim(const struct pol_input *in, const struct slo_config *cf
 		if (!c || c->cls != QOS_BE)
 			continue;
 		blamed.share = (double)in->blame[k].wait_ns / (double)total;
-		if (blamed.share >= cfg->culprit_min_share)
+		if (blamed.share >= cfg->culprit_min_share) {
 			mark(&cuts[c - in->units], &blamed);
+			named = true;
+		}
 	}
+	if (!named)
+		mark_all_be(in, why, cuts);
 }
 
 /* (2) Judges every LS unit; marks the BE units each breach cuts. */
