@@ -260,56 +260,20 @@ static int64_t step(struct slo_state *st, const struct slo_config *cfg, double t
 	return step_used(st, cfg, t, win, 1.0, rule);
 }
 
-/* A second quota cut waits one CFS period (100 ms): fast-path ticks come closer. */
-static void test_cut_waits_a_period(void **state)
+/* One tick of a scripted run: at t, window win; BE A's quota wished after it, by rule. */
+struct tick {
+	double t;
+	enum window win;
+	double cpus;
+	const char *rule;
+};
+
+static void play(const struct tick *ticks, size_t n)
 {
-	static const struct {
-		double t;
-		double cpus;
-		const char *rule;
-	} ticks[] = {
-		{0, 0.5, "slo.cut"},	  {0.05, 0.5, "slo.hold"},  {0.1, 0.25, "slo.cut"},
-		{0.15, 0.25, "slo.hold"}, {0.25, 0.125, "slo.cut"},
-	};
 	struct slo_config cfg = config();
 	struct slo_state st = {0};
 
-	(void)state;
-	for (size_t i = 0; i < sizeof(ticks) / sizeof(ticks[0]); i++) {
-		const char *rule;
-		int64_t q = step(&st, &cfg, ticks[i].t, BREACH, &rule);
-
-		if (q != quota_of(ticks[i].cpus) || strcmp(rule, ticks[i].rule))
-			fail_msg("t=%g: quota %lld by %s, want %lld by %s", ticks[i].t,
-				 (long long)q, rule ? rule : "-",
-				 (long long)quota_of(ticks[i].cpus), ticks[i].rule);
-	}
-	slo_state_free(&st);
-}
-
-/* Slack grows the allowance by grow_cpus once per dwell; between target x slack and target holds.
- */
-static void test_grow_and_hold(void **state)
-{
-	static const struct {
-		double t;
-		enum window win;
-		double cpus; /* wished; -1 none */
-		const char *rule;
-	} ticks[] = {
-		{0, BREACH, 0.5, "slo.cut"},  {1, HOLD, 0.5, "slo.hold"},
-		{2, SLACK, 0.5, "slo.hold"},  {4, SLACK, 0.5, "slo.hold"}, /* slack 2 s < dwell */
-		{5, SLACK, 0.6, "slo.grow"},  {6, SLACK, 0.6, "slo.hold"}, /* one step per dwell */
-		{8, SLACK, 0.7, "slo.grow"},  {9, HOLD, 0.7, "slo.hold"},
-		{11, SLACK, 0.7, "slo.hold"}, {12, BREACH, 0.35, "slo.cut"},
-		{13, NONE, 0.35, "slo.hold"}, /* too few waits: slack, the dwell starts */
-		{16, NONE, 0.45, "slo.grow"},
-	};
-	struct slo_config cfg = config();
-	struct slo_state st = {0};
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(ticks) / sizeof(ticks[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		const char *rule;
 		int64_t q = step(&st, &cfg, ticks[i].t, ticks[i].win, &rule);
 
@@ -319,6 +283,37 @@ static void test_grow_and_hold(void **state)
 				 (long long)quota_of(ticks[i].cpus), ticks[i].rule);
 	}
 	slo_state_free(&st);
+}
+
+/* A second quota cut waits one CFS period (100 ms): fast-path ticks come closer. */
+static void test_cut_waits_a_period(void **state)
+{
+	static const struct tick ticks[] = {
+		{0, BREACH, 0.5, "slo.cut"},	  {0.05, BREACH, 0.5, "slo.hold"},
+		{0.1, BREACH, 0.25, "slo.cut"},	  {0.15, BREACH, 0.25, "slo.hold"},
+		{0.25, BREACH, 0.125, "slo.cut"},
+	};
+
+	(void)state;
+	play(ticks, sizeof(ticks) / sizeof(ticks[0]));
+}
+
+/* Slack grows the allowance by grow_cpus once per dwell; between target x slack and target holds.
+ */
+static void test_grow_and_hold(void **state)
+{
+	static const struct tick ticks[] = {
+		{0, BREACH, 0.5, "slo.cut"},  {1, HOLD, 0.5, "slo.hold"},
+		{2, SLACK, 0.5, "slo.hold"},  {4, SLACK, 0.5, "slo.hold"}, /* slack 2 s < dwell */
+		{5, SLACK, 0.6, "slo.grow"},  {6, SLACK, 0.6, "slo.hold"}, /* one step per dwell */
+		{8, SLACK, 0.7, "slo.grow"},  {9, HOLD, 0.7, "slo.hold"},
+		{11, SLACK, 0.7, "slo.hold"}, {12, BREACH, 0.35, "slo.cut"},
+		{13, NONE, 0.35, "slo.hold"}, /* too few waits: slack, the dwell starts */
+		{16, NONE, 0.45, "slo.grow"},
+	};
+
+	(void)state;
+	play(ticks, sizeof(ticks) / sizeof(ticks[0]));
 }
 
 /* Grown back to the ceiling, the wish lapses: the plan restores the owner's quota. */
