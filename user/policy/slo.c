@@ -18,8 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../grow.h"
-
 /* The kernel refuses a CFS quota under 1 ms. */
 #define MIN_QUOTA_US 1000
 
