@@ -39,7 +39,9 @@
 #   DETECTBENCH_BASELINE another qoslet binary detectbench's system_slice also runs under
 #   SLOBENCH_ROUNDS   rounds of slobench (default 3, about 4 minutes each)
 #   SLOBENCH_SECS     seconds per slobench block (default 8)
-#   SLOBENCH_EXTRA    one extra agent scenario for slobench, NAME=JSON (its -x)
+#   SLOBENCH_EXTRA    one extra agent scenario for slobench, NAME=JSON (its -x);
+#                     default agent-slo, the SLO controller on (docs/slo-control.md);
+#                     set empty for none
 #   BENCHES           space-separated benchmarks to run (default: all)
 set -euo pipefail
 
@@ -95,8 +97,11 @@ for b in $BENCHES; do
 		;;
 	slobench)
 		echo "bench: $b: nginx and redis, closed and open loop, next to BE stress-ng, without and with qoslet agent, ${SLOBENCH_ROUNDS:-3} rounds of ${SLOBENCH_SECS:-8} s blocks"
+		# unset: the SLO controller's slot; set empty: no extra scenario
+		slo='slo={"slo": {"enabled": true}}'
+		extra=${SLOBENCH_EXTRA-$slo}
 		scripts/bench/slobench.sh -r "${SLOBENCH_ROUNDS:-3}" -s "${SLOBENCH_SECS:-8}" -q "$QUIET_WAIT" \
-			${SLOBENCH_EXTRA:+-x "$SLOBENCH_EXTRA"} -o "$tmp" >"$tmp.stdout" || rc=$?
+			${extra:+-x "$extra"} -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	*)
 		echo "bench: unknown benchmark '$b'" >&2

@@ -440,8 +440,11 @@ report() {
 	echo "Issue 14's benchmark: what BE batch does to the request latency of real servers from Debian (nginx, redis)"
 	echo "on this node, and what \`qoslet agent\` gets back, under two load shapes: closed loop (the clients send as fast"
 	echo "as answered) and open loop at half the server's alone maximum (a fixed rate, where BE has room to run)."
-	echo "It is the yardstick for the SLO-driven BE controller the issue asks for, which does not exist yet: the rows"
-	echo "\"agent today\" are the baseline that controller must beat, against the targets below."
+	echo "It is the yardstick for the SLO-driven BE controller the issue asks for (docs/slo-control.md, off by"
+	echo "default): \`make bench\` adds its scenario \`agent-slo\` (\`{\"slo\": {\"enabled\": true}}\`; \`SLOBENCH_EXTRA\`"
+	echo "replaces it, empty for none). The rows \"agent today\" are the baseline it must beat, against the targets"
+	echo "below. Its numbers, like the baseline's, need a quiet machine: on a shared node the run-queue waits it"
+	echo "steers by carry other people's load, and its default stays off until such a run says otherwise."
 	echo
 	echo "Run it (root, after \`make\`; \`scripts/deps.sh bench\` installs nginx-light, redis-server, wrk, stress-ng):"
 	echo

@@ -28,6 +28,17 @@ AGENT_PID=""
 AGENT_POLICIES_OFF='"suppress": {"enabled": false, "cpu_idle": false}, "burst": {"policy": "none"},
 	"evict": {"cpu": {"enabled": false}, "memory": {"enabled": false}},
 	"interference": {"enabled": false}, "capacity": {"enabled": false}'
+# jq: p99 in ns of a recorded histogram (.slots), interpolated as hist_quantile_ns does.
+# shellcheck disable=SC2016,SC2034 # jq, not shell; used by the tests that source this file
+RQ_P99_JQ='def p99: .slots as $s | ($s | add) as $t | (0.99 * $t) as $r
+	| if $t == 0 then 0 else
+	reduce range(0; 27) as $i ({cum: 0, res: null};
+		if .res != null then .
+		elif $s[$i] == 0 or .cum + $s[$i] < $r then .cum += $s[$i]
+		else (if $i == 0 then 0 else pow(2; $i + 9) end) as $lo
+			| .res = (if $i == 26 then $lo
+				else $lo + (pow(2; $i + 10) - $lo) * ($r - .cum) / $s[$i] end)
+		end) | .res end;'
 AGENT_OUT=""    # decisions (JSON lines)
 AGENT_ERR=""    # log
 STATE_DIR=""
@@ -118,6 +129,21 @@ agent_run() {
 		sleep 0.01
 	done
 	fail "agent_run: pid $CG_PID never appeared in $cg/cgroup.procs"
+}
+
+# agent_loads_stop: ends every process the test started so far (by pid, the
+# agent stopped first) and forgets them. 2>/dev/null: bash's notices.
+agent_loads_stop() {
+	local pid
+	{
+		for pid in "${BG_PIDS[@]}"; do
+			kill -TERM "$pid" || true
+		done
+		for pid in "${BG_PIDS[@]}"; do
+			wait "$pid" || true
+		done
+	} 2>/dev/null
+	BG_PIDS=()
 }
 
 # agent_config JSON: the test's config, $TMP/agent.json: JSON merged over a

@@ -158,15 +158,8 @@ assert_cmp "$r" ">=" 0.8 "the blamed waits agree with the kernel's run_delay (bl
 assert_cmp "$r" "<=" 1.2 "the blamed waits agree with the kernel's run_delay (blamed / kernel)"
 agent_stop
 assert_eq "$(cfs_quota "$be")" -1 "a clean stop lifted the cap"
-# (a)'s loads go: (b) has the LS unit to itself. 2>/dev/null: bash's notices.
-{
-	for pid in "${BG_PIDS[@]}"; do
-		kill -TERM "$pid" || true
-	done
-	for pid in "${BG_PIDS[@]}"; do
-		wait "$pid" || true
-	done
-} 2>/dev/null
+# (a)'s loads go: (b) has the LS unit to itself.
+agent_loads_stop
 
 # ---- (b) a busy LS cgroup alone: explained by itself, nothing capped, in 60 s ----
 : >"$AGENT_OUT"
@@ -183,16 +176,7 @@ agent_stop
 found=$(decisions '.rule | startswith("interference.")' | jq -c 'map([.rule, .cause, .related.cgroup])')
 # Armed: ticks on which the LS unit's window counted (enough waits) and its
 # p99, interpolated as hist_quantile_ns does, was above the threshold.
-over=$(jq -sc --arg p "$LS_REL" --argjson min "$MIN_WAITS" --argjson thr $((P99_US * 1000)) '
-	def p99: .slots as $s | ($s | add) as $t | (0.99 * $t) as $r
-		| if $t == 0 then 0 else
-		reduce range(0; 27) as $i ({cum: 0, res: null};
-			if .res != null then .
-			elif $s[$i] == 0 or .cum + $s[$i] < $r then .cum += $s[$i]
-			else (if $i == 0 then 0 else pow(2; $i + 9) end) as $lo
-				| .res = (if $i == 26 then $lo
-					else $lo + (pow(2; $i + 10) - $lo) * ($r - .cum) / $s[$i] end)
-			end) | .res end;
+over=$(jq -sc --arg p "$LS_REL" --argjson min "$MIN_WAITS" --argjson thr $((P99_US * 1000)) "$RQ_P99_JQ"'
 	[.[1:][] | .units[] | select(.path == $p and .rq != null and .rq.count >= $min)
 		| .rq | p99 | select(. > $thr)] | {n: length, max_us: ((max // 0) / 1000 | floor)}' "$TMP/b.rec")
 ticks=$(($(wc -l <"$TMP/b.rec") - 1))

@@ -107,6 +107,15 @@ static void test_defaults_documented(void **state)
 	assert_true(c.policy.memory_qos.throttling == 0.9);
 	assert_true(c.policy.memory_qos.free_share == 0.5);
 	assert_true(c.policy.memory_qos.min_change == 0.01);
+	assert_false(c.policy.slo.enabled);
+	assert_true(c.policy.slo.lse_p99_us == 500 && c.policy.slo.lsr_p99_us == 1000 &&
+		    c.policy.slo.ls_p99_us == 2000);
+	assert_int_equal(c.policy.slo.n_globs, 0);
+	assert_int_equal(c.policy.slo.min_waits, 20);
+	assert_true(c.policy.slo.culprit_min_share == 0.2);
+	assert_true(c.policy.slo.cut_factor == 0.5 && c.policy.slo.grow_cpus == 0.1);
+	assert_true(c.policy.slo.slack_ratio == 0.8 && c.policy.slo.dwell_s == 3);
+	assert_true(c.policy.slo.floor_cpus == 0.1);
 	assert_true(c.kube.batch_status);
 	assert_true(c.kube.batch_step == 0.10);
 	assert_true(c.kube.batch_min_interval_s == 30);
@@ -204,7 +213,7 @@ static const struct bad bad_docs[] = {
 	{"{\"interval\": 1}",
 	 "interval: unknown key (allowed keys: cgroup_root, interval_s, dry_run, fast_path, "
 	 "state_dir, decisions, classes, suppress, burst, evict, interference, capacity, "
-	 "batch_resources, memory_qos, http, kubernetes)"},
+	 "batch_resources, memory_qos, slo, http, kubernetes)"},
 	{"{\"burst\": {\"polcy\": \"auto\"}}",
 	 "burst.polcy: unknown key (allowed keys: policy, burst_percent, scale_up, scale_down, "
 	 "max_percent, shared_pool_busy_percent, throttled_min_percent, budget_cpu_s, "
@@ -340,6 +349,17 @@ static const struct bad bad_docs[] = {
 	{"{\"interval_s\": 10, \"capacity\": {\"stale_s\": 15}}",
 	 "capacity.stale_s: 15 must be at least 2 x interval_s (allowed: at least 20)"},
 	/* memory QoS: protection never reaches the limit */
+	{"{\"slo\": {\"cut_factor\": 1}}",
+	 "slo.cut_factor: 1 is out of range (allowed: more than 0, less than 1)"},
+	{"{\"slo\": {\"floor_cpus\": 0}}",
+	 "slo.floor_cpus: 0 is out of range (allowed: 0.01 to 4096)"},
+	{"{\"slo\": {\"dwel_s\": 3}}",
+	 "slo.dwel_s: unknown key (allowed keys: enabled, targets, min_waits, "
+	 "culprit_min_share_percent, cut_factor, grow_cpus, slack_ratio, dwell_s, floor_cpus)"},
+	{"{\"slo\": {\"targets\": {\"globs\": [{\"glob\": \"a/*\"}]}}}",
+	 "slo.targets.globs[0].p99_us: missing (allowed: 1 to 10000000)"},
+	{"{\"slo\": {\"targets\": {\"globs\": {}}}}",
+	 "slo.targets.globs: expected an array, got an object"},
 	{"{\"memory_qos\": {\"limit_cap_percent\": 100}}",
 	 "memory_qos.limit_cap_percent: 100 is out of range (allowed: 1 to 99)"},
 	{"{\"memory_qos\": {\"ls\": {\"low_percent\": -1}}}",

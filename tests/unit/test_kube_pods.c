@@ -220,6 +220,32 @@ static void test_parse_evict_controls(void **state)
 	kube_pod_list_free(&l);
 }
 
+/* qoslet.io/runq-p99-target-us: a positive int32 of us, else none (the config's target). */
+static void test_parse_rq_target(void **state)
+{
+	static const struct {
+		const char *annotations;
+		uint32_t want;
+	} cases[] = {
+		{"", 0},
+		{"\"qoslet.io/runq-p99-target-us\":\"750\"", 750},
+		{"\"qoslet.io/runq-p99-target-us\":\"0\"", 0},
+		{"\"qoslet.io/runq-p99-target-us\":\"-5\"", 0},
+		{"\"qoslet.io/runq-p99-target-us\":\"1ms\"", 0},
+		{"\"qoslet.io/runq-p99-target-us\":\"2147483648\"", 0},
+	};
+	struct kube_pod_list l;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		parse_one(cases[i].annotations, "", &l);
+		if (l.pods[0].rq_target_us != cases[i].want)
+			fail_msg("{%s}: target %u, want %u", cases[i].annotations,
+				 l.pods[0].rq_target_us, cases[i].want);
+		kube_pod_list_free(&l);
+	}
+}
+
 /* Memory requests: sum of containers, else the largest init container, plus overhead. */
 static void test_parse_memory_request(void **state)
 {
@@ -548,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_protected),
 		cmocka_unit_test(test_parse_first_owner_without_controller),
 		cmocka_unit_test(test_parse_evict_controls),
+		cmocka_unit_test(test_parse_rq_target),
 		cmocka_unit_test(test_parse_memory_request),
 		cmocka_unit_test(test_parse_batch_resources),
 		cmocka_unit_test(test_parse_container_batch),

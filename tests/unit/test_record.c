@@ -68,6 +68,7 @@ static void fill(struct pol_input *in)
 					 .evict_guard = EVICT_GUARD_DAEMONSET,
 					 .evict_priority = -3,
 					 .start_ns = 1795540537000000000ull,
+					 .rq_target_us = 750,
 					 .weight = 512,
 					 .mem_max = 512 << 20,
 					 .batch = {500, 1000, 256 << 20, 512 << 20},

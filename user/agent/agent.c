@@ -309,7 +309,7 @@ static int settled_units(const struct agent *a, uint64_t **ids, size_t *n)
 	*ids = malloc((in->n_units + 1) * sizeof(**ids));
 	if (!*ids)
 		return -ENOMEM;
-	for (size_t i = 0; i < in->n_units; i++)
+	for (size_t i = 0; fast_path_may_mute(&a->cfg.policy) && i < in->n_units; i++)
 		if (interference_settled(&a->pol.interference, in->units[i].id))
 			(*ids)[(*n)++] = in->units[i].id; /* units are sorted by id */
 	return 0;
@@ -597,9 +597,9 @@ static int open_probes(struct agent *a)
 		a->parts |= CG_MEMSTALL;
 	if (!st.on || !a->cfg.fast_path)
 		return 0;
-	err = fast_path_open(&a->fp,
-			     a->args.probe.pin_dir ? a->args.probe.pin_dir : QOSLET_DEFAULT_PIN_DIR,
-			     (uint64_t)(a->cfg.policy.interference.rq_p99_us * 1000), ALERT_GAP_NS);
+	err = fast_path_open(
+		&a->fp, a->args.probe.pin_dir ? a->args.probe.pin_dir : QOSLET_DEFAULT_PIN_DIR,
+		(uint64_t)(fast_path_threshold_us(&a->cfg.policy) * 1000), ALERT_GAP_NS);
 	if (err)
 		log_warn("agent: fast path off: the sched probe's alert maps are missing (%s)",
 			 strerror(-err));

@@ -40,6 +40,7 @@ enum ftype {
 	F_CLASS, /* enum qos_class, UNMANAGED excluded */
 	F_OBJ,	 /* nested object: sub[] (offsets still from the same base) */
 	F_RULES, /* the "classes" array */
+	F_GLOBS, /* slo.targets.globs: an array of {"glob", "p99_us"} */
 };
 
 /* What a string must look like. */
@@ -206,6 +207,45 @@ static const struct field interference_fields[] = {
 	{0},
 };
 
+/* SLO control (docs/slo-control.md): one block, kept together. */
+static const struct field slo_glob_fields[] = {
+	{.key = "glob",
+	 .type = F_STR,
+	 .off = offsetof(struct slo_glob_target, glob),
+	 .size = sizeof(((struct slo_glob_target *)0)->glob),
+	 .rule = S_GLOB,
+	 .required = true},
+	{.key = "p99_us",
+	 .type = F_NUM,
+	 .off = offsetof(struct slo_glob_target, p99_us),
+	 .lo = 1,
+	 .hi = 10000000,
+	 .scale = 1,
+	 .required = true},
+	{0},
+};
+
+static const struct field slo_target_fields[] = {
+	NUM("lse_p99_us", policy.slo.lse_p99_us, 1, 10000000),
+	NUM("lsr_p99_us", policy.slo.lsr_p99_us, 1, 10000000),
+	NUM("ls_p99_us", policy.slo.ls_p99_us, 1, 10000000),
+	{.key = "globs", .type = F_GLOBS},
+	{0},
+};
+
+static const struct field slo_fields[] = {
+	BOOL("enabled", policy.slo.enabled),
+	OBJ("targets", slo_target_fields),
+	INT("min_waits", policy.slo.min_waits, 1, 1000000),
+	PCT("culprit_min_share_percent", policy.slo.culprit_min_share, 1, 100),
+	NUMO("cut_factor", policy.slo.cut_factor, 0, 1, OPEN_LO | OPEN_HI),
+	NUMO("grow_cpus", policy.slo.grow_cpus, 0, 4096, OPEN_LO),
+	NUMO("slack_ratio", policy.slo.slack_ratio, 0, 1, OPEN_LO),
+	NUM("dwell_s", policy.slo.dwell_s, 0, 3600),
+	NUM("floor_cpus", policy.slo.floor_cpus, 0.01, 4096),
+	{0},
+};
+
 /* Batch capacity (docs/capacity.md): one block, kept together. */
 static const struct field capacity_node_status_fields[] = {
 	BOOL("enabled", kube.batch_status),
@@ -316,6 +356,7 @@ static const struct field top_fields[] = {
 	OBJ("capacity", capacity_fields),
 	OBJ("batch_resources", batch_fields),
 	OBJ("memory_qos", memory_qos_fields),
+	OBJ("slo", slo_fields),
 	OBJ("http", http_fields),
 	OBJ("kubernetes", kube_fields),
 	{0},
@@ -505,6 +546,9 @@ static int allowed(struct ctx *x, const struct field *f)
 		    "\"class\"}, each with a class and at least one of the others",
 		    CONFIG_MAX_CLASS_RULES);
 		break;
+	case F_GLOBS:
+		put(x, "an array of at most %d targets {\"glob\", \"p99_us\"}", SLO_MAX_GLOBS);
+		break;
 	}
 	put(x, ")");
 	return -EINVAL;
@@ -585,6 +629,8 @@ static const char *str_problem(enum str_rule r, const char *s)
 static int apply_object(struct ctx *x, const struct field *fields, void *base, const json_t *obj,
 			const char *path);
 static int apply_rules(struct ctx *x, struct agent_config *c, const json_t *v, const char *path);
+static int apply_slo_globs(struct ctx *x, struct agent_config *c, const json_t *v,
+			   const char *path);
 
 static void store_uint(void *p, size_t size, uint64_t v)
 {
@@ -709,6 +755,8 @@ static int apply_value(struct ctx *x, const struct field *f, void *base, const j
 		return apply_object(x, f->sub, base, v, sub);
 	case F_RULES:
 		return apply_rules(x, base, v, path);
+	case F_GLOBS:
+		return apply_slo_globs(x, base, v, path);
 	}
 	return 0;
 }
@@ -758,6 +806,19 @@ static int apply_object(struct ctx *x, const struct field *fields, void *base, c
 	return 0;
 }
 
+/* An array field (self, at path) of at most max elements ("what"s). */
+static int check_array(struct ctx *x, const char *path, const struct field *self, const json_t *v,
+		       size_t max, const char *what)
+{
+	if (!json_is_array(v))
+		return wrong_type(x, path, self, v, "an array");
+	if (json_array_size(v) <= max)
+		return 0;
+	start(x, path, self->key);
+	put(x, "%zu %s is too many", json_array_size(v), what);
+	return allowed(x, self);
+}
+
 static int apply_rules(struct ctx *x, struct agent_config *c, const json_t *v, const char *path)
 {
 	static const struct field self = {.key = "classes", .type = F_RULES};
@@ -766,13 +827,9 @@ static int apply_rules(struct ctx *x, struct agent_config *c, const json_t *v, c
 	json_t *e;
 	int r;
 
-	if (!json_is_array(v))
-		return wrong_type(x, path, &self, v, "an array");
-	if (json_array_size(v) > CONFIG_MAX_CLASS_RULES) {
-		start(x, path, self.key);
-		put(x, "%zu rules is too many", json_array_size(v));
-		return allowed(x, &self);
-	}
+	r = check_array(x, path, &self, v, CONFIG_MAX_CLASS_RULES, "rules");
+	if (r)
+		return r;
 	memset(c->classes, 0, sizeof(c->classes));
 	c->n_classes = json_array_size(v);
 	json_array_foreach(v, i, e)
@@ -789,6 +846,31 @@ static int apply_rules(struct ctx *x, struct agent_config *c, const json_t *v, c
 			put(x, "no glob, namespace or label: the rule would match every cgroup");
 			return allowed(x, &self);
 		}
+	}
+	return 0;
+}
+
+/* slo.targets.globs replaces the default list whole, as "classes" does. */
+static int apply_slo_globs(struct ctx *x, struct agent_config *c, const json_t *v, const char *path)
+{
+	static const struct field self = {.key = "globs", .type = F_GLOBS};
+	struct slo_config *slo = &c->policy.slo;
+	char sub[64];
+	size_t i;
+	json_t *e;
+	int r;
+
+	r = check_array(x, path, &self, v, SLO_MAX_GLOBS, "targets");
+	if (r)
+		return r;
+	memset(slo->globs, 0, sizeof(slo->globs));
+	slo->n_globs = json_array_size(v);
+	json_array_foreach(v, i, e)
+	{
+		snprintf(sub, sizeof(sub), "%s.globs[%zu]", path, i);
+		r = apply_object(x, slo_glob_fields, &slo->globs[i], e, sub);
+		if (r)
+			return r;
 	}
 	return 0;
 }
@@ -998,6 +1080,19 @@ static json_t *rules_to_json(const struct agent_config *c)
 	return a;
 }
 
+static json_t *slo_globs_to_json(const struct agent_config *c)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < c->policy.slo.n_globs; i++)
+		if (json_array_append_new(
+			    a, object_to_json(slo_glob_fields, &c->policy.slo.globs[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
 static json_t *value_to_json(const struct field *f, const void *base)
 {
 	const char *p = (const char *)base + f->off;
@@ -1019,6 +1114,8 @@ static json_t *value_to_json(const struct field *f, const void *base)
 		return object_to_json(f->sub, base);
 	case F_RULES:
 		return rules_to_json(base);
+	case F_GLOBS:
+		return slo_globs_to_json(base);
 	}
 	return NULL;
 }

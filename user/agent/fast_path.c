@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,4 +150,21 @@ void fast_path_close(struct fast_path *fp)
 			close(fds[i]);
 	free(fp->watched);
 	free(fp);
+}
+
+double fast_path_threshold_us(const struct policy_config *p)
+{
+	double us = p->interference.rq_p99_us;
+
+	if (!p->slo.enabled)
+		return us;
+	us = fmin(us, fmin(p->slo.lse_p99_us, fmin(p->slo.lsr_p99_us, p->slo.ls_p99_us)));
+	for (size_t i = 0; i < p->slo.n_globs; i++)
+		us = fmin(us, p->slo.globs[i].p99_us);
+	return us;
+}
+
+bool fast_path_may_mute(const struct policy_config *p)
+{
+	return !p->slo.enabled;
 }

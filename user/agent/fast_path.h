@@ -9,12 +9,28 @@
 #ifndef QOSLET_AGENT_FAST_PATH_H
 #define QOSLET_AGENT_FAST_PATH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../collect/collect.h"
+#include "../policy/config.h"
 
 struct fast_path;
+
+/*
+ * The wait that raises an alert, us: interference's run-queue threshold,
+ * or, with SLO control on, the smallest target of its config (classes and
+ * globs; a pod annotated lower still waits for the regular tick) when that
+ * is smaller, so that a wait over an SLO target wakes the loop.
+ */
+double fast_path_threshold_us(const struct policy_config *p);
+
+/*
+ * Whether settled interference breaches may mute their LS units: not with
+ * SLO control on, which may still cut on any of their alerts.
+ */
+bool fast_path_may_mute(const struct policy_config *p);
 
 /*
  * Opens the pinned alert maps under pin_dir and turns alerts on for waits

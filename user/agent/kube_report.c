@@ -29,6 +29,9 @@ static struct event_kind event_kind_of(const struct decision *d)
 		/* the other reports: an eviction round passed a guarded pod by */
 		if (!strncmp(rule, "evict.", 6))
 			return (struct event_kind){"Normal", "EvictionSkipped", "Evict"};
+		/* SLO control holds a BE pod on its floor: no interference found on it */
+		if (!strncmp(rule, "slo.", 4))
+			return (struct event_kind){"Normal", "SLOFloor", "Throttle"};
 		return (struct event_kind){"Warning", "Interference", "Detect"};
 	case ACT_CPU_QUOTA:
 	case ACT_CPUSET:
@@ -39,6 +42,9 @@ static struct event_kind event_kind_of(const struct decision *d)
 			return (struct event_kind){"Warning", "InterferenceCapped", "Cap"};
 		if (!strncmp(rule, "suppress.", 9))
 			return (struct event_kind){"Normal", "Suppressed", "Suppress"};
+		/* growth and holds are routine, as burst changes are */
+		if (!strncmp(rule, "slo.cut", 7))
+			return (struct event_kind){"Normal", "SLOThrottled", "Throttle"};
 		break;
 	case ACT_EVICT:
 		if (out == OUT_REQUESTED)
@@ -80,7 +86,8 @@ static void party_of(const struct agent *a, const struct decision *d, char *buf,
 
 	if (d->act.related[0])
 		describe_path(a, d->act.related, other, sizeof(other));
-	if (d->act.kind != ACT_REPORT)
+	/* SLO control's floor report is about the BE pod it holds, for the LS pod */
+	if (d->act.kind != ACT_REPORT || !strncmp(d->act.rule, "slo.", 4))
 		snprintf(buf, size, "%s%s", other[0] ? "for " : "", other);
 	else if (!strncmp(d->act.rule, "evict.", 6))
 		snprintf(buf, size, "not evicted: %s", cause);

@@ -51,6 +51,8 @@ static json_t *unit_to_json(const struct pol_unit *u)
 		json_object_set_new(o, "evict_priority", json_integer(u->evict_priority));
 	if (u->start_ns)
 		json_object_set_new(o, "start_ns", U64(u->start_ns));
+	if (u->rq_target_us)
+		json_object_set_new(o, "rq_target_us", U64(u->rq_target_us));
 	/* only what a policy reads (batch resources' weight): a few bytes per unit and tick */
 	if (u->weight >= 0 && u->batch.cpu_request)
 		json_object_set_new(o, "weight", json_integer(u->weight));
@@ -203,7 +205,7 @@ static int mem_qos_from_json(json_t *o, struct pol_unit *u, char *err, size_t er
 static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t errlen)
 {
 	json_int_t id, quota, period, burst, periods, throttled, anon, used, request_mem = 0;
-	json_int_t start_ns = 0, weight = -1, mem_max = -1, batch[BATCH_KEYS] = {0};
+	json_int_t start_ns = 0, rq_target = 0, weight = -1, mem_max = -1, batch[BATCH_KEYS] = {0};
 	const char *path, *uid, *cls, *cpus, *guard = "";
 	json_t *rq = NULL, *cpi = NULL, *mem_qos = NULL;
 	json_error_t e;
@@ -211,7 +213,7 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 
 	static const char fmt[] = "{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, "
 				  "s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o, s?s, s?i, s?I, "
-				  "s?I, s?I, s?I, s?I, s?I, s?I, s?o}";
+				  "s?I, s?I, s?I, s?I, s?I, s?I, s?o, s?I}";
 	static const char *const keys[] = {"id",
 					   "path",
 					   "pod_uid",
@@ -241,7 +243,8 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 					   "batch_cpu_limit",
 					   "batch_mem_request",
 					   "batch_mem_limit",
-					   "mem_qos"};
+					   "mem_qos",
+					   "rq_target_us"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "id", &id, "path", &path, "pod_uid",
 			   &uid, "class", &cls, "priority", &priority, "quota_us", &quota,
@@ -253,7 +256,7 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 			   "evict_priority", &evict_priority, "start_ns", &start_ns, "weight",
 			   &weight, "mem_max", &mem_max, batch_keys[0], &batch[0], batch_keys[1],
 			   &batch[1], batch_keys[2], &batch[2], batch_keys[3], &batch[3], "mem_qos",
-			   &mem_qos)) {
+			   &mem_qos, "rq_target_us", &rq_target)) {
 		name_bad_key(o, fmt, keys, "unit.", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -282,6 +285,11 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 	u->request_mem = (uint64_t)request_mem;
 	u->evict_priority = evict_priority;
 	u->start_ns = (uint64_t)start_ns;
+	if (rq_target < 0 || rq_target > UINT32_MAX) {
+		snprintf(err, errlen, "unit %s: rq_target_us: out of range", path);
+		return -EINVAL;
+	}
+	u->rq_target_us = (uint32_t)rq_target;
 	u->weight = weight;
 	u->mem_max = mem_max;
 	u->batch = (struct pol_batch){(uint64_t)batch[0], (uint64_t)batch[1], (uint64_t)batch[2],

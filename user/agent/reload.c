@@ -18,6 +18,7 @@
 #include "../actuate/actuator.h"
 #include "../log.h"
 #include "agent_state.h"
+#include "fast_path.h"
 
 /*
  * A config others may write is a way to make a privileged agent throttle
@@ -95,8 +96,9 @@ static const char *restart_only_change(const struct agent_config *o, const struc
 	if (!kube_same(&o->kube, &n->kube))
 		return "kubernetes";
 	/* the fast path's threshold lives in a BPF map written at start */
-	if (o->fast_path && o->policy.interference.rq_p99_us != n->policy.interference.rq_p99_us)
-		return "interference.runq.p99_us";
+	if (o->fast_path &&
+	    fast_path_threshold_us(&o->policy) != fast_path_threshold_us(&n->policy))
+		return "interference.runq.p99_us or the slo targets (the fast path's threshold)";
 	return NULL;
 }
 

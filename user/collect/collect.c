@@ -204,12 +204,14 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
  * What eviction must know of a pod beyond its class (model.h, enum
  * evict_guard): kept even when a class rule makes the pod BE, which is
  * where the guard matters. Zero for a cgroup that is not a listed pod.
+ * The SLO controller's run-queue target rides along: a pod fact too.
  */
 static void evict_facts(const struct kube_pod *pod, struct pol_unit *u)
 {
 	u->evict_guard = EVICT_GUARD_NONE;
 	u->evict_priority = pod ? pod->evict_priority : 0;
 	u->start_ns = pod ? pod->start_ns : 0;
+	u->rq_target_us = pod ? pod->rq_target_us : 0;
 	if (!pod)
 		return;
 	u->evict_guard = pod->evict_opt_out			 ? EVICT_GUARD_OPT_OUT
@@ -379,6 +381,7 @@ static int rebuild(struct collector *c)
 			now->u.evict_guard = id.evict_guard;
 			now->u.evict_priority = id.evict_priority;
 			now->u.start_ns = id.start_ns;
+			now->u.rq_target_us = id.rq_target_us;
 			now->u.batch = id.batch;
 			memcpy(now->u.pod_uid, id.pod_uid, sizeof(id.pod_uid));
 			/* v1 can rename a cgroup: same id, new path, files to open anew */

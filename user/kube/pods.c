@@ -17,6 +17,7 @@
 #define OPT_OUT_ANNOTATION	  "qoslet.io/eviction-disabled"
 #define PRIORITY_ANNOTATION	  "qoslet.io/eviction-priority"
 #define KOORD_PRIORITY_ANNOTATION "koordinator.sh/eviction-priority"
+#define RQ_TARGET_ANNOTATION	  "qoslet.io/runq-p99-target-us"
 #define KOORD_COST_ANNOTATION	  "scheduling.koordinator.sh/eviction-cost"
 #define KOORD_COST_NEVER	  "2147483647" /* math.MaxInt32: the descheduler never evicts it */
 
@@ -263,6 +264,15 @@ static void parse_evict_controls(struct kube_pod *p, const json_t *annotations)
 		p->evict_priority = 0;
 }
 
+/* A target of 0 or below, or not a number, is none: the config's target applies. */
+static void parse_rq_target(struct kube_pod *p, const json_t *annotations)
+{
+	int32_t v;
+
+	p->rq_target_us =
+		annotation_int32(annotations, RQ_TARGET_ANNOTATION, &v) && v > 0 ? (uint32_t)v : 0;
+}
+
 /* status.startTime ("2026-11-24T17:15:37Z", RFC 3339 in UTC as the API writes it); 0 unknown. */
 static uint64_t parse_start(const json_t *status)
 {
@@ -294,6 +304,7 @@ static bool parse_pod(struct kube_pod *p, const json_t *item)
 		return false;
 	p->mirror = json_object_get(annotations, MIRROR_ANNOTATION) != NULL;
 	parse_evict_controls(p, annotations);
+	parse_rq_target(p, annotations);
 	p->start_ns = parse_start(status);
 	if (!copy_req(p->uid, sizeof(p->uid), meta, "uid") ||
 	    !copy_req(p->ns, sizeof(p->ns), meta, "namespace") ||

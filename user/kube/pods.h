@@ -62,6 +62,12 @@ struct kube_pod {
 	 */
 	bool evict_opt_out;
 	int32_t evict_priority;
+	/*
+	 * qoslet.io/runq-p99-target-us: the pod's run-queue p99 target for the
+	 * SLO controller (docs/slo-control.md), a positive integer of us; 0
+	 * absent or not one (the config's target applies).
+	 */
+	uint32_t rq_target_us;
 	uint64_t start_ns; /* status.startTime, CLOCK_REALTIME ns; 0 absent or unreadable */
 	/* metadata.labels as "key=value" strings one after another, each with its NUL, then an
 	 * empty one; NULL when the pod has none. Freed with the list. */

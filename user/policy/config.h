@@ -138,6 +138,35 @@ struct memory_qos_config {
 	double min_change; /* memory.high moves under this share of capacity are skipped: 0.01 */
 };
 
+/*
+ * SLO control (docs/slo-control.md): BE CPU steered by the LS units'
+ * run-queue p99 against a target per unit. The target of an LS unit: its
+ * pod's annotation, else the first glob that matches its path, else its
+ * class's.
+ */
+#define SLO_MAX_GLOBS 16
+
+struct slo_glob_target {
+	char glob[POL_PATH_MAX]; /* fnmatch (FNM_PATHNAME) of the unit's path */
+	double p99_us;
+};
+
+struct slo_config {
+	bool enabled;	   /* false */
+	double lse_p99_us; /* LSE target: 500 */
+	double lsr_p99_us; /* LSR target: 1000 */
+	double ls_p99_us;  /* LS target: 2000 */
+	struct slo_glob_target globs[SLO_MAX_GLOBS];
+	size_t n_globs;
+	uint64_t min_waits;	  /* windows with fewer waits say nothing: 20 */
+	double culprit_min_share; /* of the LS unit's wait, for a BE unit to be cut: 0.2 */
+	double cut_factor;	  /* allowance x this on a breach: 0.5 */
+	double grow_cpus;	  /* + this per BE unit per growth step: 0.1 */
+	double slack_ratio;	  /* every LS p99 under target x this is slack: 0.8 */
+	double dwell_s;		  /* slack this long before a growth step, and between them: 3 */
+	double floor_cpus;	  /* a BE unit's allowance never goes below: 0.1 */
+};
+
 enum evict_action {
 	EVICT_REPORT = 0, /* "report": a decision only */
 	EVICT_KILL,	  /* "kill": cgroup.kill (v2) or freeze + SIGKILL (v1) */
@@ -155,6 +184,7 @@ struct policy_config {
 	struct capacity_config capacity;
 	struct batch_resources_config batch;
 	struct memory_qos_config memory_qos;
+	struct slo_config slo;
 };
 
 #endif

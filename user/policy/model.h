@@ -75,6 +75,11 @@ struct pol_unit {
 	enum evict_guard evict_guard;
 	int32_t evict_priority; /* the pod's eviction-priority annotation; 0 none (lower first) */
 	uint64_t start_ns;	/* CLOCK_REALTIME the pod started (status.startTime); 0 unknown */
+	/*
+	 * The pod's run-queue p99 target, us (qoslet.io/runq-p99-target-us,
+	 * docs/slo-control.md); 0 none: the config's glob or class target applies.
+	 */
+	uint32_t rq_target_us;
 
 	/* Settings read at this tick. */
 	int64_t quota_us;	    /* CFS quota; -1 unlimited */

@@ -20,6 +20,13 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 	/* Too many CPUs to list: this tick has no cpuset wish, the rest stands. */
 	if (err == -ENOSPC)
 		err = 0;
+	/* After suppression: its allowance this tick is the controller's ceiling. */
+	if (!err)
+		err = slo_run(in, &cfg->slo,
+			      cfg->suppress.enabled && st->suppress.have_allowed
+				      ? st->suppress.allowed_cpus
+				      : in->cpus,
+			      &st->slo, &wishes);
 	if (!err)
 		err = burst_run(in, &cfg->burst, &st->burst, &wishes);
 	if (!err)
@@ -40,6 +47,7 @@ void policy_state_free(struct policy_state *st)
 {
 	interference_state_free(&st->interference);
 	suppress_state_free(&st->suppress);
+	slo_state_free(&st->slo);
 	burst_state_free(&st->burst);
 	evict_memory_state_free(&st->evict_memory);
 	evict_cpu_state_free(&st->evict_cpu);

@@ -17,11 +17,13 @@
 #include "memory_qos.h"
 #include "model.h"
 #include "plan.h"
+#include "slo.h"
 #include "suppress.h"
 
 struct policy_state {
 	struct interference_state interference;
 	struct suppress_state suppress;
+	struct slo_state slo;
 	struct burst_state burst;
 	struct evict_memory_state evict_memory;
 	struct evict_cpu_state evict_cpu;

@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * SLO control: a breach cuts the blamed BE units multiplicatively (cpu.idle
+ * first), slack grows them back additively after the dwell, in between
+ * holds, the floor binds and is reported once per dwell, a busy LS unit
+ * alone cuts nothing, and a steady plant does not oscillate.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "policy/slo.h"
+#include "evidence.h"
+
+#define NS	     1000000000ULL
+#define LS_ID	     10
+#define BE_A	     20
+#define BE_B	     30
+#define MAX_UNITS    4
+#define MAX_BLAME    4
+#define PERIOD_US    100000
+#define CEILING_CPUS 2.0
+
+/*
+ * All of a window's waits in one bucket of the histogram: its p99 is then
+ * 0.995 x the bucket's bound (bpf/lat_hist.h). With the 1200 us target of
+ * config(): SLACK is under 0.8 x the target, HOLD between, BREACH over.
+ */
+enum window { NONE = 0, SLACK = 9, HOLD = 10, BREACH = 11 }; /* ~521, ~1043, ~2087 us */
+
+struct world {
+	struct pol_input in;
+	struct pol_unit units[MAX_UNITS];
+	struct pol_blame blame[MAX_BLAME];
+};
+
+static struct slo_config config(void)
+{
+	return (struct slo_config){
+		.enabled = true,
+		.lse_p99_us = 500,
+		.lsr_p99_us = 1000,
+		.ls_p99_us = 1200,
+		.min_waits = 20,
+		.culprit_min_share = 0.2,
+		.cut_factor = 0.5,
+		.grow_cpus = 0.1,
+		.slack_ratio = 0.8,
+		.dwell_s = 3,
+		.floor_cpus = 0.1,
+	};
+}
+
+static void world_init(struct world *w, double t)
+{
+	memset(w, 0, sizeof(*w));
+	w->in.units = w->units;
+	w->in.blame = w->blame;
+	w->in.cpus = CEILING_CPUS;
+	w->in.interval_s = 1;
+	w->in.ts_ns = (uint64_t)(t * NS) + 1000 * NS;
+}
+
+/* Units are added in id order (pol_input is sorted by id). */
+static struct pol_unit *unit(struct world *w, uint64_t id, enum qos_class cls, double used)
+{
+	struct pol_unit *u = &w->units[w->in.n_units++];
+
+	u->id = id;
+	snprintf(u->path, sizeof(u->path), "kubepods/pod%llu", (unsigned long long)id);
+	u->cls = cls;
+	u->cpu_used = used;
+	u->period_us = PERIOD_US;
+	u->quota_us = -1;
+	u->idle = -1;
+	return u;
+}
+
+static void set_window(struct pol_unit *u, enum window win)
+{
+	u->has_rq = true;
+	u->rq.count = win == NONE ? 0 : 100;
+	if (win != NONE)
+		u->rq.slots[win] = 100;
+}
+
+/* Blame pairs of LS_ID, added in culprit order; waits in ms. */
+static void wait(struct world *w, uint64_t culprit, uint64_t ms)
+{
+	w->blame[w->in.n_blame++] = (struct pol_blame){LS_ID, culprit, ms * 1000000};
+}
+
+/* The usual world: LS victim in window win, BE A using a_used, BE B using b_used. */
+static void world(struct world *w, double t, enum window win, double a_used, double b_used)
+{
+	world_init(w, t);
+	set_window(unit(w, LS_ID, QOS_LS, 0.5), win);
+	unit(w, BE_A, QOS_BE, a_used);
+	unit(w, BE_B, QOS_BE, b_used);
+}
+
+static const struct action *find(const struct action_list *l, uint64_t id, enum act_kind kind)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].id == id && l->v[i].kind == kind)
+			return &l->v[i];
+	return NULL;
+}
+
+static int64_t quota_of(double cpus)
+{
+	return llround(cpus * PERIOD_US);
+}
+
+static void run(const struct world *w, const struct slo_config *cfg, struct slo_state *st,
+		struct action_list *out)
+{
+	action_list_clear(out);
+	assert_int_equal(slo_run(&w->in, cfg, CEILING_CPUS, st, out), 0);
+	for (size_t i = 0; i < out->n; i++)
+		assert_int_equal(out->v[i].cls, QOS_BE);
+}
+
+/* Who a breach cuts, by what blame says of the victim's waits. */
+static void test_breach_cuts_blamed(void **state)
+{
+	static const struct {
+		const char *name;
+		uint64_t waits[3][2]; /* (culprit, ms) sorted by culprit; 0 ms ends */
+		uint64_t throttled;   /* of 10 periods */
+		bool cut_a, cut_b;
+	} cases[] = {
+		{"A holds 60%, B 10%", {{LS_ID, 3}, {BE_A, 6}, {BE_B, 1}}, 0, true, false},
+		{"A and B both over the share", {{BE_A, 5}, {BE_B, 5}}, 0, true, true},
+		{"no blame: every running BE", {{0}}, 0, true, true},
+		{"its own tasks: nothing", {{LS_ID, 8}, {BE_A, 2}}, 0, false, false},
+		{"its own limit: nothing", {{BE_A, 10}}, 10, false, false},
+		{"idle CPUs waking up: nothing",
+		 {{POL_CULPRIT_IDLE, 6}, {BE_A, 1}},
+		 0,
+		 false,
+		 false},
+		{"own and idle together: nothing",
+		 {{POL_CULPRIT_IDLE, 3}, {LS_ID, 3}, {BE_A, 4}},
+		 0,
+		 false,
+		 false},
+		/* no BE culprit named, the waits not its own: blame cannot tell, every BE */
+		{"outside, unnamed: every running BE",
+		 {{POL_CULPRIT_OTHER, 9}, {0}},
+		 0,
+		 true,
+		 true},
+		{"B under the share, the rest outside: every BE",
+		 {{BE_B, 1}, {POL_CULPRIT_OTHER, 9}},
+		 0,
+		 true,
+		 true},
+	};
+	struct slo_config cfg = config();
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct slo_state st = {0};
+		struct action_list out = {0};
+		struct world w;
+		const struct action *a, *b;
+
+		world(&w, 0, BREACH, 1.0, 0.6);
+		w.units[0].nr_periods = 10;
+		w.units[0].nr_throttled = cases[c].throttled;
+		/* pairs sorted by culprit, as the collector sorts them */
+		for (size_t k = 0; k < 3 && cases[c].waits[k][1]; k++)
+			wait(&w, cases[c].waits[k][0], cases[c].waits[k][1]);
+		run(&w, &cfg, &st, &out);
+		a = find(&out, BE_A, ACT_CPU_QUOTA);
+		b = find(&out, BE_B, ACT_CPU_QUOTA);
+		if ((a != NULL) != cases[c].cut_a || (b != NULL) != cases[c].cut_b)
+			fail_msg("%s: A cut %d, B cut %d", cases[c].name, a != NULL, b != NULL);
+		/* multiplicatively, from what it used, with the evidence */
+		if (a) {
+			assert_int_equal(a->value, quota_of(1.0 * 0.5));
+			assert_string_equal(a->rule, "slo.cut");
+			assert_true(evidence(a, "ls_rq_p99_us") > 1200);
+			assert_true(evidence(a, "ls_target_us") == 1200);
+			assert_true(evidence(a, "factor") == 0.5);
+			assert_int_equal(a->related_id, LS_ID);
+		}
+		if (!strcmp(cases[c].name, "A holds 60%, B 10%"))
+			assert_true(fabs(evidence(a, "culprit_share") - 0.6) < 1e-9);
+		if (b)
+			assert_int_equal(b->value, quota_of(0.6 * 0.5));
+		action_list_free(&out);
+		slo_state_free(&st);
+	}
+}
+
+/* cpu.idle is the first step where the kernel has it; the quota comes with the next breach. */
+static void test_idle_first(void **state)
+{
+	struct slo_config cfg = config();
+	struct slo_state st = {0};
+	struct action_list out = {0};
+	const struct action *a;
+	struct world w;
+
+	(void)state;
+	world(&w, 0, BREACH, 1.0, 0);
+	w.in.has_cpu_idle = true;
+	w.units[1].idle = 0;
+	wait(&w, BE_A, 5);
+	run(&w, &cfg, &st, &out);
+	a = find(&out, BE_A, ACT_CPU_IDLE);
+	assert_non_null(a);
+	assert_int_equal(a->value, 1);
+	assert_string_equal(a->rule, "slo.cut_idle");
+	assert_null(find(&out, BE_A, ACT_CPU_QUOTA));
+
+	w.in.ts_ns += NS;
+	w.units[1].idle = 1;
+	run(&w, &cfg, &st, &out);
+	a = find(&out, BE_A, ACT_CPU_QUOTA);
+	assert_non_null(a);
+	assert_int_equal(a->value, quota_of(0.5));
+	assert_non_null(find(&out, BE_A, ACT_CPU_IDLE)); /* still wished: the plan keeps it */
+	action_list_free(&out);
+	slo_state_free(&st);
+}
+
+/* The quota wished for BE A (using used CPUs) after one tick of window win at t; -2 when none. */
+static int64_t step_used(struct slo_state *st, const struct slo_config *cfg, double t,
+			 enum window win, double used, const char **rule)
+{
+	struct action_list out = {0};
+	const struct action *a;
+	struct world w;
+	int64_t q;
+
+	world(&w, t, win, used, 0);
+	wait(&w, BE_A, 5);
+	run(&w, cfg, st, &out);
+	a = find(&out, BE_A, ACT_CPU_QUOTA);
+	q = a ? a->value : -2;
+	if (rule)
+		*rule = a ? a->rule : NULL;
+	action_list_free(&out);
+	return q;
+}
+
+static int64_t step(struct slo_state *st, const struct slo_config *cfg, double t, enum window win,
+		    const char **rule)
+{
+	return step_used(st, cfg, t, win, 1.0, rule);
+}
+
+/* One tick of a scripted run: at t, window win; BE A's quota wished after it, by rule. */
+struct tick {
+	double t;
+	enum window win;
+	double cpus;
+	const char *rule;
+};
+
+static void play(const struct tick *ticks, size_t n)
+{
+	struct slo_config cfg = config();
+	struct slo_state st = {0};
+
+	for (size_t i = 0; i < n; i++) {
+		const char *rule;
+		int64_t q = step(&st, &cfg, ticks[i].t, ticks[i].win, &rule);
+
+		if (q != quota_of(ticks[i].cpus) || strcmp(rule, ticks[i].rule))
+			fail_msg("t=%g: quota %lld by %s, want %lld by %s", ticks[i].t,
+				 (long long)q, rule ? rule : "-",
+				 (long long)quota_of(ticks[i].cpus), ticks[i].rule);
+	}
+	slo_state_free(&st);
+}
+
+/* A second quota cut waits one CFS period (100 ms): fast-path ticks come closer. */
+static void test_cut_waits_a_period(void **state)
+{
+	static const struct tick ticks[] = {
+		{0, BREACH, 0.5, "slo.cut"},	  {0.05, BREACH, 0.5, "slo.hold"},
+		{0.1, BREACH, 0.25, "slo.cut"},	  {0.15, BREACH, 0.25, "slo.hold"},
+		{0.25, BREACH, 0.125, "slo.cut"},
+	};
+
+	(void)state;
+	play(ticks, sizeof(ticks) / sizeof(ticks[0]));
+}
+
+/* Slack grows the allowance by grow_cpus once per dwell; between target x slack and target holds.
+ */
+static void test_grow_and_hold(void **state)
+{
+	static const struct tick ticks[] = {
+		{0, BREACH, 0.5, "slo.cut"},  {1, HOLD, 0.5, "slo.hold"},
+		{2, SLACK, 0.5, "slo.hold"},  {4, SLACK, 0.5, "slo.hold"}, /* slack 2 s < dwell */
+		{5, SLACK, 0.6, "slo.grow"},  {6, SLACK, 0.6, "slo.hold"}, /* one step per dwell */
+		{8, SLACK, 0.7, "slo.grow"},  {9, HOLD, 0.7, "slo.hold"},
+		{11, SLACK, 0.7, "slo.hold"}, {12, BREACH, 0.35, "slo.cut"},
+		{13, NONE, 0.35, "slo.hold"}, /* too few waits: slack, the dwell starts */
+		{16, NONE, 0.45, "slo.grow"},
+	};
+
+	(void)state;
+	play(ticks, sizeof(ticks) / sizeof(ticks[0]));
+}
+
+/* Grown back to the ceiling, the wish lapses: the plan restores the owner's quota. */
+static void test_grow_lapses_at_ceiling(void **state)
+{
+	struct slo_config cfg = config();
+	struct slo_state st = {0};
+	double t = 0;
+
+	(void)state;
+	cfg.grow_cpus = 1;
+	assert_int_equal(step(&st, &cfg, t, BREACH, NULL), quota_of(0.5));
+	assert_int_equal(step(&st, &cfg, t += 3, SLACK, NULL), quota_of(0.5));
+	assert_int_equal(step(&st, &cfg, t += 3, SLACK, NULL), quota_of(1.5));
+	assert_int_equal(step(&st, &cfg, t += 3, SLACK, NULL), -2);
+	slo_state_free(&st);
+}
+
+/* The floor binds: the allowance stays on it, reported once per dwell. */
+static void test_floor_reports_once(void **state)
+{
+	struct slo_config cfg = config();
+	struct slo_state st = {0};
+	size_t reports = 0;
+
+	(void)state;
+	for (int t = 0; t < 8; t++) {
+		struct action_list out = {0};
+		const struct action *r;
+		struct world w;
+
+		world(&w, t, BREACH, 0.25, 0);
+		wait(&w, BE_A, 5);
+		run(&w, &cfg, &st, &out);
+		/* 0.25 -> 0.125 -> floor 0.1 from the second breach on */
+		assert_int_equal(find(&out, BE_A, ACT_CPU_QUOTA)->value, quota_of(t ? 0.1 : 0.125));
+		r = find(&out, BE_A, ACT_REPORT);
+		if (r) {
+			assert_string_equal(r->rule, "slo.floor");
+			assert_true(evidence(r, "floor_cpus") == 0.1);
+			assert_true(evidence(r, "ls_target_us") == 1200);
+			reports++;
+			/* at t = 1 (first binding) and t = 4 (dwell 3 s later) and t = 7 */
+			assert_true(t == 1 || t == 4 || t == 7);
+		}
+		action_list_free(&out);
+	}
+	assert_int_equal(reports, 3);
+	slo_state_free(&st);
+}
+
+/* A busy LS unit over its target with no BE to blame cuts nothing, whatever the blame. */
+static void test_busy_ls_alone(void **state)
+{
+	static const struct {
+		const char *name;
+		double be_used;
+		uint64_t culprit; /* 0: no blame */
+	} cases[] = {
+		{"no BE running, no blame", 0, 0},
+		{"no BE running, itself", 0, LS_ID},
+		{"BE running, the waits its own", 1.0, LS_ID},
+	};
+	struct slo_config cfg = config();
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct slo_state st = {0};
+
+		for (int t = 0; t < 10; t++) {
+			struct action_list out = {0};
+			struct world w;
+
+			world(&w, t, BREACH, cases[c].be_used, 0);
+			if (cases[c].culprit)
+				wait(&w, cases[c].culprit, 10);
+			run(&w, &cfg, &st, &out);
+			if (out.n)
+				fail_msg("%s: %zu actions at t=%d", cases[c].name, out.n, t);
+			action_list_free(&out);
+		}
+		slo_state_free(&st);
+	}
+}
+
+/*
+ * A steady plant over 200 ticks: BE wants 1.7 CPUs, the LS p99 follows what
+ * BE gets (over 0.8 CPUs a breach, over 0.45 a hold, else slack). The
+ * controller cuts twice (0.85, 0.425), grows once into the hold band
+ * (0.525) and stays there: one change of direction in 200 ticks.
+ */
+static void test_steady_no_oscillation(void **state)
+{
+	struct slo_config cfg = config();
+	struct slo_state st = {0};
+	double be_cpus = 1.7, prev = 1.7;
+	int dir = 0, changes = 0, steps = 0;
+
+	(void)state;
+	for (int t = 0; t < 200; t++) {
+		enum window win = be_cpus > 0.8 ? BREACH : be_cpus > 0.45 ? HOLD : SLACK;
+		int64_t q = step_used(&st, &cfg, t, win, be_cpus, NULL);
+		double now = q < 0 ? 1.7 : (double)q / PERIOD_US;
+		int d = now > prev + 1e-9 ? 1 : now < prev - 1e-9 ? -1 : 0;
+
+		if (d) {
+			steps++;
+			if (dir && d != dir)
+				changes++;
+			dir = d;
+		}
+		prev = now;
+		be_cpus = fmin(1.7, now);
+	}
+	assert_int_equal(changes, 1);
+	assert_int_equal(steps, 3);
+	assert_true(be_cpus > 0.45 && be_cpus <= 0.8);
+	slo_state_free(&st);
+}
+
+/* The target: the pod's annotation, else the first glob matching, else the class's. */
+static void test_targets(void **state)
+{
+	static const struct {
+		enum qos_class cls;
+		const char *path;
+		uint32_t annotation;
+		double want;
+	} cases[] = {
+		{QOS_LS, "kubepods/burstable/pod1", 0, 1200}, {QOS_LSE, "kubepods/pod2", 0, 500},
+		{QOS_LSR, "kubepods/pod3", 0, 1000},	      {QOS_LS, "kubepods/web/pod4", 0, 300},
+		{QOS_LS, "kubepods/web/pod4", 700, 700}, /* the annotation beats the glob */
+		{QOS_LSE, "kubepods/pod5", 2500, 2500},	 /* and the class */
+		{QOS_BE, "kubepods/web/pod6", 700, 0},	 /* BE has none */
+		{QOS_LSR, "kubepods/api/pod7", 0, 900},	 /* the glob beats the class */
+		{QOS_LS, "kubepods/web/pod7", 0, 300},	 /* the first glob that matches */
+	};
+	struct slo_config cfg = config();
+
+	(void)state;
+	cfg.n_globs = 2;
+	snprintf(cfg.globs[0].glob, sizeof(cfg.globs[0].glob), "kubepods/web/*");
+	cfg.globs[0].p99_us = 300;
+	snprintf(cfg.globs[1].glob, sizeof(cfg.globs[1].glob), "kubepods/*/pod7");
+	cfg.globs[1].p99_us = 900;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct pol_unit u = {.cls = cases[c].cls, .rq_target_us = cases[c].annotation};
+
+		snprintf(u.path, sizeof(u.path), "%s", cases[c].path);
+		if (slo_target_us(&u, &cfg) != cases[c].want)
+			fail_msg("%s: target %g, want %g", cases[c].path, slo_target_us(&u, &cfg),
+				 cases[c].want);
+	}
+}
+
+/* Off: nothing, and what it held is forgotten (the plan restores the settings). */
+static void test_disabled(void **state)
+{
+	struct slo_config cfg = config();
+	struct slo_state st = {0};
+
+	(void)state;
+	assert_int_equal(step(&st, &cfg, 0, BREACH, NULL), quota_of(0.5));
+	cfg.enabled = false;
+	assert_int_equal(step(&st, &cfg, 1, BREACH, NULL), -2);
+	assert_int_equal(st.n, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_breach_cuts_blamed),
+		cmocka_unit_test(test_idle_first),
+		cmocka_unit_test(test_cut_waits_a_period),
+		cmocka_unit_test(test_grow_and_hold),
+		cmocka_unit_test(test_grow_lapses_at_ceiling),
+		cmocka_unit_test(test_floor_reports_once),
+		cmocka_unit_test(test_busy_ls_alone),
+		cmocka_unit_test(test_steady_no_oscillation),
+		cmocka_unit_test(test_targets),
+		cmocka_unit_test(test_disabled),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * SLO control. Each tick: (1) one state entry per BE unit of the input,
+ * (2) every LS unit's run-queue p99 judged against its target: over it is
+ * a breach, under target x slack_ratio is slack, between is a hold,
+ * (3) a breach cuts the BE units its blame names (x cut_factor, cpu.idle
+ * first), (4) slack on every LS unit for dwell_s gives each held BE unit
+ * grow_cpus back, one step per dwell_s, (5) every held unit's wishes go
+ * out; an allowance grown back to the ceiling is let go. Only BE units are
+ * ever acted on, and only with CPU time: cpusets and SMT siblings are not
+ * this policy's (docs/slo-control.md, "Next").
+ */
+#include "slo.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The kernel refuses a CFS quota under 1 ms. */
+#define MIN_QUOTA_US 1000
+
+/*
+ * A BE unit using less than this is not running: cutting it cannot help,
+ * so a busy LS unit next to idle BE pods cuts nothing.
+ */
+#define BE_RUNNING_CPUS 0.01
+
+/*
+ * A victim whose own tasks, own limit and idle CPUs hold at least this
+ * share of its waits waits on itself.
+ */
+#define OWN_SHARE_MIN 0.5
+
+double slo_target_us(const struct pol_unit *u, const struct slo_config *cfg)
+{
+	if (!qos_is_ls(u->cls))
+		return 0;
+	if (u->rq_target_us)
+		return u->rq_target_us;
+	for (size_t i = 0; i < cfg->n_globs; i++)
+		if (!fnmatch(cfg->globs[i].glob, u->path, FNM_PATHNAME))
+			return cfg->globs[i].p99_us;
+	return u->cls == QOS_LSE   ? cfg->lse_p99_us
+	       : u->cls == QOS_LSR ? cfg->lsr_p99_us
+				   : cfg->ls_p99_us;
+}
+
+/* (1) Carries each BE unit's entry over (both lists sorted by id); new ones start free. */
+static int sync_units(struct slo_state *st, const struct pol_input *in)
+{
+	struct slo_be *v = malloc((in->n_units + 1) * sizeof(*v));
+	size_t n = 0, j = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_units; i++) {
+		uint64_t id = in->units[i].id;
+
+		if (in->units[i].cls != QOS_BE)
+			continue;
+		while (j < st->n && st->v[j].id < id)
+			j++;
+		if (j < st->n && st->v[j].id == id)
+			v[n] = st->v[j];
+		else
+			v[n] = (struct slo_be){.id = id};
+		n++;
+	}
+	free(st->v);
+	st->v = v;
+	st->n = n;
+	return 0;
+}
+
+/*
+ * Why a BE unit is cut this tick: the victim whose wait it held the largest
+ * share of. Indexed like the input's units.
+ */
+struct cut {
+	const struct pol_unit *victim;
+	double p99_us, target_us;
+	double share; /* of the victim's wait; 0 when blame could not tell */
+};
+
+/* What the LS units said this tick. */
+struct verdict {
+	bool breach;		      /* some LS unit over its target */
+	bool slack;		      /* every counted LS unit under target x slack_ratio */
+	const struct pol_unit *worst; /* the counted LS unit nearest its target (or over) */
+	double worst_p99_us, worst_target_us;
+};
+
+static double throttled_ratio(const struct pol_unit *u)
+{
+	return u->nr_periods ? fmin(1, (double)u->nr_throttled / (double)u->nr_periods) : 0;
+}
+
+static void mark(struct cut *c, const struct cut *why)
+{
+	if (!c->victim || why->share > c->share)
+		*c = *why;
+}
+
+/* Every running BE unit is cut for why (blame could not tell which). */
+static void mark_all_be(const struct pol_input *in, const struct cut *why, struct cut *cuts)
+{
+	for (size_t i = 0; i < in->n_units; i++) {
+		const struct pol_unit *u = &in->units[i];
+
+		if (u->cls == QOS_BE && u->cpu_used >= BE_RUNNING_CPUS)
+			mark(&cuts[i], why);
+	}
+}
+
+/*
+ * (3) Who gets cut for a breach of victim v. A victim that waits mostly
+ * on itself (its own tasks, its own limit throttling it) or on idle CPUs
+ * waking up cuts nothing: no BE unit holds that time. Else the BE units
+ * that held at least culprit_min_share of its waits; when none did (or
+ * blame has nothing on the victim), blame cannot tell which BE unit to
+ * cut, the waits went to others (outside the pods, other LS pods), and
+ * every running BE unit is cut: fewer runnable BE tasks shorten every
+ * queue the victim may wait in.
+ */
+static void blame_victim(const struct pol_input *in, const struct slo_config *cfg,
+			 const struct cut *why, struct cut *cuts)
+{
+	const struct pol_unit *v = why->victim;
+	size_t lo = 0, hi = in->n_blame, end;
+	uint64_t total = 0, self = 0, idle = 0;
+	bool named = false;
+	double own;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (in->blame[mid].victim < v->id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < in->n_blame && in->blame[end].victim == v->id; end++) {
+		total += in->blame[end].wait_ns;
+		if (in->blame[end].culprit == v->id)
+			self += in->blame[end].wait_ns;
+		else if (in->blame[end].culprit == POL_CULPRIT_IDLE)
+			idle += in->blame[end].wait_ns;
+	}
+	if (total) {
+		/* The throttled share of the rest waited for its own quota, as interference counts
+		 * it. */
+		own = (double)self / (double)total;
+		own += (1 - own) * throttled_ratio(v);
+		if (own + (double)idle / (double)total >= OWN_SHARE_MIN)
+			return;
+	}
+	for (size_t k = lo; k < end; k++) {
+		const struct pol_unit *c = pol_input_find(in, in->blame[k].culprit);
+		struct cut blamed = *why;
+
+		if (!c || c->cls != QOS_BE)
+			continue;
+		blamed.share = (double)in->blame[k].wait_ns / (double)total;
+		if (blamed.share >= cfg->culprit_min_share) {
+			mark(&cuts[c - in->units], &blamed);
+			named = true;
+		}
+	}
+	if (!named)
+		mark_all_be(in, why, cuts);
+}
+
+/* (2) Judges every LS unit; marks the BE units each breach cuts. */
+static void judge(const struct pol_input *in, const struct slo_config *cfg, struct cut *cuts,
+		  struct verdict *vd)
+{
+	double worst = -1;
+
+	memset(vd, 0, sizeof(*vd));
+	vd->slack = true;
+	for (size_t i = 0; i < in->n_units; i++) {
+		const struct pol_unit *u = &in->units[i];
+		struct cut why = {.victim = u};
+
+		/* Too few waits say nothing of a p99: an idle LS unit has slack. */
+		if (!qos_is_ls(u->cls) || !u->has_rq || !u->rq.count ||
+		    u->rq.count < cfg->min_waits)
+			continue;
+		why.target_us = slo_target_us(u, cfg);
+		why.p99_us = hist_quantile_ns(&u->rq, 0.99) / 1000;
+		if (why.p99_us / why.target_us > worst) {
+			worst = why.p99_us / why.target_us;
+			vd->worst = u;
+			vd->worst_p99_us = why.p99_us;
+			vd->worst_target_us = why.target_us;
+		}
+		if (why.p99_us >= why.target_us * cfg->slack_ratio)
+			vd->slack = false;
+		if (why.p99_us <= why.target_us)
+			continue;
+		vd->breach = true;
+		blame_victim(in, cfg, &why, cuts);
+	}
+}
+
+/* step: the cut's factor, or the growth's CPUs ("step_cpus"), or 1 while holding. */
+static void evidence(struct action *a, double p99_us, double target_us, double share,
+		     const char *step_name, double step, const struct slo_be *b)
+{
+	action_evidence(a, "ls_rq_p99_us", p99_us);
+	action_evidence(a, "ls_target_us", target_us);
+	action_evidence(a, "culprit_share", share);
+	action_evidence(a, step_name, step);
+	action_evidence(a, "be_allowed_cpus", b->has_quota ? b->allowed_cpus : -1);
+}
+
+static void related(struct action *a, const struct pol_unit *ls)
+{
+	if (!ls)
+		return;
+	a->related_id = ls->id;
+	memcpy(a->related, ls->path, sizeof(a->related));
+}
+
+/* (3) One cut of BE unit u: cpu.idle when it is not idle yet, else its allowance x cut_factor. */
+static int cut_one(const struct pol_input *in, const struct slo_config *cfg, double ceiling,
+		   const struct pol_unit *u, struct slo_be *b, const struct cut *c,
+		   struct action_list *out, const char **rule, double *step)
+{
+	double from;
+	struct action *a;
+
+	if (in->has_cpu_idle && u->idle == 0 && !b->idle) {
+		b->idle = true;
+		*rule = "slo.cut_idle";
+		*step = cfg->cut_factor;
+		return 0;
+	}
+	/*
+	 * A quota acts over whole CFS periods: until one has passed since the
+	 * last cut, a breach may predate it, and cutting again would overshoot
+	 * (fast-path ticks come 50-100 ms apart). Hold meanwhile.
+	 */
+	if (b->has_quota &&
+	    pol_since_s(in->ts_ns, &b->cut_ns) * 1e6 < (double)pol_unit_period_us(u))
+		return 0;
+	/* The first cut starts from what the unit used: halving an unused allowance does nothing.
+	 */
+	from = b->has_quota ? b->allowed_cpus : fmin(u->cpu_used, ceiling);
+	b->allowed_cpus = fmax(from * cfg->cut_factor, cfg->floor_cpus);
+	b->has_quota = true;
+	b->cut_ns = in->ts_ns;
+	*rule = "slo.cut";
+	*step = cfg->cut_factor;
+	if (from * cfg->cut_factor >= cfg->floor_cpus)
+		return 0;
+	/* The floor binds: said once per dwell, not on every tick it keeps binding. */
+	if (b->floor_reported && pol_since_s(in->ts_ns, &b->floor_ns) < cfg->dwell_s)
+		return 0;
+	a = action_add(out, ACT_REPORT, u, "slo.floor");
+	if (!a)
+		return -ENOMEM;
+	evidence(a, c->p99_us, c->target_us, c->share, "factor", cfg->cut_factor, b);
+	action_evidence(a, "floor_cpus", cfg->floor_cpus);
+	related(a, c->victim);
+	b->floor_reported = true;
+	b->floor_ns = in->ts_ns;
+	return 0;
+}
+
+/* (4) One growth step: the allowance + grow_cpus; grown to the ceiling it is let go. */
+static void grow_one(const struct slo_config *cfg, double ceiling, struct slo_be *b)
+{
+	if (!b->has_quota) {
+		b->idle = false; /* idle alone: giving it back is the step */
+		return;
+	}
+	b->allowed_cpus += cfg->grow_cpus;
+	if (b->allowed_cpus >= ceiling)
+		*b = (struct slo_be){.id = b->id};
+}
+
+static bool growth_due(const struct pol_input *in, const struct slo_config *cfg,
+		       struct slo_state *st, const struct verdict *vd)
+{
+	if (vd->breach || !vd->slack) {
+		st->slack = false;
+		return false;
+	}
+	if (!st->slack) {
+		st->slack = true;
+		st->slack_ns = in->ts_ns;
+	}
+	if (pol_since_s(in->ts_ns, &st->slack_ns) < cfg->dwell_s ||
+	    (st->grown && pol_since_s(in->ts_ns, &st->grown_ns) < cfg->dwell_s))
+		return false;
+	st->grown = true;
+	st->grown_ns = in->ts_ns;
+	return true;
+}
+
+/* (5) A held unit's wishes, with the evidence of this tick's step (or of the hold). */
+static int emit(const struct pol_unit *u, const struct slo_be *b, const char *rule,
+		const struct cut *c, const struct verdict *vd, const char *step_name, double step,
+		struct action_list *out)
+{
+	const struct cut *ev = c->victim ? c : NULL;
+	double p99 = ev ? ev->p99_us : vd->worst_p99_us;
+	double target = ev ? ev->target_us : vd->worst_target_us;
+	struct action *a;
+
+	if (b->idle) {
+		a = action_add(out, ACT_CPU_IDLE, u, rule);
+		if (!a)
+			return -ENOMEM;
+		a->value = 1;
+		evidence(a, p99, target, ev ? ev->share : 0, step_name, step, b);
+		related(a, ev ? ev->victim : vd->worst);
+	}
+	if (b->has_quota) {
+		int64_t q = llround(b->allowed_cpus * (double)pol_unit_period_us(u));
+
+		a = action_add(out, ACT_CPU_QUOTA, u, rule);
+		if (!a)
+			return -ENOMEM;
+		a->value = q < MIN_QUOTA_US ? MIN_QUOTA_US : q;
+		evidence(a, p99, target, ev ? ev->share : 0, step_name, step, b);
+		related(a, ev ? ev->victim : vd->worst);
+	}
+	return 0;
+}
+
+int slo_run(const struct pol_input *in, const struct slo_config *cfg, double ceiling_cpus,
+	    struct slo_state *st, struct action_list *out)
+{
+	struct cut *cuts;
+	struct verdict vd;
+	bool grow;
+	int err = 0;
+
+	if (!cfg->enabled) {
+		/* Enabled again later, it starts afresh: the plan restored what it held. */
+		slo_state_free(st);
+		return 0;
+	}
+	if (sync_units(st, in))
+		return -ENOMEM;
+	cuts = calloc(in->n_units + 1, sizeof(*cuts));
+	if (!cuts)
+		return -ENOMEM;
+	judge(in, cfg, cuts, &vd);
+	grow = growth_due(in, cfg, st, &vd);
+	for (size_t i = 0; !err && i < st->n; i++) {
+		struct slo_be *b = &st->v[i];
+		const struct pol_unit *u = pol_input_find(in, b->id);
+		const struct cut *c = &cuts[u - in->units];
+		const char *rule = "slo.hold", *step_name = "factor";
+		double step = 1;
+
+		if (c->victim) {
+			err = cut_one(in, cfg, ceiling_cpus, u, b, c, out, &rule, &step);
+		} else if (grow && (b->idle || b->has_quota)) {
+			grow_one(cfg, ceiling_cpus, b);
+			rule = "slo.grow";
+			step_name = "step_cpus";
+			step = cfg->grow_cpus;
+		}
+		if (!err)
+			err = emit(u, b, rule, c, &vd, step_name, step, out);
+	}
+	free(cuts);
+	return err;
+}
+
+void slo_state_free(struct slo_state *st)
+{
+	free(st->v);
+	memset(st, 0, sizeof(*st));
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * SLO control (docs/slo-control.md): steers BE units' CPU by the LS units'
+ * own run-queue p99 against their targets, after Heracles. A breach cuts
+ * the BE units blame names (all running BE when blame has nothing on the
+ * victim) at once and multiplicatively, cpu.idle first; slack on every LS
+ * unit for a dwell gives CPU back additively; in between it holds. A BE
+ * unit never goes under a floor, and the floor binding is reported.
+ */
+#ifndef QOSLET_POLICY_SLO_H
+#define QOSLET_POLICY_SLO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "action.h"
+#include "config.h"
+#include "model.h"
+
+/* One BE unit the controller holds back. */
+struct slo_be {
+	uint64_t id;
+	bool idle;	     /* cpu.idle=1 asked (the first, cheapest step) */
+	bool has_quota;	     /* a quota asked: allowed_cpus holds */
+	double allowed_cpus; /* its CPU allowance */
+	uint64_t cut_ns;     /* ts_ns of the last quota cut (while has_quota) */
+	uint64_t floor_ns;   /* ts_ns the floor binding was last reported */
+	bool floor_reported; /* floor_ns holds */
+};
+
+/* Everything the policy remembers between ticks; all zero is the initial state. */
+struct slo_state {
+	struct slo_be *v; /* one per BE unit of the last input, sorted by id */
+	size_t n;
+	bool slack; /* every LS unit had slack since slack_ns */
+	uint64_t slack_ns;
+	bool grown; /* grown_ns holds: the last growth step */
+	uint64_t grown_ns;
+};
+
+/*
+ * An LS unit's target in us: its annotation, else the first matching glob,
+ * else its class's; 0 for a unit that is not LS.
+ */
+double slo_target_us(const struct pol_unit *u, const struct slo_config *cfg);
+
+/*
+ * One tick: appends the actions this policy wants to out. ceiling_cpus
+ * bounds a BE unit's allowance (suppression's allowance when it is on, else
+ * the capacity): an allowance grown back to it is let go, and the plan
+ * restores the owner's settings. Pure: reads only its arguments. 0 or
+ * -ENOMEM.
+ */
+int slo_run(const struct pol_input *in, const struct slo_config *cfg, double ceiling_cpus,
+	    struct slo_state *st, struct action_list *out);
+void slo_state_free(struct slo_state *st);
+
+#endif
