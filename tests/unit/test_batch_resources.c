@@ -13,8 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "policy/batch_resources.h"
-#include "policy/plan.h"
+#include "batch_plan.h"
 #include "evidence.h"
 
 static const struct batch_resources_config on = {
@@ -168,18 +167,7 @@ static void test_switches_idle_and_unlimited(void **state)
 /* The plan's view: batch first, then suppression's quota on the same pod. */
 static void tick(struct plan_state *st, int64_t suppress_quota, struct action_list *out)
 {
-	struct action_list w = {0};
-	struct action *a;
-
-	assert_int_equal(batch_resources_run(&in, &on, &w), 0);
-	if (suppress_quota) {
-		a = action_add(&w, ACT_CPU_QUOTA, &units[0], "suppress.cfs_quota");
-		assert_non_null(a);
-		a->value = suppress_quota;
-	}
-	action_list_clear(out);
-	assert_int_equal(plan_apply(st, &in, &w, false, out), 0);
-	action_list_free(&w);
+	batch_plan_tick(st, &in, &on, &units[0], suppress_quota, out);
 	/* the writes land: the next tick reads them */
 	for (size_t i = 0; i < out->n; i++) {
 		if (out->v[i].kind == ACT_CPU_QUOTA)
