@@ -336,6 +336,36 @@ static void test_cpuset_compared_as_lists(void **state)
 	action_list_free(&out);
 }
 
+/* The "before" text replay shows: a unit's setting, a container's, nothing for an event. */
+static void test_target_text(void **state)
+{
+	struct pol_container c = {.id = 20, .unit = 10, .weight = 512, .mem_max = -1};
+	char buf[64];
+
+	(void)state;
+	reset_units();
+	snprintf(units[0].cpus, sizeof(units[0].cpus), "0-1");
+	units[0].idle = 1;
+	in.containers = &c;
+	in.n_containers = 1;
+	plan_target_text(&in, 10, ACT_CPU_QUOTA, buf, sizeof(buf));
+	assert_string_equal(buf, "-1");
+	plan_target_text(&in, 10, ACT_CPU_IDLE, buf, sizeof(buf));
+	assert_string_equal(buf, "1");
+	plan_target_text(&in, 10, ACT_CPUSET, buf, sizeof(buf));
+	assert_string_equal(buf, "0-1");
+	plan_target_text(&in, 10, ACT_EVICT, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	plan_target_text(&in, 20, ACT_CPU_WEIGHT, buf, sizeof(buf));
+	assert_string_equal(buf, "512");
+	plan_target_text(&in, 20, ACT_MEM_LIMIT, buf, sizeof(buf));
+	assert_string_equal(buf, "-1");
+	plan_target_text(&in, 99, ACT_CPU_QUOTA, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	in.containers = NULL;
+	in.n_containers = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_vanished_unit_is_forgotten),
 		cmocka_unit_test(test_events_pass_every_time),
 		cmocka_unit_test(test_cpuset_compared_as_lists),
+		cmocka_unit_test(test_target_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,60 +8,12 @@
 
 #include "../policy/batch_evict.h"
 #include "../policy/capacity.h"
+#include "../policy/plan.h"
 #include "../policy/policy.h"
 #include "agent.h"
 #include "config.h"
 #include "../decision/decision.h"
 #include "record.h"
-
-/* The unit's value of the knob an action sets, as recorded: the decision's "before". */
-static void recorded_value(const struct pol_unit *u, const struct action *a, char *buf, size_t size)
-{
-	buf[0] = '\0';
-	if (!u)
-		return;
-	switch (a->kind) {
-	case ACT_CPU_QUOTA:
-		snprintf(buf, size, "%" PRId64, u->quota_us);
-		break;
-	case ACT_CPU_BURST:
-		snprintf(buf, size, "%" PRId64, u->burst_us);
-		break;
-	case ACT_CPU_IDLE:
-		snprintf(buf, size, "%d", u->idle);
-		break;
-	case ACT_MEM_MIN:
-		snprintf(buf, size, "%" PRId64, u->mem_min);
-		break;
-	case ACT_MEM_LOW:
-		snprintf(buf, size, "%" PRId64, u->mem_low);
-		break;
-	case ACT_MEM_HIGH:
-		snprintf(buf, size, "%" PRId64, u->mem_high);
-		break;
-	case ACT_CPUSET:
-		snprintf(buf, size, "%s", u->cpus);
-		break;
-	case ACT_CPU_WEIGHT:
-		snprintf(buf, size, "%" PRId64, u->weight);
-		break;
-	case ACT_MEM_LIMIT:
-		snprintf(buf, size, "%" PRId64, u->mem_max);
-		break;
-	default:
-		break;
-	}
-}
-
-/* The same for a container target (a weight, a memory limit or a quota only). */
-static void recorded_container_value(const struct pol_container *c, const struct action *a,
-				     char *buf, size_t size)
-{
-	snprintf(buf, size, "%" PRId64,
-		 a->kind == ACT_CPU_WEIGHT  ? c->weight
-		 : a->kind == ACT_MEM_LIMIT ? c->mem_max
-					    : c->quota_us);
-}
 
 static void print_text(const struct decision *d)
 {
@@ -135,13 +87,9 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 		for (size_t i = 0; i < actions.n; i++) {
 			struct decision d = {
 				.ts_ns = in.ts_ns, .act = actions.v[i], .outcome = OUT_REPLAY};
-			const struct pol_container *c = pol_container_find(&in, d.act.id);
 			const struct pol_unit *u = pol_input_owner(&in, d.act.id);
 
-			if (c)
-				recorded_container_value(c, &d.act, d.before, sizeof(d.before));
-			else
-				recorded_value(u, &d.act, d.before, sizeof(d.before));
+			plan_target_text(&in, d.act.id, d.act.kind, d.before, sizeof(d.before));
 			if (u)
 				snprintf(d.pod_uid, sizeof(d.pod_uid), "%s", u->pod_uid);
 			decision_log_add(&log, &d);

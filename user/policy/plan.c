@@ -2,6 +2,7 @@
 #include "plan.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +210,21 @@ static bool target_value(const struct pol_input *in, uint64_t id, enum act_kind 
 						 : 0;
 	}
 	return u || c;
+}
+
+void plan_target_text(const struct pol_input *in, uint64_t id, enum act_kind kind, char *buf,
+		      size_t size)
+{
+	const char *cpus;
+	int64_t value;
+
+	buf[0] = '\0';
+	if (!is_setting(kind) || !target_value(in, id, kind, &value, &cpus))
+		return;
+	if (kind == ACT_CPUSET)
+		snprintf(buf, size, "%s", cpus);
+	else
+		snprintf(buf, size, "%" PRId64, value);
 }
 
 static const char *str_or_empty(const char *s)

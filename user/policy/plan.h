@@ -60,6 +60,15 @@ struct plan_state {
 int plan_apply(struct plan_state *st, const struct pol_input *in, const struct action_list *wishes,
 	       bool dry_run, struct action_list *out);
 
+/*
+ * The input's value of setting kind at target id (a unit, or a container:
+ * a weight, a memory limit or a quota only) as a decision's "before" text:
+ * the number, or the CPU list of a cpuset; "" when kind is not a setting or
+ * the target is not in the input. Replay shows the recorded value with it.
+ */
+void plan_target_text(const struct pol_input *in, uint64_t id, enum act_kind kind, char *buf,
+		      size_t size);
+
 void plan_state_free(struct plan_state *st);
 
 #endif
