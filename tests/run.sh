@@ -219,6 +219,9 @@ run_integration() {
 		else
 			echo "FAIL  integration/$name (exit status $rc, ${secs}s)"
 		fi
+		# The reason first: a reader shown only the first lines of a long
+		# log (a CI excerpt) still sees why.
+		grep -m 3 '^FAIL: ' "$out" | indent
 		tail -n 60 "$out" | indent
 		failed=$((failed + 1))
 		;;

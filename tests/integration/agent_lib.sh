@@ -108,19 +108,24 @@ agent_cg_in() {
 	echo "$cg"
 }
 
+# _cg_exec CG CMD...: runs CMD (exec, same pid) in CG of every hierarchy.
+_cg_exec() {
+	local cg=$1 mnt dirs
+	shift
+	dirs=$cg
+	for mnt in "${AGENT_CTRLS[@]}"; do
+		dirs="$dirs $mnt${cg#"$CG_ROOT"}"
+	done
+	# shellcheck disable=SC2016
+	exec sh -c 'for d in $1; do echo $$ > "$d/cgroup.procs" || exit 126; done; shift; exec "$@"' sh "$dirs" "$@"
+}
+
 # agent_run CG CPU CMD...: like cg_run, in CG of every hierarchy. CPU may be
 # a list ("0,1"). CG_PID is the command's pid.
 agent_run() {
-	local cg=$1 cpu=$2 rel mnt dirs
+	local cg=$1 cpu=$2
 	shift 2
-	rel=${cg#"$CG_ROOT"}
-	dirs=$cg
-	for mnt in "${AGENT_CTRLS[@]}"; do
-		dirs="$dirs $mnt$rel"
-	done
-	# shellcheck disable=SC2016
-	sh -c 'for d in $1; do echo $$ > "$d/cgroup.procs" || exit 126; done; cpu=$2; shift 2; exec taskset -c "$cpu" "$@"' \
-		sh "$dirs" "$cpu" "$@" >"$TMP/bg.$BASHPID.$RANDOM.log" 2>&1 &
+	_cg_exec "$cg" taskset -c "$cpu" "$@" >"$TMP/bg.$BASHPID.$RANDOM.log" 2>&1 &
 	CG_PID=$!
 	BG_PIDS+=("$CG_PID")
 	for _ in $(seq 1 100); do
@@ -158,8 +163,12 @@ agent_config() {
 	chmod 600 "$TMP/agent.json"
 }
 
+# agent_start [OPTION...]: the agent on the test's config, ready to tick; in
+# cgroup AGENT_CG when that is set (else the test's own).
 agent_start() {
-	"$QOSLET" agent --config "$TMP/agent.json" --pin-dir "$PIN_DIR" "$@" 2>>"$AGENT_ERR" &
+	local join=()
+	[ -z "${AGENT_CG:-}" ] || join=(_cg_exec "$AGENT_CG")
+	"${join[@]}" "$QOSLET" agent --config "$TMP/agent.json" --pin-dir "$PIN_DIR" "$@" 2>>"$AGENT_ERR" &
 	AGENT_PID=$!
 	BG_PIDS+=("$AGENT_PID")
 	local ms

@@ -46,8 +46,9 @@ skip() {
 	exit 77
 }
 
+# The seconds since the test began place the failure among its steps.
 fail() {
-	echo "FAIL: $*" >&2
+	echo "FAIL: $* (at ${SECONDS}s)" >&2
 	exit 1
 }
 

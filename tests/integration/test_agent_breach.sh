@@ -8,6 +8,7 @@
 #   kubepods/besteffort/pod<be*>  BE pods
 #   noisy.slice                   outside the managed subtree (a log shipper,
 #                                 a node agent): cpu.shares 10240
+#   qoslet.slice                  the agent itself
 # with runq.p99_us 1000 and k/n 2 of 3. Scenarios, each a fresh agent:
 # (a) outside: two CPU hogs in noisy.slice, pinned with the LS loop on CPU
 #     0. A report of rule interference.runq_slo with cause "outside" names
@@ -58,6 +59,9 @@ ls=$(agent_cgroup "kubepods/burstable/pod$LS_UID")
 be1=$(agent_cgroup "kubepods/besteffort/pod$BE1_UID")
 be2=$(agent_cgroup "kubepods/besteffort/pod$BE2_UID")
 noisy=$(agent_cgroup noisy.slice)
+# The agent runs beside the pods, as its DaemonSet pod would: in the
+# root cgroup, (b)'s spinners at the subtree's weight would starve it.
+AGENT_CG=$(agent_cgroup qoslet.slice)
 [ -e "$be1/cpu.cfs_quota_us" ] || [ -e "$be1/cpu.max" ] || skip "no CFS bandwidth control"
 cg_weight "$noisy" 10240
 LS_REL=${ls#"$CG_ROOT"/}
