@@ -72,13 +72,17 @@ for b in ${VM_UNIT:-}; do
 	unit+=("$b")
 done
 start=$(date +%s)
-# A console line every minute (not in the log): the elapsed time, the load and
-# the test that runs, so a VM that runs out of time says where it went.
+# A console line every minute (not in the log): the elapsed time, the load,
+# the memory left and what the tmpfs-backed writes hold (the overlay's upper
+# layer and /tmp live in the guest's RAM), and the test that runs, so a VM
+# that runs out of time or memory says where it went.
 (
 	while sleep 60; do
 		running=$(pgrep -af '^(bash tests/integration/test_[a-z0-9_]+\.sh|build/tests/test_[a-z0-9_]+)' |
 			grep -oE 'test_[a-z0-9_]+' | sort -u | tr '\n' ' ')
-		echo "qoslet-vm: +$(($(date +%s) - start))s, load $(cut -d' ' -f1-3 /proc/loadavg), running: ${running:-nothing}"
+		mem=$(awk '/^MemAvailable:/ { printf "%d MiB available", $2 / 1024 }' /proc/meminfo)
+		writes=$(df -m / /tmp | awk 'NR > 1 { printf " %s %s MiB", $6, $3 }')
+		echo "qoslet-vm: +$(($(date +%s) - start))s, load $(cut -d' ' -f1-3 /proc/loadavg), $mem, writes:$writes, running: ${running:-nothing}"
 	done
 ) &
 if [ -n "${VM_COMMAND:-}" ]; then
