@@ -8,7 +8,11 @@
 #     the target, the culprit's share (0 when blame named no BE unit) and the
 #     factor as evidence, and
 #     `qoslet replay` of the recording gives exactly the live decisions.
-# (b) A busy LS unit alone (2 x CPUs spinners; the BE unit only sleeps)
+# (b) Each LS unit alerts at its own target: with a second LS unit under a
+#     300 us glob target, the sched probe's watch map holds the first at
+#     100 us and the second at 300 us, the pre-filter at the smaller; the
+#     clean stop empties the map and turns alerts off.
+# (c) A busy LS unit alone (2 x CPUs spinners; the BE unit only sleeps)
 #     over the same target cuts nothing: no slo decision, BE's quota and
 #     cpu.idle as they were, while the recording shows the LS windows were
 #     over the target (the controller was armed). Not under TCG emulation,
@@ -35,9 +39,14 @@ be=$(agent_cgroup be)
 [ -e "$be/cpu.cfs_quota_us" ] || [ -e "$be/cpu.max" ] || skip "no CFS bandwidth control"
 LS_REL=${ls#"$CG_ROOT"/}
 BE_REL=${be#"$CG_ROOT"/}
-agent_config '{"classes": [{"glob": "'"$LS_REL"'", "class": "LS"}, {"glob": "'"$BE_REL"'", "class": "BE"}],
-	'"$AGENT_POLICIES_OFF"', "batch_resources": {"enabled": false},
-	"slo": {"enabled": true, "targets": {"ls_p99_us": '"$TARGET_US"'}}}'
+# slo_config [JSON]: LS and BE by glob, every other policy off, the LS target
+# TARGET_US; JSON merged over it.
+slo_config() {
+	agent_config "$(jq -c --argjson x "${1:-{\}}" '. * $x' <<<'{"classes": [{"glob": "'"$LS_REL"'", "class": "LS"},
+		{"glob": "'"$BE_REL"'", "class": "BE"}], '"$AGENT_POLICIES_OFF"', "batch_resources": {"enabled": false},
+		"slo": {"enabled": true, "targets": {"ls_p99_us": '"$TARGET_US"'}}}')"
+}
+slo_config
 
 # ---- (a) the controller's decisions replay exactly ----
 agent_run "$ls" 0 "$DUTYCYCLE" 200 2000 "$(load_lifetime_s)"
@@ -68,9 +77,36 @@ diff "$TMP/live.keys" "$TMP/replay.keys" >"$TMP/diff" || fail "replay differs fr
 log "ok: replay gave the live run's $(wc -l <"$TMP/live.keys") decisions"
 agent_loads_stop
 
-# ---- (b) a busy LS unit alone cuts nothing ----
+# ---- (b) each LS unit alerts at its own target ----
+ls2=$(agent_cgroup ls2)
+LS2_REL=${ls2#"$CG_ROOT"/}
+# (jq's * replaces arrays: the classes come whole)
+slo_config '{"classes": [{"glob": "'"$LS_REL"'", "class": "LS"}, {"glob": "'"$LS2_REL"'", "class": "LS"},
+	{"glob": "'"$BE_REL"'", "class": "BE"}], "slo": {"targets": {"globs": [{"glob": "'"$LS2_REL"'", "p99_us": 300}]}}}'
+: >"$AGENT_OUT"
+agent_start --dry-run
+# watch_thresholds: "CGID THRESHOLD_NS" lines of the pinned watch map (its BTF names the fields).
+watch_thresholds() {
+	bpftool -j map dump pinned "$PIN_DIR/rq_alert_watch" |
+		jq -r '.[] | .formatted // error("no BTF in the dump") | "\(.key) \(.value.threshold_ns)"' | sort
+}
+want=$(printf '%s %s\n' "$(cg_id "$ls")" 100000 "$(cg_id "$ls2")" 300000 | sort)
+for _ in $(seq 1 $(($(time_bound_ms 5000) / 100))); do
+	[ "$(watch_thresholds)" = "$want" ] && break
+	sleep 0.1
+done
+assert_eq "$(watch_thresholds | tr '\n' ' ')" "$(echo "$want" | tr '\n' ' ')" "(b) each LS cgroup at its own target, in ns"
+min=$(bpftool -j map dump pinned "$PIN_DIR/rq_alert_cfg" | jq -r '.[0].formatted.value.min_ns')
+assert_eq "$min" 100000 "(b) the pre-filter at the smallest"
+agent_stop
+assert_eq "$(watch_thresholds | wc -l)" 0 "(b) the clean stop empties the watch map"
+assert_eq "$(bpftool -j map dump pinned "$PIN_DIR/rq_alert_cfg" | jq -r '.[0].formatted.value.min_ns')" 0 \
+	"(b) and turns alerts off"
+slo_config
+
+# ---- (c) a busy LS unit alone cuts nothing ----
 if [ "${QOSLET_VM:-}" = tcg ]; then
-	skip_part "(b) under TCG emulation: it judges whether a busy LS unit's own load is over its target"
+	skip_part "(c) under TCG emulation: it judges whether a busy LS unit's own load is over its target"
 	test_end
 fi
 : >"$AGENT_OUT"
@@ -84,12 +120,12 @@ agent_start --record "$TMP/b.rec"
 sleep "$RUN_S"
 agent_stop
 assert_eq "$(decisions '.rule | startswith("slo.")' | jq -c 'map([.rule, .target.cgroup])')" "[]" \
-	"(b) no slo decision for a busy LS unit alone"
-assert_eq "$(cfs_quota "$be") $(cat "$be/cpu.idle" 2>/dev/null || echo -)" "$before" "(b) BE's quota and cpu.idle untouched"
+	"(c) no slo decision for a busy LS unit alone"
+assert_eq "$(cfs_quota "$be") $(cat "$be/cpu.idle" 2>/dev/null || echo -)" "$before" "(c) BE's quota and cpu.idle untouched"
 over=$(jq -sc --arg p "$LS_REL" --argjson thr $((TARGET_US * 1000)) "$RQ_P99_JQ"'
 	[.[1:][] | .units[] | select(.path == $p and .rq != null and .rq.count >= 20)
 		| .rq | p99 | select(. > $thr)] | length' "$TMP/b.rec")
-log "(b) LS windows over ${TARGET_US} us: $over"
-assert_cmp "$over" ">=" 1 "(b) the controller was armed: LS windows over the target"
+log "(c) LS windows over ${TARGET_US} us: $over"
+assert_cmp "$over" ">=" 1 "(c) the controller was armed: LS windows over the target"
 log "pass"
 test_end

@@ -165,7 +165,7 @@ static void test_units_and_numbers(void **state)
 		}
 	/* The container is a member of the LS pod, not a unit. */
 	assert_null(pol_input_find(&rec->in, id_of(CTR)));
-	assert_non_null(collector_members(col, &n, NULL));
+	assert_non_null(collector_members(col, &n));
 	assert_int_equal(n, 5);
 
 	/* One second later the LS pod used half a CPU. */

@@ -297,61 +297,48 @@ static int forget_gone(struct agent *a)
 }
 
 /*
- * The LS units whose alerts could lead to nothing new (the interference
- * policy's last run found their breach reported and their BE suspects
- * capped already), as sorted ids; -ENOMEM.
- */
-static int settled_units(const struct agent *a, uint64_t **ids, size_t *n)
-{
-	const struct pol_input *in = &a->rec->in;
-
-	*n = 0;
-	*ids = malloc((in->n_units + 1) * sizeof(**ids));
-	if (!*ids)
-		return -ENOMEM;
-	for (size_t i = 0; fast_path_may_mute(&a->cfg.policy) && i < in->n_units; i++)
-		if (interference_settled(&a->pol.interference, in->units[i].id))
-			(*ids)[(*n)++] = in->units[i].id; /* units are sorted by id */
-	return 0;
-}
-
-/*
- * The fast path watches the LS units' cgroups, except while a unit's
- * breach stays settled: then its alerts would only wake the agent for
- * nothing, so it is unwatched until the policy finds something new (the
- * regular ticks keep judging it). The map is written only when the members
- * or the muted units changed.
+ * The fast path watches the LS units' cgroups, each at its unit's threshold,
+ * except while a unit's breach stays settled (the interference policy's last
+ * run found it reported and its BE suspects capped): then its alerts would
+ * only wake the agent for nothing, so it is unwatched until the policy finds
+ * something new (the regular ticks keep judging it). Built anew each tick,
+ * since members, annotations, the config and settled breaches all move it;
+ * the map is written only where it changed.
  */
 static void watch_sync(struct agent *a)
 {
+	const struct pol_input *in = &a->rec->in;
+	const struct policy_config *p = &a->cfg.policy;
 	const struct collect_member *m;
-	uint64_t gen, *muted;
-	size_t n, n_muted;
+	struct fast_path_target *want;
+	size_t n, n_want = 0, n_muted = 0;
 
-	if (!a->fp || settled_units(a, &muted, &n_muted))
+	if (!a->fp)
 		return;
-	m = collector_members(a->coll, &n, &gen);
-	if (gen == a->watched_gen && n_muted == a->n_muted &&
-	    (!n_muted || !memcmp(muted, a->muted, n_muted * sizeof(*muted)))) {
-		free(muted);
+	m = collector_members(a->coll, &n);
+	want = malloc((n ? n : 1) * sizeof(*want));
+	if (!want)
 		return;
+	for (size_t i = 0; i < n; i++) {
+		if (!qos_is_ls(m[i].cls))
+			continue;
+		if (fast_path_may_mute(p) &&
+		    interference_settled(&a->pol.interference, m[i].unit)) {
+			n_muted++;
+			continue;
+		}
+		want[n_want++] = (struct fast_path_target){
+			m[i].cgid,
+			(uint64_t)(fast_path_threshold_us(p, pol_input_find(in, m[i].unit)) *
+				   1000)};
 	}
 	if (n_muted != a->n_muted)
-		log_debug("agent: fast path: %zu LS units muted (breach settled)", n_muted);
-	if (fast_path_watch(a->fp, m, n, muted, n_muted)) {
-		free(muted);
-		return;
-	}
-	a->watched_gen = gen;
-	free(a->muted);
-	a->muted = muted;
+		log_debug("agent: fast path: %zu LS cgroups muted (breach settled)", n_muted);
 	a->n_muted = n_muted;
+	fast_path_watch(a->fp, want, n_want);
+	free(want);
 }
 
-/*
- * One tick. The first one only primes the counters (there is no interval
- * yet to judge), so policies run from the second on.
- */
 static int tick_once(struct agent *a, bool fast)
 {
 	const struct tick_record *rec;
@@ -597,9 +584,9 @@ static int open_probes(struct agent *a)
 		a->parts |= CG_MEMSTALL;
 	if (!st.on || !a->cfg.fast_path)
 		return 0;
-	err = fast_path_open(
-		&a->fp, a->args.probe.pin_dir ? a->args.probe.pin_dir : QOSLET_DEFAULT_PIN_DIR,
-		(uint64_t)(fast_path_threshold_us(&a->cfg.policy) * 1000), ALERT_GAP_NS);
+	err = fast_path_open(&a->fp,
+			     a->args.probe.pin_dir ? a->args.probe.pin_dir : QOSLET_DEFAULT_PIN_DIR,
+			     ALERT_GAP_NS);
 	if (err)
 		log_warn("agent: fast path off: the sched probe's alert maps are missing (%s)",
 			 strerror(-err));
@@ -830,7 +817,6 @@ static void teardown(struct agent *a)
 	for (size_t i = 0; i < a->n_known; i++)
 		free(a->known[i].path);
 	free(a->known);
-	free(a->muted);
 	breach_counts_free(&a->breaches);
 	if (a->decisions && a->decisions != stdout)
 		fclose(a->decisions);

@@ -47,9 +47,7 @@ struct agent {
 	struct collect_opts coll_opts;
 	struct collector *coll;
 	const struct tick_record *rec; /* the collector's last record: all a tick reads */
-	uint64_t watched_gen;	       /* the members generation the fast path watches */
-	uint64_t *muted;	       /* LS units the fast path does not watch: sorted ids */
-	size_t n_muted;
+	size_t n_muted;		       /* LS cgroups the fast path last left out (settled) */
 	struct actuator *act;
 	struct fast_path *fp;
 	struct decision_log log;

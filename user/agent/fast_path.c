@@ -13,13 +13,15 @@
 
 #include "../../bpf/sched.h"
 #include "../log.h"
+#include "../policy/slo.h"
 #include "../probes/pin_layout.h"
 
 struct fast_path {
 	int cfg_fd, watch_fd, ring_fd;
 	struct ring_buffer *rb;
-	uint64_t threshold_ns;
-	uint64_t *watched; /* sorted cgroup ids now in the watch map */
+	uint64_t gap_ns;
+	uint64_t min_ns;		  /* the pre-filter now in the config map; 0: off */
+	struct fast_path_target *watched; /* sorted by cgid: now in the watch map */
 	size_t n_watched;
 	size_t drained;
 };
@@ -52,22 +54,21 @@ static int set_cfg(struct fast_path *fp, uint64_t min_ns, uint64_t gap_ns)
 	return bpf_map_update_elem(fp->cfg_fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
 }
 
-int fast_path_open(struct fast_path **out, const char *pin_dir, uint64_t threshold_ns,
-		   uint64_t gap_ns)
+int fast_path_open(struct fast_path **out, const char *pin_dir, uint64_t gap_ns)
 {
 	struct fast_path *fp = calloc(1, sizeof(*fp));
 	int err;
 
 	if (!fp)
 		return -ENOMEM;
-	fp->threshold_ns = threshold_ns;
+	fp->gap_ns = gap_ns;
 	fp->cfg_fd = pinned(pin_dir, pin_map_name(PIN_MAP_rq_alert_cfg));
 	fp->watch_fd = pinned(pin_dir, pin_map_name(PIN_MAP_rq_alert_watch));
 	fp->ring_fd = pinned(pin_dir, pin_map_name(PIN_MAP_rq_alerts));
 	err = fp->cfg_fd < 0 || fp->watch_fd < 0 || fp->ring_fd < 0 ? -ENOENT : 0;
 	if (!err) {
 		fp->rb = ring_buffer__new(fp->ring_fd, on_alert, fp, NULL);
-		err = fp->rb ? set_cfg(fp, threshold_ns, gap_ns) : -errno;
+		err = fp->rb ? set_cfg(fp, 0, gap_ns) : -errno;
 	}
 	if (err) {
 		fast_path_close(fp);
@@ -77,46 +78,60 @@ int fast_path_open(struct fast_path **out, const char *pin_dir, uint64_t thresho
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
+static int cmp_cgid(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint64_t x = ((const struct fast_path_target *)a)->cgid;
+	uint64_t y = ((const struct fast_path_target *)b)->cgid;
 
 	return x < y ? -1 : x > y;
 }
 
-int fast_path_watch(struct fast_path *fp, const struct collect_member *m, size_t n,
-		    const uint64_t *muted, size_t n_muted)
+static void watch_put(struct fast_path *fp, const struct fast_path_target *t)
 {
-	uint64_t *want = malloc((n ? n : 1) * sizeof(*want));
-	struct rq_alert_watch w = {.threshold_ns = fp->threshold_ns};
-	size_t n_want = 0;
+	/* last_ns 0: a changed threshold also restarts the cgroup's gap */
+	struct rq_alert_watch w = {.threshold_ns = t->threshold_ns};
 
-	if (!want)
+	if (bpf_map_update_elem(fp->watch_fd, &t->cgid, &w, BPF_ANY))
+		log_warn("fast path: cannot watch cgroup %llu: %s", (unsigned long long)t->cgid,
+			 strerror(errno));
+}
+
+int fast_path_watch(struct fast_path *fp, struct fast_path_target *want, size_t n)
+{
+	struct fast_path_target *keep = malloc((n ? n : 1) * sizeof(*keep));
+	uint64_t min_ns = 0;
+
+	if (!keep)
 		return -ENOMEM;
+	qsort(want, n, sizeof(*want), cmp_cgid);
 	for (size_t i = 0; i < n; i++)
-		if (qos_is_ls(m[i].cls) &&
-		    !(n_muted && bsearch(&m[i].unit, muted, n_muted, sizeof(*muted), cmp_u64)))
-			want[n_want++] = m[i].cgid;
-	qsort(want, n_want, sizeof(*want), cmp_u64);
-	/* Both lists are sorted: one merge pass adds the new and removes the gone. */
-	for (size_t i = 0, j = 0; i < n_want || j < fp->n_watched;) {
-		if (j == fp->n_watched || (i < n_want && want[i] < fp->watched[j])) {
-			if (bpf_map_update_elem(fp->watch_fd, &want[i], &w, BPF_NOEXIST) &&
-			    errno != EEXIST)
-				log_warn("fast path: cannot watch cgroup %llu: %s",
-					 (unsigned long long)want[i], strerror(errno));
-			i++;
-		} else if (i == n_want || fp->watched[j] < want[i]) {
-			bpf_map_delete_elem(fp->watch_fd, &fp->watched[j]);
-			j++;
+		if (!min_ns || want[i].threshold_ns < min_ns)
+			min_ns = want[i].threshold_ns;
+	/*
+	 * A lower pre-filter goes in before the entries that need it, a higher
+	 * one after the entries it would have let through are gone.
+	 */
+	if (min_ns && (!fp->min_ns || min_ns < fp->min_ns) && !set_cfg(fp, min_ns, fp->gap_ns))
+		fp->min_ns = min_ns;
+	/* Both lists are sorted: one merge pass adds, changes and removes. */
+	for (size_t i = 0, j = 0; i < n || j < fp->n_watched;) {
+		if (j == fp->n_watched || (i < n && want[i].cgid < fp->watched[j].cgid)) {
+			watch_put(fp, &want[i++]);
+		} else if (i == n || fp->watched[j].cgid < want[i].cgid) {
+			bpf_map_delete_elem(fp->watch_fd, &fp->watched[j++].cgid);
 		} else {
+			if (want[i].threshold_ns != fp->watched[j].threshold_ns)
+				watch_put(fp, &want[i]);
 			i++;
 			j++;
 		}
 	}
+	if (min_ns != fp->min_ns && !set_cfg(fp, min_ns, fp->gap_ns))
+		fp->min_ns = min_ns;
+	memcpy(keep, want, n * sizeof(*keep));
 	free(fp->watched);
-	fp->watched = want;
-	fp->n_watched = n_want;
+	fp->watched = keep;
+	fp->n_watched = n;
 	return 0;
 }
 
@@ -141,7 +156,7 @@ void fast_path_close(struct fast_path *fp)
 	if (fp->cfg_fd >= 0)
 		set_cfg(fp, 0, 0);
 	for (size_t i = 0; fp->watch_fd >= 0 && i < fp->n_watched; i++)
-		bpf_map_delete_elem(fp->watch_fd, &fp->watched[i]);
+		bpf_map_delete_elem(fp->watch_fd, &fp->watched[i].cgid);
 	ring_buffer__free(fp->rb);
 	int fds[] = {fp->cfg_fd, fp->watch_fd, fp->ring_fd};
 
@@ -152,12 +167,17 @@ void fast_path_close(struct fast_path *fp)
 	free(fp);
 }
 
-double fast_path_threshold_us(const struct policy_config *p)
+double fast_path_threshold_us(const struct policy_config *p, const struct pol_unit *u)
 {
 	double us = p->interference.rq_p99_us;
 
 	if (!p->slo.enabled)
 		return us;
+	if (u) {
+		double target = slo_target_us(u, &p->slo); /* 0: not an LS unit */
+
+		return target > 0 ? fmin(us, target) : us;
+	}
 	us = fmin(us, fmin(p->slo.lse_p99_us, fmin(p->slo.lsr_p99_us, p->slo.ls_p99_us)));
 	for (size_t i = 0; i < p->slo.n_globs; i++)
 		us = fmin(us, p->slo.globs[i].p99_us);

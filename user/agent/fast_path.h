@@ -4,7 +4,7 @@
  * buffer when a watched cgroup's task waited over its threshold
  * (bpf/sched.h: rq_alert_*), and the agent runs a tick at once instead of at
  * the next interval. The agent keeps the watched set equal to the cgroups
- * of its latency-sensitive units.
+ * of its latency-sensitive units, each at its own unit's threshold.
  */
 #ifndef QOSLET_AGENT_FAST_PATH_H
 #define QOSLET_AGENT_FAST_PATH_H
@@ -13,18 +13,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../collect/collect.h"
 #include "../policy/config.h"
+#include "../policy/model.h"
 
 struct fast_path;
 
 /*
- * The wait that raises an alert, us: interference's run-queue threshold,
- * or, with SLO control on, the smallest target of its config (classes and
- * globs; a pod annotated lower still waits for the regular tick) when that
- * is smaller, so that a wait over an SLO target wakes the loop.
+ * The wait that raises an alert for LS unit u, us: interference's run-queue
+ * threshold, or, with SLO control on, u's SLO target (slo_target_us: its
+ * pod's annotation, a glob, its class) when that is smaller, so that a wait
+ * over the unit's own target wakes the loop. u NULL (a unit the policies
+ * have not seen yet): the smallest any unit could have by the config.
  */
-double fast_path_threshold_us(const struct policy_config *p);
+double fast_path_threshold_us(const struct policy_config *p, const struct pol_unit *u);
 
 /*
  * Whether settled interference breaches may mute their LS units: not with
@@ -33,22 +34,26 @@ double fast_path_threshold_us(const struct policy_config *p);
 bool fast_path_may_mute(const struct policy_config *p);
 
 /*
- * Opens the pinned alert maps under pin_dir and turns alerts on for waits
- * over threshold_ns, at most one per cgroup per gap_ns. -errno when the sched
- * probe's maps are not there (the probe is off).
+ * Opens the pinned alert maps under pin_dir, alerts off until something is
+ * watched, at most one per cgroup per gap_ns. -errno when the sched probe's
+ * maps are not there (the probe is off).
  */
-int fast_path_open(struct fast_path **out, const char *pin_dir, uint64_t threshold_ns,
-		   uint64_t gap_ns);
+int fast_path_open(struct fast_path **out, const char *pin_dir, uint64_t gap_ns);
+
+/* A cgroup to watch and the wait over which it alerts. */
+struct fast_path_target {
+	uint64_t cgid;
+	uint64_t threshold_ns;
+};
 
 /*
- * Watches exactly the members of latency-sensitive units, except those of
- * the units in muted (ids, sorted): their alerts could lead to nothing new
- * (interference_settled()). A muted cgroup leaves the watch map, so the
- * switch step finds no entry, as for any unwatched cgroup: muting costs
- * the hot path nothing. 0 or -errno.
+ * Watches exactly the cgroups of want (n of them; sorted here by cgid), each
+ * at its threshold, and sets the probe's pre-filter to their smallest (alerts
+ * off when there are none). Only what differs from the last call is written:
+ * a cgroup that leaves the watch map costs the switch step nothing, so muting
+ * a settled unit is leaving it out of want. 0 or -ENOMEM.
  */
-int fast_path_watch(struct fast_path *fp, const struct collect_member *m, size_t n,
-		    const uint64_t *muted, size_t n_muted);
+int fast_path_watch(struct fast_path *fp, struct fast_path_target *want, size_t n);
 
 /* A descriptor that polls readable when alerts are waiting. */
 int fast_path_fd(const struct fast_path *fp);

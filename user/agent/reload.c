@@ -95,10 +95,6 @@ static const char *restart_only_change(const struct agent_config *o, const struc
 		return "http";
 	if (!kube_same(&o->kube, &n->kube))
 		return "kubernetes";
-	/* the fast path's threshold lives in a BPF map written at start */
-	if (o->fast_path &&
-	    fast_path_threshold_us(&o->policy) != fast_path_threshold_us(&n->policy))
-		return "interference.runq.p99_us or the slo targets (the fast path's threshold)";
 	return NULL;
 }
 

@@ -46,7 +46,6 @@ struct collector {
 	struct collect_member *members;	 /* sorted by cgid */
 	const char **member_paths;	 /* the tree's strings, in members' order */
 	size_t n_members, cap_members, cap_paths;
-	uint64_t members_gen;
 	struct snapshot before; /* the probes' last cumulative reading */
 	bool have_before;
 	uint64_t prev_mono_ns;
@@ -421,7 +420,6 @@ static int rebuild(struct collector *c)
 		c->member_paths[k] = r.members[k].path;
 	}
 	c->n_members = r.n_members;
-	c->members_gen++;
 	free(r.members);
 	return 0;
 }
@@ -438,12 +436,9 @@ const char *collector_path_of(const struct collector *c, uint64_t cgid)
 	return m ? c->member_paths[m - c->members] : NULL;
 }
 
-const struct collect_member *collector_members(const struct collector *c, size_t *n,
-					       uint64_t *generation)
+const struct collect_member *collector_members(const struct collector *c, size_t *n)
 {
 	*n = c->n_members;
-	if (generation)
-		*generation = c->members_gen;
 	return c->members;
 }
 
@@ -733,7 +728,6 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 	if (*err) {
 		/* The members' paths may point into directories the tree just freed. */
 		c->n_members = 0;
-		c->members_gen++;
 		c->classify = *err != -ENOENT; /* build them again at the next read */
 		return NULL;
 	}

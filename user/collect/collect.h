@@ -134,9 +134,8 @@ void collector_settings_changed(struct collector *c, uint64_t unit_id);
 /* The classes' inputs changed (a new pod list, a reloaded config): classify again. */
 void collector_reclassify(struct collector *c);
 
-/* The members found by the last read, sorted by cgid; they change when the generation does. */
-const struct collect_member *collector_members(const struct collector *c, size_t *n,
-					       uint64_t *generation);
+/* The members found by the last read, sorted by cgid. */
+const struct collect_member *collector_members(const struct collector *c, size_t *n);
 
 /* The member with cgroup id cgid in the last read, or NULL. */
 const struct collect_member *collector_member_of(const struct collector *c, uint64_t cgid);
