@@ -72,7 +72,11 @@ fi
 	[ -z "${VERBOSE:-}" ] || printf 'export VERBOSE=%q\n' "$VERBOSE"
 } >"$out/env"
 
-cmdline="console=ttyS0 rdinit=/init panic=-1 quiet loglevel=4 qoslet_dir=$root"
+# A soft lockup panics (and -no-reboot ends qemu) instead of holding the VM
+# until VM_TIMEOUT, after every CPU's backtrace (NMIs reach a CPU stuck with
+# interrupts off); loglevel 5 lets those traces reach the console log.
+cmdline="console=ttyS0 rdinit=/init panic=-1 quiet loglevel=5 softlockup_panic=1"
+cmdline="$cmdline softlockup_all_cpu_backtrace=1 qoslet_dir=$root"
 [ "$cgroup" = v2 ] && cmdline="$cmdline cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1"
 cmdline="$cmdline ${extra[*]:-}"
 
