@@ -62,6 +62,20 @@ fi
 mount -t bpf bpf /sys/fs/bpf
 mount -t tracefs tracefs /sys/kernel/tracing
 mount -t debugfs debugfs /sys/kernel/debug
+# Under TCG, patching kernel text that the other vCPU is running can hang the
+# guest: on 6.1 and 6.1-rt a BPF link's release turned the sched_switch
+# tracepoint's static key off, and text_poke_bp's IPI never came back from the
+# vCPU sitting on that very site in __schedule with interrupts off (both CPUs'
+# backtraces: docs/testing.md). Hardware does not do this; the emulator's
+# cross-vCPU code patching does. So the tracepoints the probes attach to stay
+# on from boot (tracefs events into a stopped ring buffer): attaching and
+# detaching BPF programs then adds and removes probes without patching text.
+echo 0 >/sys/kernel/tracing/tracing_on
+for e in sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new cgroup/cgroup_rmdir \
+	vmscan/mm_vmscan_direct_reclaim_begin vmscan/mm_vmscan_direct_reclaim_end \
+	vmscan/mm_vmscan_memcg_reclaim_begin vmscan/mm_vmscan_memcg_reclaim_end oom/mark_victim; do
+	echo 1 >"/sys/kernel/tracing/events/$e/enable" || echo "qoslet-vm: cannot keep tracepoint $e on"
+done
 ip link set lo up 2>/dev/null || busybox ip link set lo up
 hostname qoslet-vm
 
