@@ -339,6 +339,10 @@ static void watch_sync(struct agent *a)
 	free(want);
 }
 
+/*
+ * One tick. The first one only primes the counters (there is no interval
+ * yet to judge), so policies run from the second on.
+ */
 static int tick_once(struct agent *a, bool fast)
 {
 	const struct tick_record *rec;
