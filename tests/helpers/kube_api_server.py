@@ -10,7 +10,10 @@ way the API reference describes it:
   PATCH /apis/events.k8s.io/v1/namespaces/NS/events/N   -> 200 (404 for an unknown one)
   PATCH /api/v1/nodes/NODE/status                       -> 200 (404 for another node)
 Each request must carry "Authorization: Bearer <token>" with the token file's
-content at that moment (so a client that caches a rotated token gets 401),
+content at that moment, or the content it replaced within the last
+--token-grace seconds (a real API server keeps a rotated token valid until it
+expires; the grace covers a request built just before the file changed), so a
+client that keeps a rotated token gets 401,
 "Accept: application/json" and a qoslet User-Agent; an eviction must send
 Content-Type application/json and a policy/v1 Eviction naming the same pod with
 a UID precondition. A request that breaks a rule gets 400 (401 for the token),
@@ -70,6 +73,7 @@ CONDITIONS = {}  # type -> the node's condition
 RESOURCES = {"capacity": {}, "allocatable": {}}  # the node's batch resources as patched
 MAX_BODY = 64 * 1024
 LOCK = threading.Lock()
+TOKENS = {"current": None, "previous": None, "changed": 0.0}  # what the token file held
 
 
 def status_body(code, reason, message, details=None):
@@ -108,11 +112,20 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.record(status, violations, body)
 
-    def common_violations(self):
-        v = []
+    def token_valid(self, auth):
         with open(self.server.opts.token_file, encoding="utf-8") as f:
             token = f.read().strip()
-        if self.headers.get("Authorization") != "Bearer " + token:
+        with LOCK:
+            if token != TOKENS["current"]:
+                TOKENS.update(previous=TOKENS["current"], current=token, changed=self.arrived)
+            if auth == "Bearer " + token:
+                return True
+            return (TOKENS["previous"] is not None and auth == "Bearer " + TOKENS["previous"]
+                    and self.arrived - TOKENS["changed"] <= self.server.opts.token_grace)
+
+    def common_violations(self):
+        v = []
+        if not self.token_valid(self.headers.get("Authorization") or ""):
             v.append("token")
         if self.headers.get("Accept") != "application/json":
             v.append("accept")
@@ -388,6 +401,8 @@ def main():
     ap.add_argument("--cert", required=True)
     ap.add_argument("--key", required=True)
     ap.add_argument("--token-file", required=True)
+    ap.add_argument("--token-grace", type=float, default=2.0,
+                    help="seconds the token a rotation replaced stays valid")
     ap.add_argument("--pods", required=True, help="PodList JSON with spec.nodeName set")
     ap.add_argument("--evict-script", required=True)
     ap.add_argument("--log", required=True)
