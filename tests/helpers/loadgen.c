@@ -20,9 +20,12 @@
  *
  * After SECS no new request is sent; those in flight get up to 2 s more and
  * count. Every latency is kept (CLOCK_MONOTONIC) and the percentiles are exact
- * (nearest rank). Output: a text summary, or with -j one JSON object:
+ * (nearest rank), over the run and for each second of it (the requests whose
+ * latency origin falls in that second): a transient, such as the seconds
+ * before a controller acts, shows apart from the steady state. Output: a
+ * text summary, or with -j one JSON object:
  *   {"proto","mode","conns","rate","secs","requests","errors","throughput",
- *    "latency_us":{"p50","p99","p999","max","mean"}}
+ *    "latency_us":{"p50","p99","p999","max","mean"},"p99_per_s_us":[...]}
  * Exit 0 after the run, 1 on a failed connection or call, 2 on bad usage.
  */
 #include <arpa/inet.h>
@@ -223,7 +226,8 @@ int main(int argc, char **argv)
 	const char *path = "/";
 	int json = 0, opt, ep;
 	struct sockaddr_in sa = {.sin_family = AF_INET};
-	struct samples lat = {0};
+	struct samples lat = {0}, *per_s;
+	size_t n_per_s, sec;
 	struct conn *conns;
 	struct epoll_event ev, evs[64];
 	uint64_t t0, end, interval = 0, errors = 0, sum = 0;
@@ -302,8 +306,10 @@ int main(int argc, char **argv)
 					  strlen(REDIS_KEY), REDIS_KEY);
 
 	conns = calloc(nconns, sizeof(*conns));
+	n_per_s = (size_t)secs + ((double)(size_t)secs < secs);
+	per_s = calloc(n_per_s, sizeof(*per_s));
 	ep = epoll_create1(0);
-	if (!conns || ep < 0) {
+	if (!conns || !per_s || ep < 0) {
 		perror("loadgen: setup");
 		return 1;
 	}
@@ -379,7 +385,10 @@ int main(int argc, char **argv)
 			now = now_ns();
 			if (!ok)
 				errors++;
-			if (push(&lat, now - c->started)) {
+			sec = (c->started - t0) / NSEC_PER_SEC;
+			/* a closed-loop request sent during the drain counts in the last second */
+			if (push(&lat, now - c->started) ||
+			    push(&per_s[sec < n_per_s ? sec : n_per_s - 1], now - c->started)) {
 				perror("loadgen: realloc");
 				return 1;
 			}
@@ -398,7 +407,7 @@ int main(int argc, char **argv)
 	if (json)
 		printf("{\"proto\":\"%s\",\"mode\":\"%s\",\"conns\":%lu,\"rate\":%.1f,\"secs\":%.3f,"
 		       "\"requests\":%zu,\"errors\":%llu,\"throughput\":%.1f,\"latency_us\":{"
-		       "\"p50\":%.1f,\"p99\":%.1f,\"p999\":%.1f,\"max\":%.1f,\"mean\":%.1f}}\n",
+		       "\"p50\":%.1f,\"p99\":%.1f,\"p999\":%.1f,\"max\":%.1f,\"mean\":%.1f},",
 		       proto == PROTO_HTTP ? "http" : "redis", interval ? "open" : "closed", nconns,
 		       rate, elapsed, lat.n, (unsigned long long)errors, (double)lat.n / elapsed,
 		       quantile_us(&lat, 0.5), quantile_us(&lat, 0.99), quantile_us(&lat, 0.999),
@@ -411,6 +420,15 @@ int main(int argc, char **argv)
 		       nconns, lat.n, elapsed, (double)lat.n / elapsed, (unsigned long long)errors,
 		       quantile_us(&lat, 0.5), quantile_us(&lat, 0.99), quantile_us(&lat, 0.999),
 		       quantile_us(&lat, 1));
+	printf(json ? "\"p99_per_s_us\":[" : "p99 us per second:");
+	for (size_t i = 0; i < n_per_s; i++) {
+		qsort(per_s[i].v, per_s[i].n, sizeof(*per_s[i].v), cmp_u64);
+		printf(json ? "%s%.1f" : "%s %.1f", json && i ? "," : "",
+		       quantile_us(&per_s[i], 0.99));
+		free(per_s[i].v);
+	}
+	printf(json ? "]}\n" : "\n");
+	free(per_s);
 	free(lat.v);
 	for (unsigned long i = 0; i < nconns; i++)
 		close(conns[i].fd);

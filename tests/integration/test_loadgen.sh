@@ -8,7 +8,8 @@
 #   - no errors; the closed loop answers more than 100 requests;
 #   - the open loop sends what its schedule says: 1000 requests (999-1000:
 #     the last due time may fall on the end), and throughput 500/s +-1%;
-#   - the percentiles are ordered: p50 <= p99 <= p99.9 <= max, all > 0.
+#   - the percentiles are ordered: p50 <= p99 <= p99.9 <= max, all > 0;
+#   - a p99 for each second, the run's p99 between their least and greatest.
 # And its errors: a refused connection exits 1 naming the address; bad
 # flags exit 2 naming the flag; --help exits 0.
 set -euo pipefail
@@ -34,6 +35,10 @@ check_run() {
 	assert_json "$out" '.errors == 0' "$what: no errors"
 	assert_json "$out" '.latency_us | .p50 > 0 and .p50 <= .p99 and .p99 <= .p999 and .p999 <= .max' \
 		"$what: p50 <= p99 <= p99.9 <= max"
+	# The whole run's p99 is one of a second's or lies between them.
+	assert_json "$out" '(.p99_per_s_us | length == 2 and all(.[]; . > 0)) and
+		.latency_us.p99 >= (.p99_per_s_us | min) and .latency_us.p99 <= (.p99_per_s_us | max)' \
+		"$what: a p99 for each of the 2 seconds, around the run's"
 	if [[ " $* " == *" -r "* ]]; then
 		assert_json "$out" '.mode == "open" and .requests >= 999 and .requests <= 1000' "$what: 1000 requests sent on schedule"
 		assert_json "$out" '.throughput >= 495 and .throughput <= 505' "$what: 500 req/s"
