@@ -109,9 +109,10 @@ colo_ls_pod() {
 		  interference: {runq: {p99_us: $p99}}}')
 }
 
-# be_start STRESSOR YAML: BE in a new pod (created now, as a pod starts with
-# its cgroup): `stress-ng --STRESSOR NPROC` for SECS, its YAML to YAML;
-# BE_POD, BE_PID, BE_T0 (CLOCK_REALTIME ns of the start).
+# be_start STRESSOR YAML [CPUS]: BE in a new pod (created now, as a pod starts
+# with its cgroup): `stress-ng --STRESSOR NPROC` for SECS on CPUS (default
+# all), its YAML to YAML; BE_POD, BE_PID, BE_T0 (CLOCK_REALTIME ns of the
+# start).
 be_start() {
 	local uid cg
 	uid=$(cat /proc/sys/kernel/random/uuid)
@@ -122,7 +123,7 @@ be_start() {
 	# a write here would race the agent, and the kernel refuses cpu.shares
 	# (EINVAL) once the agent has set cpu.idle=1.
 	cg=$(agent_cgroup "kubepods/burstable/pod$uid/$(random_hex 32)")
-	agent_run "$cg" "$ALL_CPUS" stress-ng "--$1" "$NPROC" --metrics-brief --timeout "$SECS" -Y "$2"
+	agent_run "$cg" "${3:-$ALL_CPUS}" stress-ng "--$1" "$NPROC" --metrics-brief --timeout "$SECS" -Y "$2"
 	BE_PID=$CG_PID
 }
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# scripts/bench/slobench.sh [-r ROUNDS] [-s SECS] [-S SERVERS] [-b BES] [-q SECS] [-x NAME=JSON]... [-k DIR] [-o FILE]
+# scripts/bench/slobench.sh [-r ROUNDS] [-s SECS] [-S SERVERS] [-b BES] [-q SECS] [-x NAME=JSON]... [-p] [-k DIR] [-o FILE]
 #
 # Issue 14's benchmark: request latency of real servers from Debian next to
 # best-effort batch work, without and with `qoslet agent`.
@@ -35,11 +35,20 @@
 #                burstable pod BE) and colobench's fast-path threshold
 #   agent-NAME   as agent, with -x NAME=JSON merged over its config: the slot
 #                for the SLO controller of issue 14
+#   split        (-p) with BE, no agent, the node split by hand: the LS pod's
+#                processes bound to the first half of the CPUs (at least one),
+#                BE to the rest (taskset), what a cpuset partition between LS
+#                and BE would do; the yardstick for such a knob
+#   alone-split  (-p) the server and its load alone, bound as in split: what
+#                the split costs LS by itself, BE aside
 # Each block runs SECS seconds; the load starts, then BE's pod is created and
 # stress-ng started in it, so the block covers the agent's reaction. The
 # reaction is the first applied cpu_idle, cpu_quota or cpuset decision on the
 # BE pod, its ts_ns minus BE start. One round runs every block once, the
-# scenarios rotated one place each round. Medians over rounds.
+# scenarios rotated one place each round. Medians over rounds. Besides each
+# block's p99, the per-round table shows the p99 of its first second (BE
+# starts in it, the agent reacts in it) and the median of its other seconds'
+# p99s (the steady state).
 #
 # Noise: the machine may be shared. Every block records the CPU time spent
 # outside its cgroups and the agent ("foreign"); the run waits up to -q SECS
@@ -63,6 +72,7 @@
 #   -q SECS     wait up to SECS for a quiet machine first (default 0: check
 #               once and warn); run.sh passes BENCH_QUIET_WAIT
 #   -x NAME=JSON  an extra agent scenario "agent-NAME" (repeatable)
+#   -p          add the scenario split (above)
 #   -k DIR      keep the raw data in DIR (loadgen JSON, stress-ng YAML, the
 #               agent's decisions and log)
 #   -o FILE     also write the markdown report to FILE
@@ -115,7 +125,8 @@ words_of() {
 }
 
 AGENTS=(agent)
-while getopts "r:s:S:b:q:x:k:o:h" opt; do
+SPLIT=""
+while getopts "r:s:S:b:q:x:pk:o:h" opt; do
 	case $opt in
 	r) ROUNDS=$OPTARG ;;
 	s) SECS=$OPTARG ;;
@@ -126,6 +137,7 @@ while getopts "r:s:S:b:q:x:k:o:h" opt; do
 		colo_extra "$OPTARG"
 		AGENTS+=("$EXTRA_NAME")
 		;;
+	p) SPLIT="split" ;;
 	k) KEEP=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	*) usage ;;
@@ -161,6 +173,10 @@ detect_cgroup_root >/dev/null || skip "no cgroup hierarchy with the cpu controll
 
 NPROC=$(nproc)
 ALL_CPUS=0-$((NPROC - 1))
+# The split scenario's halves; LS gets the first (the smaller one when odd).
+LS_CPUS=0-$((NPROC / 2 > 1 ? NPROC / 2 - 1 : 0))
+BE_CPUS=$((NPROC / 2 > 1 ? NPROC / 2 : 1))-$((NPROC - 1))
+[ -z "$SPLIT" ] || [ "$NPROC" -ge 2 ] || skip "-p needs at least 2 CPUs to split"
 
 test_setup
 agent_setup
@@ -193,13 +209,22 @@ server_start() {
 	server_wait_listen "$PORT" "$SRV_PID" "$SRV_DIR/$1"
 }
 
+# Binds every process of the server's container to CPUs $1.
+server_bind() {
+	local p
+	for p in $(cat "$SRV_CG/cgroup.procs"); do
+		taskset -a -p -c "$1" "$p" >/dev/null || fail "taskset $1 on server process $p"
+	done
+}
+
 server_stop() {
 	kill -TERM "$SRV_PID"
 	wait_exit "$SRV_PID" 10 "the server" || true
 }
 
 # Runs loadgen in the LS pod's client container in the background: LG_PID.
-# $1 output file, $2 seconds, $3 rate (0: closed loop).
+# $1 output file, $2 seconds, $3 rate (0: closed loop), $4 its CPUs (default
+# all).
 loadgen_start() {
 	local args=(-p "$SRV_PROTO" -d "$2" -j)
 	if [ "$3" = 0 ]; then
@@ -208,7 +233,7 @@ loadgen_start() {
 		args+=(-c "$OPEN_CONNS" -r "$3")
 	fi
 	# shellcheck disable=SC2016
-	agent_run "$CLI_CG" "$ALL_CPUS" sh -c 'out=$1; shift; exec "$@" >"$out"' sh "$1" \
+	agent_run "$CLI_CG" "${4:-$ALL_CPUS}" sh -c 'out=$1; shift; exec "$@" >"$out"' sh "$1" \
 		"$LOADGEN" "${args[@]}" 127.0.0.1 "$PORT"
 	LG_PID=$CG_PID
 }
@@ -276,30 +301,36 @@ quota_plot() {
 # One block: server $1, shape $2 (closed/open), scenario $3 (alone, be-KIND,
 # agent-KIND, agent-NAME-KIND), round $4.
 run_block() {
-	local srv=$1 shape=$2 scen=$3 r=$4 k=$1.$2.$3 kind="" ag="" rate=0 lg be f
+	local srv=$1 shape=$2 scen=$3 r=$4 k=$1.$2.$3 kind="" ag="" rate=0 lg be f ls=$ALL_CPUS bec=$ALL_CPUS
 	lg=$TMP/lg.$k.$r.json
 	be=$TMP/be.$k.$r.yaml
 	[ "$shape" = closed ] || rate=${RATE[$srv]}
-	[ "$scen" = alone ] || kind=${scen##*-}
+	[[ $scen == alone* ]] || kind=${scen##*-}
 	[[ $scen != agent* ]] || ag=${scen%-*}
+	[[ $scen != *split* ]] || ls=$LS_CPUS
+	[[ $scen != split-* ]] || bec=$BE_CPUS
+	[ "$ls" = "$ALL_CPUS" ] || server_bind "$ls"
 	R[$k,$r,procs]=$(foreign_procs)
 	AGENT_PID=""
 	[ -z "$ag" ] || colo_agent_start "$k" "$r" "${EXTRA[$ag]:-"{}"}"
 	colo_mark_start
-	loadgen_start "$lg" "$SECS" "$rate"
-	[ -z "$kind" ] || be_start "$kind" "$be"
+	loadgen_start "$lg" "$SECS" "$rate" "$ls"
+	[ -z "$kind" ] || be_start "$kind" "$be" "$bec"
 	reap "$LG_PID" || fail "$k round $r: loadgen exited with status $?"
 	if [ -n "$kind" ]; then
 		reap "$BE_PID" || fail "$k round $r: stress-ng exited with status $?"
 	fi
 	colo_mark_end "$k" "$r"
 	[ -z "$AGENT_PID" ] || colo_agent_stop "$k" "$r"
+	[ "$ls" = "$ALL_CPUS" ] || server_bind "$ALL_CPUS"
 	for f in throughput requests errors; do
 		R[$k,$r,$f]=$(jq ".$f" "$lg")
 	done
 	for f in p50 p99 p999 max; do
 		R[$k,$r,$f]=$(jq ".latency_us.$f" "$lg")
 	done
+	R[$k,$r,p99_first]=$(jq '.p99_per_s_us[0]' "$lg")
+	R[$k,$r,p99_rest]=$(jq '.p99_per_s_us[1:][]' "$lg" | median)
 	if [ -n "$kind" ]; then
 		R[$k,$r,ops]=$(be_rate "$be") || fail "$k round $r: no bogo ops/s in $be"
 		if cg_is_v2; then
@@ -322,10 +353,10 @@ run_block() {
 
 # ---------------------------------------------------------------- measure
 
-SCENARIOS=(alone)
+SCENARIOS=(alone ${SPLIT:+alone-split})
 for kind in "${BE_LIST[@]}"; do
 	SCENARIOS+=("be-$kind")
-	for a in "${AGENTS[@]}"; do
+	for a in "${AGENTS[@]}" $SPLIT; do
 		SCENARIOS+=("$a-$kind")
 	done
 done
@@ -377,9 +408,11 @@ TREE_VERSION=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unkn
 label() {
 	case $1 in
 	alone) echo "LS alone" ;;
+	alone-split) echo "LS alone on its split CPUs ($LS_CPUS)" ;;
 	be-*) echo "BE ${1#be-}, no agent" ;;
 	agent-*-*) echo "BE ${1##*-}, agent + ${1#agent-}" | sed 's/-[a-z]*$//' ;;
 	agent-*) echo "BE ${1#agent-}, agent today" ;;
+	split-*) echo "BE ${1#split-}, no agent, split by hand (LS CPUs $LS_CPUS, BE CPUs $BE_CPUS)" ;;
 	esac
 }
 
@@ -412,6 +445,13 @@ target_rows() {
 			echo "| $a | web open, CPU hogs: BE / BE without agent at least $TARGET_BE | $be_ratio | $(paired "$k.$a-cpu" "$k.be-cpu" ops | median 3) ($(paired "$k.$a-cpu" "$k.be-cpu" ops | range)) | $(verdict "$be_ratio" ge "$TARGET_BE") |"
 		fi
 	done
+	if [ "$a" = split ]; then # no agent, no reaction; LS's own cost of the split
+		for k in web.open web.closed kv.open kv.closed; do
+			[ -n "${MED[$k.alone-split,p99]:-}" ] && [ -n "${MED[$k.split-cpu,p99]:-}" ] || continue
+			echo "| split | ${k/./ }, CPU hogs: LS p99 / LS alone on the same CPUs (no target; BE's own cost) | $(div "${MED[$k.split-cpu,p99]}" "${MED[$k.alone-split,p99]}") | $(paired "$k.split-cpu" "$k.alone-split" p99 | median 3) ($(paired "$k.split-cpu" "$k.alone-split" p99 | range)) | - |"
+		done
+		return 0
+	fi
 	react=$(for srv in "${SRV_LIST[@]}"; do for shape in "${SHAPES[@]}"; do for kind in "${BE_LIST[@]}"; do
 		col "$srv.$shape.$a-$kind" react
 	done; done; done)
@@ -448,12 +488,15 @@ report() {
 	echo
 	echo "Run it (root, after \`make\`; \`scripts/deps.sh bench\` installs nginx-light, redis-server, wrk, stress-ng):"
 	echo
-	echo "    scripts/bench/slobench.sh [-r ROUNDS] [-s SECS] [-S web,kv] [-b cpu,cache] [-x NAME=JSON]... [-k DIR] [-o FILE]"
+	echo "    scripts/bench/slobench.sh [-r ROUNDS] [-s SECS] [-S web,kv] [-b cpu,cache] [-x NAME=JSON]... [-p] [-k DIR] [-o FILE]"
 	echo "    make bench BENCHES=slobench SLOBENCH_ROUNDS=5 SLOBENCH_EXTRA='slo={...}'"
 	echo
 	echo "\`-x NAME=JSON\` adds the scenario \`agent-NAME\`: the same agent with JSON merged over its config (below), so"
 	echo "a new controller is measured by adding its settings, beside today's agent, in the same run. The ratios"
 	echo "that count are those of blocks run side by side in one run; absolute numbers move with the machine."
+	echo "\`-p\` adds the scenarios \`split\` (BE, no agent, the LS pod's processes bound to the first half of the CPUs"
+	echo "and BE to the rest: what a cpuset partition between LS and BE would do) and \`alone-split\` (LS alone, bound"
+	echo "the same way: what the split costs LS by itself)."
 	echo
 	echo "## Setup"
 	echo
@@ -499,7 +542,7 @@ report() {
 			echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 			for s in "${SCENARIOS[@]}"; do
 				local bek="be-${s##*-}" be_ratio=-
-				[ "$s" = alone ] || be_ratio=$(div "${MED[$k.$s,ops]}" "${MED[$k.$bek,ops]}")
+				[[ $s == alone* ]] || be_ratio=$(div "${MED[$k.$s,ops]}" "${MED[$k.$bek,ops]}")
 				echo "| $(label "$s") | ${MED[$k.$s,throughput]} | ${MED[$k.$s,p50]} | ${MED[$k.$s,p99]} | ${MED[$k.$s,p999]} | $(div "${MED[$k.$s,p99]}" "${MED[$k.alone,p99]}") | ${MED[$k.$s,ops]//NA/-} | $be_ratio | ${MED[$k.$s,react]//NA/-} | ${MED[$k.$s,foreign]} |"
 			done
 		done
@@ -511,7 +554,7 @@ report() {
 	echo
 	echo "| Agent | Target | Value | Per round, median (range) | Verdict |"
 	echo "|---|---|---:|---:|---|"
-	for a in "${AGENTS[@]}"; do
+	for a in "${AGENTS[@]}" $SPLIT; do
 		target_rows "$a"
 	done
 	echo
@@ -535,11 +578,12 @@ report() {
 	echo
 	echo "## Per round"
 	echo
-	echo "LS req/s, p50 / p99 / p99.9 in us; BE in bogo ops/s; foreign = average CPUs busy outside this benchmark's cgroups"
+	echo "LS req/s, p50 / p99 / p99.9 in us; p99 1st s / rest: the p99 of the block's first second (BE starts and the agent"
+	echo "reacts in it) and the median of its other seconds' p99s (us); BE in bogo ops/s; foreign = average CPUs busy outside this benchmark's cgroups"
 	echo "and the agent during the block; \* = more than 0.10 foreign CPUs, or another load generator running at its start."
 	echo
-	echo "| Server | Shape | Round | Scenario | LS req/s | p50 / p99 / p99.9 | Errors | BE ops/s | Reaction ms (cpu.idle at) | Agent CPU | Foreign CPUs | Steal % |"
-	echo "|---|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|"
+	echo "| Server | Shape | Round | Scenario | LS req/s | p50 / p99 / p99.9 | p99 1st s / rest | Errors | BE ops/s | Reaction ms (cpu.idle at) | Agent CPU | Foreign CPUs | Steal % |"
+	echo "|---|---|---:|---|---:|---|---|---:|---:|---:|---:|---:|---:|"
 	for srv in "${SRV_LIST[@]}"; do
 		for shape in "${SHAPES[@]}"; do
 			for ((r = 1; r <= ROUNDS; r++)); do
@@ -549,7 +593,7 @@ report() {
 					if disturbing "${R[$k,$r,procs]}" || awk -v f="${R[$k,$r,foreign]}" 'BEGIN { exit !(f > 0.10) }'; then
 						marks="\*"
 					fi
-					echo "| $srv | $shape | $r | $s$marks | ${R[$k,$r,throughput]} | ${R[$k,$r,p50]} / ${R[$k,$r,p99]} / ${R[$k,$r,p999]} | ${R[$k,$r,errors]} | ${R[$k,$r,ops]:--} | $([[ $s == agent* ]] && echo "${R[$k,$r,react]} (${R[$k,$r,idle]:-never})" || echo -) | ${R[$k,$r,agent_cpu]:--} | ${R[$k,$r,foreign]} | ${R[$k,$r,steal_pct]} |"
+					echo "| $srv | $shape | $r | $s$marks | ${R[$k,$r,throughput]} | ${R[$k,$r,p50]} / ${R[$k,$r,p99]} / ${R[$k,$r,p999]} | ${R[$k,$r,p99_first]} / ${R[$k,$r,p99_rest]} | ${R[$k,$r,errors]} | ${R[$k,$r,ops]:--} | $([[ $s == agent* ]] && echo "${R[$k,$r,react]} (${R[$k,$r,idle]:-never})" || echo -) | ${R[$k,$r,agent_cpu]:--} | ${R[$k,$r,foreign]} | ${R[$k,$r,steal_pct]} |"
 				done
 			done
 		done
