@@ -8,14 +8,13 @@
 # median/ratio/verdict arithmetic of the reports.
 #
 # Sourced after tests/integration/lib.sh and agent_lib.sh, and after
-# test_setup and agent_setup; call colo_init then. Reads the caller's
-# ROUNDS, SECS, SETTLE, NPROC and ALL_CPUS; the blocks' results go to R.
+# test_setup and agent_setup. Reads the caller's ROUNDS, SECS, SETTLE, NPROC
+# and ALL_CPUS; the blocks' results go to R.
 
 # Processes of other jobs that load the CPUs (the benchmarks' own, run by
 # someone else); qoslet is listed but is not counted as a load.
 BUSY_PROCS=(stress-ng dutycycle cyclictest memhog qoslet wrk redis-benchmark loadgen)
 HZ=$(getconf CLK_TCK)
-SUB_USAGE=""
 declare -A R=()     # "scenario,round,field" -> value
 declare -A EXTRA=() # agent-NAME -> JSON, from -x
 
@@ -30,20 +29,12 @@ colo_extra() {
 	EXTRA[$EXTRA_NAME]=${BASH_REMATCH[2]}
 }
 
-colo_init() {
+# The CPU time of cgroup $1 (its path in the cpu hierarchy) in ns.
+cg_cpu_ns() {
 	if cg_is_v2; then
-		SUB_USAGE=$TEST_PARENT/cpu.stat
+		awk '$1 == "usage_usec" { printf "%.0f\n", $2 * 1000 }' "$1/cpu.stat"
 	else
-		SUB_USAGE=$(agent_cg_in "$TEST_PARENT" cpuacct)/cpuacct.usage
-	fi
-}
-
-# The parent's CPU time in ns (all of LS and BE).
-sub_cpu_ns() {
-	if cg_is_v2; then
-		awk '$1 == "usage_usec" { printf "%.0f\n", $2 * 1000 }' "$SUB_USAGE"
-	else
-		cat "$SUB_USAGE"
+		cat "$(agent_cg_in "$1" cpuacct)/cpuacct.usage"
 	fi
 }
 
@@ -163,19 +154,23 @@ wait_quiet() {
 }
 
 # Block accounting: colo_mark_start, then colo_mark_end SCENARIO ROUND sets
-# R[s,r,foreign] (average CPUs busy outside the parent cgroup and the agent)
-# and R[s,r,steal_pct], and for an agent block R[s,r,agent_cpu].
+# R[s,r,foreign] (average CPUs busy outside the parent cgroup and the agent),
+# R[s,r,ls_cpu] and R[s,r,be_cpu] (average CPUs of the LS pod, and of the
+# rest of the parent: the BE pods), R[s,r,steal_pct], and for an agent block
+# R[s,r,agent_cpu].
 colo_mark_start() {
 	read -r C_BUSY0 C_STEAL0 C_TOT0 < <(node_cpu_ns)
-	C_SUB0=$(sub_cpu_ns)
+	C_SUB0=$(cg_cpu_ns "$TEST_PARENT")
+	C_LS0=$(cg_cpu_ns "$LS_POD")
 	C_AG0=$(proc_cpu_ns "${AGENT_PID:-}")
 	C_T0=$(date +%s%N)
 }
 
 colo_mark_end() {
-	local s=$1 r=$2 busy1 steal1 tot1 sub1 ag1 t1 el
+	local s=$1 r=$2 busy1 steal1 tot1 sub1 ls1 ag1 t1 el
 	t1=$(date +%s%N)
-	sub1=$(sub_cpu_ns)
+	sub1=$(cg_cpu_ns "$TEST_PARENT")
+	ls1=$(cg_cpu_ns "$LS_POD")
 	read -r busy1 steal1 tot1 < <(node_cpu_ns)
 	ag1=$(proc_cpu_ns "${AGENT_PID:-}")
 	el=$((t1 - C_T0))
@@ -183,6 +178,8 @@ colo_mark_end() {
 		R[$s,$r,agent_cpu]=$(awk -v a="$((ag1 - C_AG0))" -v e="$el" 'BEGIN { printf "%.3f\n", a / e }')
 	R[$s,$r,foreign]=$(awk -v b="$((busy1 - C_BUSY0))" -v s="$((sub1 - C_SUB0))" -v a="$((ag1 - C_AG0))" -v e="$el" \
 		'BEGIN { f = (b - s - a) / e; printf "%.2f\n", (f < 0 ? 0 : f) }')
+	R[$s,$r,ls_cpu]=$(awk -v l="$((ls1 - C_LS0))" -v e="$el" 'BEGIN { printf "%.2f\n", l / e }')
+	R[$s,$r,be_cpu]=$(awk -v s="$((sub1 - C_SUB0))" -v l="$((ls1 - C_LS0))" -v e="$el" 'BEGIN { printf "%.2f\n", (s - l) / e }')
 	R[$s,$r,steal_pct]=$(awk -v s="$((steal1 - C_STEAL0))" -v t="$((tot1 - C_TOT0))" 'BEGIN { printf "%.1f\n", t ? 100 * s / t : 0 }')
 }
 

@@ -141,7 +141,6 @@ ALL_CPUS=0-$((NPROC - 1))
 
 test_setup
 agent_setup
-colo_init
 colo_ls_pod "$FP_P99_US"
 LS_CG=$(agent_cgroup "kubepods/burstable/pod$LS_UID/$(random_hex 32)")
 

@@ -180,7 +180,6 @@ BE_CPUS=$((NPROC / 2 > 1 ? NPROC / 2 : 1))-$((NPROC - 1))
 
 test_setup
 agent_setup
-colo_init
 # The servers' files (the web page) live on tmpfs, outside TMP (which may be
 # on disk): removed by this trap, then lib.sh's cleanup runs with the
 # script's exit status.
@@ -396,8 +395,8 @@ declare -A MED=()
 for srv in "${SRV_LIST[@]}"; do
 	for shape in "${SHAPES[@]}"; do
 		for s in "${SCENARIOS[@]}"; do
-			for f in throughput p50 p99 p999 ops react foreign; do
-				MED[$srv.$shape.$s,$f]=$(col "$srv.$shape.$s" "$f" | median)
+			for f in throughput p50 p99 p999 ops react foreign ls_cpu be_cpu; do
+				MED[$srv.$shape.$s,$f]=$(col "$srv.$shape.$s" "$f" | median "$([[ $f == *_cpu ]] && echo 2 || echo 1)")
 			done
 		done
 	done
@@ -538,12 +537,12 @@ report() {
 			echo
 			echo "### $srv, $shape loop$([ "$shape" = closed ] && echo " ($CLOSED_CONNS connections)" || echo " at ${RATE[$srv]} req/s")"
 			echo
-			echo "| Scenario | LS req/s | p50 us | p99 us | p99.9 us | p99 / alone | BE ops/s | BE / no agent | Reaction ms | Foreign CPUs |"
-			echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+			echo "| Scenario | LS req/s | p50 us | p99 us | p99.9 us | p99 / alone | BE ops/s | BE / no agent | LS CPUs | BE CPUs | Reaction ms | Foreign CPUs |"
+			echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 			for s in "${SCENARIOS[@]}"; do
 				local bek="be-${s##*-}" be_ratio=-
 				[[ $s == alone* ]] || be_ratio=$(div "${MED[$k.$s,ops]}" "${MED[$k.$bek,ops]}")
-				echo "| $(label "$s") | ${MED[$k.$s,throughput]} | ${MED[$k.$s,p50]} | ${MED[$k.$s,p99]} | ${MED[$k.$s,p999]} | $(div "${MED[$k.$s,p99]}" "${MED[$k.alone,p99]}") | ${MED[$k.$s,ops]//NA/-} | $be_ratio | ${MED[$k.$s,react]//NA/-} | ${MED[$k.$s,foreign]} |"
+				echo "| $(label "$s") | ${MED[$k.$s,throughput]} | ${MED[$k.$s,p50]} | ${MED[$k.$s,p99]} | ${MED[$k.$s,p999]} | $(div "${MED[$k.$s,p99]}" "${MED[$k.alone,p99]}") | ${MED[$k.$s,ops]//NA/-} | $be_ratio | ${MED[$k.$s,ls_cpu]} | ${MED[$k.$s,be_cpu]} | ${MED[$k.$s,react]//NA/-} | ${MED[$k.$s,foreign]} |"
 			done
 		done
 	done
@@ -579,11 +578,12 @@ report() {
 	echo "## Per round"
 	echo
 	echo "LS req/s, p50 / p99 / p99.9 in us; p99 1st s / rest: the p99 of the block's first second (BE starts and the agent"
-	echo "reacts in it) and the median of its other seconds' p99s (us); BE in bogo ops/s; foreign = average CPUs busy outside this benchmark's cgroups"
+	echo "reacts in it) and the median of its other seconds' p99s (us); LS CPUs and BE CPUs: the average CPUs the LS pod (server and load"
+	echo "generator) and the BE pods used over the block (cpuacct / cpu.stat); BE in bogo ops/s; foreign = average CPUs busy outside this benchmark's cgroups"
 	echo "and the agent during the block; \* = more than 0.10 foreign CPUs, or another load generator running at its start."
 	echo
-	echo "| Server | Shape | Round | Scenario | LS req/s | p50 / p99 / p99.9 | p99 1st s / rest | Errors | BE ops/s | Reaction ms (cpu.idle at) | Agent CPU | Foreign CPUs | Steal % |"
-	echo "|---|---|---:|---|---:|---|---|---:|---:|---:|---:|---:|---:|"
+	echo "| Server | Shape | Round | Scenario | LS req/s | p50 / p99 / p99.9 | p99 1st s / rest | Errors | LS CPUs | BE CPUs | BE ops/s | Reaction ms (cpu.idle at) | Agent CPU | Foreign CPUs | Steal % |"
+	echo "|---|---|---:|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for srv in "${SRV_LIST[@]}"; do
 		for shape in "${SHAPES[@]}"; do
 			for ((r = 1; r <= ROUNDS; r++)); do
@@ -593,7 +593,7 @@ report() {
 					if disturbing "${R[$k,$r,procs]}" || awk -v f="${R[$k,$r,foreign]}" 'BEGIN { exit !(f > 0.10) }'; then
 						marks="\*"
 					fi
-					echo "| $srv | $shape | $r | $s$marks | ${R[$k,$r,throughput]} | ${R[$k,$r,p50]} / ${R[$k,$r,p99]} / ${R[$k,$r,p999]} | ${R[$k,$r,p99_first]} / ${R[$k,$r,p99_rest]} | ${R[$k,$r,errors]} | ${R[$k,$r,ops]:--} | $([[ $s == agent* ]] && echo "${R[$k,$r,react]} (${R[$k,$r,idle]:-never})" || echo -) | ${R[$k,$r,agent_cpu]:--} | ${R[$k,$r,foreign]} | ${R[$k,$r,steal_pct]} |"
+					echo "| $srv | $shape | $r | $s$marks | ${R[$k,$r,throughput]} | ${R[$k,$r,p50]} / ${R[$k,$r,p99]} / ${R[$k,$r,p999]} | ${R[$k,$r,p99_first]} / ${R[$k,$r,p99_rest]} | ${R[$k,$r,errors]} | ${R[$k,$r,ls_cpu]} | ${R[$k,$r,be_cpu]} | ${R[$k,$r,ops]:--} | $([[ $s == agent* ]] && echo "${R[$k,$r,react]} (${R[$k,$r,idle]:-never})" || echo -) | ${R[$k,$r,agent_cpu]:--} | ${R[$k,$r,foreign]} | ${R[$k,$r,steal_pct]} |"
 				done
 			done
 		done

@@ -204,6 +204,24 @@ wait_decision() {
 	return 1
 }
 
+# assert_cpus_restored SETDIR ORIG PARENT_EFF WHAT: after the agent gave
+# cpuset SETDIR (its path in the cpuset hierarchy) back, its cpuset.cpus is
+# ORIG, what it held before the agent, or, when ORIG is "" (v2: inherit) and
+# the kernel refuses to empty a cpuset with tasks (v2 before 6.x, ENOSPC),
+# PARENT_EFF, the CPUs inheriting gave, which the agent must have said
+# (user/actuate/restore.c).
+assert_cpus_restored() {
+	local now
+	now=$(cat "$1/cpuset.cpus")
+	if [ -z "$2" ] && [ -n "$now" ]; then
+		assert_eq "$now" "$3" "$4: its parent's CPUs (the kernel refuses \"\" while it has tasks)"
+		grep -q "refuses to empty .*cpuset.cpus while it has tasks" "$AGENT_ERR" ||
+			fail "the agent did not say why it wrote \"$now\" instead of \"\": $(grep -i cpuset "$AGENT_ERR" | tail -n 3)"
+	else
+		assert_eq "$now" "$2" "$4"
+	fi
+}
+
 # cfs_quota CG: the quota in us (-1 unlimited), v1 or v2.
 cfs_quota() {
 	if [ -e "$1/cpu.cfs_quota_us" ]; then

@@ -78,15 +78,6 @@ fi
 
 parent_eff=$(cat "$(dirname "$be_set")/cpuset.cpus.effective" 2>/dev/null || true)
 agent_stop
-now=$(cat "$be_set/cpuset.cpus")
-if [ -z "$orig_cpus" ] && [ -n "$now" ]; then
-	# v2 before 6.x: the kernel refuses to empty a cpuset with tasks (ENOSPC),
-	# so the agent writes what inheriting gave (user/actuate/restore.c).
-	assert_eq "$now" "$parent_eff" "clean stop gave the BE unit its parent's CPUs back (the kernel refuses \"\" while it has tasks)"
-	grep -q "refuses to empty .*cpuset.cpus while it has tasks" "$AGENT_ERR" ||
-		fail "the agent did not say why it wrote \"$now\" instead of \"\": $(grep -i cpuset "$AGENT_ERR" | tail -n 3)"
-else
-	assert_eq "$now" "$orig_cpus" "clean stop restored the BE cpuset.cpus"
-fi
+assert_cpus_restored "$be_set" "$orig_cpus" "$parent_eff" "clean stop restored the BE cpuset.cpus"
 [ -z "$orig_idle" ] || assert_eq "$(cat "$be/cpu.idle")" "$orig_idle" "clean stop restored cpu.idle"
 [ ! -e "$STATE_DIR/actuator.json" ] || fail "the journal outlived a clean stop: $(cat "$STATE_DIR/actuator.json")"

@@ -278,6 +278,53 @@ static void test_ls_never_squeezed(void **state)
 	actuator_close(f->a);
 }
 
+/* The split's move of an LS unit: ls_split (cpusets of the shared pool only) or an action on unit.
+ */
+static enum decision_outcome split_move(struct fx *f, const char *unit, enum qos_class cls,
+					const char *cpus)
+{
+	struct action a = {.kind = ACT_CPUSET, .cls = cls, .ls_split = true};
+	struct act_result r;
+
+	xsnprintf(a.path, sizeof(a.path), "%s", unit);
+	xsnprintf(a.cpus, sizeof(a.cpus), "%s", cpus);
+	actuator_apply(f->a, &a, &r);
+	return r.outcome;
+}
+
+/*
+ * The split may move an LS unit of the shared pool off BE's CPUs, again
+ * (its original, journaled, is still the pool), and gives it back; not an
+ * LS unit its owner placed on fewer CPUs, nor an LSR unit.
+ */
+static void test_ls_split(void **state)
+{
+	static const char *const ls = "kubepods/ls/pod3", *const pinned = "kubepods/ls/pod2";
+	struct fx fx, *f = &fx;
+	struct action back = {.kind = ACT_CPUSET, .cls = QOS_LS, .restore = true};
+	struct act_result r;
+	char dir[PATH_MAX];
+
+	(void)state;
+	setup_fx(f, false);
+	assert_int_equal(split_move(f, ls, QOS_LS, "2-3"), OUT_APPLIED);
+	assert_string_equal(knob_text(f, ls, CG_KNOB_CPUS), "2-3");
+	assert_int_equal(split_move(f, ls, QOS_LS, "1-3"), OUT_APPLIED);
+	assert_string_equal(knob_text(f, ls, CG_KNOB_CPUS), "1-3");
+	xsnprintf(back.path, sizeof(back.path), "%s", ls);
+	actuator_apply(f->a, &back, &r);
+	assert_int_equal(r.outcome, OUT_APPLIED);
+	assert_string_equal(knob_text(f, ls, CG_KNOB_CPUS), "0-3");
+
+	xsnprintf(dir, sizeof(dir), "%s/%s", f->c.root[CTRL_CPUSET], pinned);
+	put(dir, "cpuset.cpus", "1");
+	f->n = 0;
+	assert_int_equal(split_move(f, pinned, QOS_LS, "0"), OUT_REFUSED);
+	assert_int_equal(split_move(f, ls, QOS_LSR, "0"), OUT_REFUSED);
+	assert_int_equal(f->n, 0);
+	actuator_close(f->a);
+}
+
 static pid_t victim(void)
 {
 	int cue[2];
@@ -391,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_ls_never_lowered),
 		cmocka_unit_test(test_unchanged),
 		cmocka_unit_test(test_cpuset_order),
+		cmocka_unit_test(test_ls_split),
 		cmocka_unit_test(test_quota_nesting),
 		cmocka_unit_test(test_burst_idle_unit_only),
 		cmocka_unit_test(test_evict),

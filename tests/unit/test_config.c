@@ -332,6 +332,9 @@ static const struct bad bad_docs[] = {
 	{"{\"suppress\": {\"min_change_percent\": 12.5}}",
 	 "suppress.min_change_percent: 12.5 must be at most suppress.max_growth_percent "
 	 "(allowed: at most 10)"},
+	{"{\"suppress\": {\"policy\": \"split\", \"threshold_percent\": 100}}",
+	 "suppress.threshold_percent: 100 must be at most 95 with policy \"split\" (allowed: at "
+	 "most 95)"},
 	{"{\"interval_s\": 30, \"evict\": {\"cpu\": {\"window_s\": 20}}}",
 	 "evict.cpu.window_s: 20 must be at least interval_s (allowed: at least 30)"},
 	{"{\"interval_s\": 60, \"interference\": {\"cpi\": {\"outliers\": 6}}}",

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* BE suppression: the allowance and its rate limit, the quota split, the cpuset choice. */
+/*
+ * BE suppression: the allowance and its rate limit, the quota split, the
+ * cpuset choice, the split of whole CPUs between BE and LS units.
+ */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -406,6 +409,127 @@ static void test_cpu_idle(void **state)
 	}
 }
 
+/*
+ * split over ticks on 8 CPUs (allowance = 8 - LS use: threshold 1; floor 2,
+ * which the split ignores; growth margin 0.1 x 8 = 0.8 CPUs). Units: a
+ * shared LS unit, an LS unit its owner pinned to CPU 3, an LSR unit on every
+ * CPU, a BE unit. Each tick: the BE unit's list ("" no split: its quota in
+ * CPUs instead) and the shared LS unit's list.
+ */
+struct split_tick {
+	double ls_used;
+	const char *be, *ls;
+	int be_cpus;
+	double be_quota_cpus; /* without a split */
+};
+
+static const struct split_tick split_ticks[] = {
+	{6.5, "", "", 0, 2},	     /* 1.5 CPUs left, not 1 + 0.8: no split, the quota's floor */
+	{5, "0,2", "1,3-7", 2, 0},   /* 3 left: 2 whole CPUs clear the margin */
+	{4.5, "0,2", "1,3-7", 2, 0}, /* 3.5 left: 3 does not clear it, held */
+	{6.5, "0", "1-7", 1, 0},     /* 1.5 left: shrinks at once */
+	{7.5, "", "", 0, 2},	     /* 0.5 left: off */
+};
+
+static void test_split(void **state)
+{
+	struct suppress_config cfg = config();
+	struct suppress_state st = {0};
+	struct action_list out = {0};
+	const char *ls_now = ""; /* the shared LS unit's cpuset as the kernel has it */
+
+	(void)state;
+	cfg.policy = SUPPRESS_SPLIT;
+	cfg.threshold = 1;
+	cfg.min_change = 0;
+	for (size_t t = 0; t < sizeof(split_ticks) / sizeof(split_ticks[0]); t++) {
+		const struct split_tick *tc = &split_ticks[t];
+		struct world w;
+		const char *be = "", *ls = "";
+		double quota = 0;
+
+		print_message("tick %zu: LS uses %.1f CPUs\n", t, tc->ls_used);
+		world_init(&w, 8);
+		two_node_topo(&w.in);
+		snprintf(w.in.cpu_list, sizeof(w.in.cpu_list), "0-7");
+		snprintf(world_unit(&w, QOS_LS, tc->ls_used, 1)->cpus, POL_CPULIST_MAX, "%s",
+			 ls_now);
+		snprintf(world_unit(&w, QOS_LS, 0, 1)->cpus, POL_CPULIST_MAX, "3");
+		snprintf(world_unit(&w, QOS_LSR, 0, 1)->cpus, POL_CPULIST_MAX, "0-7");
+		world_unit(&w, QOS_BE, 0, 1);
+		action_list_clear(&out);
+		assert_int_equal(suppress_run(&w.in, &cfg, &st, &out), 0);
+		for (size_t i = 0; i < out.n; i++) {
+			const struct action *a = &out.v[i];
+
+			if (a->kind == ACT_CPU_QUOTA) {
+				assert_int_equal(a->id, 40);
+				quota = (double)a->value / 100000;
+				continue;
+			}
+			assert_int_equal(a->kind, ACT_CPUSET);
+			if (a->id == 40) {
+				assert_string_equal(a->rule, "suppress.split_be");
+				assert_float_equal(evidence(a, "be_cpuset_cpus"), tc->be_cpus,
+						   1e-9);
+				be = a->cpus;
+			} else {
+				/* never the pinned LS unit (20) nor the LSR unit (30) */
+				assert_int_equal(a->id, 10);
+				assert_string_equal(a->rule, "suppress.split_ls");
+				assert_true(
+					a->ls_split); /* the actuator's leave to move an LS unit */
+				assert_float_equal(evidence(a, "ls_cpuset_cpus"), 8 - tc->be_cpus,
+						   1e-9);
+				ls = a->cpus;
+			}
+		}
+		assert_string_equal(be, tc->be);
+		assert_string_equal(ls, tc->ls);
+		assert_float_equal(quota, tc->be_quota_cpus, 1e-9);
+		ls_now = tc->ls[0] ? tc->ls : "0-7"; /* the plan gave the owner's list back */
+	}
+	action_list_free(&out);
+}
+
+/*
+ * LS keeps a CPU: on 2 idle CPUs BE gets one, not both. No split without BE,
+ * nor without the topology (no CPU list could be trusted): the quota then.
+ */
+static void test_split_keeps_one(void **state)
+{
+	struct suppress_config cfg = config();
+	struct suppress_state st = {0};
+	struct action_list out = {0};
+	struct world w;
+
+	(void)state;
+	cfg.policy = SUPPRESS_SPLIT;
+	cfg.threshold = 1;
+	world_init(&w, 2);
+	for (int cpu = 0; cpu < 2; cpu++)
+		w.in.topo[cpu] = (struct pol_cpu){.cpu = cpu, .core = cpu};
+	w.in.n_topo = 2;
+	snprintf(w.in.cpu_list, sizeof(w.in.cpu_list), "0-1");
+	world_unit(&w, QOS_LS, 0, 1);
+	assert_int_equal(suppress_run(&w.in, &cfg, &st, &out), 0);
+	assert_int_equal(out.n, 0);
+	world_unit(&w, QOS_BE, 0, 1);
+	w.in.n_topo = 0;
+	assert_int_equal(suppress_run(&w.in, &cfg, &st, &out), 0);
+	assert_int_equal(out.n, 1);
+	assert_int_equal(out.v[0].kind, ACT_CPU_QUOTA);
+	w.in.n_topo = 2;
+	action_list_clear(&out);
+	assert_int_equal(suppress_run(&w.in, &cfg, &st, &out), 0);
+	assert_int_equal(out.n, 2);
+	assert_int_equal(out.v[0].id, 20); /* BE first, then the LS unit */
+	assert_string_equal(out.v[0].cpus, "0");
+	assert_int_equal(out.v[1].id, 10);
+	assert_string_equal(out.v[1].cpus, "1");
+	action_list_free(&out);
+}
+
 /* Without BE units, or disabled, nothing; disabling forgets the allowance. */
 static void test_nothing_to_do(void **state)
 {
@@ -424,12 +548,13 @@ static void test_nothing_to_do(void **state)
 	world_unit(&w, QOS_LSR, 1, 1);
 	world_unit(&w, QOS_LS, 1, 1);
 	world_unit(&w, QOS_UNMANAGED, 1, 0);
-	for (int p = SUPPRESS_CFS_QUOTA; p <= SUPPRESS_CPUSET; p++) {
+	for (int p = SUPPRESS_CFS_QUOTA; p <= SUPPRESS_SPLIT; p++) {
 		cfg.policy = p;
 		assert_int_equal(run(&w, &cfg, &st, &out), 0);
 		assert_int_equal(out.n, 0);
 	}
 
+	cfg.policy = SUPPRESS_CPUSET;
 	world_unit(&w, QOS_BE, 1, 1);
 	assert_int_equal(run(&w, &cfg, &st, &out), 0);
 	assert_true(st.have_allowed);
@@ -451,6 +576,8 @@ int main(void)
 		cmocka_unit_test(test_cpuset_rate_limited),
 		cmocka_unit_test(test_cpuset_without_topology),
 		cmocka_unit_test(test_cpuset_list_too_long),
+		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_split_keeps_one),
 		cmocka_unit_test(test_cpu_idle),
 		cmocka_unit_test(test_nothing_to_do),
 	};

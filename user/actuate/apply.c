@@ -333,6 +333,36 @@ static void apply_cpuset(struct actuator *a, const struct action *act, const cha
 	free(w);
 }
 
+/*
+ * The one cpuset an LS unit takes: the split's, moving it off the CPUs BE
+ * gets alone, and only out of the shared pool: its original cpuset (the
+ * journal's, else the file's) is "" (v2: it inherits) or all of its
+ * parent's CPUs. An LS unit its owner placed elsewhere keeps its CPUs,
+ * whatever a policy asks.
+ */
+static bool ls_split_allowed(struct actuator *a, const struct action *act, const char *rel)
+{
+	const struct journal_entry *e = journal_find(&a->j, CG_KNOB_CPUS, rel);
+	char parent[POL_PATH_MAX], text[ACT_TEXT_MAX];
+	struct act_cpus orig, pool;
+	int err;
+
+	if (act->kind != ACT_CPUSET || !act->ls_split || act->cls != QOS_LS)
+		return false;
+	if (e)
+		snprintf(text, sizeof(text), "%s", e->orig);
+	else if (cg_read_cpus(a->c, rel, text, sizeof(text)))
+		return false;
+	if (!text[0])
+		return true;
+	if (act_cpus_parse(text, &orig))
+		return false;
+	parent_of(rel, parent, sizeof(parent));
+	err = a->c->v2[CTRL_CPUSET] ? cg_read_effective_cpus(a->c, parent, text, sizeof(text))
+				    : cg_read_cpus(a->c, parent, text, sizeof(text));
+	return !err && !act_cpus_parse(text, &pool) && act_cpus_subset(&pool, &orig);
+}
+
 /* Memory protection: -1 is "max", above every number. */
 static bool prot_lt(int64_t a, int64_t b)
 {
@@ -606,8 +636,11 @@ void actuator_apply(struct actuator *a, const struct action *act, struct act_res
 		apply_restore(a, act, rel, r);
 		return;
 	}
-	/* Beyond quotas (apply_quota): an LS unit keeps its CPUs and weight, and stays. */
-	if (qos_is_ls(act->cls) &&
+	/*
+	 * Beyond quotas (apply_quota): an LS unit keeps its CPUs and weight, and
+	 * stays; only the split may move a shared one off BE's CPUs.
+	 */
+	if (qos_is_ls(act->cls) && !ls_split_allowed(a, act, rel) &&
 	    (act->kind == ACT_CPUSET || act->kind == ACT_EVICT || act->kind == ACT_CPU_WEIGHT ||
 	     act->kind == ACT_MEM_LIMIT || act->kind == ACT_MEM_HIGH ||
 	     (act->kind == ACT_CPU_IDLE && act->value))) {

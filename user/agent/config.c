@@ -98,6 +98,7 @@ _Static_assert(sizeof(enum suppress_policy) == sizeof(int) &&
 static const char *const suppress_policies[] = {
 	[SUPPRESS_CFS_QUOTA] = "cfsQuota",
 	[SUPPRESS_CPUSET] = "cpuset",
+	[SUPPRESS_SPLIT] = "split",
 	NULL,
 };
 static const char *const burst_policies[] = {
@@ -921,6 +922,13 @@ static int check_cross(struct ctx *x, const struct agent_config *c)
 		      2 * c->interval_s) ?:
 		 need(x, "capacity.node_status.min_interval_s", c->kube.batch_min_interval_s, LE,
 		      "capacity.node_status.max_interval_s", c->kube.batch_max_interval_s);
+	/*
+	 * LS units confined by a split use at most their CPUs: only the
+	 * threshold's headroom lets their use cross it when they need more.
+	 */
+	if (!r && p->suppress.policy == SUPPRESS_SPLIT)
+		r = need(x, "suppress.threshold_percent", json_units(p->suppress.threshold, 100),
+			 LE, "95 with policy \"split\"", 95);
 	if (!r && c->evict_action == EVICT_KUBERNETES && !c->kube.enabled) {
 		start(x, "evict.action", NULL);
 		put(x, "\"kubernetes\" needs kubernetes.enabled: true");

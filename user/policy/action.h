@@ -58,6 +58,12 @@ struct action {
 	 * value/cpus are then meaningless.
 	 */
 	bool restore;
+	/*
+	 * ACT_CPUSET on an LS unit: the split (suppress.policy "split") moving
+	 * it off the CPUs BE gets alone, the one cpuset the actuator lets an LS
+	 * unit take (and only from the shared pool: docs/agent-actuator.md).
+	 */
+	bool ls_split;
 	uint64_t related_id; /* the other party (a culprit, a victim); 0 none */
 	char related[POL_PATH_MAX];
 	/*

@@ -17,6 +17,7 @@
 enum suppress_policy {
 	SUPPRESS_CFS_QUOTA = 0, /* "cfsQuota": CFS quota on each BE unit */
 	SUPPRESS_CPUSET,	/* "cpuset": BE units share a set of CPUs */
+	SUPPRESS_SPLIT, /* "split": whole CPUs to BE alone, the rest to LS units; else cfsQuota */
 };
 
 struct suppress_config {

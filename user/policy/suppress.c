@@ -264,6 +264,26 @@ static int cpulist_format(const uint64_t *set, char *buf, size_t size)
 	return cpu_list_format(on, POL_CPUS_MAX, buf, size) ? -ENOSPC : 0;
 }
 
+/* Every BE unit onto CPU list list (n CPUs), by rule. */
+static int emit_be_list(const struct pol_input *in, const struct suppress_config *cfg,
+			const struct sup_meas *m, const char *list, size_t n, const char *rule,
+			struct action_list *out)
+{
+	for (size_t i = 0; i < in->n_units; i++) {
+		const struct pol_unit *u = &in->units[i];
+		struct action *a;
+
+		if (u->cls != QOS_BE)
+			continue;
+		a = add(out, ACT_CPUSET, u, rule, in, cfg, m);
+		if (!a)
+			return -ENOMEM;
+		snprintf(a->cpus, sizeof(a->cpus), "%s", list);
+		action_evidence(a, "be_cpuset_cpus", (double)n);
+	}
+	return 0;
+}
+
 /* cpuset: ceil(allowance) CPUs shared by every BE unit. */
 static int emit_cpusets(const struct pol_input *in, const struct suppress_config *cfg,
 			const struct sup_meas *m, struct suppress_state *st,
@@ -281,21 +301,116 @@ static int emit_cpusets(const struct pol_input *in, const struct suppress_config
 	if (!n)
 		return 0;
 	err = cpulist_format(st->cpuset, list, sizeof(list));
-	if (err)
-		return err;
-	for (size_t i = 0; i < in->n_units; i++) {
+	return err ? err : emit_be_list(in, cfg, m, list, n, "suppress.cpuset", out);
+}
+
+/* Whether two kernel CPU lists name the same CPUs (false when either is malformed). */
+static bool same_cpus(const char *x, const char *y)
+{
+	bool a[POL_CPUS_MAX], b[POL_CPUS_MAX];
+
+	return !cpu_list_parse(x, a, POL_CPUS_MAX) && !cpu_list_parse(y, b, POL_CPUS_MAX) &&
+	       !memcmp(a, b, sizeof(a));
+}
+
+/*
+ * An LS unit the split may move: one in the shared pool (its cpuset is the
+ * subtree's CPUs, or "" where it inherits them), or where the split put it
+ * last tick. An LS unit on other CPUs was placed there by its owner, and
+ * stays; LSE and LSR units hold CPUs of their own and are never moved.
+ */
+static bool split_movable(const struct pol_input *in, const struct suppress_state *st,
+			  const struct pol_unit *u)
+{
+	return u->cls == QOS_LS && (!u->cpus[0] || same_cpus(u->cpus, in->cpu_list) ||
+				    (st->ls_cpus[0] && same_cpus(u->cpus, st->ls_cpus)));
+}
+
+/* CPUs in a bitmap. */
+static size_t bits(const uint64_t *set)
+{
+	size_t n = 0;
+
+	for (size_t w = 0; w < SET_WORDS; w++)
+		n += (size_t)__builtin_popcountll(set[w]);
+	return n;
+}
+
+/*
+ * How many whole CPUs the split gives BE: floor(allowance), the allowance
+ * taken before its min_cpus floor (the split hands BE only CPUs that LS, the
+ * system and the threshold leave whole, so LS keeps its use plus the
+ * threshold's headroom), at most all usable CPUs but one (LS keeps at least
+ * one). It shrinks at once; it grows only when the allowance clears the next
+ * whole CPU by max_growth of the capacity, so that an allowance hovering
+ * around a whole number does not move the LS units back and forth each tick.
+ */
+static size_t split_size(const struct pol_input *in, const struct suppress_config *cfg,
+			 const struct sup_meas *m, const struct suppress_state *st, size_t usable)
+{
+	double raw = fmin(m->raw, m->allowed) + 1e-9; /* 1.9999999 is 2 */
+	double grown = floor(raw - cfg->max_growth * in->cpus);
+	size_t prev = bits(st->cpuset), n = raw >= 1 ? (size_t)floor(raw) : 0;
+
+	if (usable < 2) /* no topology, or nothing to split */
+		return 0;
+	if (n >= prev)
+		n = grown > (double)prev ? (size_t)grown : prev;
+	return n >= usable ? usable - 1 : n;
+}
+
+/*
+ * split: whole CPUs for BE alone, and the LS units moved off them, so that
+ * an LS task never wakes behind a BE task, nor on a CPU whose caches BE
+ * keeps (split_size: how many). With no whole CPU to spare the split is off
+ * and BE gets the cfsQuota allowance (with its floor); the LS units'
+ * cpusets are then no one's wish, and the plan gives them back to their
+ * owners.
+ */
+static int emit_split(const struct pol_input *in, const struct suppress_config *cfg,
+		      const struct sup_meas *m, struct suppress_state *st, struct action_list *out)
+{
+	char be[POL_CPULIST_MAX], ls[POL_CPULIST_MAX];
+	bool on[POL_CPUS_MAX] = {0};
+	size_t usable = 0, n;
+	int err;
+
+	for (size_t i = 0; i < in->n_topo && i < POL_CPUS_MAX; i++)
+		usable += in->topo[i].cpu >= 0 && in->topo[i].cpu < POL_CPUS_MAX;
+	n = split_size(in, cfg, m, st, usable);
+	if (!n || !m->n_be) {
+		memset(st->cpuset, 0, sizeof(st->cpuset));
+		st->ls_cpus[0] = '\0';
+		return emit_quotas(in, cfg, m, out);
+	}
+	n = choose_cpus(in, (double)n, st->cpuset);
+	for (size_t i = 0; i < in->n_topo && i < POL_CPUS_MAX; i++) {
+		int cpu = in->topo[i].cpu;
+
+		if (cpu >= 0 && cpu < POL_CPUS_MAX && !bit_get(st->cpuset, cpu))
+			on[cpu] = true;
+	}
+	err = cpulist_format(st->cpuset, be, sizeof(be));
+	if (!err && cpu_list_format(on, POL_CPUS_MAX, ls, sizeof(ls)))
+		err = -ENOSPC;
+	if (!err)
+		err = emit_be_list(in, cfg, m, be, n, "suppress.split_be", out);
+	for (size_t i = 0; !err && i < in->n_units; i++) {
 		const struct pol_unit *u = &in->units[i];
 		struct action *a;
 
-		if (u->cls != QOS_BE)
+		if (!split_movable(in, st, u))
 			continue;
-		a = add(out, ACT_CPUSET, u, "suppress.cpuset", in, cfg, m);
+		a = add(out, ACT_CPUSET, u, "suppress.split_ls", in, cfg, m);
 		if (!a)
 			return -ENOMEM;
-		snprintf(a->cpus, sizeof(a->cpus), "%s", list);
+		a->ls_split = true;
+		snprintf(a->cpus, sizeof(a->cpus), "%s", ls);
+		action_evidence(a, "ls_cpuset_cpus", (double)(usable - n));
 		action_evidence(a, "be_cpuset_cpus", (double)n);
 	}
-	return 0;
+	snprintf(st->ls_cpus, sizeof(st->ls_cpus), "%s", err ? "" : ls);
+	return err;
 }
 
 static int emit_idle(const struct pol_input *in, struct action_list *out)
@@ -333,6 +448,8 @@ int suppress_run(const struct pol_input *in, const struct suppress_config *cfg,
 
 	if (cfg->policy == SUPPRESS_CPUSET) {
 		err = emit_cpusets(in, cfg, &m, st, out);
+	} else if (cfg->policy == SUPPRESS_SPLIT) {
+		err = emit_split(in, cfg, &m, st, out);
 	} else {
 		memset(st->cpuset, 0, sizeof(st->cpuset));
 		err = emit_quotas(in, cfg, &m, out);

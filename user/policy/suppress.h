@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * BE suppression: how much CPU best-effort units may use now (what LS, the
- * system and the threshold leave), as a CFS quota per BE unit or a shared
- * cpuset, rate-limited upwards; optionally cpu.idle=1 on BE units.
+ * system and the threshold leave), as a CFS quota per BE unit, a shared
+ * cpuset, or whole CPUs split off for BE alone with the LS units kept off
+ * them; rate-limited upwards; optionally cpu.idle=1 on BE units.
  */
 #ifndef QOSLET_POLICY_SUPPRESS_H
 #define QOSLET_POLICY_SUPPRESS_H
@@ -18,8 +19,13 @@
 struct suppress_state {
 	bool have_allowed;   /* allowed_cpus holds a previous tick's allowance */
 	double allowed_cpus; /* BE's allowance after rate limiting, last tick */
-	/* cpuset policy: BE's CPUs last tick, bit n = CPU n (empty: none chosen yet) */
+	/*
+	 * cpuset and split policies: BE's CPUs last tick, bit n = CPU n (empty:
+	 * none chosen yet, or split off)
+	 */
 	uint64_t cpuset[POL_CPUS_MAX / 64];
+	/* split policy: the LS units' list last tick ("" when not split) */
+	char ls_cpus[POL_CPULIST_MAX];
 };
 
 /*

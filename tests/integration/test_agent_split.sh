@@ -1,0 +1,138 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# BE suppression with the split policy, on real cgroups with real load: BE
+# gets whole CPUs to itself, the LS unit the others, and the kernel confines
+# each to its set. A BE unit runs one CPU hog per CPU; an LS unit runs a light
+# load (0.1 CPU); threshold 95% (the most split allows), so LS leaves a whole
+# CPU idle and, confined to the others, shows a need for more by crossing it.
+#  1. Applied decisions suppress.split_be on the BE unit and suppress.split_ls
+#     on the LS unit; their cpuset.cpus files show the two lists, which are
+#     disjoint, non-empty and together every CPU; every BE task's
+#     Cpus_allowed_list (/proc) is BE's list; on cgroup v1, the BE unit's
+#     cpuacct.usage_percpu grows only on its own CPUs over 2 s.
+#  2. The LS unit then runs a hog per CPU: the split ends at once, BE is held
+#     by a quota again (suppress.cfs_quota) and the LS unit's cpuset.cpus is
+#     given back (its original, or on v2 before 6.x its parent's CPUs).
+#  3. The LS hogs stop: the split comes back; a clean stop gives both units
+#     their cpusets back and removes the journal.
+# Not how fast: every wait is 15 s (the agent ticks every second).
+# shellcheck disable=SC2016
+set -euo pipefail
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/agent_lib.sh
+. "$(dirname "$0")/agent_lib.sh"
+
+require_root
+require_cmds jq stress-ng
+require_binaries
+test_setup
+agent_setup
+
+NCPU=$(nproc)
+[ "$NCPU" -ge 2 ] || skip "needs 2 CPUs to split"
+ls=$(agent_cgroup ls)
+be=$(agent_cgroup be)
+ls_set=$(agent_cg_in "$ls" cpuset)
+be_set=$(agent_cg_in "$be" cpuset)
+[ -e "$be_set/cpuset.cpus" ] || skip "no cpuset controller for $be"
+LS_REL=${ls#"$CG_ROOT"/}
+BE_REL=${be#"$CG_ROOT"/}
+CPUS=$(seq -s, 0 $((NCPU - 1)))
+ls_orig=$(cat "$ls_set/cpuset.cpus")
+be_orig=$(cat "$be_set/cpuset.cpus")
+parent_eff=$(cat "$(dirname "$be_set")/cpuset.cpus.effective" 2>/dev/null || true)
+log "before: LS cpuset.cpus \"$ls_orig\", BE \"$be_orig\""
+agent_run "$be" "$CPUS" stress-ng --cpu "$NCPU" --timeout 120s
+agent_run "$ls" "$CPUS" "$DUTYCYCLE" 1000 9000 120
+
+# expand LIST: its CPUs, one a line ("0-2,5" -> 0 1 2 5).
+expand() {
+	tr ',' '\n' <<<"$1" | awk -F- 'NF { for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }'
+}
+
+# wait_file FILE WANT WHAT: FILE holds WANT within 15 s.
+wait_file() {
+	for _ in $(seq 1 150); do
+		[ "$(cat "$1")" = "$2" ] && return 0
+		kill -0 "$AGENT_PID" 2>/dev/null || fail "agent exited: $(tail -n 5 "$AGENT_ERR")"
+		sleep 0.1
+	done
+	fail "$3: $1 holds \"$(cat "$1")\", not \"$2\""
+}
+
+# wait_split SINCE_NS: the BE and LS lists of the first applied split decisions
+# after SINCE_NS, once both files show them: BE_LIST, LS_LIST.
+wait_split() {
+	local q='.outcome == "applied" and .ts_ns > '"$1"
+	BE_LIST=$(wait_decision "$q"' and .rule == "suppress.split_be" and .target.cgroup == "/'"$BE_REL"'"' 15 | jq -r .after) ||
+		fail "no applied split for the BE unit in 15 s: $(decisions '.rule | startswith("suppress")' | jq -c 'map({rule, outcome, after, why, evidence}) | .[-3:]')"
+	LS_LIST=$(wait_decision "$q"' and .rule == "suppress.split_ls" and .target.cgroup == "/'"$LS_REL"'"' 15 | jq -r .after) ||
+		fail "no applied split for the LS unit in 15 s: $(decisions '.rule == "suppress.split_ls"' | jq -c 'map({outcome, after, why}) | .[-3:]')"
+	wait_file "$be_set/cpuset.cpus" "$BE_LIST" "the BE unit's cpuset shows the split"
+	wait_file "$ls_set/cpuset.cpus" "$LS_LIST" "the LS unit's cpuset shows the split"
+}
+
+agent_config '{"classes": [{"glob": "'"$LS_REL"'", "class": "LS"}, {"glob": "'"$BE_REL"'", "class": "BE"}],
+	"suppress": {"policy": "split", "threshold_percent": 95}, "interference": {"enabled": false}}'
+agent_start
+
+# ---- 1: split, as the kernel sees it ----
+wait_split 0
+log "split: BE \"$BE_LIST\", LS \"$LS_LIST\""
+mapfile -t be_cpus < <(expand "$BE_LIST")
+mapfile -t ls_cpus < <(expand "$LS_LIST")
+assert_cmp "${#be_cpus[@]}" ">=" 1 "BE holds a CPU"
+assert_cmp "${#ls_cpus[@]}" ">=" 1 "LS holds a CPU"
+assert_eq "$(printf '%s\n' "${be_cpus[@]}" "${ls_cpus[@]}" | sort -n | uniq | paste -sd, -)" "$CPUS" \
+	"the two lists are disjoint and together every CPU"
+assert_eq "$(printf '%s\n' "${be_cpus[@]}" "${ls_cpus[@]}" | wc -l)" "$NCPU" "no CPU in both lists"
+for p in $(cat "$be/cgroup.procs"); do
+	got=$(awk '$1 == "Cpus_allowed_list:" { print $2 }' "/proc/$p/status" 2>/dev/null) || continue
+	[ -z "$got" ] || assert_eq "$got" "$BE_LIST" "BE task $p may run only on BE's CPUs"
+done
+be_acct=$(agent_cg_in "$be" cpuacct)
+if [ -e "$be_acct/cpuacct.usage_percpu" ]; then
+	read -ra u0 <"$be_acct/cpuacct.usage_percpu"
+	sleep 2
+	read -ra u1 <"$be_acct/cpuacct.usage_percpu"
+	for c in "${ls_cpus[@]}"; do
+		assert_cmp "$(((u1[c] - u0[c]) / 1000000))" "<" 20 "BE's CPU time on LS's CPU $c over 2 s (ms, cpuacct.usage_percpu)"
+	done
+	for c in "${be_cpus[@]}"; do
+		assert_cmp "$(((u1[c] - u0[c]) / 1000000))" ">" 1000 "BE's CPU time on its own CPU $c over 2 s (ms)"
+	done
+else
+	log "no cpuacct.usage_percpu (cgroup v2): the per-CPU check is v1's"
+fi
+
+# ---- 2: LS load grows: the split ends at once ----
+t0=$(date +%s%N)
+LS_HOGS=()
+for _ in $(seq 1 "$NCPU"); do
+	agent_run "$ls" "$CPUS" "$DUTYCYCLE" 1000 0 120
+	LS_HOGS+=("$CG_PID")
+done
+wait_decision '.rule == "suppress.cfs_quota" and .outcome == "applied" and .ts_ns > '"$t0" 15 >/dev/null ||
+	fail "BE not back under a quota within 15 s of the LS load: $(decisions '.ts_ns > '"$t0" | jq -c 'map({rule, outcome, after}) | .[-4:]')"
+ls_parent_eff=$(cat "$(dirname "$ls_set")/cpuset.cpus.effective" 2>/dev/null || true)
+for _ in $(seq 1 150); do
+	[ "$(cat "$ls_set/cpuset.cpus")" != "$LS_LIST" ] && break
+	sleep 0.1
+done
+assert_cpus_restored "$ls_set" "$ls_orig" "$ls_parent_eff" "the split ended: the LS unit's cpuset is given back"
+
+# ---- 3: LS load drops: split again; a clean stop gives both back ----
+t0=$(date +%s%N)
+for p in "${LS_HOGS[@]}"; do
+	kill -TERM "$p"
+	wait "$p" 2>/dev/null || true
+done
+wait_split "$t0"
+log "split again: BE \"$BE_LIST\", LS \"$LS_LIST\""
+agent_stop
+assert_cpus_restored "$ls_set" "$ls_orig" "$parent_eff" "clean stop restored the LS unit's cpuset"
+assert_cpus_restored "$be_set" "$be_orig" "$parent_eff" "clean stop restored the BE unit's cpuset"
+[ ! -e "$STATE_DIR/actuator.json" ] || fail "the journal outlived a clean stop: $(cat "$STATE_DIR/actuator.json")"
+log "pass"
