@@ -306,7 +306,7 @@ run_block() {
 	[ "$shape" = closed ] || rate=${RATE[$srv]}
 	[[ $scen == alone* ]] || kind=${scen##*-}
 	[[ $scen != agent* ]] || ag=${scen%-*}
-	[[ $scen != *split* ]] || ls=$LS_CPUS
+	[[ $scen != split-* && $scen != alone-split ]] || ls=$LS_CPUS
 	[[ $scen != split-* ]] || bec=$BE_CPUS
 	[ "$ls" = "$ALL_CPUS" ] || server_bind "$ls"
 	R[$k,$r,procs]=$(foreign_procs)
