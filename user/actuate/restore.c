@@ -44,22 +44,28 @@ static bool wanted(const struct restore_filter *f, const struct journal_entry *e
  * before 6.x refuse to empty a cpuset that has tasks (ENOSPC, also on v2,
  * where "" means inherit), and a pod cgroup always has them. Then it gets
  * what inheriting gave it, its parent's effective CPUs: the same CPUs now,
- * though it no longer follows its parent's later changes.
+ * though it no longer follows its parent's later changes. On v1 "" is what
+ * a new cpuset holds until its creator writes its CPUs (the agent may have
+ * come first); with tasks, or children holding CPUs, v1 refuses it (ENOSPC,
+ * EBUSY), and the unit gets what creators write there, its parent's CPUs.
  */
 static int restore_inherited_cpus(struct actuator *a, const char *rel, char *why, size_t whylen)
 {
 	char parent[POL_PATH_MAX], eff[ACT_TEXT_MAX];
 	const char *slash = strrchr(rel, '/');
+	bool v2 = a->c->v2[CTRL_CPUSET];
 	int err = act_write(a, CG_KNOB_CPUS, rel, "", false, why, whylen);
 
-	if (err != -ENOSPC || !a->c->v2[CTRL_CPUSET])
+	if (err != -ENOSPC && (v2 || err != -EBUSY))
 		return err;
 	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - rel) : 0, rel);
-	if (cg_read_effective_cpus(a->c, parent, eff, sizeof(eff)) || !eff[0])
+	if ((v2 ? cg_read_effective_cpus(a->c, parent, eff, sizeof(eff))
+		: cg_read_cpus(a->c, parent, eff, sizeof(eff))) ||
+	    !eff[0])
 		return err;
 	log_info("restore: the kernel refuses to empty %s/cpuset.cpus while it has tasks: "
-		 "writing its parent's effective CPUs \"%s\" instead",
-		 rel, eff);
+		 "writing its parent's %sCPUs \"%s\" instead",
+		 rel, v2 ? "effective " : "", eff);
 	return act_write(a, CG_KNOB_CPUS, rel, eff, false, why, whylen);
 }
 
