@@ -16,7 +16,8 @@
 #     given back (its original, or on v2 before 6.x its parent's CPUs).
 #  3. The LS hogs stop: the split comes back; a clean stop gives both units
 #     their cpusets back and removes the journal.
-# Not how fast: every wait is 15 s (the agent ticks every second).
+# Not how fast: every wait is 15 s (the agent ticks every second). Under TCG
+# steps 2 and 3 but the clean stop are left out (the test reports a skip).
 # shellcheck disable=SC2016
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
@@ -135,32 +136,42 @@ while read -r what v pid; do
 done <<<"$view"
 grep -q "^percpu" <<<"$view" || log "no cpuacct.usage_percpu (cgroup v2): the per-CPU check is v1's"
 
-# ---- 2: LS load grows: the split ends at once ----
-t0=$(date +%s%N)
-LS_HOGS=()
-for _ in $(seq 1 "$NCPU"); do
-	agent_run "$ls" "$CPUS" "$DUTYCYCLE" 1000 0 120
-	LS_HOGS+=("$CG_PID")
-done
-wait_decision '.rule == "suppress.cfs_quota" and .outcome == "applied" and .ts_ns > '"$t0" 15 >/dev/null ||
-	fail "BE not back under a quota within 15 s of the LS load: $(decisions '.ts_ns > '"$t0" | jq -c 'map({rule, outcome, after}) | .[-4:]')"
-ls_parent_eff=$(cat "$(dirname "$ls_set")/cpuset.cpus.effective" 2>/dev/null || true)
-for _ in $(seq 1 150); do
-	[ "$(cat "$ls_set/cpuset.cpus")" != "$LS_LIST" ] && break
-	sleep 0.1
-done
-assert_cpus_restored "$ls_set" "$ls_orig" "$ls_parent_eff" "the split ended: the LS unit's cpuset is given back"
+# Steps 2 and 3 judge the split's dynamics by the LS unit's CPU time. Under
+# TCG a vCPU's time lags the wall clock (the host runs it among other work),
+# so a confined LS unit's use need not cross the threshold: not run there.
+grow_and_drop() {
+	# ---- 2: LS load grows: the split ends at once ----
+	t0=$(date +%s%N)
+	LS_HOGS=()
+	for _ in $(seq 1 "$NCPU"); do
+		agent_run "$ls" "$CPUS" "$DUTYCYCLE" 1000 0 120
+		LS_HOGS+=("$CG_PID")
+	done
+	wait_decision '.rule == "suppress.cfs_quota" and .outcome == "applied" and .ts_ns > '"$t0" 15 >/dev/null ||
+		fail "BE not back under a quota within 15 s of the LS load: $(decisions '.ts_ns > '"$t0" | jq -c 'map({rule, outcome, after}) | .[-4:]')"
+	ls_parent_eff=$(cat "$(dirname "$ls_set")/cpuset.cpus.effective" 2>/dev/null || true)
+	for _ in $(seq 1 150); do
+		[ "$(cat "$ls_set/cpuset.cpus")" != "$LS_LIST" ] && break
+		sleep 0.1
+	done
+	assert_cpus_restored "$ls_set" "$ls_orig" "$ls_parent_eff" "the split ended: the LS unit's cpuset is given back"
 
-# ---- 3: LS load drops: split again; a clean stop gives both back ----
-t0=$(date +%s%N)
-for p in "${LS_HOGS[@]}"; do
-	kill -TERM "$p"
-	wait "$p" 2>/dev/null || true
-done
-wait_split "$t0"
-log "split again: BE \"$BE_LIST\", LS \"$LS_LIST\""
+	# ---- 3: LS load drops: split again (the clean stop follows) ----
+	t0=$(date +%s%N)
+	for p in "${LS_HOGS[@]}"; do
+		kill -TERM "$p"
+		wait "$p" 2>/dev/null || true
+	done
+	wait_split "$t0"
+	log "split again: BE \"$BE_LIST\", LS \"$LS_LIST\""
+}
+if [ "${QOSLET_VM:-}" = tcg ]; then
+	skip_part "the split ending under LS load and coming back (under TCG a confined LS unit's CPU time lags the wall clock)"
+else
+	grow_and_drop
+fi
 agent_stop
 assert_cpus_restored "$ls_set" "$ls_orig" "$parent_eff" "clean stop restored the LS unit's cpuset"
 assert_cpus_restored "$be_set" "$be_orig" "$parent_eff" "clean stop restored the BE unit's cpuset"
 [ ! -e "$STATE_DIR/actuator.json" ] || fail "the journal outlived a clean stop: $(cat "$STATE_DIR/actuator.json")"
-log "pass"
+test_end
