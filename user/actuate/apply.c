@@ -225,6 +225,14 @@ static void parent_of(const char *rel, char *parent, size_t size)
 	parent[n] = '\0';
 }
 
+int act_parent_cpus(const struct actuator *a, const char *rel, char *parent, size_t psize,
+		    char *buf, size_t size)
+{
+	parent_of(rel, parent, psize);
+	return a->c->v2[CTRL_CPUSET] ? cg_read_effective_cpus(a->c, parent, buf, size)
+				     : cg_read_cpus(a->c, parent, buf, size);
+}
+
 struct cpus_work {
 	struct act_cpus want, cur, uni;
 	char text[ACT_TEXT_MAX];
@@ -242,11 +250,7 @@ static int check_parent(struct actuator *a, const char *rel, struct cpus_work *w
 	const char *file = a->c->v2[CTRL_CPUSET] ? "cpuset.cpus.effective" : "cpuset.cpus";
 	int err;
 
-	parent_of(rel, parent, sizeof(parent));
-	if (a->c->v2[CTRL_CPUSET])
-		err = cg_read_effective_cpus(a->c, parent, w->text, sizeof(w->text));
-	else
-		err = cg_read_cpus(a->c, parent, w->text, sizeof(w->text));
+	err = act_parent_cpus(a, rel, parent, sizeof(parent), w->text, sizeof(w->text));
 	if (!err && act_cpus_parse(w->text, &w->cur))
 		err = -EINVAL;
 	if (err) {
@@ -357,9 +361,7 @@ static bool ls_split_allowed(struct actuator *a, const struct action *act, const
 		return true;
 	if (act_cpus_parse(text, &orig))
 		return false;
-	parent_of(rel, parent, sizeof(parent));
-	err = a->c->v2[CTRL_CPUSET] ? cg_read_effective_cpus(a->c, parent, text, sizeof(text))
-				    : cg_read_cpus(a->c, parent, text, sizeof(text));
+	err = act_parent_cpus(a, rel, parent, sizeof(parent), text, sizeof(text));
 	return !err && !act_cpus_parse(text, &pool) && act_cpus_subset(&pool, &orig);
 }
 

@@ -78,6 +78,14 @@ static inline bool act_is_protection(enum cg_knob k)
  */
 bool act_in_subtree(const struct actuator *a, enum cg_knob k, const char *rel);
 
+/*
+ * The CPUs rel's parent holds, into buf, and the parent's path into parent:
+ * on v2 its cpuset.cpus.effective (what a child's "" inherits), on v1 its
+ * cpuset.cpus (what a child must stay within). 0 or -errno.
+ */
+int act_parent_cpus(const struct actuator *a, const char *rel, char *parent, size_t psize,
+		    char *buf, size_t size);
+
 /* Calls opts->on_write, if set. */
 void act_notify(struct actuator *a, const char *path, const char *text, int err);
 

@@ -52,16 +52,12 @@ static bool wanted(const struct restore_filter *f, const struct journal_entry *e
 static int restore_inherited_cpus(struct actuator *a, const char *rel, char *why, size_t whylen)
 {
 	char parent[POL_PATH_MAX], eff[ACT_TEXT_MAX];
-	const char *slash = strrchr(rel, '/');
 	bool v2 = a->c->v2[CTRL_CPUSET];
 	int err = act_write(a, CG_KNOB_CPUS, rel, "", false, why, whylen);
 
 	if (err != -ENOSPC && (v2 || err != -EBUSY))
 		return err;
-	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - rel) : 0, rel);
-	if ((v2 ? cg_read_effective_cpus(a->c, parent, eff, sizeof(eff))
-		: cg_read_cpus(a->c, parent, eff, sizeof(eff))) ||
-	    !eff[0])
+	if (act_parent_cpus(a, rel, parent, sizeof(parent), eff, sizeof(eff)) || !eff[0])
 		return err;
 	log_info("restore: the kernel refuses to empty %s/cpuset.cpus while it has tasks: "
 		 "writing its parent's %sCPUs \"%s\" instead",
