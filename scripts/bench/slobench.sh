@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# scripts/bench/slobench.sh [-r ROUNDS] [-s SECS] [-S SERVERS] [-b BES] [-q SECS] [-x NAME=JSON]... [-p] [-k DIR] [-o FILE]
+# scripts/bench/slobench.sh [-r ROUNDS] [-s SECS] [-S SERVERS] [-L SHAPES] [-b BES] [-q SECS] [-x NAME=JSON]... [-p] [-k DIR] [-o FILE]
 #
 # Issue 14's benchmark: request latency of real servers from Debian next to
 # best-effort batch work, without and with `qoslet agent`.
@@ -68,6 +68,8 @@
 #   -r ROUNDS   rounds (default $SLOBENCH_ROUNDS, else 3)
 #   -s SECS     seconds per block (default $SLOBENCH_SECS, else 8)
 #   -S SERVERS  comma-separated, of web and kv (default web,kv)
+#   -L SHAPES   comma-separated load shapes, of closed and open (default
+#               closed,open)
 #   -b BES      comma-separated BE kinds, of cpu and cache (default cpu,cache)
 #   -q SECS     wait up to SECS for a quiet machine first (default 0: check
 #               once and warn); run.sh passes BENCH_QUIET_WAIT
@@ -93,6 +95,7 @@ LOADGEN=${LOADGEN:-$ROOT/build/tests/helpers/loadgen}
 ROUNDS=${SLOBENCH_ROUNDS:-3}
 SECS=${SLOBENCH_SECS:-8}
 SERVERS=web,kv
+SHAPE_ARG=closed,open
 BES=cpu,cache
 QUIET_WAIT=0
 OUT=""
@@ -126,11 +129,12 @@ words_of() {
 
 AGENTS=(agent)
 SPLIT=""
-while getopts "r:s:S:b:q:x:pk:o:h" opt; do
+while getopts "r:s:S:L:b:q:x:pk:o:h" opt; do
 	case $opt in
 	r) ROUNDS=$OPTARG ;;
 	s) SECS=$OPTARG ;;
 	S) SERVERS=$OPTARG ;;
+	L) SHAPE_ARG=$OPTARG ;;
 	b) BES=$OPTARG ;;
 	q) QUIET_WAIT=$OPTARG ;;
 	x)
@@ -153,7 +157,8 @@ if [ "$ROUNDS" -lt 1 ] || [ "$SECS" -lt 2 ]; then
 fi
 mapfile -t SRV_LIST < <(words_of "$SERVERS" web kv)
 mapfile -t BE_LIST < <(words_of "$BES" cpu cache)
-if [ "${#SRV_LIST[@]}" = 0 ] || [ "${#BE_LIST[@]}" = 0 ]; then
+mapfile -t SHAPES < <(words_of "$SHAPE_ARG" closed open)
+if [ "${#SRV_LIST[@]}" = 0 ] || [ "${#BE_LIST[@]}" = 0 ] || [ "${#SHAPES[@]}" = 0 ]; then
 	usage
 fi
 
@@ -359,7 +364,6 @@ for kind in "${BE_LIST[@]}"; do
 		SCENARIOS+=("$a-$kind")
 	done
 done
-SHAPES=(closed open)
 N=${#SCENARIOS[@]}
 colo_run_start "$QUIET_WAIT"
 log "servers ${SRV_LIST[*]}; $ROUNDS rounds of ${SHAPES[*]} x ${SCENARIOS[*]}, ${SECS} s each; parent $TEST_PARENT"
