@@ -122,12 +122,13 @@ static void test_reasks_after_others_change_it(void **state)
 /*
  * Live, a write the kernel keeps refusing while the wish moves every tick
  * (a suppression allowance following the load): asked at 0 s, then after
- * holds of 10, 20 and 40 s (plan.h), not every tick. Once the value lands,
- * a changed wish is asked at once again.
+ * holds of 1, 2, 4, 8, 16 and 32 s (plan.h), each counted from the look
+ * that saw the miss, not every tick. Once the value lands, a changed wish
+ * is asked at once again.
  */
 static void test_holds_after_misses(void **state)
 {
-	static const int want[] = {0, 11, 32, 73};
+	static const int want[] = {0, 2, 5, 10, 19, 36, 69};
 	struct plan_state st = {0};
 	struct action_list w = {0}, out = {0};
 	size_t n = 0;
@@ -157,6 +158,58 @@ static void test_holds_after_misses(void **state)
 		run(&st, &w, &out);
 		assert_int_equal(out.n, 1);
 		units[0].quota_us = 30000 + t;
+	}
+	plan_state_free(&st);
+	action_list_free(&w);
+	action_list_free(&out);
+}
+
+/*
+ * A refused write whose wish stays the same (a split's cpuset refused while
+ * the pod's creator was still making its cgroups) is asked again when its
+ * hold ends, then with the holds doubling; not once it landed or when
+ * someone else set the wished value.
+ */
+static void test_unchanged_wish_retried(void **state)
+{
+	static const int want[] = {0, 2, 5, 10};
+	struct plan_state st = {0};
+	struct action_list w = {0}, out = {0};
+	size_t n = 0;
+
+	(void)state;
+	reset_units();
+	for (int t = 0; t < 12; t++) {
+		in.ts_ns = (uint64_t)t * 1000000000ull;
+		wish(&w, 0, ACT_CPU_QUOTA, 20000, "suppress.cfs_quota");
+		run(&st, &w, &out);
+		if (!out.n)
+			continue;
+		assert_true(n < sizeof(want) / sizeof(want[0]));
+		assert_int_equal(t, want[n++]);
+	}
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	/* The fourth ask lands: no more asks. */
+	units[0].quota_us = 20000;
+	for (int t = 12; t < 60; t++) {
+		in.ts_ns = (uint64_t)t * 1000000000ull;
+		wish(&w, 0, ACT_CPU_QUOTA, 20000, "suppress.cfs_quota");
+		run(&st, &w, &out);
+		assert_int_equal(out.n, 0);
+	}
+	plan_state_free(&st);
+	/* Refused once, then the owner sets the wished value himself: nothing to ask. */
+	reset_units();
+	wish(&w, 0, ACT_CPU_QUOTA, 20000, "suppress.cfs_quota");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 1);
+	for (int t = 1; t < 10; t++) {
+		in.ts_ns = (uint64_t)t * 1000000000ull;
+		if (t == 1)
+			units[0].quota_us = 20000;
+		wish(&w, 0, ACT_CPU_QUOTA, 20000, "suppress.cfs_quota");
+		run(&st, &w, &out);
+		assert_int_equal(out.n, 0);
 	}
 	plan_state_free(&st);
 	action_list_free(&w);
@@ -373,6 +426,7 @@ int main(void)
 		cmocka_unit_test(test_nothing_when_value_already_there),
 		cmocka_unit_test(test_reasks_after_others_change_it),
 		cmocka_unit_test(test_holds_after_misses),
+		cmocka_unit_test(test_unchanged_wish_retried),
 		cmocka_unit_test(test_hold_ends_on_change_and_not_in_dry_run),
 		cmocka_unit_test(test_lowest_quota_wins),
 		cmocka_unit_test(test_merged_quota_keeps_first_place),

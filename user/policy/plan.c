@@ -258,8 +258,9 @@ static bool held(struct plan_entry *e, int64_t cur, const char *cur_cpus, uint64
 	}
 	if (!e->misses)
 		return false;
-	/* The first hold << 5 is past the cap: a larger shift is never needed. */
-	hold_s = (uint64_t)PLAN_HOLD_FIRST_S << (e->misses - 1 < 5 ? e->misses - 1 : 5);
+	hold_s = PLAN_HOLD_FIRST_S;
+	for (uint32_t k = 1; k < e->misses && hold_s < PLAN_HOLD_MAX_S; k++)
+		hold_s *= 2;
 	if (hold_s > PLAN_HOLD_MAX_S)
 		hold_s = PLAN_HOLD_MAX_S;
 	return pol_since_s(now_ns, &e->missed_ns) < (double)hold_s;
@@ -311,9 +312,16 @@ static int keep_if_new(struct plan_state *st, const struct pol_input *in, const 
 			!same(cur, cur_cpus, a->value, a->cpus) &&
 			!same(cur, cur_cpus, e->seen_value, str_or_empty(e->seen_cpus));
 
+		bool retry;
+
 		hold = held(e, cur, cur_cpus, in->ts_ns, dry_run);
+		/*
+		 * A missed ask is asked again when its hold ends, even unchanged: what
+		 * refused it may have gone (a cgroup its creator was still making).
+		 */
+		retry = e->misses && !same(cur, cur_cpus, a->value, a->cpus);
 		/* A change by others may have cleared what refused the write: ask at once. */
-		*keep = changed_by_others || (wish_changed && !hold);
+		*keep = changed_by_others || ((wish_changed || retry) && !hold);
 	}
 	e->asked = *keep;
 	/* A held wish is not asked yet: it stays a change, asked when the hold ends. */

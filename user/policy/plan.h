@@ -15,7 +15,7 @@
 #include "model.h"
 
 /* Holds after a missed ask (see plan_apply), in seconds. */
-#define PLAN_HOLD_FIRST_S 10
+#define PLAN_HOLD_FIRST_S 1
 #define PLAN_HOLD_MAX_S	  300
 
 /* What the plan last asked of one knob of one target (a unit, or a container by its id). */
@@ -47,11 +47,12 @@ struct plan_state {
  *    the value never changes, asks once, and a failed write is not retried
  *    in a storm);
  *  - live (not dry_run), an ask whose value is not there at the next look
- *    missed (the kernel or the actuator refused it): a changed wish for
- *    that setting then waits PLAN_HOLD_FIRST_S, doubling with each miss in
- *    a row up to PLAN_HOLD_MAX_S, so a setting the kernel keeps refusing
- *    costs one failed write per hold, not one per tick while its wish
- *    moves;
+ *    missed (the kernel or the actuator refused it): the setting is then
+ *    held PLAN_HOLD_FIRST_S, doubling with each miss in a row up to
+ *    PLAN_HOLD_MAX_S, and asked again when the hold ends, changed or not
+ *    (the first retry comes a second later: a refusal is often a race with
+ *    the cgroup's creator), so a setting the kernel keeps refusing costs one
+ *    failed write per hold, not one per tick;
  *  - a setting asked before that no policy wishes any more comes back as an
  *    action with restore set (rule "plan.release");
  *  - evictions and reports pass as they are.
