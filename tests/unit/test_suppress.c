@@ -531,6 +531,72 @@ static void test_split_keeps_one(void **state)
 }
 
 /* Without BE units, or disabled, nothing; disabling forgets the allowance. */
+/*
+ * Once on, the split is judged on LS's use averaged over at least 0.5 s: a
+ * burst on a fast-path tick (0.125 s) does not end it; a need that lasts the
+ * window does. 2 CPUs, threshold 1: BE gets one CPU while LS and the system
+ * use at most one. Each tick: its length, LS's use, BE's CPUs (0: off, the
+ * quota), and what the size was judged on (use, window) while on.
+ */
+struct window_tick {
+	double interval_s, ls_used;
+	int be_cpus;
+	double judged_used, judged_window_s;
+};
+
+static const struct window_tick window_ticks[] = {
+	{1, 0.3, 1, 0.3, 1},	     /* on, from the tick itself */
+	{0.125, 1.5, 1, 0.3, 1},     /* a burst: held, the last judgement stands */
+	{0.125, 1.5, 1, 0.3, 1},     /* still within the window */
+	{0.25, 0.2, 1, 0.85, 0.5},   /* 0.5 s averaged: 0.85 CPUs, BE keeps its CPU */
+	{0.125, 1.5, 1, 0.85, 0.5},  /* a lasting need: held within the window, */
+	{0.125, 1.5, 1, 0.85, 0.5},  /* */
+	{0.125, 1.5, 1, 0.85, 0.5},  /* */
+	{0.125, 1.5, 0, 0, 0},	     /* then off when the window is whole */
+	{0.125, 0.2, 1, 0.2, 0.125}, /* on again at once */
+};
+
+static void test_split_window(void **state)
+{
+	struct suppress_config cfg = config();
+	struct suppress_state st = {0};
+	struct action_list out = {0};
+
+	(void)state;
+	cfg.policy = SUPPRESS_SPLIT;
+	cfg.threshold = 1;
+	for (size_t t = 0; t < sizeof(window_ticks) / sizeof(window_ticks[0]); t++) {
+		const struct window_tick *tc = &window_ticks[t];
+		struct world w;
+		int be_cpus = 0;
+
+		print_message("tick %zu: %.3f s, LS uses %.1f CPUs\n", t, tc->interval_s,
+			      tc->ls_used);
+		world_init(&w, 2);
+		w.in.interval_s = tc->interval_s;
+		for (int cpu = 0; cpu < 2; cpu++)
+			w.in.topo[cpu] = (struct pol_cpu){.cpu = cpu, .core = cpu};
+		w.in.n_topo = 2;
+		snprintf(w.in.cpu_list, sizeof(w.in.cpu_list), "0-1");
+		world_unit(&w, QOS_LS, tc->ls_used, 1);
+		world_unit(&w, QOS_BE, 0.5, 1);
+		action_list_clear(&out);
+		assert_int_equal(suppress_run(&w.in, &cfg, &st, &out), 0);
+		for (size_t i = 0; i < out.n; i++) {
+			const struct action *a = &out.v[i];
+
+			if (a->kind != ACT_CPUSET || a->id != 20)
+				continue;
+			be_cpus = (int)evidence(a, "be_cpuset_cpus");
+			assert_float_equal(evidence(a, "split_used_cpus"), tc->judged_used, 1e-9);
+			assert_float_equal(evidence(a, "split_window_s"), tc->judged_window_s,
+					   1e-9);
+		}
+		assert_int_equal(be_cpus, tc->be_cpus);
+	}
+	action_list_free(&out);
+}
+
 static void test_nothing_to_do(void **state)
 {
 	struct suppress_config cfg = config();
@@ -578,6 +644,7 @@ int main(void)
 		cmocka_unit_test(test_cpuset_list_too_long),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_split_keeps_one),
+		cmocka_unit_test(test_split_window),
 		cmocka_unit_test(test_cpu_idle),
 		cmocka_unit_test(test_nothing_to_do),
 	};

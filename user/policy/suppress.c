@@ -337,23 +337,51 @@ static size_t bits(const uint64_t *set)
 }
 
 /*
+ * While the split is on, its size is judged on the use of LS and the system
+ * averaged over at least this long. Fast-path ticks come 50-100 ms apart, and
+ * over such a window a burst (LS draining a queue after a stall, BE's first
+ * moments before its tasks are in its cgroup) reads as need; ending the split
+ * for it moves the LS units onto BE's CPUs and back, which costs LS more than
+ * the burst. Turning the split on is judged on the tick alone, so that it
+ * lands on BE's first fast-path tick: one too large is undone by the first
+ * whole window.
+ */
+#define SPLIT_WINDOW_S 0.5
+
+/*
  * How many whole CPUs the split gives BE: floor(allowance), the allowance
  * taken before its min_cpus floor (the split hands BE only CPUs that LS, the
  * system and the threshold leave whole, so LS keeps its use plus the
  * threshold's headroom), at most all usable CPUs but one (LS keeps at least
- * one). It shrinks at once; it grows only when the allowance clears the next
- * whole CPU by max_growth of the capacity, so that an allowance hovering
- * around a whole number does not move the LS units back and forth each tick.
+ * one). Once on, it is judged every SPLIT_WINDOW_S: it shrinks at once then;
+ * it grows only when the allowance clears the next whole CPU by max_growth of
+ * the capacity, so that an allowance hovering around a whole number does not
+ * move the LS units back and forth.
  */
 static size_t split_size(const struct pol_input *in, const struct suppress_config *cfg,
-			 const struct sup_meas *m, const struct suppress_state *st, size_t usable)
+			 const struct sup_meas *m, struct suppress_state *st, size_t usable)
 {
-	double raw = fmin(m->raw, m->allowed) + 1e-9; /* 1.9999999 is 2 */
-	double grown = floor(raw - cfg->max_growth * in->cpus);
-	size_t prev = bits(st->cpuset), n = raw >= 1 ? (size_t)floor(raw) : 0;
+	size_t prev = bits(st->cpuset), n;
+	double raw, grown, dt = fmax(in->interval_s, 0);
 
 	if (usable < 2) /* no topology, or nothing to split */
 		return 0;
+	st->win_used_cpu_s += (m->non_be + m->system) * dt;
+	st->win_s += dt;
+	if (prev && st->win_s < SPLIT_WINDOW_S)
+		return prev >= usable ? usable - 1 : prev;
+	if (prev) {
+		st->judged_used_cpus = st->win_used_cpu_s / st->win_s;
+		raw = in->cpus * cfg->threshold - st->judged_used_cpus;
+	} else {
+		st->judged_used_cpus = m->non_be + m->system;
+		raw = fmin(m->raw, m->allowed);
+	}
+	st->judged_window_s = st->win_s;
+	st->win_used_cpu_s = st->win_s = 0;
+	raw += 1e-9; /* 1.9999999 is 2 */
+	grown = floor(raw - cfg->max_growth * in->cpus);
+	n = raw >= 1 ? (size_t)floor(raw) : 0;
 	if (n >= prev)
 		n = grown > (double)prev ? (size_t)grown : prev;
 	return n >= usable ? usable - 1 : n;
@@ -372,7 +400,7 @@ static int emit_split(const struct pol_input *in, const struct suppress_config *
 {
 	char be[POL_CPULIST_MAX], ls[POL_CPULIST_MAX];
 	bool on[POL_CPUS_MAX] = {0};
-	size_t usable = 0, n;
+	size_t usable = 0, n, first = out->n;
 	int err;
 
 	for (size_t i = 0; i < in->n_topo && i < POL_CPUS_MAX; i++)
@@ -408,6 +436,11 @@ static int emit_split(const struct pol_input *in, const struct suppress_config *
 		snprintf(a->cpus, sizeof(a->cpus), "%s", ls);
 		action_evidence(a, "ls_cpuset_cpus", (double)(usable - n));
 		action_evidence(a, "be_cpuset_cpus", (double)n);
+	}
+	/* What the size was judged on: the tick's figures may be a burst within the window. */
+	for (size_t k = first; !err && k < out->n; k++) {
+		action_evidence(&out->v[k], "split_used_cpus", st->judged_used_cpus);
+		action_evidence(&out->v[k], "split_window_s", st->judged_window_s);
 	}
 	snprintf(st->ls_cpus, sizeof(st->ls_cpus), "%s", err ? "" : ls);
 	return err;

@@ -26,6 +26,13 @@ struct suppress_state {
 	uint64_t cpuset[POL_CPUS_MAX / 64];
 	/* split policy: the LS units' list last tick ("" when not split) */
 	char ls_cpus[POL_CPULIST_MAX];
+	/*
+	 * split policy: the use of LS and the system (CPU-seconds) over the
+	 * ticks since the split's size was last judged, and their seconds;
+	 * then what it was judged on (the averaged use, the window).
+	 */
+	double win_used_cpu_s, win_s;
+	double judged_used_cpus, judged_window_s;
 };
 
 /*
