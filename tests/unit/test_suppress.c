@@ -69,7 +69,7 @@ static int run(const struct world *w, const struct suppress_config *cfg, struct 
 	int err;
 
 	action_list_clear(out);
-	err = suppress_run(&w->in, cfg, st, out);
+	err = suppress_run(&w->in, cfg, NULL, st, out);
 	for (size_t i = 0; i < out->n; i++) {
 		const struct pol_unit *u = pol_input_find(&w->in, out->v[i].id);
 
@@ -458,7 +458,7 @@ static void test_split(void **state)
 		snprintf(world_unit(&w, QOS_LSR, 0, 1)->cpus, POL_CPULIST_MAX, "0-7");
 		world_unit(&w, QOS_BE, 0, 1);
 		action_list_clear(&out);
-		assert_int_equal(suppress_run(&w.in, &cfg, &st, &out), 0);
+		assert_int_equal(suppress_run(&w.in, &cfg, NULL, &st, &out), 0);
 		for (size_t i = 0; i < out.n; i++) {
 			const struct action *a = &out.v[i];
 
@@ -512,16 +512,16 @@ static void test_split_keeps_one(void **state)
 	w.in.n_topo = 2;
 	snprintf(w.in.cpu_list, sizeof(w.in.cpu_list), "0-1");
 	world_unit(&w, QOS_LS, 0, 1);
-	assert_int_equal(suppress_run(&w.in, &cfg, &st, &out), 0);
+	assert_int_equal(suppress_run(&w.in, &cfg, NULL, &st, &out), 0);
 	assert_int_equal(out.n, 0);
 	world_unit(&w, QOS_BE, 0, 1);
 	w.in.n_topo = 0;
-	assert_int_equal(suppress_run(&w.in, &cfg, &st, &out), 0);
+	assert_int_equal(suppress_run(&w.in, &cfg, NULL, &st, &out), 0);
 	assert_int_equal(out.n, 1);
 	assert_int_equal(out.v[0].kind, ACT_CPU_QUOTA);
 	w.in.n_topo = 2;
 	action_list_clear(&out);
-	assert_int_equal(suppress_run(&w.in, &cfg, &st, &out), 0);
+	assert_int_equal(suppress_run(&w.in, &cfg, NULL, &st, &out), 0);
 	assert_int_equal(out.n, 2);
 	assert_int_equal(out.v[0].id, 20); /* BE first, then the LS unit */
 	assert_string_equal(out.v[0].cpus, "0");
@@ -581,7 +581,7 @@ static void test_split_window(void **state)
 		world_unit(&w, QOS_LS, tc->ls_used, 1);
 		world_unit(&w, QOS_BE, 0.5, 1);
 		action_list_clear(&out);
-		assert_int_equal(suppress_run(&w.in, &cfg, &st, &out), 0);
+		assert_int_equal(suppress_run(&w.in, &cfg, NULL, &st, &out), 0);
 		for (size_t i = 0; i < out.n; i++) {
 			const struct action *a = &out.v[i];
 
@@ -593,6 +593,111 @@ static void test_split_window(void **state)
 					   1e-9);
 		}
 		assert_int_equal(be_cpus, tc->be_cpus);
+	}
+	action_list_free(&out);
+}
+
+/*
+ * With SLO control on, an LS unit the split confines that misses its
+ * run-queue target gets a CPU back at once (here, on 2 CPUs, the split ends),
+ * whatever its use says, with a report saying why; BE waits slo.dwell_s
+ * before the split comes back. Without SLO control, or for an LS unit the
+ * split does not confine, the latency changes nothing. Each tick: its time,
+ * whether the confined LS unit misses its target (its waits 2-4 ms against
+ * 2 ms; else under 0.5 ms), BE's CPUs (0: off), and whether a
+ * suppress.split_short report comes out.
+ */
+struct short_tick {
+	double t;
+	bool late;
+	int be_cpus;
+	bool report;
+};
+
+static const struct short_tick short_ticks[] = {
+	{0, false, 1, false},	/* on */
+	{1, true, 0, true},	/* misses its target: a CPU back at once, the split ends */
+	{2, false, 0, false},	/* on time, and room to spare, but within the 3 s dwell */
+	{4.5, false, 1, false}, /* the dwell over: on again */
+	{5, false, 1, false},
+};
+
+/* One split tick on 2 CPUs: LS unit 10 (using 0.3 CPUs; waits late or not), BE unit 20. */
+static void short_tick(struct suppress_state *st, const struct slo_config *slo, double t, bool late,
+		       struct action_list *out)
+{
+	struct suppress_config cfg = config();
+	struct world w;
+	struct pol_unit *ls;
+
+	cfg.policy = SUPPRESS_SPLIT;
+	cfg.threshold = 1;
+	world_init(&w, 2);
+	w.in.ts_ns = (uint64_t)(t * 1e9) + 1000000000000ull;
+	for (int cpu = 0; cpu < 2; cpu++)
+		w.in.topo[cpu] = (struct pol_cpu){.cpu = cpu, .core = cpu};
+	w.in.n_topo = 2;
+	snprintf(w.in.cpu_list, sizeof(w.in.cpu_list), "0-1");
+	ls = world_unit(&w, QOS_LS, 0.3, 1);
+	/* where the split put it, or the shared pool */
+	snprintf(ls->cpus, sizeof(ls->cpus), "%s", st->ls_cpus[0] ? st->ls_cpus : "0-1");
+	ls->has_rq = true;
+	ls->rq.count = 100;
+	ls->rq.slots[late ? 12 : 9] = 100; /* up to 2^22 ns (4.2 ms), or 2^19 (0.5 ms) */
+	world_unit(&w, QOS_BE, 0.5, 1);
+	action_list_clear(out);
+	assert_int_equal(suppress_run(&w.in, &cfg, slo, st, out), 0);
+}
+
+static void test_split_short(void **state)
+{
+	struct slo_config slo = {
+		.enabled = true,
+		.ls_p99_us = 2000,
+		.lsr_p99_us = 1000,
+		.lse_p99_us = 500,
+		.min_waits = 20,
+		.dwell_s = 3,
+	};
+	struct suppress_state st = {0};
+	struct action_list out = {0};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(short_ticks) / sizeof(short_ticks[0]); k++) {
+		const struct short_tick *tc = &short_ticks[k];
+		int be_cpus = 0;
+		bool report = false;
+
+		print_message("t %.1f s: LS %s\n", tc->t, tc->late ? "late" : "on time");
+		short_tick(&st, &slo, tc->t, tc->late, &out);
+		for (size_t i = 0; i < out.n; i++) {
+			const struct action *a = &out.v[i];
+
+			if (a->kind == ACT_CPUSET && a->id == 20)
+				be_cpus = (int)evidence(a, "be_cpuset_cpus");
+			if (a->kind != ACT_REPORT)
+				continue;
+			assert_string_equal(a->rule, "suppress.split_short");
+			assert_int_equal(a->id, 10);
+			assert_true(evidence(a, "ls_rq_p99_us") > 2000);
+			assert_float_equal(evidence(a, "ls_target_us"), 2000, 1e-9);
+			assert_float_equal(evidence(a, "be_cpuset_cpus"), tc->be_cpus, 1e-9);
+			report = true;
+		}
+		assert_int_equal(be_cpus, tc->be_cpus);
+		assert_int_equal(report, tc->report);
+	}
+	/* Late waits change nothing without SLO control (none given, or off). */
+	slo.enabled = false;
+	for (int off = 0; off < 2; off++) {
+		const struct slo_config *s = off ? &slo : NULL;
+
+		memset(&st, 0, sizeof(st));
+		short_tick(&st, s, 0, false, &out);
+		short_tick(&st, s, 1, true, &out);
+		assert_int_equal(out.n, 2); /* split_be, split_ls: still on */
+		assert_int_equal(out.v[0].kind, ACT_CPUSET);
+		assert_int_equal(out.v[1].kind, ACT_CPUSET);
 	}
 	action_list_free(&out);
 }
@@ -645,6 +750,7 @@ int main(void)
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_split_keeps_one),
 		cmocka_unit_test(test_split_window),
+		cmocka_unit_test(test_split_short),
 		cmocka_unit_test(test_cpu_idle),
 		cmocka_unit_test(test_nothing_to_do),
 	};

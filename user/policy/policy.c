@@ -16,7 +16,7 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 	if (!err)
 		err = interference_run(in, &cfg->interference, &st->interference, &wishes);
 	if (!err)
-		err = suppress_run(in, &cfg->suppress, &st->suppress, &wishes);
+		err = suppress_run(in, &cfg->suppress, &cfg->slo, &st->suppress, &wishes);
 	/* Too many CPUs to list: this tick has no cpuset wish, the rest stands. */
 	if (err == -ENOSPC)
 		err = 0;

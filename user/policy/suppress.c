@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../cpulist.h"
+#include "slo.h"
 
 /* Words of a cpuset bitmap (struct suppress_state.cpuset). */
 #define SET_WORDS (POL_CPUS_MAX / 64)
@@ -336,6 +337,50 @@ static size_t bits(const uint64_t *set)
 	return n;
 }
 
+/* What SLO control tells the split: the confined LS unit furthest over its target, if any. */
+struct split_slo {
+	const struct pol_unit *short_unit;
+	double p99_us, target_us;
+	double dwell_s; /* slo.dwell_s: how long BE then waits before the split grows */
+};
+
+/*
+ * With SLO control on (docs/slo-control.md): an LS unit that the split
+ * confines (its cpuset is the split's LS list) and whose run-queue p99 over
+ * the tick is over its target waits for CPUs its set lacks, whatever its
+ * CPU time says (a vCPU that loses time to its host measures less than it
+ * holds). Its waits cannot be BE's: BE runs elsewhere.
+ */
+static void split_latency(const struct pol_input *in, const struct slo_config *slo,
+			  const struct suppress_state *st, struct split_slo *lat)
+{
+	double worst = 1;
+
+	memset(lat, 0, sizeof(*lat));
+	if (!slo || !slo->enabled)
+		return;
+	lat->dwell_s = slo->dwell_s; /* also while the split is off after a miss */
+	if (!st->ls_cpus[0])
+		return;
+	for (size_t i = 0; i < in->n_units; i++) {
+		const struct pol_unit *u = &in->units[i];
+		double p99_us, target_us;
+
+		/* Too few waits say nothing of a p99 (as SLO control counts them). */
+		if (u->cls != QOS_LS || !u->has_rq || !u->rq.count ||
+		    u->rq.count < slo->min_waits || !same_cpus(u->cpus, st->ls_cpus))
+			continue;
+		target_us = slo_target_us(u, slo);
+		p99_us = hist_quantile_ns(&u->rq, 0.99) / 1000;
+		if (target_us > 0 && p99_us / target_us > worst) {
+			worst = p99_us / target_us;
+			lat->short_unit = u;
+			lat->p99_us = p99_us;
+			lat->target_us = target_us;
+		}
+	}
+}
+
 /*
  * While the split is on, its size is judged on the use of LS and the system
  * averaged over at least this long. Fast-path ticks come 50-100 ms apart, and
@@ -359,13 +404,21 @@ static size_t bits(const uint64_t *set)
  * move the LS units back and forth.
  */
 static size_t split_size(const struct pol_input *in, const struct suppress_config *cfg,
-			 const struct sup_meas *m, struct suppress_state *st, size_t usable)
+			 const struct sup_meas *m, const struct split_slo *lat,
+			 struct suppress_state *st, size_t usable)
 {
 	size_t prev = bits(st->cpuset), n;
 	double raw, grown, dt = fmax(in->interval_s, 0);
 
 	if (usable < 2) /* no topology, or nothing to split */
 		return 0;
+	if (prev && lat->short_unit) {
+		/* LS waits over its target: a CPU back to it at once, whatever its use says. */
+		st->have_short = true;
+		st->short_ns = in->ts_ns;
+		st->win_used_cpu_s = st->win_s = 0;
+		return (prev >= usable ? usable - 1 : prev) - 1;
+	}
 	st->win_used_cpu_s += (m->non_be + m->system) * dt;
 	st->win_s += dt;
 	if (prev && st->win_s < SPLIT_WINDOW_S)
@@ -384,6 +437,9 @@ static size_t split_size(const struct pol_input *in, const struct suppress_confi
 	n = raw >= 1 ? (size_t)floor(raw) : 0;
 	if (n >= prev)
 		n = grown > (double)prev ? (size_t)grown : prev;
+	/* After LS missed its target, BE waits a dwell before it takes a CPU back. */
+	if (n > prev && st->have_short && pol_since_s(in->ts_ns, &st->short_ns) < lat->dwell_s)
+		n = prev;
 	return n >= usable ? usable - 1 : n;
 }
 
@@ -396,16 +452,31 @@ static size_t split_size(const struct pol_input *in, const struct suppress_confi
  * owners.
  */
 static int emit_split(const struct pol_input *in, const struct suppress_config *cfg,
-		      const struct sup_meas *m, struct suppress_state *st, struct action_list *out)
+		      const struct slo_config *slo, const struct sup_meas *m,
+		      struct suppress_state *st, struct action_list *out)
 {
 	char be[POL_CPULIST_MAX], ls[POL_CPULIST_MAX];
 	bool on[POL_CPUS_MAX] = {0};
-	size_t usable = 0, n, first = out->n;
+	size_t usable = 0, n, first, prev = bits(st->cpuset);
+	struct split_slo lat;
 	int err;
 
 	for (size_t i = 0; i < in->n_topo && i < POL_CPUS_MAX; i++)
 		usable += in->topo[i].cpu >= 0 && in->topo[i].cpu < POL_CPUS_MAX;
-	n = split_size(in, cfg, m, st, usable);
+	split_latency(in, slo, st, &lat);
+	n = split_size(in, cfg, m, &lat, st, usable);
+	if (lat.short_unit && prev && usable >= 2) {
+		/* The step and its reason, on the LS unit: the cpusets alone would not say why. */
+		struct action *a =
+			add(out, ACT_REPORT, lat.short_unit, "suppress.split_short", in, cfg, m);
+
+		if (!a)
+			return -ENOMEM;
+		action_evidence(a, "ls_rq_p99_us", lat.p99_us);
+		action_evidence(a, "ls_target_us", lat.target_us);
+		action_evidence(a, "be_cpuset_cpus", (double)(m->n_be ? n : 0));
+	}
+	first = out->n;
 	if (!n || !m->n_be) {
 		memset(st->cpuset, 0, sizeof(st->cpuset));
 		st->ls_cpus[0] = '\0';
@@ -463,7 +534,7 @@ static int emit_idle(const struct pol_input *in, struct action_list *out)
 }
 
 int suppress_run(const struct pol_input *in, const struct suppress_config *cfg,
-		 struct suppress_state *st, struct action_list *out)
+		 const struct slo_config *slo, struct suppress_state *st, struct action_list *out)
 {
 	struct sup_meas m;
 	int err;
@@ -482,7 +553,7 @@ int suppress_run(const struct pol_input *in, const struct suppress_config *cfg,
 	if (cfg->policy == SUPPRESS_CPUSET) {
 		err = emit_cpusets(in, cfg, &m, st, out);
 	} else if (cfg->policy == SUPPRESS_SPLIT) {
-		err = emit_split(in, cfg, &m, st, out);
+		err = emit_split(in, cfg, slo, &m, st, out);
 	} else {
 		memset(st->cpuset, 0, sizeof(st->cpuset));
 		err = emit_quotas(in, cfg, &m, out);

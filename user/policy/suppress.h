@@ -33,15 +33,20 @@ struct suppress_state {
 	 */
 	double win_used_cpu_s, win_s;
 	double judged_used_cpus, judged_window_s;
+	/* split policy with SLO control: an LS unit it confines last missed its target then */
+	bool have_short;
+	uint64_t short_ns;
 };
 
 /*
  * One tick: appends the actions this policy wants to out. Pure: reads only
- * its arguments. Returns 0, -ENOMEM, or -ENOSPC when the chosen CPUs do not
- * fit in a POL_CPULIST_MAX list (no cpuset action is emitted then).
+ * its arguments. slo: SLO control's settings; when enabled, the split also
+ * follows the run-queue latency of the LS units it confines (NULL: it does
+ * not). Returns 0, -ENOMEM, or -ENOSPC when the chosen CPUs do not fit in a
+ * POL_CPULIST_MAX list (no cpuset action is emitted then).
  */
 int suppress_run(const struct pol_input *in, const struct suppress_config *cfg,
-		 struct suppress_state *st, struct action_list *out);
+		 const struct slo_config *slo, struct suppress_state *st, struct action_list *out);
 void suppress_state_free(struct suppress_state *st);
 
 #endif
