@@ -598,6 +598,69 @@ static void test_split_window(void **state)
 }
 
 /*
+ * While the split is off, what LS used on the last tick without BE decides
+ * whether a split fits, not its use next to BE (inflated by the sharing, and
+ * BE's tasks count as the system's until they are in its cgroup); what LS
+ * uses while confined raises it. 2 CPUs, threshold 0.95: a split needs LS
+ * and the system at 0.7 CPUs at most. Each tick: LS's use, the system's,
+ * whether BE is there, BE's CPUs (0: off), and the use the size was judged
+ * on (when the split is on).
+ */
+struct need_tick {
+	double ls_used, system;
+	bool be;
+	int be_cpus;
+	double judged;
+};
+
+static const struct need_tick need_ticks[] = {
+	{0.6, 0, false, 0, 0},	  /* no BE: LS's need is 0.6 */
+	{0.6, 1.3, true, 1, 0.6}, /* BE starting (outside its cgroup yet): 0.6 decides */
+	{1.0, 0, true, 0, 0},	  /* confined, LS uses its whole CPU: the split ends */
+	{1.4, 0, true, 0, 0},	  /* sharing again: 1.0 is its need now, no split */
+	{0.2, 0, true, 1, 0.2},	  /* LS's load drops: its own use decides */
+};
+
+static void test_split_need(void **state)
+{
+	struct suppress_config cfg = config();
+	struct suppress_state st = {0};
+	struct action_list out = {0};
+
+	(void)state;
+	cfg.policy = SUPPRESS_SPLIT;
+	cfg.threshold = 0.95;
+	for (size_t t = 0; t < sizeof(need_ticks) / sizeof(need_ticks[0]); t++) {
+		const struct need_tick *tc = &need_ticks[t];
+		struct world w;
+		int be_cpus = 0;
+
+		print_message("tick %zu: LS %.1f, system %.1f CPUs\n", t, tc->ls_used, tc->system);
+		world_init(&w, 2);
+		for (int cpu = 0; cpu < 2; cpu++)
+			w.in.topo[cpu] = (struct pol_cpu){.cpu = cpu, .core = cpu};
+		w.in.n_topo = 2;
+		snprintf(w.in.cpu_list, sizeof(w.in.cpu_list), "0-1");
+		world_unit(&w, QOS_LS, tc->ls_used, 1);
+		if (tc->be)
+			world_unit(&w, QOS_BE, 0, 1);
+		w.in.node_cpu_used += tc->system;
+		action_list_clear(&out);
+		assert_int_equal(suppress_run(&w.in, &cfg, NULL, &st, &out), 0);
+		for (size_t i = 0; i < out.n; i++) {
+			const struct action *a = &out.v[i];
+
+			if (a->kind != ACT_CPUSET || a->id != 20)
+				continue;
+			be_cpus = (int)evidence(a, "be_cpuset_cpus");
+			assert_float_equal(evidence(a, "split_used_cpus"), tc->judged, 1e-9);
+		}
+		assert_int_equal(be_cpus, tc->be_cpus);
+	}
+	action_list_free(&out);
+}
+
+/*
  * With SLO control on, an LS unit the split confines that misses its
  * run-queue target gets a CPU back at once (here, on 2 CPUs, the split ends),
  * whatever its use says, with a report saying why; BE waits slo.dwell_s
@@ -750,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_split_keeps_one),
 		cmocka_unit_test(test_split_window),
+		cmocka_unit_test(test_split_need),
 		cmocka_unit_test(test_split_short),
 		cmocka_unit_test(test_cpu_idle),
 		cmocka_unit_test(test_nothing_to_do),

@@ -47,6 +47,16 @@ double slo_target_us(const struct pol_unit *u, const struct slo_config *cfg)
 				   : cfg->ls_p99_us;
 }
 
+bool slo_unit_p99(const struct pol_unit *u, const struct slo_config *cfg, double *p99_us,
+		  double *target_us)
+{
+	if (!qos_is_ls(u->cls) || !u->has_rq || !u->rq.count || u->rq.count < cfg->min_waits)
+		return false;
+	*target_us = slo_target_us(u, cfg);
+	*p99_us = hist_quantile_ns(&u->rq, 0.99) / 1000;
+	return true;
+}
+
 /* (1) Carries each BE unit's entry over (both lists sorted by id); new ones start free. */
 static int sync_units(struct slo_state *st, const struct pol_input *in)
 {
@@ -184,12 +194,8 @@ static void judge(const struct pol_input *in, const struct slo_config *cfg, stru
 		const struct pol_unit *u = &in->units[i];
 		struct cut why = {.victim = u};
 
-		/* Too few waits say nothing of a p99: an idle LS unit has slack. */
-		if (!qos_is_ls(u->cls) || !u->has_rq || !u->rq.count ||
-		    u->rq.count < cfg->min_waits)
+		if (!slo_unit_p99(u, cfg, &why.p99_us, &why.target_us))
 			continue;
-		why.target_us = slo_target_us(u, cfg);
-		why.p99_us = hist_quantile_ns(&u->rq, 0.99) / 1000;
 		if (why.p99_us / why.target_us > worst) {
 			worst = why.p99_us / why.target_us;
 			vd->worst = u;

@@ -45,6 +45,14 @@ struct slo_state {
 double slo_target_us(const struct pol_unit *u, const struct slo_config *cfg);
 
 /*
+ * An LS unit's run-queue p99 over the interval and its target, both in us.
+ * false when its window says nothing of a p99: not LS, no run-queue data, or
+ * fewer than cfg->min_waits waits (an idle LS unit has slack).
+ */
+bool slo_unit_p99(const struct pol_unit *u, const struct slo_config *cfg, double *p99_us,
+		  double *target_us);
+
+/*
  * One tick: appends the actions this policy wants to out. ceiling_cpus
  * bounds a BE unit's allowance (suppression's allowance when it is on, else
  * the capacity): an allowance grown back to it is let go, and the plan

@@ -366,12 +366,9 @@ static void split_latency(const struct pol_input *in, const struct slo_config *s
 		const struct pol_unit *u = &in->units[i];
 		double p99_us, target_us;
 
-		/* Too few waits say nothing of a p99 (as SLO control counts them). */
-		if (u->cls != QOS_LS || !u->has_rq || !u->rq.count ||
-		    u->rq.count < slo->min_waits || !same_cpus(u->cpus, st->ls_cpus))
+		if (u->cls != QOS_LS || !same_cpus(u->cpus, st->ls_cpus) ||
+		    !slo_unit_p99(u, slo, &p99_us, &target_us))
 			continue;
-		target_us = slo_target_us(u, slo);
-		p99_us = hist_quantile_ns(&u->rq, 0.99) / 1000;
 		if (target_us > 0 && p99_us / target_us > worst) {
 			worst = p99_us / target_us;
 			lat->short_unit = u;
@@ -412,10 +409,15 @@ static size_t split_size(const struct pol_input *in, const struct suppress_confi
 
 	if (usable < 2) /* no topology, or nothing to split */
 		return 0;
+	if (!m->n_be) {
+		st->have_need = true;
+		st->need_cpus = m->non_be + m->system;
+	}
 	if (prev && lat->short_unit) {
 		/* LS waits over its target: a CPU back to it at once, whatever its use says. */
 		st->have_short = true;
 		st->short_ns = in->ts_ns;
+		st->have_need = false; /* what LS used said too little */
 		st->win_used_cpu_s = st->win_s = 0;
 		return (prev >= usable ? usable - 1 : prev) - 1;
 	}
@@ -426,6 +428,16 @@ static size_t split_size(const struct pol_input *in, const struct suppress_confi
 	if (prev) {
 		st->judged_used_cpus = st->win_used_cpu_s / st->win_s;
 		raw = in->cpus * cfg->threshold - st->judged_used_cpus;
+		st->need_cpus = fmax(st->need_cpus, st->judged_used_cpus);
+	} else if (st->have_need && st->need_cpus < m->non_be + m->system) {
+		/*
+		 * Next to BE on the same CPUs, LS's use is no measure of its need: it
+		 * spends up to 2.4x the CPU there (slobench, docs/slo-control.md), and
+		 * BE's tasks count as the system's until they are in its cgroup. What
+		 * LS used without BE (or confined, since) decides whether a split fits.
+		 */
+		st->judged_used_cpus = st->need_cpus;
+		raw = in->cpus * cfg->threshold - st->need_cpus;
 	} else {
 		st->judged_used_cpus = m->non_be + m->system;
 		raw = fmin(m->raw, m->allowed);

@@ -36,6 +36,13 @@ struct suppress_state {
 	/* split policy with SLO control: an LS unit it confines last missed its target then */
 	bool have_short;
 	uint64_t short_ns;
+	/*
+	 * split policy: the use of LS and the system on the last tick without
+	 * BE units, raised to what they used while confined since (have_need:
+	 * there was such a tick, and no LS unit missed its target since).
+	 */
+	bool have_need;
+	double need_cpus;
 };
 
 /*
