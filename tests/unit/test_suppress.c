@@ -492,6 +492,16 @@ static void test_split(void **state)
 	action_list_free(&out);
 }
 
+/* A 2-CPU node (CPUs 0 and 1, one core each) for the split's tests. */
+static void world_init_2cpus(struct world *w)
+{
+	world_init(w, 2);
+	for (int cpu = 0; cpu < 2; cpu++)
+		w->in.topo[cpu] = (struct pol_cpu){.cpu = cpu, .core = cpu};
+	w->in.n_topo = 2;
+	snprintf(w->in.cpu_list, sizeof(w->in.cpu_list), "0-1");
+}
+
 /*
  * LS keeps a CPU: on 2 idle CPUs BE gets one, not both. No split without BE,
  * nor without the topology (no CPU list could be trusted): the quota then.
@@ -506,11 +516,7 @@ static void test_split_keeps_one(void **state)
 	(void)state;
 	cfg.policy = SUPPRESS_SPLIT;
 	cfg.threshold = 1;
-	world_init(&w, 2);
-	for (int cpu = 0; cpu < 2; cpu++)
-		w.in.topo[cpu] = (struct pol_cpu){.cpu = cpu, .core = cpu};
-	w.in.n_topo = 2;
-	snprintf(w.in.cpu_list, sizeof(w.in.cpu_list), "0-1");
+	world_init_2cpus(&w);
 	world_unit(&w, QOS_LS, 0, 1);
 	assert_int_equal(suppress_run(&w.in, &cfg, NULL, &st, &out), 0);
 	assert_int_equal(out.n, 0);
@@ -572,12 +578,8 @@ static void test_split_window(void **state)
 
 		print_message("tick %zu: %.3f s, LS uses %.1f CPUs\n", t, tc->interval_s,
 			      tc->ls_used);
-		world_init(&w, 2);
+		world_init_2cpus(&w);
 		w.in.interval_s = tc->interval_s;
-		for (int cpu = 0; cpu < 2; cpu++)
-			w.in.topo[cpu] = (struct pol_cpu){.cpu = cpu, .core = cpu};
-		w.in.n_topo = 2;
-		snprintf(w.in.cpu_list, sizeof(w.in.cpu_list), "0-1");
 		world_unit(&w, QOS_LS, tc->ls_used, 1);
 		world_unit(&w, QOS_BE, 0.5, 1);
 		action_list_clear(&out);
@@ -636,11 +638,7 @@ static void test_split_need(void **state)
 		int be_cpus = 0;
 
 		print_message("tick %zu: LS %.1f, system %.1f CPUs\n", t, tc->ls_used, tc->system);
-		world_init(&w, 2);
-		for (int cpu = 0; cpu < 2; cpu++)
-			w.in.topo[cpu] = (struct pol_cpu){.cpu = cpu, .core = cpu};
-		w.in.n_topo = 2;
-		snprintf(w.in.cpu_list, sizeof(w.in.cpu_list), "0-1");
+		world_init_2cpus(&w);
 		world_unit(&w, QOS_LS, tc->ls_used, 1);
 		if (tc->be)
 			world_unit(&w, QOS_BE, 0, 1);
@@ -695,12 +693,8 @@ static void short_tick(struct suppress_state *st, const struct slo_config *slo, 
 
 	cfg.policy = SUPPRESS_SPLIT;
 	cfg.threshold = 1;
-	world_init(&w, 2);
+	world_init_2cpus(&w);
 	w.in.ts_ns = (uint64_t)(t * 1e9) + 1000000000000ull;
-	for (int cpu = 0; cpu < 2; cpu++)
-		w.in.topo[cpu] = (struct pol_cpu){.cpu = cpu, .core = cpu};
-	w.in.n_topo = 2;
-	snprintf(w.in.cpu_list, sizeof(w.in.cpu_list), "0-1");
 	ls = world_unit(&w, QOS_LS, 0.3, 1);
 	/* where the split put it, or the shared pool */
 	snprintf(ls->cpus, sizeof(ls->cpus), "%s", st->ls_cpus[0] ? st->ls_cpus : "0-1");

@@ -32,6 +32,9 @@ static struct event_kind event_kind_of(const struct decision *d)
 		/* SLO control holds a BE pod on its floor: no interference found on it */
 		if (!strncmp(rule, "slo.", 4))
 			return (struct event_kind){"Normal", "SLOFloor", "Throttle"};
+		/* the split's latency step, not interference: BE's new setting has its Event */
+		if (!strncmp(rule, "suppress.", 9))
+			break;
 		return (struct event_kind){"Warning", "Interference", "Detect"};
 	case ACT_CPU_QUOTA:
 	case ACT_CPUSET:
