@@ -200,7 +200,9 @@ log "3. evictions: 429 429 201; 404; 403; 500 201"
 printf '429\n429\n201\n404\n403\n500\n201\n' >"$TMP/evict-script"
 {
 	echo "evict u-a batch pdb-guarded"
-	echo "sleep 4"
+	# Its three tries span 3 s (waits of 1 and 2 s) from the first, which a busy
+	# machine can start a second late: 6 s keeps u-b's request after them.
+	echo "sleep 6"
 	# One at a time: the script's statuses go to whichever request comes next.
 	echo "evict u-b batch gone-already"
 	echo "sleep 0.5"
