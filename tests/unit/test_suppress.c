@@ -538,6 +538,28 @@ static void test_split_keeps_one(void **state)
 
 /* Without BE units, or disabled, nothing; disabling forgets the allowance. */
 /*
+ * The split's BE CPUs in out (BE unit 20's cpuset; 0 when none: the split is
+ * off), after checking what its size was judged on: the use, and the window
+ * unless window_s is negative.
+ */
+static int split_be_cpus(const struct action_list *out, double used, double window_s)
+{
+	int be_cpus = 0;
+
+	for (size_t i = 0; i < out->n; i++) {
+		const struct action *a = &out->v[i];
+
+		if (a->kind != ACT_CPUSET || a->id != 20)
+			continue;
+		be_cpus = (int)evidence(a, "be_cpuset_cpus");
+		assert_float_equal(evidence(a, "split_used_cpus"), used, 1e-9);
+		if (window_s >= 0)
+			assert_float_equal(evidence(a, "split_window_s"), window_s, 1e-9);
+	}
+	return be_cpus;
+}
+
+/*
  * Once on, the split is judged on LS's use averaged over at least 0.5 s: a
  * burst on a fast-path tick (0.125 s) does not end it; a need that lasts the
  * window does. 2 CPUs, threshold 1: BE gets one CPU while LS and the system
@@ -574,7 +596,6 @@ static void test_split_window(void **state)
 	for (size_t t = 0; t < sizeof(window_ticks) / sizeof(window_ticks[0]); t++) {
 		const struct window_tick *tc = &window_ticks[t];
 		struct world w;
-		int be_cpus = 0;
 
 		print_message("tick %zu: %.3f s, LS uses %.1f CPUs\n", t, tc->interval_s,
 			      tc->ls_used);
@@ -584,17 +605,8 @@ static void test_split_window(void **state)
 		world_unit(&w, QOS_BE, 0.5, 1);
 		action_list_clear(&out);
 		assert_int_equal(suppress_run(&w.in, &cfg, NULL, &st, &out), 0);
-		for (size_t i = 0; i < out.n; i++) {
-			const struct action *a = &out.v[i];
-
-			if (a->kind != ACT_CPUSET || a->id != 20)
-				continue;
-			be_cpus = (int)evidence(a, "be_cpuset_cpus");
-			assert_float_equal(evidence(a, "split_used_cpus"), tc->judged_used, 1e-9);
-			assert_float_equal(evidence(a, "split_window_s"), tc->judged_window_s,
-					   1e-9);
-		}
-		assert_int_equal(be_cpus, tc->be_cpus);
+		assert_int_equal(split_be_cpus(&out, tc->judged_used, tc->judged_window_s),
+				 tc->be_cpus);
 	}
 	action_list_free(&out);
 }
@@ -635,7 +647,6 @@ static void test_split_need(void **state)
 	for (size_t t = 0; t < sizeof(need_ticks) / sizeof(need_ticks[0]); t++) {
 		const struct need_tick *tc = &need_ticks[t];
 		struct world w;
-		int be_cpus = 0;
 
 		print_message("tick %zu: LS %.1f, system %.1f CPUs\n", t, tc->ls_used, tc->system);
 		world_init_2cpus(&w);
@@ -645,15 +656,7 @@ static void test_split_need(void **state)
 		w.in.node_cpu_used += tc->system;
 		action_list_clear(&out);
 		assert_int_equal(suppress_run(&w.in, &cfg, NULL, &st, &out), 0);
-		for (size_t i = 0; i < out.n; i++) {
-			const struct action *a = &out.v[i];
-
-			if (a->kind != ACT_CPUSET || a->id != 20)
-				continue;
-			be_cpus = (int)evidence(a, "be_cpuset_cpus");
-			assert_float_equal(evidence(a, "split_used_cpus"), tc->judged, 1e-9);
-		}
-		assert_int_equal(be_cpus, tc->be_cpus);
+		assert_int_equal(split_be_cpus(&out, tc->judged, -1), tc->be_cpus);
 	}
 	action_list_free(&out);
 }
