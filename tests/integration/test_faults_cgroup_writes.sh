@@ -93,8 +93,10 @@ assert_json "$failed" 'all(.errno == 22 and (.why | test("cpu.cfs_quota_us|cpu.m
 	"each failure names the file and EINVAL"
 gaps=$(echo "$failed" | jq -c '[range(1; length) as $i | (.[$i].ts_ns - .[$i - 1].ts_ns) / 1e9 | . * 10 | round / 10]')
 log "seconds between the tries: $gaps"
-# Each gap: the look that sees the miss (a tick), then the hold (1, 2, 4 s...).
-assert_json "$gaps" '[range(length) as $i | .[$i] >= pow(2; $i) + 0.5] | all' \
+# Each gap: the look that sees the miss, then the hold (1, 2, 4 s...). The
+# look can be a fast-path tick a few hundred ms after the write (1.4 s was
+# seen under TCG), so only the hold itself is a floor.
+assert_json "$gaps" '[range(length) as $i | .[$i] >= pow(2; $i)] | all' \
 	"each try waits out its hold (1, 2, 4, 8 s after the look that saw the miss)"
 moves=$(quota_decisions "$ok" '.outcome == "applied"' | jq -c 'map(.value)')
 log "meanwhile be-ok's quota (the same share) moved: $moves"
