@@ -17,7 +17,9 @@
 #  3. The LS hogs stop: the split comes back; a clean stop gives both units
 #     their cpusets back and removes the journal.
 # Not how fast: every wait is 15 s (the agent ticks every second). Under TCG
-# steps 2 and 3 but the clean stop are left out (the test reports a skip).
+# steps 2 and 3 but the clean stop are left out, and step 1's kernel view when
+# the guest's own use ends the split in each of its three windows (the test
+# reports a skip).
 # shellcheck disable=SC2016
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
@@ -99,6 +101,13 @@ kernel_view() {
 		echo "percpu $c:$(((u1[c] - u0[c]) / 1000000))"
 	done
 }
+mapfile -t be_cpus < <(expand "$BE_LIST")
+mapfile -t ls_cpus < <(expand "$LS_LIST")
+assert_cmp "${#be_cpus[@]}" ">=" 1 "BE holds a CPU"
+assert_cmp "${#ls_cpus[@]}" ">=" 1 "LS holds a CPU"
+assert_eq "$(printf '%s\n' "${be_cpus[@]}" "${ls_cpus[@]}" | sort -n | uniq | paste -sd, -)" "$CPUS" \
+	"the two lists are disjoint and together every CPU"
+assert_eq "$(printf '%s\n' "${be_cpus[@]}" "${ls_cpus[@]}" | wc -l)" "$NCPU" "no CPU in both lists"
 # Other load on the machine can end the split for a tick (the allowance is
 # what LS and the system leave): a window in which the agent moved the BE
 # unit says nothing, and is taken again (3 times at most).
@@ -109,17 +118,18 @@ for try in 1 2 3; do
 	moved=$(decisions '.kind == "cpuset" and .target.cgroup == "/'"$BE_REL"'" and .ts_ns >= '"$t0" | jq length)
 	[ "$at_start" = "$BE_LIST" ] || moved=$((moved + 1))
 	[ "$moved" = 0 ] && break
-	log "the agent moved the BE unit during window $try (foreign load: $(decisions '.ts_ns >= '"$t0" | jq -c 'map(.evidence.system_used_cpus) | map(select(. != null)) | .[:3]')): again"
+	log "the agent moved the BE unit during window $try (foreign load: $(decisions '.ts_ns >= '"$t0" | jq -c 'map(.evidence.system_used_cpus) | map(select(. != null)) | .[:3]')); the most CPU time so far:"
+	ps -eo pid,etimes,time,comm --sort=-time | head -6 | sed 's/^/#   /' >&2
 	wait_split "$t0"
 done
-assert_eq "$moved" 0 "a window without the agent moving BE"
-mapfile -t be_cpus < <(expand "$BE_LIST")
-mapfile -t ls_cpus < <(expand "$LS_LIST")
-assert_cmp "${#be_cpus[@]}" ">=" 1 "BE holds a CPU"
-assert_cmp "${#ls_cpus[@]}" ">=" 1 "LS holds a CPU"
-assert_eq "$(printf '%s\n' "${be_cpus[@]}" "${ls_cpus[@]}" | sort -n | uniq | paste -sd, -)" "$CPUS" \
-	"the two lists are disjoint and together every CPU"
-assert_eq "$(printf '%s\n' "${be_cpus[@]}" "${ls_cpus[@]}" | wc -l)" "$NCPU" "no CPU in both lists"
+if [ "$moved" != 0 ] && [ "${QOSLET_VM:-}" = tcg ]; then
+	# The guest's own use is not the test's to control: once it ended all three
+	# windows in a CI VM run (1.1 to 1.14 CPUs outside LS and BE).
+	skip_part "the kernel's view of a held split (under TCG the system's use ended it in 3 windows)"
+	view=""
+else
+	assert_eq "$moved" 0 "a window without the agent moving BE"
+fi
 file=""
 while read -r what v pid; do
 	case $what in
@@ -134,7 +144,7 @@ while read -r what v pid; do
 		;;
 	esac
 done <<<"$view"
-grep -q "^percpu" <<<"$view" || log "no cpuacct.usage_percpu (cgroup v2): the per-CPU check is v1's"
+[ -z "$view" ] || grep -q "^percpu" <<<"$view" || log "no cpuacct.usage_percpu (cgroup v2): the per-CPU check is v1's"
 
 # Steps 2 and 3 judge the split's dynamics by the LS unit's CPU time. Under
 # TCG a vCPU's time lags the wall clock (the host runs it among other work),
