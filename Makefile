@@ -94,7 +94,8 @@ ifeq ($(filter clean format,$(MAKECMDGOALS)),)
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(VERSION_STAMP) 2>/dev/null)" = "$(VERSION)" ] || \
 	echo "$(VERSION)" > $(VERSION_STAMP); })
 endif
-VERSIONED := user/main.o user/agent/record.o user/probes/pin_check.o user/kube/client.o
+VERSIONED := user/main.o user/agent/record.o user/probes/pin_check.o user/kube/client.o \
+	user/probes/kernel_btf.o
 $(addprefix $(BUILD)/,$(VERSIONED)) $(addprefix $(BUILD)/asan/,$(VERSIONED)) \
 	$(addprefix $(BUILD)/fuzz/,$(VERSIONED)): $(VERSION_STAMP)
 
@@ -119,6 +120,11 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(USER_OBJS) $(wildcard tests/unit/*.
 $(BUILD)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -lm -o $@
+
+# btfcheck loads BPF objects with libbpf.
+$(BUILD)/tests/helpers/btfcheck: tests/helpers/btfcheck.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< -lbpf -o $@
 
 # kubecheck drives the Kubernetes client library, so it links the user objects.
 $(BUILD)/tests/helpers/kubecheck: tests/helpers/kubecheck.c $(USER_OBJS)

@@ -68,7 +68,8 @@
 # tree); with -b twice the runs, about 14 minutes; plus the quiet waits.
 #
 # Environment: QOSLET (default build/qoslet), DUTYCYCLE (default
-# build/tests/helpers/dutycycle).
+# build/tests/helpers/dutycycle). QOSLET_BTF_DIR is set to a directory of
+# the bench's own.
 #
 # Cleans up on exit, also on failure or signal: kills the processes it
 # started (by pid), removes its cgroups depth-first in every hierarchy, its
@@ -254,6 +255,9 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 TMP=$(mktemp -d /tmp/qoslet-bench-agent.XXXXXX)
+# The cut-down kernel BTF (qoslet(8), KERNEL BTF): the agent runs first and
+# writes it, as on a node, and `top -j` loads through it; the bench's, not /run's.
+export QOSLET_BTF_DIR=$TMP/btf
 [ ! -e "$PIN" ] || {
 	echo "agent_footprint: $PIN already exists" >&2
 	exit 1

@@ -149,6 +149,8 @@ test_setup() {
 	TEST_PARENT_REL=/qoslet-test-$tag
 	[ ! -e "/sys/fs/bpf/qoslet-test-$tag" ] || fail "/sys/fs/bpf/qoslet-test-$tag already exists"
 	PIN_DIR=/sys/fs/bpf/qoslet-test-$tag
+	# The cut-down kernel BTF each qoslet writes (kernel_btf.h): the test's, not /run's.
+	export QOSLET_BTF_DIR=$TMP/btf
 	log "parent cgroup $TEST_PARENT, pin dir $PIN_DIR"
 }
 

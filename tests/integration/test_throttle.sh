@@ -117,8 +117,11 @@ check_source() {
 	fi
 }
 
+# tp_btf asked for: a CLI view's auto hook is raw_tp (the cut-down kernel BTF).
 for src in tp_btf cpustat; do
-	run_source "$src"
+	args=()
+	[ "$src" = cpustat ] || args=(--hook tp_btf)
+	run_source "$src" "${args[@]}"
 	[ "$RC" = 0 ] || fail "--throttle-source $src exited $RC: $(cat "$TMP/$src.err")"
 	check_source "$src"
 done

@@ -150,6 +150,9 @@ int view_args_parse(struct view_args *a, unsigned int options, int argc, char **
 
 	memset(a, 0, sizeof(*a));
 	a->interval_s = 1;
+	/* A view's peak memory is mostly libbpf parsing the full kernel BTF: skip it where it can.
+	 */
+	a->probe.small_btf = true;
 	optind = 0; /* glibc: full re-initialisation, so tests can parse twice */
 	opterr = 0; /* our own one-line messages instead of getopt's */
 	while ((opt = getopt_long(argc, argv, shortopts, longopts, &longindex)) != -1) {

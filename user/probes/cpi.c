@@ -16,6 +16,7 @@
 #include "cpi.skel.h"
 #include "cpi_events.h"
 #include "cpi_mode.h"
+#include "kernel_btf.h"
 #include "../cpulist.h"
 #include "percpu_map.h"
 #include "pin_layout.h"
@@ -112,7 +113,7 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 {
 	struct cpi_probe *p = probe;
 	bool btf = hook == PROBE_HOOK_TP_BTF;
-	struct cpi_bpf *skel = cpi_bpf__open();
+	struct cpi_bpf *skel = cpi_bpf__open_opts(kernel_btf_open_opts());
 	int err;
 
 	if (!skel)
@@ -357,6 +358,7 @@ static void cpi_forget(void *state, const uint64_t *ids, size_t n)
 
 const struct probe_ops cpi_probe_ops = {
 	.name = "cpi",
+	.object = cpi_bpf__elf_bytes,
 	.load = cpi_load,
 	.attach = cpi_attach,
 	.read = cpi_read,

@@ -4,6 +4,9 @@
 #define QOSLET_PROBES_KERNEL_BTF_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+struct bpf_object_open_opts;
 
 /*
  * Does the kernel's `struct s` have a member `m`? false when it does not,
@@ -24,5 +27,26 @@ bool kernel_tp_arg_is_struct_ptr(const char *tp, int arg, const char *s);
  * both. The next question parses it again.
  */
 void kernel_btf_release(void);
+
+/* One BPF object's ELF, as its skeleton embeds it. */
+struct kernel_btf_object {
+	const void *elf;
+	size_t size;
+};
+
+/*
+ * The cut-down kernel BTF (btf_small.h) for this boot and these objects:
+ * looked for in $QOSLET_BTF_DIR (default /run/qoslet); when there is none,
+ * the full BTF is parsed (the questions above keep it until
+ * kernel_btf_release()), cut and written there for later processes. With
+ * `use`, the questions above and libbpf's CO-RE relocations
+ * (kernel_btf_open_opts()) read the cut-down copy from then on. Returns
+ * whether it is in use; what kept it from being written or used is logged,
+ * and the full BTF serves then.
+ */
+bool kernel_btf_small_setup(const struct kernel_btf_object *objs, size_t n, bool use);
+
+/* A skeleton's open options: the cut-down BTF when in use, else NULL (the full one). */
+const struct bpf_object_open_opts *kernel_btf_open_opts(void);
 
 #endif

@@ -42,7 +42,7 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 {
 	struct memstall_probe *p = probe;
 	bool btf = hook == PROBE_HOOK_TP_BTF;
-	struct memstall_bpf *skel = memstall_bpf__open();
+	struct memstall_bpf *skel = memstall_bpf__open_opts(kernel_btf_open_opts());
 	int err;
 
 	if (!skel)
@@ -219,6 +219,7 @@ static void memstall_forget(void *state, const uint64_t *ids, size_t n)
 
 const struct probe_ops memstall_probe_ops = {
 	.name = "memstall",
+	.object = memstall_bpf__elf_bytes,
 	.load = memstall_load,
 	.attach = memstall_attach,
 	.read = memstall_read,

@@ -169,11 +169,30 @@ static int probes_on(const struct probe_set *ps)
 	return n;
 }
 
+/*
+ * Every object's ELF, whichever probes are wanted: the cut-down BTF one
+ * process writes serves every later one.
+ */
+static bool small_btf_setup(bool use)
+{
+	struct kernel_btf_object objs[PROBE_NR + 1];
+	size_t n = 0;
+
+	for (int id = 0; id < PROBE_NR; id++)
+		if (registry[id]->object) {
+			objs[n].elf = registry[id]->object(&objs[n].size);
+			n++;
+		}
+	objs[n].elf = switch_object(&objs[n].size);
+	return kernel_btf_small_setup(objs, n + 1, use);
+}
+
 int probe_set_open(struct probe_set **out, unsigned int want, const struct probe_opts *opts,
 		   const struct cgroup_fs *fs)
 {
 	struct probe_set *ps = calloc(1, sizeof(*ps));
-	struct probe_env env = {.fs = fs, .opts = opts};
+	struct probe_opts eff; /* opts as the kernel BTF at hand allows */
+	struct probe_env env = {.fs = fs, .opts = &eff};
 	int err = 0;
 
 	if (!ps)
@@ -191,6 +210,10 @@ int probe_set_open(struct probe_set **out, unsigned int want, const struct probe
 	if (err)
 		goto fail;
 	tracefs_prepare();
+	eff = *opts;
+	eff.small_btf = small_btf_setup(opts->small_btf);
+	if (eff.small_btf && eff.hook == PROBE_HOOK_AUTO)
+		eff.hook = PROBE_HOOK_RAW_TP; /* tp_btf would have libbpf parse the full BTF */
 	for (int id = 0; id < PROBE_NR; id++) {
 		struct probe_slot *slot = &ps->slots[id];
 
@@ -213,7 +236,7 @@ int probe_set_open(struct probe_set **out, unsigned int want, const struct probe
 		err = -EOPNOTSUPP;
 		goto fail;
 	}
-	err = switch_load(&ps->sw, fs, opts->hook, join_switch, ps);
+	err = switch_load(&ps->sw, fs, eff.hook, join_switch, ps);
 	if (err) {
 		log_err("the shared sched_switch program did not load: %s", strerror(-err));
 		goto fail;

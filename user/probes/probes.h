@@ -65,6 +65,13 @@ struct probe_opts {
 	 */
 	const char *cpi_events;
 	enum throttle_source throttle;
+	/*
+	 * Load through the cut-down kernel BTF (kernel_btf.h), as the CLI views
+	 * do: raw_tp hooks where the hook is auto, and no fentry, since either
+	 * would have libbpf parse the whole BTF anyway. Cleared by
+	 * probe_set_open() when no cut-down copy can be had.
+	 */
+	bool small_btf;
 };
 
 /* What a probe gets when it loads. */
@@ -81,6 +88,7 @@ struct switch_bpf;
 /* One probe. Its functions log their own errors. */
 struct probe_ops {
 	const char *name;
+	const void *(*object)(size_t *size); /* its BPF object's ELF (the skeleton's), or NULL */
 	/*
 	 * Loads (and pins) without attaching. -EOPNOTSUPP means the kernel
 	 * lacks or refused what the probe needs: `why` says what, and the rest

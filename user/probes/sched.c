@@ -40,7 +40,7 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 {
 	struct sched_probe *p = probe;
 	bool btf = hook == PROBE_HOOK_TP_BTF, stamp = p->wait == SCHED_WAIT_STAMP;
-	struct sched_bpf *skel = sched_bpf__open();
+	struct sched_bpf *skel = sched_bpf__open_opts(kernel_btf_open_opts());
 	int err;
 
 	if (!skel)
@@ -373,6 +373,7 @@ static int sched_share_switch(void *state, struct switch_bpf *sw, enum probe_hoo
 
 const struct probe_ops sched_probe_ops = {
 	.name = "sched",
+	.object = sched_bpf__elf_bytes,
 	.load = sched_load,
 	.attach = sched_attach,
 	.read = sched_read,

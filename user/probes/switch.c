@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../log.h"
+#include "kernel_btf.h"
 
 int switch_share_maps(struct bpf_map *const *sw, struct bpf_map *const *own, size_t n)
 {
@@ -33,7 +34,7 @@ struct load_ctx {
 static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *fs)
 {
 	struct load_ctx *c = probe;
-	struct switch_bpf *skel = switch_bpf__open();
+	struct switch_bpf *skel = switch_bpf__open_opts(kernel_btf_open_opts());
 	bool btf = hook == PROBE_HOOK_TP_BTF;
 	enum probe_hook need = hook;
 	int ret;
@@ -60,6 +61,11 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	}
 	c->skel = skel;
 	return 0;
+}
+
+const void *switch_object(size_t *size)
+{
+	return switch_bpf__elf_bytes(size);
 }
 
 int switch_load(struct switch_bpf **out, const struct cgroup_fs *fs, enum probe_hook want,

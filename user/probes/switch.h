@@ -27,6 +27,9 @@ int switch_share_maps(struct bpf_map *const *sw, struct bpf_map *const *own, siz
  * Loads the switch object for the probes that join, with `want`'s hook
  * (tp_btf falling back to raw_tp). *out is NULL when no probe joins.
  */
+/* The switch object's ELF, as the skeleton embeds it. */
+const void *switch_object(size_t *size);
+
 int switch_load(struct switch_bpf **out, const struct cgroup_fs *fs, enum probe_hook want,
 		int (*join)(void *ctx, struct switch_bpf *skel, enum probe_hook *hook), void *ctx);
 

@@ -43,6 +43,7 @@ struct throttle_probe {
 	const char *pin_dir;
 	enum probe_hook hook; /* --hook, for the sched_switch source */
 	bool quiet;	      /* trying sources in turn: a refusal is expected */
+	bool small_btf;	      /* the cut-down kernel BTF is in use (probe_opts) */
 	struct cpustat_reader *cpustat;
 	struct tg_events *ev;
 	size_t n_ev, cap_ev;
@@ -77,7 +78,7 @@ static int load_mode(struct throttle_probe *p, enum throttle_mode mode)
 		return -EOPNOTSUPP;
 	}
 	kernel_btf_release(); /* libbpf is about to parse its own copy */
-	skel = throttle_bpf__open();
+	skel = throttle_bpf__open_opts(kernel_btf_open_opts());
 	if (!skel)
 		return -errno;
 	skel->rodata->cgroup_mode = p->fs->mode;
@@ -131,6 +132,14 @@ static int try_source(void *ctx, enum throttle_source src)
 		saved = libbpf_set_print(NULL);
 	switch (src) {
 	case THROTTLE_FENTRY:
+		if (p->quiet && p->small_btf) {
+			/* Tracing programs need the full kernel BTF, which a CLI view does not
+			 * parse. */
+			snprintf(p->why, sizeof(p->why),
+				 "fentry skipped: the cut-down kernel BTF is in use");
+			err = -EOPNOTSUPP;
+			break;
+		}
 		err = load_mode(p, MODE_FENTRY);
 		break;
 	case THROTTLE_TP_BTF:
@@ -173,6 +182,7 @@ static int throttle_load(void **state, const struct probe_env *env, char *why, s
 	p->pin_dir = env->pin_dir;
 	p->hook = env->opts->hook;
 	p->quiet = want == THROTTLE_AUTO;
+	p->small_btf = env->opts->small_btf;
 	p->ncpus = libbpf_num_possible_cpus();
 	p->cpustat = cpustat_reader_new(env->fs, env->names);
 	if (p->ncpus <= 0 || !p->cpustat) {
@@ -359,6 +369,7 @@ static void throttle_forget(void *state, const uint64_t *ids, size_t n)
 
 const struct probe_ops throttle_probe_ops = {
 	.name = "throttle",
+	.object = throttle_bpf__elf_bytes,
 	.load = throttle_load,
 	.attach = throttle_attach,
 	.read = throttle_read,
