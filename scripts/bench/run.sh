@@ -37,7 +37,7 @@
 #                  agent_footprint (the numbers before a change; default: none)
 #   DETECTBENCH_ROUNDS rounds of detectbench (default 3, about 3 minutes each)
 #   DETECTBENCH_BASELINE another qoslet binary detectbench's system_slice also runs under
-#   SLOBENCH_ROUNDS   rounds of slobench (default 3, about 4 minutes each)
+#   SLOBENCH_ROUNDS   rounds of slobench (default 3, about 4.5 minutes each)
 #   SLOBENCH_SECS     seconds per slobench block (default 8)
 #   SLOBENCH_EXTRA    one extra agent scenario for slobench, NAME=JSON (its -x);
 #                     default agent-slo, the SLO controller on (docs/slo-control.md);

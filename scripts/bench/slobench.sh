@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# scripts/bench/slobench.sh [-r ROUNDS] [-s SECS] [-S SERVERS] [-L SHAPES] [-b BES] [-q SECS] [-x NAME=JSON]... [-p] [-k DIR] [-o FILE]
+# scripts/bench/slobench.sh [-r ROUNDS] [-s SECS] [-W SECS] [-S SERVERS] [-L SHAPES] [-b BES] [-q SECS] [-x NAME=JSON]... [-p] [-k DIR] [-o FILE]
 #
 # Issue 14's benchmark: request latency of real servers from Debian next to
 # best-effort batch work, without and with `qoslet agent`.
@@ -41,8 +41,12 @@
 #                and BE would do; the yardstick for such a knob
 #   alone-split  (-p) the server and its load alone, bound as in split: what
 #                the split costs LS by itself, BE aside
-# Each block runs SECS seconds; the load starts, then BE's pod is created and
-# stress-ng started in it, so the block covers the agent's reaction. The
+# Each block: the load starts and runs WARMUP seconds, counted nowhere (the
+# agent, started before it, sees LS steady, as on a node where BE arrives
+# next to a running service); then BE's pod is created and stress-ng started
+# in it, and SECS seconds are measured, so the block covers the agent's
+# reaction. Without the warm-up the agent's last tick before BE saw the load
+# not yet started, and judged LS's need from that (the split did). The
 # reaction is the first applied cpu_idle, cpu_quota or cpuset decision on the
 # BE pod, its ts_ns minus BE start. One round runs every block once, the
 # scenarios rotated one place each round. Medians over rounds. Besides each
@@ -67,6 +71,8 @@
 #
 #   -r ROUNDS   rounds (default $SLOBENCH_ROUNDS, else 3)
 #   -s SECS     seconds per block (default $SLOBENCH_SECS, else 8)
+#   -W SECS     the load's warm-up before BE starts, not measured (default
+#               $SLOBENCH_WARMUP, else 2: two of the agent's ticks)
 #   -S SERVERS  comma-separated, of web and kv (default web,kv)
 #   -L SHAPES   comma-separated load shapes, of closed and open (default
 #               closed,open)
@@ -94,6 +100,7 @@ LOADGEN=${LOADGEN:-$ROOT/build/tests/helpers/loadgen}
 
 ROUNDS=${SLOBENCH_ROUNDS:-3}
 SECS=${SLOBENCH_SECS:-8}
+WARMUP=${SLOBENCH_WARMUP:-2}
 SERVERS=web,kv
 SHAPE_ARG=closed,open
 BES=cpu,cache
@@ -129,10 +136,11 @@ words_of() {
 
 AGENTS=(agent)
 SPLIT=""
-while getopts "r:s:S:L:b:q:x:pk:o:h" opt; do
+while getopts "r:s:W:S:L:b:q:x:pk:o:h" opt; do
 	case $opt in
 	r) ROUNDS=$OPTARG ;;
 	s) SECS=$OPTARG ;;
+	W) WARMUP=$OPTARG ;;
 	S) SERVERS=$OPTARG ;;
 	L) SHAPE_ARG=$OPTARG ;;
 	b) BES=$OPTARG ;;
@@ -149,7 +157,7 @@ while getopts "r:s:S:L:b:q:x:pk:o:h" opt; do
 done
 shift $((OPTIND - 1))
 [ $# -eq 0 ] || usage
-for n in "$ROUNDS" "$SECS" "$QUIET_WAIT"; do
+for n in "$ROUNDS" "$SECS" "$WARMUP" "$QUIET_WAIT"; do
 	[[ $n =~ ^[0-9]+$ ]] || usage
 done
 if [ "$ROUNDS" -lt 1 ] || [ "$SECS" -lt 2 ]; then
@@ -228,9 +236,9 @@ server_stop() {
 
 # Runs loadgen in the LS pod's client container in the background: LG_PID.
 # $1 output file, $2 seconds, $3 rate (0: closed loop), $4 its CPUs (default
-# all).
+# all), $5 seconds of warm-up before those (default 0).
 loadgen_start() {
-	local args=(-p "$SRV_PROTO" -d "$2" -j)
+	local args=(-p "$SRV_PROTO" -d "$2" -w "${5:-0}" -j)
 	if [ "$3" = 0 ]; then
 		args+=(-c "$CLOSED_CONNS")
 	else
@@ -317,8 +325,9 @@ run_block() {
 	R[$k,$r,procs]=$(foreign_procs)
 	AGENT_PID=""
 	[ -z "$ag" ] || colo_agent_start "$k" "$r" "${EXTRA[$ag]:-"{}"}"
+	loadgen_start "$lg" "$SECS" "$rate" "$ls" "$WARMUP"
+	sleep "$WARMUP"
 	colo_mark_start
-	loadgen_start "$lg" "$SECS" "$rate" "$ls"
 	[ -z "$kind" ] || be_start "$kind" "$be" "$bec"
 	reap "$LG_PID" || fail "$k round $r: loadgen exited with status $?"
 	if [ -n "$kind" ]; then
@@ -491,7 +500,7 @@ report() {
 	echo
 	echo "Run it (root, after \`make\`; \`scripts/deps.sh bench\` installs nginx-light, redis-server, wrk, stress-ng):"
 	echo
-	echo "    scripts/bench/slobench.sh [-r ROUNDS] [-s SECS] [-S web,kv] [-b cpu,cache] [-x NAME=JSON]... [-p] [-k DIR] [-o FILE]"
+	echo "    scripts/bench/slobench.sh [-r ROUNDS] [-s SECS] [-W SECS] [-S web,kv] [-b cpu,cache] [-x NAME=JSON]... [-p] [-k DIR] [-o FILE]"
 	echo "    make bench BENCHES=slobench SLOBENCH_ROUNDS=5 SLOBENCH_EXTRA='slo={...}'"
 	echo
 	echo "\`-x NAME=JSON\` adds the scenario \`agent-NAME\`: the same agent with JSON merged over its config (below), so"
@@ -513,8 +522,8 @@ report() {
 	echo "  connections, one request each in flight; open = $OPEN_CONNS connections at a fixed total rate of half the alone"
 	echo "  maximum, latency from each request's intended send time (no coordinated omission)."
 	echo "- BE: \`stress-ng --KIND $NPROC --metrics-brief --timeout $SECS\`, KIND cpu (hogs) or cache (thrashing), bogo ops/s (real time)."
-	echo "  Started right after the load; BE start = just before its pod's mkdir."
-	echo "- Agent: \`qoslet agent\` (dry-run off), started $SETTLE s plus a random part of its tick interval before the block;"
+	echo "  Started after the load's warm-up of $WARMUP s (counted nowhere); BE start = just before its pod's mkdir."
+	echo "- Agent: \`qoslet agent\` (dry-run off), started $SETTLE s plus a random part of its tick interval before the load;"
 	echo "  its config overrides the embedded defaults with exactly this (plus \`state_dir\`, \`decisions.file\`, HTTP off):"
 	echo
 	echo '```json'

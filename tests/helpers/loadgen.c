@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * loadgen [-p http|redis] [-c CONNS] [-d SECS] [-r RATE] [-u PATH] [-j] HOST PORT
+ * loadgen [-p http|redis] [-c CONNS] [-d SECS] [-w SECS] [-r RATE] [-u PATH] [-j] HOST PORT
  *
  * A load generator for the SLO benchmark (scripts/bench/slobench.sh): CONNS
  * keep-alive TCP connections to HOST:PORT, each with one request in flight,
@@ -18,13 +18,17 @@
  * generator with percentiles: wrk and redis-benchmark are closed loop,
  * httperf has --rate but no percentiles.
  *
+ * With -w WARM the load runs WARM seconds before the SECS that count: a
+ * request whose latency origin falls in the warm-up is answered but counted
+ * nowhere (not in the requests, errors, percentiles or seconds), so a
+ * service can be measured from a moment its load has been steady for a while.
  * After SECS no new request is sent; those in flight get up to 2 s more and
  * count. Every latency is kept (CLOCK_MONOTONIC) and the percentiles are exact
  * (nearest rank), over the run and for each second of it (the requests whose
  * latency origin falls in that second): a transient, such as the seconds
  * before a controller acts, shows apart from the steady state. Output: a
  * text summary, or with -j one JSON object:
- *   {"proto","mode","conns","rate","secs","requests","errors","throughput",
+ *   {"proto","mode","conns","rate","warmup","secs","requests","errors","throughput",
  *    "latency_us":{"p50","p99","p999","max","mean"},"p99_per_s_us":[...]}
  * Exit 0 after the run, 1 on a failed connection or call, 2 on bad usage.
  */
@@ -204,12 +208,13 @@ static int conn_open(struct conn *c, const struct sockaddr_in *sa, enum proto p)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: loadgen [-p http|redis] [-c CONNS] [-d SECS] [-r RATE] [-u PATH] [-j] "
-		   "HOST PORT\n"
+	fprintf(f, "usage: loadgen [-p http|redis] [-c CONNS] [-d SECS] [-w SECS] [-r RATE] "
+		   "[-u PATH] [-j] HOST PORT\n"
 		   "  -p  protocol: http (GET PATH, HTTP/1.1 keep-alive; default) or redis\n"
 		   "      (RESP GET of one 64-byte value)\n"
 		   "  -c  connections, each with one request in flight (default 4, at most 1024)\n"
-		   "  -d  seconds of sending (default 10, at most 3600)\n"
+		   "  -d  seconds of sending that count (default 10, at most 3600)\n"
+		   "  -w  seconds of sending before those, counted nowhere (default 0)\n"
 		   "  -r  open loop at RATE requests/s in all, latency from each request's\n"
 		   "      intended send time; without it, closed loop\n"
 		   "  -u  the HTTP path (default /)\n"
@@ -222,7 +227,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0}};
 	enum proto proto = PROTO_HTTP;
 	unsigned long nconns = 4;
-	double secs = 10, rate = 0, elapsed;
+	double secs = 10, warm = 0, rate = 0, elapsed;
 	const char *path = "/";
 	int json = 0, opt, ep;
 	struct sockaddr_in sa = {.sin_family = AF_INET};
@@ -230,13 +235,13 @@ int main(int argc, char **argv)
 	size_t n_per_s, sec;
 	struct conn *conns;
 	struct epoll_event ev, evs[64];
-	uint64_t t0, end, interval = 0, errors = 0, sum = 0;
+	uint64_t start, t0, end, interval = 0, errors = 0, sum = 0;
 	char req[512], *rest;
 	size_t reqlen;
 	int inflight = 0;
 	long port;
 
-	while ((opt = getopt_long(argc, argv, "p:c:d:r:u:jh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:c:d:w:r:u:jh", longopts, NULL)) != -1) {
 		errno = 0;
 		rest = NULL;
 		switch (opt) {
@@ -257,6 +262,11 @@ int main(int argc, char **argv)
 		case 'd':
 			secs = strtod(optarg, &rest);
 			if (!*rest && secs > 0 && secs <= MAX_SECS)
+				rest = NULL;
+			break;
+		case 'w':
+			warm = strtod(optarg, &rest);
+			if (!*rest && warm >= 0 && warm <= MAX_SECS)
 				rest = NULL;
 			break;
 		case 'r':
@@ -327,12 +337,13 @@ int main(int argc, char **argv)
 		}
 	}
 
-	t0 = now_ns();
+	start = now_ns();
+	t0 = start + (uint64_t)(warm * 1e9); /* what counts starts here */
 	end = t0 + (uint64_t)(secs * 1e9);
 	if (rate > 0)
 		interval = (uint64_t)((double)nconns * 1e9 / rate);
 	for (unsigned long i = 0; i < nconns; i++)
-		conns[i].due = t0 + (interval ? interval * i / nconns : 0);
+		conns[i].due = start + (interval ? interval * i / nconns : 0);
 
 	for (;;) {
 		uint64_t now = now_ns(), next = UINT64_MAX;
@@ -383,16 +394,19 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			now = now_ns();
-			if (!ok)
-				errors++;
-			sec = (c->started - t0) / NSEC_PER_SEC;
-			/* a closed-loop request sent during the drain counts in the last second */
-			if (push(&lat, now - c->started) ||
-			    push(&per_s[sec < n_per_s ? sec : n_per_s - 1], now - c->started)) {
-				perror("loadgen: realloc");
-				return 1;
+			if (c->started >= t0) {
+				errors += !ok;
+				sec = (c->started - t0) / NSEC_PER_SEC;
+				/* a closed-loop request sent during the drain counts in the last
+				 * second */
+				if (push(&lat, now - c->started) ||
+				    push(&per_s[sec < n_per_s ? sec : n_per_s - 1],
+					 now - c->started)) {
+					perror("loadgen: realloc");
+					return 1;
+				}
+				sum += now - c->started;
 			}
-			sum += now - c->started;
 			c->len = 0;
 			c->busy = 0;
 			inflight--;
@@ -405,13 +419,15 @@ int main(int argc, char **argv)
 
 	qsort(lat.v, lat.n, sizeof(*lat.v), cmp_u64);
 	if (json)
-		printf("{\"proto\":\"%s\",\"mode\":\"%s\",\"conns\":%lu,\"rate\":%.1f,\"secs\":%.3f,"
+		printf("{\"proto\":\"%s\",\"mode\":\"%s\",\"conns\":%lu,\"rate\":%.1f,\"warmup\":%.3f,"
+		       "\"secs\":%.3f,"
 		       "\"requests\":%zu,\"errors\":%llu,\"throughput\":%.1f,\"latency_us\":{"
 		       "\"p50\":%.1f,\"p99\":%.1f,\"p999\":%.1f,\"max\":%.1f,\"mean\":%.1f},",
 		       proto == PROTO_HTTP ? "http" : "redis", interval ? "open" : "closed", nconns,
-		       rate, elapsed, lat.n, (unsigned long long)errors, (double)lat.n / elapsed,
-		       quantile_us(&lat, 0.5), quantile_us(&lat, 0.99), quantile_us(&lat, 0.999),
-		       quantile_us(&lat, 1), lat.n ? (double)sum / (double)lat.n / 1e3 : 0);
+		       rate, warm, elapsed, lat.n, (unsigned long long)errors,
+		       (double)lat.n / elapsed, quantile_us(&lat, 0.5), quantile_us(&lat, 0.99),
+		       quantile_us(&lat, 0.999), quantile_us(&lat, 1),
+		       lat.n ? (double)sum / (double)lat.n / 1e3 : 0);
 	else
 		printf("%s, %s loop at %.1f/s (0: as fast as answered), %lu connections: %zu "
 		       "requests in %.1f s (%.1f/s), %llu errors\n"

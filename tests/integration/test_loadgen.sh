@@ -39,6 +39,9 @@ check_run() {
 	assert_json "$out" '(.p99_per_s_us | length == 2 and all(.[]; . > 0)) and
 		.latency_us.p99 >= (.p99_per_s_us | min) and .latency_us.p99 <= (.p99_per_s_us | max)' \
 		"$what: a p99 for each of the 2 seconds, around the run's"
+	if [[ " $* " == *" -w "* ]]; then
+		assert_json "$out" '.warmup == 1' "$what: the warm-up reported"
+	fi
 	if [[ " $* " == *" -r "* ]]; then
 		assert_json "$out" '.mode == "open" and .requests >= 999 and .requests <= 1000' "$what: 1000 requests sent on schedule"
 		assert_json "$out" '.throughput >= 495 and .throughput <= 505' "$what: 500 req/s"
@@ -55,6 +58,8 @@ for kind in web kv; do
 	server_wait_listen "$PORT" "$!" "$TMP/$kind"
 	check_run "$kind closed loop" -p "$SRV_PROTO" -c 2
 	check_run "$kind open loop" -p "$SRV_PROTO" -c 4 -r 500
+	# A warm-up of 1 s before the 2 that count: its 500 requests are sent and counted nowhere.
+	check_run "$kind open loop after a warm-up" -p "$SRV_PROTO" -c 4 -r 500 -w 1
 done
 
 # Errors. A port nobody listens on: refused at once.
@@ -63,7 +68,7 @@ rc=0
 err=$("$LOADGEN" -d 1 127.0.0.1 "$port" 2>&1) || rc=$?
 assert_eq "$rc" 1 "a refused connection exits 1"
 [[ $err == *"127.0.0.1:$port"*"refused"* ]] || fail "the refused connection's message names neither the address nor the cause: $err"
-for bad in "-c 0" "-r -5" "-p ftp" "-d 0" "-u nopath"; do
+for bad in "-c 0" "-r -5" "-p ftp" "-d 0" "-w -1" "-u nopath"; do
 	rc=0
 	# shellcheck disable=SC2086 # the flag and its value are two words
 	err=$("$LOADGEN" $bad 127.0.0.1 80 2>&1) || rc=$?
