@@ -414,7 +414,8 @@ static void test_cpu_idle(void **state)
  * which the split ignores; growth margin 0.1 x 8 = 0.8 CPUs). Units: a
  * shared LS unit, an LS unit its owner pinned to CPU 3, an LSR unit on every
  * CPU, a BE unit. Each tick: the BE unit's list ("" no split: its quota in
- * CPUs instead) and the shared LS unit's list.
+ * CPUs instead) and the shared LS unit's list. No trial (test_split_trial):
+ * this is the margin, the hold and the shrink.
  */
 struct split_tick {
 	double ls_used;
@@ -434,7 +435,7 @@ static const struct split_tick split_ticks[] = {
 static void test_split(void **state)
 {
 	struct suppress_config cfg = config();
-	struct suppress_state st = {0};
+	struct suppress_state st = {.trial_after_ns = UINT64_MAX};
 	struct action_list out = {0};
 	const char *ls_now = ""; /* the shared LS unit's cpuset as the kernel has it */
 
@@ -662,6 +663,72 @@ static void test_split_need(void **state)
 }
 
 /*
+ * LS's need measured spread over the node overstates what it needs confined.
+ * When it leaves no whole CPU but would at two thirds (SPLIT_SPREAD), the
+ * split is tried, and its first window keeps it or ends it; after an ending
+ * none is tried for 10 s, then 20 s. 2 CPUs, threshold 0.95. Each tick: its
+ * time, LS's use, whether BE is there, BE's CPUs (0: off), whether the split
+ * is a trial (evidence split_trial) and what it was judged on.
+ */
+struct trial_tick {
+	double t, ls_used;
+	bool be;
+	int be_cpus;
+	bool trial;
+	double judged;
+};
+
+static const struct trial_tick trial_ticks[] = {
+	{0, 1.0, false, 0, false, 0},	/* no BE: LS needs 1.0, 0.9 left */
+	{1, 1.4, true, 1, true, 1.0},	/* 1.9 - 1.0 / 1.5 leaves one: tried */
+	{2, 0.6, true, 1, false, 0.6},	/* confined LS uses 0.6: kept */
+	{3, 1.3, false, 0, false, 0},	/* BE gone, LS busier: needs 1.3 */
+	{4, 1.7, true, 1, true, 1.3},	/* 1.9 - 1.3 / 1.5 = 1.03: tried */
+	{5, 0.99, true, 0, false, 0},	/* LS fills its CPU: ended, none for 10 s */
+	{6, 1.7, true, 0, false, 0},	/* */
+	{14, 1.7, true, 0, false, 0},	/* */
+	{15, 1.7, true, 1, true, 1.3},	/* 10 s on: tried again */
+	{16, 0.99, true, 0, false, 0},	/* ended again: none for 20 s */
+	{35, 1.7, true, 0, false, 0},	/* */
+	{36, 1.7, true, 1, true, 1.3},	/* tried again */
+	{37, 0.2, true, 1, false, 0.2}, /* LS's load dropped: kept */
+};
+
+static void test_split_trial(void **state)
+{
+	struct suppress_config cfg = config();
+	struct suppress_state st = {0};
+	struct action_list out = {0};
+
+	(void)state;
+	cfg.policy = SUPPRESS_SPLIT;
+	cfg.threshold = 0.95;
+	for (size_t t = 0; t < sizeof(trial_ticks) / sizeof(trial_ticks[0]); t++) {
+		const struct trial_tick *tc = &trial_ticks[t];
+		struct world w;
+		bool trial = false;
+
+		print_message("t %.0f s: LS %.2f CPUs, BE %s\n", tc->t, tc->ls_used,
+			      tc->be ? "there" : "gone");
+		world_init_2cpus(&w);
+		w.in.ts_ns = (uint64_t)(tc->t * 1e9);
+		world_unit(&w, QOS_LS, tc->ls_used, 1);
+		if (tc->be)
+			world_unit(&w, QOS_BE, 0.5, 1);
+		action_list_clear(&out);
+		assert_int_equal(suppress_run(&w.in, &cfg, NULL, &st, &out), 0);
+		for (size_t i = 0; i < out.n; i++)
+			for (size_t e = 0; out.v[i].kind == ACT_CPUSET && e < out.v[i].n_ev; e++)
+				trial |= out.v[i].id == 20 &&
+					 !strcmp(out.v[i].ev[e].name, "split_trial") &&
+					 out.v[i].ev[e].value == 1;
+		assert_int_equal(split_be_cpus(&out, tc->judged, -1), tc->be_cpus);
+		assert_int_equal(trial, tc->trial);
+	}
+	action_list_free(&out);
+}
+
+/*
  * With SLO control on, an LS unit the split confines that misses its
  * run-queue target gets a CPU back at once (here, on 2 CPUs, the split ends),
  * whatever its use says, with a report saying why; BE waits slo.dwell_s
@@ -811,6 +878,7 @@ int main(void)
 		cmocka_unit_test(test_split_keeps_one),
 		cmocka_unit_test(test_split_window),
 		cmocka_unit_test(test_split_need),
+		cmocka_unit_test(test_split_trial),
 		cmocka_unit_test(test_split_short),
 		cmocka_unit_test(test_cpu_idle),
 		cmocka_unit_test(test_nothing_to_do),

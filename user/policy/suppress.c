@@ -391,6 +391,50 @@ static void split_latency(const struct pol_input *in, const struct slo_config *s
 #define SPLIT_WINDOW_S 0.5
 
 /*
+ * LS spread over every CPU uses more CPU than confined to fewer: its
+ * wake-ups land on other CPUs (an idle exit, or a preemption of BE and cold
+ * caches). slobench's web server used 1.02 CPUs spread and 0.61 confined on
+ * one machine (docs/slo-control.md). So when LS's need measured spread
+ * leaves no whole CPU, but that need divided by this would, the split is
+ * tried: its first whole window judges it on LS's confined use, and keeps
+ * or ends it. After any split that ends (LS did not fit), none is tried for
+ * SPLIT_TRIAL_BACKOFF_S, then twice that after the next, up to
+ * SPLIT_TRIAL_BACKOFF_MAX_S: a failed trial confines a saturated LS for one
+ * window.
+ */
+#define SPLIT_SPREAD		  1.5
+#define SPLIT_TRIAL_BACKOFF_S	  10.0
+#define SPLIT_TRIAL_BACKOFF_MAX_S 300.0
+
+/* How many CPUs a trial gives BE (SPLIT_SPREAD); 0 when even that leaves none whole. */
+static size_t split_trial_size(const struct pol_input *in, const struct suppress_config *cfg,
+			       struct suppress_state *st)
+{
+	double raw = in->cpus * cfg->threshold - st->judged_used_cpus / SPLIT_SPREAD + 1e-9;
+
+	st->trial = raw >= 1;
+	return st->trial ? (size_t)floor(raw) : 0;
+}
+
+/*
+ * A judgement of the split on (n: BE's CPUs from now on). One that ends did
+ * not fit LS: no trial for a while, and the wait doubles after each ending
+ * until a split holds again.
+ */
+static void split_judged(const struct pol_input *in, struct suppress_state *st, size_t n)
+{
+	st->trial = false;
+	if (n) {
+		st->trial_backoff_s = 0;
+		return;
+	}
+	st->trial_backoff_s = st->trial_backoff_s
+				      ? fmin(2 * st->trial_backoff_s, SPLIT_TRIAL_BACKOFF_MAX_S)
+				      : SPLIT_TRIAL_BACKOFF_S;
+	st->trial_after_ns = in->ts_ns + (uint64_t)(st->trial_backoff_s * 1e9);
+}
+
+/*
  * How many whole CPUs the split gives BE: floor(allowance), the allowance
  * taken before its min_cpus floor (the split hands BE only CPUs that LS, the
  * system and the threshold leave whole, so LS keeps its use plus the
@@ -412,14 +456,20 @@ static size_t split_size(const struct pol_input *in, const struct suppress_confi
 	if (!m->n_be) {
 		st->have_need = true;
 		st->need_cpus = m->non_be + m->system;
+		/* Nothing to split, and no verdict on a split that BE's leaving ended. */
+		st->trial = false;
+		st->win_used_cpu_s = st->win_s = 0;
+		return 0;
 	}
 	if (prev && lat->short_unit) {
 		/* LS waits over its target: a CPU back to it at once, whatever its use says. */
+		n = (prev >= usable ? usable - 1 : prev) - 1;
+		split_judged(in, st, n);
 		st->have_short = true;
 		st->short_ns = in->ts_ns;
 		st->have_need = false; /* what LS used said too little */
 		st->win_used_cpu_s = st->win_s = 0;
-		return (prev >= usable ? usable - 1 : prev) - 1;
+		return n;
 	}
 	st->win_used_cpu_s += (m->non_be + m->system) * dt;
 	st->win_s += dt;
@@ -449,9 +499,14 @@ static size_t split_size(const struct pol_input *in, const struct suppress_confi
 	n = raw >= 1 ? (size_t)floor(raw) : 0;
 	if (n >= prev)
 		n = grown > (double)prev ? (size_t)grown : prev;
+	if (prev)
+		split_judged(in, st, n);
+	else if (!n && m->n_be && (!st->trial_after_ns || in->ts_ns >= st->trial_after_ns))
+		n = split_trial_size(in, cfg, st);
 	/* After LS missed its target, BE waits a dwell before it takes a CPU back. */
 	if (n > prev && st->have_short && pol_since_s(in->ts_ns, &st->short_ns) < lat->dwell_s)
 		n = prev;
+	st->trial = st->trial && n;
 	return n >= usable ? usable - 1 : n;
 }
 
@@ -524,6 +579,8 @@ static int emit_split(const struct pol_input *in, const struct suppress_config *
 	for (size_t k = first; !err && k < out->n; k++) {
 		action_evidence(&out->v[k], "split_used_cpus", st->judged_used_cpus);
 		action_evidence(&out->v[k], "split_window_s", st->judged_window_s);
+		if (st->trial)
+			action_evidence(&out->v[k], "split_trial", 1);
 	}
 	snprintf(st->ls_cpus, sizeof(st->ls_cpus), "%s", err ? "" : ls);
 	return err;

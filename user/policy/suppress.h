@@ -43,6 +43,16 @@ struct suppress_state {
 	 */
 	bool have_need;
 	double need_cpus;
+	/*
+	 * split policy: the split on now is a trial (LS's spread use left no
+	 * whole CPU, SPLIT_SPREAD in suppress.c). After a split ended because
+	 * LS did not fit, none is tried before trial_after_ns (0: any time);
+	 * the wait (trial_backoff_s) doubles after each ending, and is 0 again
+	 * once a split holds.
+	 */
+	bool trial;
+	uint64_t trial_after_ns;
+	double trial_backoff_s;
 };
 
 /*
