@@ -20,6 +20,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
+# The guest mounts tmpfs of its own on /tmp and /dev/shm (scripts/vm/guest.sh):
+# a tree below them is not there for it, and the guest would stop at once.
+case $root/ in
+/tmp/* | /dev/shm/*)
+	echo "scripts/vm/run.sh: the tree $root is below /tmp or /dev/shm, which the guest mounts anew as tmpfs: clone it elsewhere" >&2
+	exit 1
+	;;
+esac
 
 cgroup=v2
 layout=systemd
