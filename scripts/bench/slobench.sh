@@ -326,7 +326,9 @@ run_block() {
 	AGENT_PID=""
 	[ -z "$ag" ] || colo_agent_start "$k" "$r" "${EXTRA[$ag]:-"{}"}"
 	loadgen_start "$lg" "$SECS" "$rate" "$ls" "$WARMUP"
-	sleep "$WARMUP"
+	# loadgen's warm-up counts from its connections, made a few milliseconds
+	# after this: 50 ms more, so that BE's start falls in the counted seconds.
+	sleep "$WARMUP.05"
 	colo_mark_start
 	[ -z "$kind" ] || be_start "$kind" "$be" "$bec"
 	reap "$LG_PID" || fail "$k round $r: loadgen exited with status $?"
