@@ -113,6 +113,7 @@ static __always_inline void forget_cgroup(__u64 id)
 	bpf_loop(nr_cpus, forget_cpu, &id, 0);
 	bpf_map_delete_elem(&rq_hist, &id);
 	bpf_for_each_map_elem(&rq_blame, forget_pair, &id, 0);
+	bpf_for_each_map_elem(&rq_blame_fresh, forget_pair, &id, 0);
 }
 
 SEC("tp_btf/cgroup_rmdir")

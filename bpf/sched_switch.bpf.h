@@ -66,6 +66,20 @@ struct {
 	__type(value, struct blame_val);
 } rq_blame SEC(".maps");
 
+/*
+ * What the slots gave back to rq_blame since the agent last drained this
+ * map (it reads and deletes in one batch): the agent's reading then costs
+ * the pairs that changed, not every pair rq_blame keeps, most of which
+ * are stale on a busy node. rq_blame stays whole for the views and
+ * bpftool. LRU: with no agent draining it, it keeps the newest changes.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct blame_key);
+	__type(value, struct blame_val);
+} rq_blame_fresh SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -280,19 +294,42 @@ static __always_inline __u32 blame_slot_of(__u64 victim, __u64 culprit)
  * key's rq_blame value (struct rq_blame_cache says why). Out of line: two
  * hash lookups, paid only when a pair is not in its CPU's cache.
  */
+/* Adds a slot's increment to its pair in rq_blame_fresh. */
+static __always_inline void blame_fresh_add(struct blame_key *key, struct blame_val *add)
+{
+	struct blame_val *v = bpf_map_lookup_elem(&rq_blame_fresh, key);
+
+	if (!v) {
+		if (!bpf_map_update_elem(&rq_blame_fresh, key, add, BPF_NOEXIST))
+			return;
+		/* Another CPU created the pair between the lookup and the insert. */
+		v = bpf_map_lookup_elem(&rq_blame_fresh, key);
+		if (!v) {
+			sched_count_drop(SCHED_DROP_BLAME_FULL);
+			return;
+		}
+	}
+	v->wait_ns += add->wait_ns;
+	v->count += add->count;
+}
+
 static __noinline void blame_slot_take(struct rq_blame_slot *s, struct blame_key *key, __u64 delta)
 {
 	struct blame_val *v;
 
 	if (s->val.count) {
+		/* Only what this slot added: another writer's counts stay. */
+		struct blame_val add = {.wait_ns = s->val.wait_ns - s->base.wait_ns,
+					.count = s->val.count - s->base.count};
+
 		v = bpf_map_lookup_elem(&rq_blame, &s->key);
 		if (v) {
-			/* Only what this slot added: another writer's counts stay. */
-			v->wait_ns += s->val.wait_ns - s->base.wait_ns;
-			v->count += s->val.count - s->base.count;
+			v->wait_ns += add.wait_ns;
+			v->count += add.count;
 		} else if (bpf_map_update_elem(&rq_blame, &s->key, &s->val, BPF_NOEXIST)) {
 			sched_count_drop(SCHED_DROP_BLAME_FULL);
 		}
+		blame_fresh_add(&s->key, &add);
 	}
 	v = bpf_map_lookup_elem(&rq_blame, key);
 	/* The old pair is in rq_blame already when readers may see the change. */

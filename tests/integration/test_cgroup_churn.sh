@@ -27,6 +27,8 @@ sleep 1
 
 # Per-cgroup maps of every probe, as pinned (a probe that is off has none).
 CG_MAPS="rq_hist cpi_usage memstall_cg throttle_tg"
+# The pair maps: the totals, and the changes the agent drains (top does not).
+PAIR_MAPS="rq_blame rq_blame_fresh"
 
 # The pairs every CPU's blame cache holds (slots that counted something), as JSON keys.
 cached_pairs() {
@@ -41,19 +43,22 @@ map_ids() {
 		[ -e "$PIN_DIR/$m" ] || continue
 		bpftool -j map dump pinned "$PIN_DIR/$m" | jq -r '.[].formatted.key'
 	done
-	bpftool -j map dump pinned "$PIN_DIR/rq_blame" |
-		jq -r '.[].formatted.key | .victim, .culprit'
+	for m in $PAIR_MAPS; do
+		bpftool -j map dump pinned "$PIN_DIR/$m" | jq -r '.[].formatted.key | .victim, .culprit'
+	done
 	cached_pairs | jq -r '.victim, .culprit'
 }
-# One line per entry: "MAP ID" or "rq_blame VICTIM CULPRIT".
+# One line per entry: "MAP ID" or "PAIR_MAP VICTIM CULPRIT".
 map_keys() {
 	local m
 	for m in $CG_MAPS; do
 		[ -e "$PIN_DIR/$m" ] || continue
 		bpftool -j map dump pinned "$PIN_DIR/$m" | jq -r --arg m "$m" '.[].formatted.key | "\($m) \(.)"'
 	done
-	bpftool -j map dump pinned "$PIN_DIR/rq_blame" |
-		jq -r '.[].formatted.key | "rq_blame \(.victim) \(.culprit)"'
+	for m in $PAIR_MAPS; do
+		bpftool -j map dump pinned "$PIN_DIR/$m" |
+			jq -r --arg m "$m" '.[].formatted.key | "\($m) \(.victim) \(.culprit)"'
+	done
 	cached_pairs | jq -r '"rq_blame_cache \(.victim) \(.culprit)"'
 }
 

@@ -10,7 +10,7 @@
 #      the old rq_hist held is in the new one, sched_drops is the same map
 #      with its counter, the replaced maps have today's shape, the metadata
 #      records every map, and every pin is mode 0600 (the directory 0700).
-#      rq_blame_cache, which that qoslet did not have, is created.
+#      rq_blame_cache and rq_blame_fresh, which that qoslet did not have, are created.
 #   2. the CLI started next keeps every map (same ids) and says nothing.
 #   3. a map whose recorded revision is older than this qoslet's is replaced.
 #   4. while another process holds the pin directory's lock (the one that
@@ -35,7 +35,7 @@ test_setup
 agent_setup
 
 # The sched probe's pins and the layout metadata (the agent pins other probes' maps too).
-PINS="qoslet_layout rq_alert_cfg rq_alert_watch rq_alerts rq_blame rq_blame_cache rq_hist rq_pending sched_drops"
+PINS="qoslet_layout rq_alert_cfg rq_alert_watch rq_alerts rq_blame rq_blame_cache rq_blame_fresh rq_hist rq_pending sched_drops"
 
 # map_json NAME: bpftool's description of the pinned map.
 map_json() {
@@ -106,7 +106,7 @@ for want in \
 	"rq_alert_watch: type percpu_hash, now hash: its entries cannot be copied: replaced" \
 	"rq_pending: it is a directory, not a map: replaced" \
 	"rq_alert_cfg: it is a symbolic link, not a map: replaced" \
-	"upgraded to this qoslet's layout: kept sched_drops; migrated rq_hist; replaced rq_pending, rq_blame, rq_alert_cfg, rq_alert_watch; created rq_blame_cache, rq_alerts" \
+	"upgraded to this qoslet's layout: kept sched_drops; migrated rq_hist; replaced rq_pending, rq_blame, rq_alert_cfg, rq_alert_watch; created rq_blame_cache, rq_blame_fresh, rq_alerts" \
 	"sched_drops had mode 0644: now 0600"; do
 	grep -qF -- "$want" "$AGENT_ERR" || fail "the agent's log lacks '$want': $(cat "$AGENT_ERR")"
 	log "ok: said '$want'"
@@ -127,9 +127,11 @@ assert_json "$(map_json rq_pending)" '.type == "percpu_array"' "rq_pending is a 
 assert_json "$(map_json rq_alert_cfg)" '.type == "array"' "rq_alert_cfg is a map"
 assert_json "$(map_json rq_blame_cache)" '.type == "percpu_array"' \
 	"rq_blame_cache, which the older qoslet did not have, is created"
+assert_json "$(map_json rq_blame_fresh)" '.type == "lru_percpu_hash"' \
+	"rq_blame_fresh, which the older qoslet did not have, is created"
 meta=$(bpftool -j map dump pinned "$PIN_DIR/qoslet_layout")
 assert_json "$meta" '["rq_alert_cfg", "rq_alert_watch", "rq_alerts", "rq_blame", "rq_hist",
-	"rq_blame_cache", "rq_pending", "sched_drops"] - [.[].formatted | select(.value.revision == 1) | .key] == []' \
+	"rq_blame_cache", "rq_blame_fresh", "rq_pending", "sched_drops"] - [.[].formatted | select(.value.revision == 1) | .key] == []' \
 	"the metadata records the revision of every map"
 assert_modes "after the upgrade"
 agent_stop

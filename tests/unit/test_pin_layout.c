@@ -254,10 +254,10 @@ static void test_revisions(void **state)
 {
 	/* Pins on running nodes are found by these names: a rename is an upgrade to plan. */
 	static const char *const pinned[] = {
-		"rq_hist",	"rq_pending",	  "rq_blame",	    "rq_blame_cache", "sched_drops",
-		"rq_alert_cfg", "rq_alert_watch", "rq_alerts",	    "cpi_usage",      "cpi_drops",
-		"cpi_info",	"throttle_tg",	  "throttle_drops", "throttle_since", "memstall_cg",
-		"memstall_oom", "memstall_drops",
+		"rq_hist",     "rq_pending",   "rq_blame",	 "rq_blame_cache", "rq_blame_fresh",
+		"sched_drops", "rq_alert_cfg", "rq_alert_watch", "rq_alerts",	   "cpi_usage",
+		"cpi_drops",   "cpi_info",     "throttle_tg",	 "throttle_drops", "throttle_since",
+		"memstall_cg", "memstall_oom", "memstall_drops",
 	};
 	const char *name;
 	size_t n = 0;

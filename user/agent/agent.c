@@ -566,6 +566,8 @@ static int open_probes(struct agent *a)
 	int err;
 
 	a->args.probe.cpi_events = "hardware";
+	/* The agent reads blame every tick: what changed, not every stale pair (probes.h). */
+	a->args.probe.blame_fresh = true;
 	if (a->cfg.policy.interference.enabled && a->cfg.policy.interference.cpi_enabled &&
 	    pmu_counts_cycles())
 		want |= PROBE_BIT(PROBE_CPI);

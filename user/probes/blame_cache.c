@@ -25,7 +25,8 @@ size_t blame_cache_pairs(const struct rq_blame_cache *first, const struct rq_bla
 
 			if (!a->val.count || a->seq % 2 || a->seq != second[cpu].slot[i].seq)
 				continue;
-			out[n++] = (struct cached_pair){.key = a->key, .cpu = cpu, .val = a->val};
+			out[n++] = (struct cached_pair){
+				.key = a->key, .cpu = cpu, .val = a->val, .base = a->base};
 		}
 	}
 	if (n)

@@ -19,6 +19,7 @@ struct cached_pair {
 	int cpu;
 	bool used; /* taken into the pair's rq_blame entry */
 	struct blame_val val;
+	struct blame_val base; /* val - base: what the slot counted since it took the pair */
 };
 
 /*

@@ -24,8 +24,9 @@ static __u32 batch_entries(size_t val_size, int ncpus)
 	return n < BATCH_MIN ? BATCH_MIN : n > BATCH_MAX ? BATCH_MAX : (__u32)n;
 }
 
-int percpu_map_read(int fd, size_t key_size, size_t val_size, int ncpus, percpu_fold_fn fold,
-		    void *ctx)
+/* Every entry in batches; with `drain`, each batch is deleted as it is read. */
+static int walk(int fd, size_t key_size, size_t val_size, int ncpus, percpu_fold_fn fold, void *ctx,
+		bool drain)
 {
 	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	char in_batch[16], out_batch[16]; /* one key of the map */
@@ -41,8 +42,10 @@ int percpu_map_read(int fd, size_t key_size, size_t val_size, int ncpus, percpu_
 		err = -ENOMEM;
 	while (!err) {
 		__u32 n = batch;
-		int ret = bpf_map_lookup_batch(fd, first ? NULL : in_batch, out_batch, keys, vals,
-					       &n, &opts);
+		void *in = first ? NULL : in_batch;
+		int ret = drain ? bpf_map_lookup_and_delete_batch(fd, in, out_batch, keys, vals, &n,
+								  &opts)
+				: bpf_map_lookup_batch(fd, in, out_batch, keys, vals, &n, &opts);
 
 		if (ret && errno != ENOENT) {
 			err = -errno;
@@ -59,6 +62,18 @@ int percpu_map_read(int fd, size_t key_size, size_t val_size, int ncpus, percpu_
 	free(keys);
 	free(vals);
 	return err;
+}
+
+int percpu_map_read(int fd, size_t key_size, size_t val_size, int ncpus, percpu_fold_fn fold,
+		    void *ctx)
+{
+	return walk(fd, key_size, val_size, ncpus, fold, ctx, false);
+}
+
+int percpu_map_drain(int fd, size_t key_size, size_t val_size, int ncpus, percpu_fold_fn fold,
+		     void *ctx)
+{
+	return walk(fd, key_size, val_size, ncpus, fold, ctx, true);
 }
 
 int percpu_counters_read(int fd, __u32 n, int ncpus, uint64_t *out)

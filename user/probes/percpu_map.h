@@ -21,6 +21,14 @@ int percpu_map_read(int fd, size_t key_size, size_t val_size, int ncpus, percpu_
 		    void *ctx);
 
 /*
+ * percpu_map_read(), deleting the entries it hands over: a writer's update
+ * after an entry was copied and before it was deleted is lost, so only
+ * maps whose writers can afford that are drained (bpf/sched_switch.bpf.h).
+ */
+int percpu_map_drain(int fd, size_t key_size, size_t val_size, int ncpus, percpu_fold_fn fold,
+		     void *ctx);
+
+/*
  * Deletes the entries keyed by these cgroup ids from a map keyed by u64
  * cgroup id; ids it does not hold are skipped. Returns how many it deleted.
  */

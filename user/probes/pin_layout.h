@@ -72,6 +72,7 @@ enum pin_action {
 	X(rq_pending, 1)                                                                           \
 	X(rq_blame, 1)                                                                             \
 	X(rq_blame_cache, 1)                                                                       \
+	X(rq_blame_fresh, 1)                                                                       \
 	X(sched_drops, 1)                                                                          \
 	X(rq_alert_cfg, 1)                                                                         \
 	X(rq_alert_watch, 1)                                                                       \

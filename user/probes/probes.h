@@ -72,6 +72,14 @@ struct probe_opts {
 	 * probe_set_open() when no cut-down copy can be had.
 	 */
 	bool small_btf;
+	/*
+	 * The sched probe reads the blame pairs that changed since its last
+	 * reading (it drains rq_blame_fresh) and keeps the totals itself,
+	 * instead of reading every pair of rq_blame: for the agent, the one
+	 * long-lived reader of a pin directory. Two drainers would split the
+	 * changes between them.
+	 */
+	bool blame_fresh;
 };
 
 /* What a probe gets when it loads. */

@@ -11,6 +11,7 @@
 
 #include "../log.h"
 #include "blame_cache.h"
+#include "blame_totals.h"
 #include "bpffs.h"
 #include "kernel_btf.h"
 #include "percpu_map.h"
@@ -26,6 +27,9 @@ struct sched_probe {
 	int ncpus;
 	char path[40];	 /* "tp_btf, sched_info": for reports */
 	bool rmdir_hook; /* the kernel runs the cgroup-removal hook's helpers */
+	/* probe_opts.blame_fresh: pairs from rq_blame_fresh into totals (blame_totals.h) */
+	bool fresh, seeded;
+	struct blame_totals totals;
 };
 
 static int set_pins(struct sched_bpf *skel, const char *pin_dir)
@@ -133,6 +137,7 @@ static int sched_load(void **state, const struct probe_env *env, char *why, size
 		return -ENOMEM;
 	p->pin_dir = env->pin_dir;
 	p->wait = env->opts->wait;
+	p->fresh = env->opts->blame_fresh;
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
 		err = p->ncpus ? p->ncpus : -EINVAL;
@@ -167,6 +172,7 @@ static void sched_destroy(void *state)
 	struct sched_probe *p = state;
 
 	sched_bpf__destroy(p->skel);
+	blame_totals_free(&p->totals);
 	free(p);
 }
 
@@ -226,10 +232,74 @@ static int read_blame_cache(struct sched_probe *p, struct blame_read *r)
  * rq_blame_cache in bpf/sched.h needs), each CPU's value the larger of
  * the two.
  */
+static int add_inc(void *ctx, const void *key, const void *vals, int ncpus)
+{
+	return blame_incs_add(ctx, key, vals, ncpus);
+}
+
+static int skip_entry(void *ctx, const void *key, const void *vals, int ncpus)
+{
+	(void)ctx;
+	(void)key;
+	(void)vals;
+	(void)ncpus;
+	return 0;
+}
+
+/*
+ * The totals start from rq_blame as it is, slots left out (what they
+ * counted since taking a pair is added on top at every reading). What
+ * rq_blame_fresh holds is in rq_blame already, so it is emptied unread; a
+ * slot given back between the two reads is lost, one never counted twice.
+ */
+static int seed_totals(struct sched_probe *p, struct blame_incs *l)
+{
+	int err = percpu_map_read(bpf_map__fd(p->skel->maps.rq_blame), sizeof(struct blame_key),
+				  sizeof(struct blame_val), p->ncpus, add_inc, l);
+
+	if (!err)
+		err = blame_totals_add(&p->totals, l);
+	if (!err)
+		err = percpu_map_drain(bpf_map__fd(p->skel->maps.rq_blame_fresh),
+				       sizeof(struct blame_key), sizeof(struct blame_val), p->ncpus,
+				       skip_entry, NULL);
+	return err;
+}
+
+/* The agent's reading (blame_totals.h): drain rq_blame_fresh, then copy the caches. */
+static int read_blame_fresh(struct sched_probe *p, struct snapshot *s)
+{
+	struct blame_read r = {.s = s};
+	struct blame_incs l = {0};
+	int err = 0;
+
+	if (!p->seeded) {
+		err = seed_totals(p, &l);
+		p->seeded = !err;
+	}
+	if (!err)
+		err = percpu_map_drain(bpf_map__fd(p->skel->maps.rq_blame_fresh),
+				       sizeof(struct blame_key), sizeof(struct blame_val), p->ncpus,
+				       add_inc, &l);
+	if (!err)
+		err = blame_totals_add(&p->totals, &l);
+	if (!err)
+		err = read_blame_cache(p, &r);
+	if (!err)
+		err = blame_totals_emit(&p->totals, r.cached, r.n_cached, s);
+	blame_incs_free(&l);
+	free(r.cached);
+	return err;
+}
+
 static int read_blame(struct sched_probe *p, struct snapshot *s)
 {
 	struct blame_read r = {.s = s};
-	int err = read_blame_cache(p, &r);
+	int err;
+
+	if (p->fresh)
+		return read_blame_fresh(p, s);
+	err = read_blame_cache(p, &r);
 
 	if (!err)
 		err = percpu_map_read(bpf_map__fd(p->skel->maps.rq_blame), sizeof(struct blame_key),
@@ -271,6 +341,10 @@ static void sched_forget(void *state, const uint64_t *ids, size_t n)
 	cgroup_map_forget(bpf_map__fd(p->skel->maps.rq_hist), ids, n);
 	percpu_map_read(c.blame_fd, sizeof(struct blame_key), sizeof(struct blame_val), p->ncpus,
 			forget_pair, &c);
+	c.blame_fd = bpf_map__fd(p->skel->maps.rq_blame_fresh);
+	percpu_map_read(c.blame_fd, sizeof(struct blame_key), sizeof(struct blame_val), p->ncpus,
+			forget_pair, &c);
+	blame_totals_forget(&p->totals, ids, n);
 }
 
 static int cmp_pending(const void *a, const void *b)
@@ -347,17 +421,18 @@ static int sched_read(void *state, struct snapshot *s)
 static int sched_share_switch(void *state, struct switch_bpf *sw, enum probe_hook *hook)
 {
 	struct sched_probe *p = state;
-	struct bpf_map *mine[] = {sw->maps.rq_stamp,	   sw->maps.rq_stamp_tid,
-				  sw->maps.rq_hist,	   sw->maps.rq_pending,
-				  sw->maps.rq_blame,	   sw->maps.rq_blame_cache,
-				  sw->maps.sched_drops,	   sw->maps.rq_alert_cfg,
-				  sw->maps.rq_alert_watch, sw->maps.rq_alerts};
+	struct bpf_map *mine[] = {
+		sw->maps.rq_stamp,	 sw->maps.rq_stamp_tid, sw->maps.rq_hist,
+		sw->maps.rq_pending,	 sw->maps.rq_blame,	sw->maps.rq_blame_fresh,
+		sw->maps.rq_blame_cache, sw->maps.sched_drops,	sw->maps.rq_alert_cfg,
+		sw->maps.rq_alert_watch, sw->maps.rq_alerts};
 	struct bpf_map *own[] = {
 		p ? p->skel->maps.rq_stamp : NULL,	 p ? p->skel->maps.rq_stamp_tid : NULL,
 		p ? p->skel->maps.rq_hist : NULL,	 p ? p->skel->maps.rq_pending : NULL,
-		p ? p->skel->maps.rq_blame : NULL,	 p ? p->skel->maps.rq_blame_cache : NULL,
-		p ? p->skel->maps.sched_drops : NULL,	 p ? p->skel->maps.rq_alert_cfg : NULL,
-		p ? p->skel->maps.rq_alert_watch : NULL, p ? p->skel->maps.rq_alerts : NULL};
+		p ? p->skel->maps.rq_blame : NULL,	 p ? p->skel->maps.rq_blame_fresh : NULL,
+		p ? p->skel->maps.rq_blame_cache : NULL, p ? p->skel->maps.sched_drops : NULL,
+		p ? p->skel->maps.rq_alert_cfg : NULL,	 p ? p->skel->maps.rq_alert_watch : NULL,
+		p ? p->skel->maps.rq_alerts : NULL};
 	int err = switch_share_maps(mine, p ? own : NULL, sizeof(mine) / sizeof(mine[0]));
 
 	if (err || !p)
