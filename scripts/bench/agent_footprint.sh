@@ -69,7 +69,7 @@
 #
 # Environment: QOSLET (default build/qoslet), DUTYCYCLE (default
 # build/tests/helpers/dutycycle). QOSLET_BTF_DIR is set to a directory of
-# the bench's own.
+# the bench's own, one per binary.
 #
 # Cleans up on exit, also on failure or signal: kills the processes it
 # started (by pid), removes its cgroups depth-first in every hierarchy, its
@@ -256,8 +256,10 @@ trap 'exit 129' HUP
 
 TMP=$(mktemp -d /tmp/qoslet-bench-agent.XXXXXX)
 # The cut-down kernel BTF (qoslet(8), KERNEL BTF): the agent runs first and
-# writes it, as on a node, and `top -j` loads through it; the bench's, not /run's.
-export QOSLET_BTF_DIR=$TMP/btf
+# writes it, as on a node, and `top -j` loads through it; the bench's, not /run's,
+# and one directory per binary: each removes the copies another version wrote,
+# so with a shared one every top -j would cut its own and peak doing so.
+BTF_DIR=$TMP/btf
 [ ! -e "$PIN" ] || {
 	echo "agent_footprint: $PIN already exists" >&2
 	exit 1
@@ -465,10 +467,11 @@ run_one() {
 		agent_config "$dir/state" "$port" >"$dir/config.json"
 		chmod 600 "$dir/config.json"
 		t0=$(now_us)
-		"$bin" agent --config "$dir/config.json" --pin-dir "$pin" >"$dir/decisions" 2>"$dir/log" &
+		QOSLET_BTF_DIR=$BTF_DIR.$label "$bin" agent --config "$dir/config.json" --pin-dir "$pin" \
+			>"$dir/decisions" 2>"$dir/log" &
 	else
 		t0=$(now_us)
-		"$bin" top -j --pin-dir "$pin" 1 >"$dir/out" 2>"$dir/log" &
+		QOSLET_BTF_DIR=$BTF_DIR.$label "$bin" top -j --pin-dir "$pin" 1 >"$dir/out" 2>"$dir/log" &
 	fi
 	RUN_PID=$!
 	# Ready: the agent answers /readyz (its first tick ran); top printed a line.
