@@ -16,6 +16,8 @@ struct fake {
 	uint64_t stop_at;	/* the wait says stop once the clock reaches it */
 	const uint64_t *alerts; /* times, ascending */
 	size_t n_alerts, next_alert;
+	const uint64_t *trees; /* times a cgroup appeared, ascending */
+	size_t n_trees, next_tree;
 	uint64_t slow_at, slow_ns; /* the tick starting at slow_at takes slow_ns */
 	uint64_t ticks[64];
 	bool fast[64];
@@ -33,6 +35,13 @@ static enum loop_wake fake_wait(void *ctx, uint64_t deadline)
 
 	while (f->next_alert < f->n_alerts && f->alerts[f->next_alert] < f->now)
 		f->next_alert++; /* came while a tick ran: the ring buffer holds it */
+	while (f->next_tree < f->n_trees && f->trees[f->next_tree] < f->now)
+		f->next_tree++; /* came before the last tick, which applied it */
+	if (f->next_tree < f->n_trees && f->trees[f->next_tree] < deadline &&
+	    (f->next_alert == f->n_alerts || f->trees[f->next_tree] < f->alerts[f->next_alert])) {
+		f->now = f->trees[f->next_tree++];
+		return LOOP_WAKE_TREE;
+	}
 	if (f->next_alert < f->n_alerts && f->alerts[f->next_alert] < deadline) {
 		f->now =
 			f->alerts[f->next_alert++] > f->now ? f->alerts[f->next_alert - 1] : f->now;
@@ -135,12 +144,61 @@ static void test_duration(void **state)
 	expect_ticks(&f, at, fast, 3);
 }
 
+/* A cgroup appears: a tick at once (the last was long ago), no follow-ups. */
+static void test_tree_ticks_at_once(void **state)
+{
+	const uint64_t trees[] = {1300 * MS};
+	struct fake f = {.stop_at = 2 * S + 1, .trees = trees, .n_trees = 1};
+	const uint64_t at[] = {0, 1 * S, 1300 * MS, 2 * S};
+	const bool fast[] = {false, false, true, false};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 4);
+}
+
+/* Cgroups right after a tick: one tick once LOOP_TREE_GAP_NS passed, for all of them. */
+static void test_tree_waits_for_the_gap(void **state)
+{
+	const uint64_t trees[] = {1030 * MS, 1050 * MS, 1090 * MS};
+	struct fake f = {.stop_at = 2 * S + 1, .trees = trees, .n_trees = 3};
+	const uint64_t at[] = {0, 1 * S, 1 * S + LOOP_TREE_GAP_NS, 2 * S};
+	const bool fast[] = {false, false, true, false};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 4);
+}
+
+/* A tick that comes while the tree's waits for its gap applies the news: no second tick. */
+static void test_tree_served_by_another_tick(void **state)
+{
+	const uint64_t alerts[] = {1900 * MS};
+	const uint64_t trees[] = {1950 * MS};
+	struct fake f = {.stop_at = 2350 * MS,
+			 .alerts = alerts,
+			 .n_alerts = 1,
+			 .trees = trees,
+			 .n_trees = 1};
+	const uint64_t at[] = {0, 1 * S, 1900 * MS, 2 * S, 2100 * MS, 2200 * MS, 2300 * MS};
+	const bool fast[] = {false, false, true, false, true, true, true};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_regular),	    cmocka_unit_test(test_alert_and_follow_ups),
-		cmocka_unit_test(test_alert_storm), cmocka_unit_test(test_slow_tick),
+		cmocka_unit_test(test_regular),
+		cmocka_unit_test(test_alert_and_follow_ups),
+		cmocka_unit_test(test_alert_storm),
+		cmocka_unit_test(test_slow_tick),
 		cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_tree_ticks_at_once),
+		cmocka_unit_test(test_tree_waits_for_the_gap),
+		cmocka_unit_test(test_tree_served_by_another_tick),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -452,15 +452,15 @@ static int tick(struct agent *a, bool fast)
 }
 
 /*
- * Waits for the deadline, a fast-path alert or a stop, rendering for the
- * HTTP endpoint meanwhile when a scrape asks.
+ * Waits for the deadline, a fast-path alert, a change of the cgroup tree or
+ * a stop, rendering for the HTTP endpoint meanwhile when a scrape asks.
  */
 static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 {
 	struct agent *a = ctx;
-	struct pollfd pfd[3];
+	struct pollfd pfd[4];
 	nfds_t n = 0;
-	int fp = -1, render = -1, watch = -1;
+	int fp = -1, render = -1, watch = -1, tree = -1;
 
 	if (a->fp) {
 		fp = (int)n;
@@ -473,6 +473,10 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 	if (a->watch) {
 		watch = (int)n;
 		pfd[n++] = (struct pollfd){.fd = config_watch_fd(a->watch), .events = POLLIN};
+	}
+	if (collector_tree_fd(a->coll) >= 0) {
+		tree = (int)n;
+		pfd[n++] = (struct pollfd){.fd = collector_tree_fd(a->coll), .events = POLLIN};
 	}
 	while (!stop) {
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
@@ -500,6 +504,10 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 		}
 		if (fp >= 0 && (pfd[fp].revents & POLLIN))
 			return fast_path_drain(a->fp) > 0 ? LOOP_WAKE_ALERT : LOOP_WAKE_TIMEOUT;
+		/* Read now, so the fd stays quiet while the loop lets the gap pass. */
+		if (tree >= 0 && (pfd[tree].revents & POLLIN) &&
+		    collector_tree_poll(a->coll, clock_ns(CLOCK_MONOTONIC)))
+			return LOOP_WAKE_TREE;
 	}
 	return stop ? LOOP_WAKE_STOP : LOOP_WAKE_TIMEOUT;
 }

@@ -5,7 +5,11 @@
  * when an alert comes, at most one per LOOP_FAST_GAP_NS however many alerts
  * arrive; then LOOP_FOLLOW_UPS more ticks LOOP_FOLLOW_UP_NS apart: the
  * alert's own tick judges CPU use over an interval that mostly predates the
- * change, the follow-ups over short intervals that lie wholly in it.
+ * change, the follow-ups over short intervals that lie wholly in it. A
+ * cgroup that appears or goes in the managed subtree (a pod starting) ticks
+ * too, at most one per LOOP_TREE_GAP_NS after the last tick, without
+ * follow-ups: a new BE pod gets its settings when it starts, not up to an
+ * interval later, and a storm of pods costs at most 10 ticks a second.
  *
  * Pure scheduling: the clock, the waiting and the tick are the caller's
  * (struct loop_ops), so tests drive it with a fake clock.
@@ -19,16 +23,18 @@
 #define LOOP_FAST_GAP_NS  (50 * 1000000ull)
 #define LOOP_FOLLOW_UP_NS (100 * 1000000ull)
 #define LOOP_FOLLOW_UPS	  3
+#define LOOP_TREE_GAP_NS  (100 * 1000000ull)
 
 enum loop_wake {
 	LOOP_WAKE_TIMEOUT = 0, /* the deadline came */
 	LOOP_WAKE_ALERT,       /* a fast-path alert came first */
+	LOOP_WAKE_TREE,	       /* a cgroup appeared or went first */
 	LOOP_WAKE_STOP,	       /* stop: the loop ends without another tick */
 };
 
 struct loop_ops {
 	uint64_t (*now)(void *ctx); /* CLOCK_MONOTONIC, ns */
-	/* Waits until deadline_ns or something earlier (an alert, a stop). */
+	/* Waits until deadline_ns or something earlier (an alert, the tree, a stop). */
 	enum loop_wake (*wait)(void *ctx, uint64_t deadline_ns);
 	int (*tick)(void *ctx, bool fast); /* non-zero ends the loop with that value */
 	/* Read before every wait: a config reload may change it. */

@@ -458,6 +458,21 @@ void collector_reclassify(struct collector *c)
 	c->classify = true;
 }
 
+int collector_tree_fd(const struct collector *c)
+{
+	return cg_tree_fd(c->tree);
+}
+
+int collector_tree_poll(struct collector *c, uint64_t mono_ns)
+{
+	int changed = cg_tree_sync(c->tree, mono_ns);
+
+	/* The read's own sync finds nothing new now: it must still classify. */
+	if (changed)
+		c->classify = true;
+	return changed > 0;
+}
+
 const struct tick_record *collector_record(const struct collector *c)
 {
 	return &c->rec;

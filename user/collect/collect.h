@@ -134,6 +134,19 @@ void collector_settings_changed(struct collector *c, uint64_t unit_id);
 /* The classes' inputs changed (a new pod list, a reloaded config): classify again. */
 void collector_reclassify(struct collector *c);
 
+/*
+ * Between ticks: readable when a cgroup appeared or went in the managed
+ * subtree (poll it); -1 when the kernel gives no notifications.
+ */
+int collector_tree_fd(const struct collector *c);
+
+/*
+ * Between ticks: applies what collector_tree_fd() announced, for the next
+ * read to classify. Returns 1 when the tree changed, else 0 (a failure is
+ * left for the next read to meet and report).
+ */
+int collector_tree_poll(struct collector *c, uint64_t mono_ns);
+
 /* The members found by the last read, sorted by cgid. */
 const struct collect_member *collector_members(const struct collector *c, size_t *n);
 

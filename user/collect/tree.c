@@ -343,6 +343,11 @@ int cg_tree_sync(struct cg_tree *t, uint64_t mono_ns)
 	return t->gen != gen;
 }
 
+int cg_tree_fd(const struct cg_tree *t)
+{
+	return t->ino;
+}
+
 static int visit(const struct node *n, int depth, int (*fn)(void *, const struct cg_tree_dir *),
 		 void *ctx)
 {

@@ -56,6 +56,9 @@ void cg_tree_free(struct cg_tree *t);
  */
 int cg_tree_sync(struct cg_tree *t, uint64_t mono_ns);
 
+/* Readable when events wait for cg_tree_sync (poll it); -1 without inotify. */
+int cg_tree_fd(const struct cg_tree *t);
+
 /* Pre-order (a parent before its children); stops at fn's first non-zero value and returns it. */
 int cg_tree_foreach(const struct cg_tree *t, int (*fn)(void *ctx, const struct cg_tree_dir *d),
 		    void *ctx);
