@@ -157,12 +157,25 @@ static void test_tree_ticks_at_once(void **state)
 	expect_ticks(&f, at, fast, 4);
 }
 
-/* Cgroups right after a tick: one tick once LOOP_TREE_GAP_NS passed, for all of them. */
-static void test_tree_waits_for_the_gap(void **state)
+/* A storm of cgroups: at most one tick of theirs per LOOP_TREE_GAP_NS, one for all that wait. */
+static void test_tree_storm(void **state)
 {
 	const uint64_t trees[] = {1030 * MS, 1050 * MS, 1090 * MS};
 	struct fake f = {.stop_at = 2 * S + 1, .trees = trees, .n_trees = 3};
-	const uint64_t at[] = {0, 1 * S, 1 * S + LOOP_TREE_GAP_NS, 2 * S};
+	const uint64_t at[] = {0, 1 * S, 1030 * MS, 1030 * MS + LOOP_TREE_GAP_NS, 2 * S};
+	const bool fast[] = {false, false, true, true, false};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 5);
+}
+
+/* A tick that comes while the tree's waits for its gap applies the news: no tick of its own. */
+static void test_tree_served_by_another_tick(void **state)
+{
+	const uint64_t trees[] = {1950 * MS, 1980 * MS};
+	struct fake f = {.stop_at = 2350 * MS, .trees = trees, .n_trees = 2};
+	const uint64_t at[] = {0, 1 * S, 1950 * MS, 2 * S};
 	const bool fast[] = {false, false, true, false};
 
 	(void)state;
@@ -170,22 +183,22 @@ static void test_tree_waits_for_the_gap(void **state)
 	expect_ticks(&f, at, fast, 4);
 }
 
-/* A tick that comes while the tree's waits for its gap applies the news: no second tick. */
-static void test_tree_served_by_another_tick(void **state)
+/* A tick of any other kind just before does not hold the tree's back. */
+static void test_tree_after_an_alert(void **state)
 {
-	const uint64_t alerts[] = {1900 * MS};
-	const uint64_t trees[] = {1950 * MS};
-	struct fake f = {.stop_at = 2350 * MS,
+	const uint64_t alerts[] = {1300 * MS};
+	const uint64_t trees[] = {1310 * MS};
+	struct fake f = {.stop_at = 1390 * MS,
 			 .alerts = alerts,
 			 .n_alerts = 1,
 			 .trees = trees,
 			 .n_trees = 1};
-	const uint64_t at[] = {0, 1 * S, 1900 * MS, 2 * S, 2100 * MS, 2200 * MS, 2300 * MS};
-	const bool fast[] = {false, false, true, false, true, true, true};
+	const uint64_t at[] = {0, 1 * S, 1300 * MS, 1310 * MS};
+	const bool fast[] = {false, false, true, true};
 
 	(void)state;
 	assert_int_equal(loop_run(&ops, &f, 0), 0);
-	expect_ticks(&f, at, fast, 7);
+	expect_ticks(&f, at, fast, 4);
 }
 
 int main(void)
@@ -197,8 +210,9 @@ int main(void)
 		cmocka_unit_test(test_slow_tick),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_tree_ticks_at_once),
-		cmocka_unit_test(test_tree_waits_for_the_gap),
+		cmocka_unit_test(test_tree_storm),
 		cmocka_unit_test(test_tree_served_by_another_tick),
+		cmocka_unit_test(test_tree_after_an_alert),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

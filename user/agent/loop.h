@@ -7,9 +7,10 @@
  * alert's own tick judges CPU use over an interval that mostly predates the
  * change, the follow-ups over short intervals that lie wholly in it. A
  * cgroup that appears or goes in the managed subtree (a pod starting) ticks
- * too, at most one per LOOP_TREE_GAP_NS after the last tick, without
- * follow-ups: a new BE pod gets its settings when it starts, not up to an
- * interval later, and a storm of pods costs at most 10 ticks a second.
+ * too, at once, without follow-ups, at most one such tick per
+ * LOOP_TREE_GAP_NS (one serves every change until it runs, and so does any
+ * other tick): a new BE pod gets its settings when it starts, not up to an
+ * interval later, and a storm of pods costs at most 10 more ticks a second.
  *
  * Pure scheduling: the clock, the waiting and the tick are the caller's
  * (struct loop_ops), so tests drive it with a fake clock.
