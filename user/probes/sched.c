@@ -227,11 +227,6 @@ static int read_blame_cache(struct sched_probe *p, struct blame_read *r)
 	return err;
 }
 
-/*
- * The pairs: the caches first, then rq_blame (the order struct
- * rq_blame_cache in bpf/sched.h needs), each CPU's value the larger of
- * the two.
- */
 static int add_inc(void *ctx, const void *key, const void *vals, int ncpus)
 {
 	return blame_incs_add(ctx, key, vals, ncpus);
@@ -292,6 +287,11 @@ static int read_blame_fresh(struct sched_probe *p, struct snapshot *s)
 	return err;
 }
 
+/*
+ * The pairs, as the views read them (the agent: read_blame_fresh): the
+ * caches first, then rq_blame (the order struct rq_blame_cache in
+ * bpf/sched.h needs), each CPU's value the larger of the two.
+ */
 static int read_blame(struct sched_probe *p, struct snapshot *s)
 {
 	struct blame_read r = {.s = s};
