@@ -19,7 +19,10 @@
 #   floor          an empty tp_btf program on sched_switch
 #                  (tests/helpers/nullswitch): entering BPF from the
 #                  tracepoint, before any work
-#   qoslet         qoslet runqlat, defaults (auto: tp_btf + sched_info)
+#   qoslet         qoslet runqlat, defaults (auto: raw_tp + sched_info where
+#                  the cut-down kernel BTF serves, qoslet(8) KERNEL BTF; else
+#                  tp_btf)
+#   qoslet-tpbtf   qoslet runqlat --hook tp_btf (what the agent attaches)
 #   qoslet-stamp   qoslet runqlat --wait-source stamp (task storage, wake-up hooks)
 #   qoslet-rawtp   qoslet runqlat --hook raw_tp
 #   qoslet-all     qoslet top -j: every probe (sched, cpi, throttle, memstall, psi)
@@ -109,11 +112,12 @@ have() {
 
 # ---------------------------------------------------------------- configs
 
-CONFIGS=(baseline floor qoslet qoslet-stamp qoslet-rawtp qoslet-all libbpf-runqlat bpftrace)
+CONFIGS=(baseline floor qoslet qoslet-tpbtf qoslet-stamp qoslet-rawtp qoslet-all libbpf-runqlat bpftrace)
 declare -A LABEL=(
 	[baseline]="baseline (nothing attached)"
 	[floor]="floor: an empty tp_btf program on sched_switch"
-	[qoslet]="qoslet default (auto: tp_btf + sched_info)"
+	[qoslet]="qoslet default (auto)"
+	[qoslet-tpbtf]="qoslet --hook tp_btf"
 	[qoslet-stamp]="qoslet --wait-source stamp"
 	[qoslet-rawtp]="qoslet --hook raw_tp"
 	[qoslet-all]="qoslet top: every probe attached"
@@ -122,6 +126,7 @@ declare -A LABEL=(
 )
 declare -A ARGS=(
 	[qoslet]="runqlat"
+	[qoslet-tpbtf]="runqlat --hook tp_btf"
 	[qoslet-stamp]="runqlat --wait-source stamp"
 	[qoslet-rawtp]="runqlat --hook raw_tp"
 	[qoslet-all]="top -j"
@@ -130,6 +135,7 @@ declare -A ARGS=(
 # name suffix (the default may fall back from tp_btf's btf_* to raw_tp's raw_*).
 declare -A WANT=(
 	[qoslet]="_switch"
+	[qoslet-tpbtf]="btf_switch"
 	[qoslet-stamp]="_switch _wakeup _wakeup_new"
 	[qoslet-rawtp]="raw_switch"
 	[qoslet-all]="_switch"
@@ -184,7 +190,7 @@ if [ "$CPU" -ge "$(nproc)" ]; then
 	echo "SKIP: CPU $CPU is not online here (nproc $(nproc))"
 	exit 77
 fi
-for c in qoslet qoslet-stamp qoslet-rawtp qoslet-all; do
+for c in qoslet qoslet-tpbtf qoslet-stamp qoslet-rawtp qoslet-all; do
 	if [ "$(id -u)" != 0 ]; then
 		SKIP[$c]="needs root (loads BPF programs)"
 	elif [ ! -x "$QOSLET" ]; then
@@ -597,7 +603,7 @@ report() {
 	echo "Targets: \"qoslet run-queue + blame probes: at most ${TARGET_PCT}% added\";" \
 		"\"every probe attached (qoslet-all): at most ${TARGET_ALL_PCT}% added\"."
 	echo
-	for c in qoslet qoslet-stamp qoslet-rawtp qoslet-all; do
+	for c in qoslet qoslet-tpbtf qoslet-stamp qoslet-rawtp qoslet-all; do
 		line="- ${LABEL[$c]}: "
 		read -r med _ _ n < <(values "$c" | stats)
 		if [ -n "${SKIP[$c]:-}" ]; then
