@@ -505,9 +505,12 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 		if (fp >= 0 && (pfd[fp].revents & POLLIN))
 			return fast_path_drain(a->fp) > 0 ? LOOP_WAKE_ALERT : LOOP_WAKE_TIMEOUT;
 		/* Read now, so the fd stays quiet while the loop lets the gap pass. */
-		if (tree >= 0 && (pfd[tree].revents & POLLIN) &&
-		    collector_tree_poll(a->coll, clock_ns(CLOCK_MONOTONIC)))
-			return LOOP_WAKE_TREE;
+		if (tree >= 0 && (pfd[tree].revents & POLLIN)) {
+			if (collector_tree_poll(a->coll, clock_ns(CLOCK_MONOTONIC)))
+				return LOOP_WAKE_TREE;
+			/* Nothing new, or a failed read: not polled again now (no spin). */
+			pfd[tree].fd = -1;
+		}
 	}
 	return stop ? LOOP_WAKE_STOP : LOOP_WAKE_TIMEOUT;
 }

@@ -271,6 +271,8 @@ static int read_blame_fresh(struct sched_probe *p, struct snapshot *s)
 	if (!p->seeded) {
 		err = seed_totals(p, &l);
 		p->seeded = !err;
+		if (err) /* seeded again at the next reading: not on top of a part */
+			blame_totals_free(&p->totals);
 	}
 	if (!err)
 		err = percpu_map_drain(bpf_map__fd(p->skel->maps.rq_blame_fresh),
