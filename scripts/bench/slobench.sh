@@ -19,7 +19,9 @@
 #   closed  CLOSED_CONNS connections, each sending its next request when the
 #           last is answered
 #   open    a fixed rate of half the server's alone maximum, over OPEN_CONNS
-#           connections, latency from each request's intended send time
+#           connections, latency from each request's intended send time;
+#           with -u SHARE instead the rate at which the LS pod alone uses
+#           SHARE of the node's CPUs (see -u)
 # The alone maximum is measured first, in the same run (loadgen closed loop,
 # MAX_SECS), and cross-checked with wrk / redis-benchmark when installed.
 # BE (-b, default cpu,cache), in a new Burstable pod per block, classed BE:
@@ -81,6 +83,14 @@
 #               once and warn); run.sh passes BENCH_QUIET_WAIT
 #   -x NAME=JSON  an extra agent scenario "agent-NAME" (repeatable)
 #   -p          add the scenario split (above)
+#   -u SHARE    open loop at the rate where the LS pod alone (server and
+#               load generator) uses SHARE (0.05-0.95) of the node's CPUs,
+#               found by up to CAL_STEPS open-loop runs of CAL_SECS each that
+#               scale the rate by target over measured CPU, capped at the
+#               alone maximum. Half the requests can cost LS far more than
+#               half the CPUs (two thirds on a 2-CPU EPYC VM), leaving BE
+#               no room: the issue's "half load, where BE has room" then
+#               needs the rate chosen by CPU share.
 #   -k DIR      keep the raw data in DIR (loadgen JSON, stress-ng YAML, the
 #               agent's decisions and log)
 #   -o FILE     also write the markdown report to FILE
@@ -114,6 +124,9 @@ FP_P99_US=1000   # the agent's interference.runq.p99_us, as colobench
 CLOSED_CONNS=4   # enough to keep one nginx worker or redis busy
 OPEN_CONNS=8     # open loop: a stall delays at most 8 requests' sends
 MAX_SECS=4       # the alone maximum's measurement
+CAL_SECS=3       # -u: each calibration run
+CAL_STEPS=4      # -u: at most this many
+CAL_TOL=0.05     # -u: done within 5% of the target share
 PLOT_BINS=20     # rows of the BE quota plot
 TARGET_REACT=100 # ms, median
 declare -A TARGET=([web.open.cpu]=1.25 [web.closed.cpu]=1.5 [kv.open.cpu]=1.25 [kv.closed.cpu]=1.25)
@@ -136,7 +149,8 @@ words_of() {
 
 AGENTS=(agent)
 SPLIT=""
-while getopts "r:s:W:S:L:b:q:x:pk:o:h" opt; do
+SHARE=""
+while getopts "r:s:W:S:L:b:q:x:pu:k:o:h" opt; do
 	case $opt in
 	r) ROUNDS=$OPTARG ;;
 	s) SECS=$OPTARG ;;
@@ -150,6 +164,7 @@ while getopts "r:s:W:S:L:b:q:x:pk:o:h" opt; do
 		AGENTS+=("$EXTRA_NAME")
 		;;
 	p) SPLIT="split" ;;
+	u) SHARE=$OPTARG ;;
 	k) KEEP=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	*) usage ;;
@@ -161,6 +176,10 @@ for n in "$ROUNDS" "$SECS" "$WARMUP" "$QUIET_WAIT"; do
 	[[ $n =~ ^[0-9]+$ ]] || usage
 done
 if [ "$ROUNDS" -lt 1 ] || [ "$SECS" -lt 2 ]; then
+	usage
+fi
+if [ -n "$SHARE" ] && ! awk -v u="$SHARE" 'BEGIN { exit !(u ~ /^0?\.[0-9]+$/ && u >= 0.05 && u <= 0.95) }'; then
+	echo "${0##*/}: bad -u '$SHARE': want a share of the node's CPUs from 0.05 to 0.95" >&2
 	usage
 fi
 mapfile -t SRV_LIST < <(words_of "$SERVERS" web kv)
@@ -251,7 +270,7 @@ loadgen_start() {
 }
 
 # The alone maximum of server $1: MAX[$1] (req/s), MAXLINE[$1] (the report's
-# row), RATE[$1] (half of it).
+# row), RATE[$1] (half of it, or with -u the rate of that CPU share).
 declare -A MAX=() MAXLINE=() RATE=()
 measure_max() {
 	local f=$TMP/max.$1.json cross="not installed" c
@@ -274,8 +293,34 @@ measure_max() {
 		reap "$CG_PID" || fail "redis-benchmark exited with status $?"
 		cross="redis-benchmark -c $CLOSED_CONNS -t get: $(tr '\r' '\n' <"$c" | awk '/^GET:/ { print $2 }' | tail -n 1) req/s"
 	fi
-	MAXLINE[$1]="| $1 | ${MAX[$1]} | $(jq -r '"\(.latency_us.p50) / \(.latency_us.p99)"' "$f") | $cross | ${RATE[$1]} |"
-	log "$1: alone maximum ${MAX[$1]} req/s ($cross); open loop at ${RATE[$1]} req/s"
+	[ -z "$SHARE" ] || calibrate_rate "$1"
+	MAXLINE[$1]="| $1 | ${MAX[$1]} | $(jq -r '"\(.latency_us.p50) / \(.latency_us.p99)"' "$f") | $cross | ${RATE[$1]}${CAL[$1]:+ (${CAL[$1]})} |"
+	log "$1: alone maximum ${MAX[$1]} req/s ($cross); open loop at ${RATE[$1]} req/s${CAL[$1]:+ (${CAL[$1]})}"
+}
+
+# -u: RATE[$1] becomes the open-loop rate at which the LS pod alone uses
+# SHARE of the CPUs; CAL[$1] says what the last run measured. CPU per
+# request falls as the rate rises (more requests per wake-up), so one
+# proportional step overshoots a little: a few steps, each from the last.
+declare -A CAL=()
+calibrate_rate() {
+	local f=$TMP/cal.$1.json want used c0 i rate=${RATE[$1]}
+	want=$(awk -v u="$SHARE" -v n="$NPROC" 'BEGIN { printf "%.3f\n", u * n }')
+	for ((i = 1; i <= CAL_STEPS; i++)); do
+		c0=$(cg_cpu_ns "$LS_POD")
+		loadgen_start "$f" "$CAL_SECS" "$rate" "$ALL_CPUS" 1
+		reap "$LG_PID" || fail "$1: calibration loadgen exited with status $?"
+		# The warm-up second counts in the CPU time: spread over all of it.
+		used=$(awk -v a="$c0" -v b="$(cg_cpu_ns "$LS_POD")" -v s=$((CAL_SECS + 1)) \
+			'BEGIN { printf "%.3f\n", (b - a) / (s * 1e9) }')
+		CAL[$1]="LS alone at it: $used CPUs, for $want wanted, step $i"
+		log "$1: calibration: $rate req/s: LS used $used CPUs (want $want)"
+		awk -v u="$used" -v w="$want" -v t="$CAL_TOL" 'BEGIN { exit !(u >= w * (1 - t) && u <= w * (1 + t)) }' && break
+		[ "$i" -lt "$CAL_STEPS" ] || break
+		rate=$(awk -v r="$rate" -v u="$used" -v w="$want" -v m="${MAX[$1]}" \
+			'BEGIN { r = (u > 0 ? r * w / u : m); printf "%.0f\n", (r > m ? m : r) }')
+	done
+	RATE[$1]=$rate
 }
 
 # The BE pod's quota and cpu.idle over block key $1, round $2, as a text
@@ -493,7 +538,12 @@ report() {
 	echo
 	echo "Issue 14's benchmark: what BE batch does to the request latency of real servers from Debian (nginx, redis)"
 	echo "on this node, and what \`qoslet agent\` gets back, under two load shapes: closed loop (the clients send as fast"
-	echo "as answered) and open loop at half the server's alone maximum (a fixed rate, where BE has room to run)."
+	if [ -z "$SHARE" ]; then
+		echo "as answered) and open loop at half the server's alone maximum (a fixed rate, where BE has room to run)."
+	else
+		echo "as answered) and open loop at the rate where the LS pod alone uses $SHARE of the CPUs (\`-u $SHARE\`: a fixed"
+		echo "rate, where BE has room to run; half the alone maximum costs LS more than half the node on some machines)."
+	fi
 	echo "It is the yardstick for the SLO-driven BE controller the issue asks for (docs/slo-control.md, off by"
 	echo "default): \`make bench\` adds its scenario \`agent-slo\` (\`{\"slo\": {\"enabled\": true}}\`; \`SLOBENCH_EXTRA\`"
 	echo "replaces it, empty for none). The rows \"agent today\" are the baseline it must beat, against the targets"
@@ -521,8 +571,9 @@ report() {
 	echo "- Servers: web = nginx $(/usr/sbin/nginx -v 2>&1 | sed 's/.*nginx\///') (\`worker_processes 1\`, a 1 KiB page from tmpfs);"
 	echo "  kv = $(redis-server --version 2>/dev/null | awk '{ print $1, $3 }') (\`--save '' --appendonly no\`); both on 127.0.0.1."
 	echo "- Load: \`loadgen\` (tests/helpers/loadgen.c), every latency kept, nearest-rank percentiles in us. closed = $CLOSED_CONNS"
-	echo "  connections, one request each in flight; open = $OPEN_CONNS connections at a fixed total rate of half the alone"
-	echo "  maximum, latency from each request's intended send time (no coordinated omission)."
+	echo "  connections, one request each in flight; open = $OPEN_CONNS connections at a fixed total rate of $([ -z "$SHARE" ] &&
+		echo "half the alone maximum" || echo "LS's CPU share $SHARE alone (calibrated: $CAL_STEPS runs of $CAL_SECS s at most)"),"
+	echo "  latency from each request's intended send time (no coordinated omission)."
 	echo "- BE: \`stress-ng --KIND $NPROC --metrics-brief --timeout $SECS\`, KIND cpu (hogs) or cache (thrashing), bogo ops/s (real time)."
 	echo "  Started after the load's warm-up of $WARMUP s (counted nowhere); BE start = just before its pod's mkdir."
 	echo "- Agent: \`qoslet agent\` (dry-run off), started $SETTLE s plus a random part of its tick interval before the load;"

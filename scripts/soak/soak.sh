@@ -168,24 +168,32 @@ kill -TERM "$SAMPLER_PID" 2>/dev/null || true
 wait "$SAMPLER_PID" 2>/dev/null || true
 kill -0 "$AGENT_PID" 2>/dev/null || fail "the agent exited: $(tail -n 5 "$AGENT_ERR")"
 
-# Every key of the pinned maps keyed by cgroup id, and both ids of each blame pair.
-map_ids() {
-	local m
-	for m in rq_hist rq_alert_watch cpi_usage memstall_cg throttle_tg; do
-		[ -e "$PIN_DIR/$m" ] || continue
-		bpftool -j map dump pinned "$PIN_DIR/$m" | jq -r '.[].formatted.key'
-	done
-	bpftool -j map dump pinned "$PIN_DIR/rq_blame" | jq -r '.[].formatted.key | .victim, .culprit'
-}
-map_ids | sort -u >"$TMP/ids.after"
-leaked=$(grep -cxFf "$TMP/churn-ids" "$TMP/ids.after" || true)
-churned=$(wc -l <"$TMP/churn-ids")
-# What the agent itself keeps per cgroup must go too: the originals its
-# actuator journaled, and the cgroups its metrics name.
+# What the agent itself keeps per cgroup must go: the originals its actuator
+# journaled, and the cgroups its metrics name (asked while it runs).
 journaled=0
 [ ! -e "$STATE_DIR/actuator.json" ] ||
 	journaled=$(jq '[.changes[].cgroup | select(contains("/churn/c"))] | length' "$STATE_DIR/actuator.json")
 named=$(curl -s --max-time 5 "http://127.0.0.1:$PORT/metrics" | grep -c '/churn/c' || true)
+# Then the maps, with the agent stopped: its programs detach and the maps
+# hold still, so each dump ends (lib.sh's map_dump says why that matters).
+# The removal sweep runs at each rmdir, so the maps are already what they
+# would be with the agent still running.
+agent_stop
+map_ids() {
+	local m
+	for m in rq_hist rq_alert_watch cpi_usage memstall_cg throttle_tg; do
+		[ -e "$PIN_DIR/$m" ] || continue
+		map_dump "$PIN_DIR/$m" "$TMP/$m.json"
+		jq -r '.[].formatted.key' "$TMP/$m.json"
+	done
+	# Both ids of each blame pair.
+	map_dump "$PIN_DIR/rq_blame" "$TMP/rq_blame.json"
+	jq -r '.[].formatted.key | .victim, .culprit' "$TMP/rq_blame.json"
+}
+map_ids >"$TMP/ids"
+sort -u "$TMP/ids" >"$TMP/ids.after"
+leaked=$(grep -cxFf "$TMP/churn-ids" "$TMP/ids.after" || true)
+churned=$(wc -l <"$TMP/churn-ids")
 
 rc=0
 "$SOAK/report.sh" "$TMP/soak.csv" >"$TMP/table.md" || rc=$?

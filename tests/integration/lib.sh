@@ -368,6 +368,18 @@ qoslet_bg() {
 
 # Waits for a background process (by pid) to exit within SECONDS; returns its
 # exit status, or fails the test when it does not exit in time.
+# map_dump PINNED OUT: bpftool's JSON dump of the pinned map PINNED into the
+# file OUT, or fail. Bounded: a hash map's dump walks it key by key, and
+# a walk whose current key is deleted starts over, so a dump of a map the
+# programs keep changing has no sure end (a CI run's soak timed out in
+# one). Stop what writes the map first where the test allows it.
+map_dump() {
+	local secs=$(($(time_bound_ms 30000) / 1000)) rc=0
+	timeout "$secs" bpftool -j map dump pinned "$1" >"$2" || rc=$?
+	[ "$rc" -ne 124 ] || fail "bpftool map dump pinned $1 did not finish in $secs s"
+	[ "$rc" -eq 0 ] || fail "bpftool map dump pinned $1: exit $rc"
+}
+
 wait_exit() {
 	local pid=$1 secs=$2 what=${3:-process}
 	for _ in $(seq 1 $((secs * 20))); do
