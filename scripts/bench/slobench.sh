@@ -85,9 +85,8 @@
 #   -p          add the scenario split (above)
 #   -u SHARE    open loop at the rate where the LS pod alone (server and
 #               load generator) uses SHARE (0.05-0.95) of the node's CPUs,
-#               found by up to CAL_STEPS open-loop runs of CAL_SECS each that
-#               scale the rate by target over measured CPU, capped at the
-#               alone maximum. Half the requests can cost LS far more than
+#               found by up to CAL_STEPS open-loop runs of CAL_SECS each
+#               (see calibrate_rate), capped at the alone maximum. Half the requests can cost LS far more than
 #               half the CPUs (two thirds on a 2-CPU EPYC VM), leaving BE
 #               no room: the issue's "half load, where BE has room" then
 #               needs the rate chosen by CPU share.
@@ -125,7 +124,7 @@ CLOSED_CONNS=4   # enough to keep one nginx worker or redis busy
 OPEN_CONNS=8     # open loop: a stall delays at most 8 requests' sends
 MAX_SECS=4       # the alone maximum's measurement
 CAL_SECS=3       # -u: each calibration run
-CAL_STEPS=4      # -u: at most this many
+CAL_STEPS=5      # -u: at most this many
 CAL_TOL=0.05     # -u: done within 5% of the target share
 PLOT_BINS=20     # rows of the BE quota plot
 TARGET_REACT=100 # ms, median
@@ -300,11 +299,13 @@ measure_max() {
 
 # -u: RATE[$1] becomes the open-loop rate at which the LS pod alone uses
 # SHARE of the CPUs; CAL[$1] says what the last run measured. CPU per
-# request falls as the rate rises (more requests per wake-up), so one
-# proportional step overshoots a little: a few steps, each from the last.
+# request falls as the rate rises (more requests per wake-up: on a 2-CPU
+# EPYC VM nginx's use grew as the rate to the power 0.4), so after a first
+# proportional step each next rate comes from a straight line through the
+# last two runs in log-log.
 declare -A CAL=()
 calibrate_rate() {
-	local f=$TMP/cal.$1.json want used c0 i rate=${RATE[$1]}
+	local f=$TMP/cal.$1.json want used c0 i rate=${RATE[$1]} prev_rate="" prev_used=""
 	want=$(awk -v u="$SHARE" -v n="$NPROC" 'BEGIN { printf "%.3f\n", u * n }')
 	for ((i = 1; i <= CAL_STEPS; i++)); do
 		c0=$(cg_cpu_ns "$LS_POD")
@@ -317,8 +318,21 @@ calibrate_rate() {
 		log "$1: calibration: $rate req/s: LS used $used CPUs (want $want)"
 		awk -v u="$used" -v w="$want" -v t="$CAL_TOL" 'BEGIN { exit !(u >= w * (1 - t) && u <= w * (1 + t)) }' && break
 		[ "$i" -lt "$CAL_STEPS" ] || break
-		rate=$(awk -v r="$rate" -v u="$used" -v w="$want" -v m="${MAX[$1]}" \
-			'BEGIN { r = (u > 0 ? r * w / u : m); printf "%.0f\n", (r > m ? m : r) }')
+		# The exponent of CPU in rate: from the last two runs when they
+		# differ enough, else 1 (proportional); kept within 0.2-1 so that
+		# one noisy run cannot throw the rate far.
+		local next
+		next=$(awk -v r="$rate" -v u="$used" -v pr="$prev_rate" -v pu="$prev_used" -v w="$want" -v m="${MAX[$1]}" '
+			BEGIN {
+				e = 1
+				if (pr != "" && pu > 0 && u > 0 && (r / pr > 1.05 || pr / r > 1.05))
+					e = log(u / pu) / log(r / pr)
+				if (e < 0.2) e = 0.2
+				if (e > 1) e = 1
+				n = (u > 0 ? r * exp(log(w / u) / e) : m)
+				printf "%.0f\n", (n > m ? m : n)
+			}')
+		prev_rate=$rate prev_used=$used rate=$next
 	done
 	RATE[$1]=$rate
 }
