@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# scripts/bench/slobench.sh [-r ROUNDS] [-s SECS] [-W SECS] [-S SERVERS] [-L SHAPES] [-b BES] [-q SECS] [-x NAME=JSON]... [-p] [-k DIR] [-o FILE]
+# scripts/bench/slobench.sh [-r ROUNDS] [-s SECS] [-W SECS] [-S SERVERS] [-L SHAPES] [-b BES] [-q SECS] [-x NAME=JSON]... [-p] [-u SHARE] [-k DIR] [-o FILE]
 #
 # Issue 14's benchmark: request latency of real servers from Debian next to
 # best-effort batch work, without and with `qoslet agent`.
@@ -566,7 +566,7 @@ report() {
 	echo
 	echo "Run it (root, after \`make\`; \`scripts/deps.sh bench\` installs nginx-light, redis-server, wrk, stress-ng):"
 	echo
-	echo "    scripts/bench/slobench.sh [-r ROUNDS] [-s SECS] [-W SECS] [-S web,kv] [-b cpu,cache] [-x NAME=JSON]... [-p] [-k DIR] [-o FILE]"
+	echo "    scripts/bench/slobench.sh [-r ROUNDS] [-s SECS] [-W SECS] [-S web,kv] [-b cpu,cache] [-x NAME=JSON]... [-p] [-u SHARE] [-k DIR] [-o FILE]"
 	echo "    make bench BENCHES=slobench SLOBENCH_ROUNDS=5 SLOBENCH_EXTRA='slo={...}'"
 	echo
 	echo "\`-x NAME=JSON\` adds the scenario \`agent-NAME\`: the same agent with JSON merged over its config (below), so"
