@@ -86,10 +86,11 @@
 #   -u SHARE    open loop at the rate where the LS pod alone (server and
 #               load generator) uses SHARE (0.05-0.95) of the node's CPUs,
 #               found by up to CAL_STEPS open-loop runs of CAL_SECS each
-#               (see calibrate_rate), capped at the alone maximum. Half the requests can cost LS far more than
-#               half the CPUs (two thirds on a 2-CPU EPYC VM), leaving BE
-#               no room: the issue's "half load, where BE has room" then
-#               needs the rate chosen by CPU share.
+#               (see calibrate_rate), capped at the alone maximum. Half the
+#               requests can cost LS far more than half the CPUs (two thirds
+#               on a 2-CPU EPYC VM), leaving BE no room: the issue's "half
+#               load, where BE has room" then needs the rate chosen by CPU
+#               share.
 #   -k DIR      keep the raw data in DIR (loadgen JSON, stress-ng YAML, the
 #               agent's decisions and log)
 #   -o FILE     also write the markdown report to FILE

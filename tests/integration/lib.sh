@@ -366,8 +366,6 @@ qoslet_bg() {
 	BG_PIDS+=("$QOSLET_PID")
 }
 
-# Waits for a background process (by pid) to exit within SECONDS; returns its
-# exit status, or fails the test when it does not exit in time.
 # map_dump PINNED OUT: bpftool's JSON dump of the pinned map PINNED into the
 # file OUT, or fail. Bounded: a hash map's dump walks it key by key, and
 # a walk whose current key is deleted starts over, so a dump of a map the
@@ -380,6 +378,8 @@ map_dump() {
 	[ "$rc" -eq 0 ] || fail "bpftool map dump pinned $1: exit $rc"
 }
 
+# Waits for a background process (by pid) to exit within SECONDS; returns its
+# exit status, or fails the test when it does not exit in time.
 wait_exit() {
 	local pid=$1 secs=$2 what=${3:-process}
 	for _ in $(seq 1 $((secs * 20))); do
