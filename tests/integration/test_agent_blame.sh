@@ -63,16 +63,22 @@ kernel_wait_ns() {
 		group_by(.cpu) | map(map(.w) | max) | add // 0'
 }
 
-# compare: every published pair of two units, the agent's wait against the
-# kernel's (the metric has 9 significant digits: 0.001% apart at most).
-# Prints the pairs compared; returns 1 at the first that differs, saying so
-# in $TMP/differs.
-compare() {
-	local v c k m n=0
+# snapshot: the agent's metrics, then the kernel's maps (so the kernel's
+# totals are never older than the agent's), into $TMP.
+snapshot() {
+	local m
 	curl -s "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics.txt" || fail "scraping /metrics failed"
 	for m in rq_blame rq_blame_cache; do
-		bpftool -j map dump pinned "$PIN_DIR/$m" >"$TMP/$m.json"
+		map_dump "$PIN_DIR/$m" "$TMP/$m.json"
 	done
+}
+
+# compare: in the last snapshot, every published pair of two units, the
+# agent's wait against the kernel's (the metric has 9 significant digits:
+# 0.001% apart at most). Prints the pairs compared; returns 1 at the first
+# that differs, saying so in $TMP/differs.
+compare() {
+	local v c k m n=0
 	# "VICTIM CULPRIT SECONDS" of each blame series.
 	sed -n 's/^qoslet_blame_wait_seconds_total{cgroup="\([^"]*\)".*culprit_cgroup="\([^"]*\)".*} \(.*\)$/\1 \2 \3/p' \
 		"$TMP/metrics.txt" >"$TMP/pairs"
@@ -96,6 +102,7 @@ compare() {
 check() {
 	local who=$1 n
 	for _ in 1 2 3 4 5; do
+		snapshot
 		n=$(compare) && break
 		sleep 1
 	done

@@ -30,38 +30,45 @@ CG_MAPS="rq_hist cpi_usage memstall_cg throttle_tg"
 # The pair maps: the totals, and the changes the agent drains (top does not).
 PAIR_MAPS="rq_blame rq_blame_fresh"
 
-# The pairs every CPU's blame cache holds (slots that counted something), as JSON keys.
-cached_pairs() {
-	bpftool -j map dump pinned "$PIN_DIR/rq_blame_cache" |
-		jq -c '.[].formatted.values[].value.slot[] | select(.val.count > 0) | .key'
+# Every map below, dumped into $TMP/MAP.json (in this shell: map_dump fails the test).
+dump_maps() {
+	local m
+	for m in $CG_MAPS $PAIR_MAPS rq_blame_cache; do
+		[ ! -e "$PIN_DIR/$m" ] || map_dump "$PIN_DIR/$m" "$TMP/$m.json"
+	done
 }
 
-# Keys of every per-cgroup map and of the pairs, as "id" lines.
+# The pairs every CPU's blame cache holds (slots that counted something), as JSON keys.
+cached_pairs() {
+	jq -c '.[].formatted.values[].value.slot[] | select(.val.count > 0) | .key' "$TMP/rq_blame_cache.json"
+}
+
+# Keys of every per-cgroup map and of the pairs in the last dump, as "id" lines.
 map_ids() {
 	local m
 	for m in $CG_MAPS; do
-		[ -e "$PIN_DIR/$m" ] || continue
-		bpftool -j map dump pinned "$PIN_DIR/$m" | jq -r '.[].formatted.key'
+		[ -e "$TMP/$m.json" ] || continue
+		jq -r '.[].formatted.key' "$TMP/$m.json"
 	done
 	for m in $PAIR_MAPS; do
-		bpftool -j map dump pinned "$PIN_DIR/$m" | jq -r '.[].formatted.key | .victim, .culprit'
+		jq -r '.[].formatted.key | .victim, .culprit' "$TMP/$m.json"
 	done
 	cached_pairs | jq -r '.victim, .culprit'
 }
-# One line per entry: "MAP ID" or "PAIR_MAP VICTIM CULPRIT".
+# One line per entry of the last dump: "MAP ID" or "PAIR_MAP VICTIM CULPRIT".
 map_keys() {
 	local m
 	for m in $CG_MAPS; do
-		[ -e "$PIN_DIR/$m" ] || continue
-		bpftool -j map dump pinned "$PIN_DIR/$m" | jq -r --arg m "$m" '.[].formatted.key | "\($m) \(.)"'
+		[ -e "$TMP/$m.json" ] || continue
+		jq -r --arg m "$m" '.[].formatted.key | "\($m) \(.)"' "$TMP/$m.json"
 	done
 	for m in $PAIR_MAPS; do
-		bpftool -j map dump pinned "$PIN_DIR/$m" |
-			jq -r --arg m "$m" '.[].formatted.key | "\($m) \(.victim) \(.culprit)"'
+		jq -r --arg m "$m" '.[].formatted.key | "\($m) \(.victim) \(.culprit)"' "$TMP/$m.json"
 	done
 	cached_pairs | jq -r '"rq_blame_cache \(.victim) \(.culprit)"'
 }
 
+dump_maps
 map_keys | sort -u >"$TMP/keys.before"
 before=$(wc -l <"$TMP/keys.before")
 log "before: $before entries"
@@ -81,6 +88,7 @@ for ((start = 0; start < N; start += BATCH)); do
 	wait "${pids[@]}"
 	# Each batch must actually reach the maps, or the test proves nothing.
 	if [ "$seen" = 0 ]; then
+		dump_maps
 		map_ids >"$TMP/ids.now"
 		grep -qxFf "$TMP/test-ids" "$TMP/ids.now" && seen=1
 	fi
@@ -91,6 +99,7 @@ done
 [ "$seen" = 1 ] || fail "no test cgroup ever appeared in the maps: the churn exercised nothing"
 
 sleep 0.5
+dump_maps
 map_keys | sort -u >"$TMP/keys.after"
 after=$(wc -l <"$TMP/keys.after")
 map_ids | sort -u >"$TMP/ids.after"
