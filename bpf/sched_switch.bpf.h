@@ -315,21 +315,38 @@ static __always_inline void blame_fresh_add(struct blame_key *key, struct blame_
 
 static __noinline void blame_slot_take(struct rq_blame_slot *s, struct blame_key *key, __u64 delta)
 {
-	struct blame_val *v;
+	/*
+	 * The slot's pair is copied before any map call: forget_cpu empties
+	 * slots from another CPU, and a key that changes between the map's
+	 * hashing it and copying it in leaves an entry in the wrong bucket,
+	 * which no lookup or deletion finds again and on which every
+	 * key-by-key walk (bpftool map dump) starts over, for ever. A copy
+	 * taken while the slot changed (seq odd, or moved) is not given back:
+	 * its cgroup is going.
+	 */
+	__u64 seq = s->seq;
+	struct blame_key old;
+	struct blame_val val, base, *v;
 
-	if (s->val.count) {
+	/* Compiler barriers: the copy stays between the two reads of seq. */
+	asm volatile("" ::: "memory");
+	old = s->key;
+	val = s->val;
+	base = s->base;
+	asm volatile("" ::: "memory");
+	if (val.count && !(seq & 1) && s->seq == seq) {
 		/* Only what this slot added: another writer's counts stay. */
-		struct blame_val add = {.wait_ns = s->val.wait_ns - s->base.wait_ns,
-					.count = s->val.count - s->base.count};
+		struct blame_val add = {.wait_ns = val.wait_ns - base.wait_ns,
+					.count = val.count - base.count};
 
-		v = bpf_map_lookup_elem(&rq_blame, &s->key);
+		v = bpf_map_lookup_elem(&rq_blame, &old);
 		if (v) {
 			v->wait_ns += add.wait_ns;
 			v->count += add.count;
-		} else if (bpf_map_update_elem(&rq_blame, &s->key, &s->val, BPF_NOEXIST)) {
+		} else if (bpf_map_update_elem(&rq_blame, &old, &val, BPF_NOEXIST)) {
 			sched_count_drop(SCHED_DROP_BLAME_FULL);
 		}
-		blame_fresh_add(&s->key, &add);
+		blame_fresh_add(&old, &add);
 	}
 	v = bpf_map_lookup_elem(&rq_blame, key);
 	/* The old pair is in rq_blame already when readers may see the change. */

@@ -51,9 +51,12 @@ cpu_s() {
 }
 
 # Entries of one pinned map: one "key" per entry in bpftool's dump (with BTF
-# it prints no "Found N elements" line).
+# it prints no "Found N elements" line). Bounded: a dump that does not end
+# (lib.sh's map_dump says how one can) would hold the sampler, and its
+# TERM, for ever; the keys it printed in 5 s count, and the growth checks
+# see them.
 map_entries() {
-	bpftool map dump pinned "$pins/$1" 2>/dev/null | grep -c '"key":'
+	timeout 5 bpftool map dump pinned "$pins/$1" 2>/dev/null | grep -c '"key":'
 }
 
 header="t_s,phase,cycle,rss_kib,fds,loop_ms,agent_cpu_s,churn_cpu_s,churn_cgroups"
