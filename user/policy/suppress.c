@@ -15,10 +15,8 @@
 #include <string.h>
 
 #include "../cpulist.h"
+#include "cpu_pick.h"
 #include "slo.h"
-
-/* Words of a cpuset bitmap (struct suppress_state.cpuset). */
-#define SET_WORDS (POL_CPUS_MAX / 64)
 
 /* The kernel refuses a CFS quota under 1 ms (cpu.cfs_quota_us and cpu.max alike). */
 #define SUPPRESS_MIN_QUOTA_US 1000
@@ -121,150 +119,6 @@ static int emit_quotas(const struct pol_input *in, const struct suppress_config 
 	return 0;
 }
 
-/* The cpuset is a bitmap over CPU numbers, so it stays meaningful when topo's order changes. */
-static bool bit_get(const uint64_t *set, int cpu)
-{
-	return set[cpu / 64] >> (cpu % 64) & 1;
-}
-
-static void bit_put(uint64_t *set, int cpu, bool on)
-{
-	if (on)
-		set[cpu / 64] |= 1ULL << (cpu % 64);
-	else
-		set[cpu / 64] &= ~(1ULL << (cpu % 64));
-}
-
-/*
- * Where each CPU of topo sits: core[i] and node[i] are the topo index of the
- * first CPU with the same (package, core) and the same NUMA node, so counts
- * of chosen CPUs per core and per node live in arrays indexed like topo.
- * A CPU is usable when the bitmap can hold its number (topo has at most
- * POL_CPUS_MAX entries, but their numbers are the kernel's).
- */
-struct sup_topo {
-	size_t n, usable;
-	size_t held; /* CPUs in the set */
-	const struct pol_cpu *cpu;
-	int core[POL_CPUS_MAX], node[POL_CPUS_MAX];
-	int core_size[POL_CPUS_MAX], core_held[POL_CPUS_MAX], node_held[POL_CPUS_MAX];
-	bool ok[POL_CPUS_MAX];
-};
-
-static_assert(POL_CPUS_MAX % 64 == 0, "the cpuset bitmap is whole words");
-
-static void topo_set(struct sup_topo *t, uint64_t *set, size_t i, bool on)
-{
-	int d = on ? 1 : -1;
-
-	bit_put(set, t->cpu[i].cpu, on);
-	t->held = on ? t->held + 1 : t->held - 1;
-	t->core_held[t->core[i]] += d;
-	t->node_held[t->node[i]] += d;
-}
-
-/* Indexes topo, and starts set with the CPUs of prev that topo still has. */
-static void topo_index(const struct pol_input *in, const uint64_t *prev, uint64_t *set,
-		       struct sup_topo *t)
-{
-	memset(t, 0, sizeof(*t));
-	memset(set, 0, SET_WORDS * sizeof(*set));
-	t->n = in->n_topo < POL_CPUS_MAX ? in->n_topo : POL_CPUS_MAX;
-	t->cpu = in->topo;
-	for (size_t i = 0; i < t->n; i++) {
-		const struct pol_cpu *c = &t->cpu[i];
-		size_t j;
-
-		t->ok[i] = c->cpu >= 0 && c->cpu < POL_CPUS_MAX;
-		if (!t->ok[i])
-			continue;
-		t->usable++;
-		for (j = 0; j < i && !(t->ok[j] && t->cpu[j].package == c->package &&
-				       t->cpu[j].core == c->core);
-		     j++)
-			;
-		t->core[i] = (int)j;
-		for (j = 0; j < i && !(t->ok[j] && t->cpu[j].node == c->node); j++)
-			;
-		t->node[i] = (int)j;
-		t->core_size[t->core[i]]++;
-		if (bit_get(prev, c->cpu))
-			topo_set(t, set, i, true);
-	}
-}
-
-static bool core_partial(const struct sup_topo *t, size_t i)
-{
-	int held = t->core_held[t->core[i]];
-
-	return held > 0 && held < t->core_size[t->core[i]];
-}
-
-/*
- * Whether CPU i is a better pick than CPU j. Adding (sign 1): a CPU that
- * completes a partly held core (siblings stay together), else one on the node
- * holding the fewest chosen CPUs (round robin over NUMA nodes), else the
- * lowest number (a stable order). Removing (sign -1) mirrors it: break up no
- * full core, drain the node holding the most, highest number first.
- */
-static bool better(const struct sup_topo *t, size_t i, size_t j, int sign)
-{
-	int d;
-
-	if (core_partial(t, i) != core_partial(t, j))
-		return core_partial(t, i);
-	d = t->node_held[t->node[i]] - t->node_held[t->node[j]];
-	if (d)
-		return d * sign < 0;
-	return (t->cpu[i].cpu - t->cpu[j].cpu) * sign < 0;
-}
-
-static size_t pick(const struct sup_topo *t, const uint64_t *set, bool add)
-{
-	size_t best = t->n;
-
-	for (size_t i = 0; i < t->n; i++) {
-		if (!t->ok[i] || bit_get(set, t->cpu[i].cpu) == add)
-			continue;
-		if (best == t->n || better(t, i, best, add ? 1 : -1))
-			best = i;
-	}
-	return best;
-}
-
-/*
- * Moves set to ceil(allowed) CPUs of topo (at least 1, at most all), keeping
- * what it holds: CPUs gone from topo leave it, then CPUs are added or removed
- * one at a time. Returns the number chosen; 0 when topo has no usable CPU.
- */
-static size_t choose_cpus(const struct pol_input *in, double allowed, uint64_t *set)
-{
-	uint64_t prev[SET_WORDS];
-	struct sup_topo t;
-	size_t n;
-
-	memcpy(prev, set, sizeof(prev));
-	topo_index(in, prev, set, &t);
-	/* The epsilon keeps 2.0000000001 (sums of doubles) from becoming 3 CPUs. */
-	n = (size_t)fmax(ceil(allowed - 1e-9), 1); /* never an empty cpuset (ENOSPC) */
-	n = n > t.usable ? t.usable : n;	   /* 0 when there is none */
-	while (t.held < n)
-		topo_set(&t, set, pick(&t, set, true), true);
-	while (t.held > n)
-		topo_set(&t, set, pick(&t, set, false), false);
-	return n;
-}
-
-/* "0-3,8": the canonical list; -ENOSPC when it does not fit. */
-static int cpulist_format(const uint64_t *set, char *buf, size_t size)
-{
-	bool on[POL_CPUS_MAX];
-
-	for (int cpu = 0; cpu < POL_CPUS_MAX; cpu++)
-		on[cpu] = bit_get(set, cpu);
-	return cpu_list_format(on, POL_CPUS_MAX, buf, size) ? -ENOSPC : 0;
-}
-
 /* Every BE unit onto CPU list list (n CPUs), by rule. */
 static int emit_be_list(const struct pol_input *in, const struct suppress_config *cfg,
 			const struct sup_meas *m, const char *list, size_t n, const char *rule,
@@ -298,10 +152,10 @@ static int emit_cpusets(const struct pol_input *in, const struct suppress_config
 	 * Without the topology qoslet does not know which CPUs the subtree may
 	 * use: a guessed list could name CPUs its parent lacks (EINVAL) or none.
 	 */
-	n = choose_cpus(in, m->allowed, st->cpuset);
+	n = cpu_pick(in, m->allowed, st->cpuset);
 	if (!n)
 		return 0;
-	err = cpulist_format(st->cpuset, list, sizeof(list));
+	err = cpu_pick_format(st->cpuset, list, sizeof(list));
 	return err ? err : emit_be_list(in, cfg, m, list, n, "suppress.cpuset", out);
 }
 
@@ -332,7 +186,7 @@ static size_t bits(const uint64_t *set)
 {
 	size_t n = 0;
 
-	for (size_t w = 0; w < SET_WORDS; w++)
+	for (size_t w = 0; w < CPU_SET_WORDS; w++)
 		n += (size_t)__builtin_popcountll(set[w]);
 	return n;
 }
@@ -549,14 +403,14 @@ static int emit_split(const struct pol_input *in, const struct suppress_config *
 		st->ls_cpus[0] = '\0';
 		return emit_quotas(in, cfg, m, out);
 	}
-	n = choose_cpus(in, (double)n, st->cpuset);
+	n = cpu_pick(in, (double)n, st->cpuset);
 	for (size_t i = 0; i < in->n_topo && i < POL_CPUS_MAX; i++) {
 		int cpu = in->topo[i].cpu;
 
-		if (cpu >= 0 && cpu < POL_CPUS_MAX && !bit_get(st->cpuset, cpu))
+		if (cpu >= 0 && cpu < POL_CPUS_MAX && !cpu_set_has(st->cpuset, cpu))
 			on[cpu] = true;
 	}
-	err = cpulist_format(st->cpuset, be, sizeof(be));
+	err = cpu_pick_format(st->cpuset, be, sizeof(be));
 	if (!err && cpu_list_format(on, POL_CPUS_MAX, ls, sizeof(ls)))
 		err = -ENOSPC;
 	if (!err)

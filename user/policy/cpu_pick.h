@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Which CPUs BE gets when it is confined to some of them (suppression's
+ * cpuset and split policies, SLO control's confinement): a stable set that
+ * keeps hyperthread siblings together and spreads over NUMA nodes.
+ */
+#ifndef QOSLET_POLICY_CPU_PICK_H
+#define QOSLET_POLICY_CPU_PICK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/* Words of a CPU set bitmap: bit n = CPU n. */
+#define CPU_SET_WORDS (POL_CPUS_MAX / 64)
+
+static inline bool cpu_set_has(const uint64_t *set, int cpu)
+{
+	return set[cpu / 64] >> (cpu % 64) & 1;
+}
+
+/*
+ * Moves set to ceil(allowed) CPUs of in's topology (at least 1, at most
+ * all), keeping what it holds: CPUs gone from the topology leave it, then
+ * CPUs are added or removed one at a time. Returns the number chosen; 0 when
+ * the topology has no usable CPU.
+ */
+size_t cpu_pick(const struct pol_input *in, double allowed, uint64_t *set);
+
+/* set as a canonical kernel list ("0-3,8") in buf; -ENOSPC when it does not fit. */
+int cpu_pick_format(const uint64_t *set, char *buf, size_t size);
+
+#endif
