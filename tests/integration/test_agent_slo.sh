@@ -4,9 +4,10 @@
 # SLO control (docs/slo-control.md) on real cgroups, every other policy off.
 # (a) Replay: a dry-run agent with slo on records an LS wake-up loop and a BE
 #     hog sharing CPU 0, against a 100 us target it breaks. Its slo decisions
-#     cut the BE unit (cpu.idle first, then the quota) with the LS latency,
-#     the target, the culprit's share (0 when blame named no BE unit) and the
-#     factor as evidence, and
+#     cut the BE unit (cpu.idle first, then, on 2 CPUs or more, BE confined
+#     to half of them, then the quota) with the LS latency, the target, the
+#     culprit's share (0 when blame named no BE unit) and the factor as
+#     evidence, and
 #     `qoslet replay` of the recording gives exactly the live decisions.
 # (b) Each LS unit alerts at its own target: with a second LS unit under a
 #     300 us glob target, the sched probe's watch map holds the first at
@@ -68,6 +69,15 @@ share=$(jget "$cut" .evidence.culprit_share)
 assert_json "$share" '. == 0 or . >= 0.2' "evidence: the culprit's share ($share) is 0 or at least 20%"
 if [ -e "$be/cpu.idle" ]; then
 	assert_cmp "$(decisions '.rule == "slo.cut_idle"' | jq length)" ">=" 1 "cpu.idle came first"
+fi
+# The confinement before the quota: half of the CPUs (every one a cpuset may
+# name here: the test's parent has them all), rounded down.
+if [ "$NCPU" -ge 2 ]; then
+	confine=$(decisions '.rule == "slo.confine" and .kind == "cpuset"' | jq -c '.[0] // empty')
+	[ -n "$confine" ] || fail "no slo.confine decision: $(decisions 'true' | jq -c 'map([.rule, .kind])')"
+	assert_eq "$(jget "$confine" .target.cgroup)" "/$BE_REL" "the confinement is on the BE unit"
+	assert_eq "$(jget "$confine" '.evidence.be_cpuset_cpus | floor')" $((NCPU / 2)) "confined to half the CPUs"
+	assert_cmp "$(jget "$confine" .ts_ns)" "<" "$(jget "$cut" .ts_ns)" "the confinement came before the quota"
 fi
 key='[.ts_ns, .kind, .rule, .target.cgroup, .value, .related.cgroup]'
 jq -c "$key" "$AGENT_OUT" >"$TMP/live.keys"

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * SLO control: a breach cuts the blamed BE units multiplicatively (cpu.idle
- * first), slack grows them back additively after the dwell, in between
- * holds, the floor binds and is reported once per dwell, a busy LS unit
- * alone cuts nothing, and a steady plant does not oscillate.
+ * first, then BE confined to fewer CPUs where the topology allows, then the
+ * quota), slack grows them back additively after the dwell in the reverse
+ * order, in between holds, the floor binds and is reported once per dwell,
+ * a busy LS unit alone cuts nothing, and a steady plant does not oscillate.
  */
 #include <errno.h>
 #include <math.h>
@@ -123,7 +124,7 @@ static void run(const struct world *w, const struct slo_config *cfg, struct slo_
 		struct action_list *out)
 {
 	action_list_clear(out);
-	assert_int_equal(slo_run(&w->in, cfg, CEILING_CPUS, st, out), 0);
+	assert_int_equal(slo_run(&w->in, cfg, CEILING_CPUS, true, st, out), 0);
 	for (size_t i = 0; i < out->n; i++)
 		assert_int_equal(out->v[i].cls, QOS_BE);
 }
@@ -482,6 +483,89 @@ static void test_disabled(void **state)
 	assert_int_equal(st.n, 0);
 }
 
+/* A topology of n CPUs, one core each, on one node. */
+static void topology(struct world *w, int n)
+{
+	for (int i = 0; i < n; i++)
+		w->in.topo[i] = (struct pol_cpu){.cpu = i, .core = i};
+	w->in.n_topo = (size_t)n;
+}
+
+/*
+ * One tick of the confinement scenario: LS in window win at t, BE A (blamed,
+ * idle already) and BE B on 4 CPUs; may says whether BE's CPUs are ours.
+ * Checks BE A's and BE B's cpuset wish (NULL: none), BE A's quota (-1:
+ * none) and BE A's rule.
+ */
+static void confine_tick(struct slo_state *st, const struct slo_config *cfg, double t,
+			 enum window win, bool may, const char *cpus, double quota,
+			 const char *rule)
+{
+	struct action_list out = {0};
+	const struct action *a, *b, *q;
+	const char *got_rule;
+	struct world w;
+
+	world(&w, t, win, 1.0, 0.5);
+	topology(&w, 4);
+	w.in.has_cpu_idle = true;
+	w.units[1].idle = 1;
+	w.units[2].idle = 1;
+	wait(&w, BE_A, 5);
+	action_list_clear(&out);
+	assert_int_equal(slo_run(&w.in, cfg, CEILING_CPUS, may, st, &out), 0);
+	a = find(&out, BE_A, ACT_CPUSET);
+	b = find(&out, BE_B, ACT_CPUSET);
+	q = find(&out, BE_A, ACT_CPU_QUOTA);
+	got_rule = a ? a->rule : q ? q->rule : "-";
+	if (!cpus != !a || !cpus != !b ||
+	    (cpus && (strcmp(a->cpus, cpus) || strcmp(b->cpus, cpus))))
+		fail_msg("t=%g: cpusets %s / %s, want %s", t, a ? a->cpus : "none",
+			 b ? b->cpus : "none", cpus ? cpus : "none");
+	if ((q ? q->value : -2) != (quota < 0 ? -2 : quota_of(quota)))
+		fail_msg("t=%g: quota %lld, want %g CPUs", t, q ? (long long)q->value : -2LL,
+			 quota);
+	if (rule && strcmp(got_rule, rule))
+		fail_msg("t=%g: rule %s, want %s", t, got_rule, rule);
+	/* The step moves BE B too, unblamed: its cpuset says why. */
+	if (a && !strcmp(a->rule, "slo.confine")) {
+		assert_true(evidence(a, "be_cpuset_cpus") >= 1);
+		assert_string_equal(b->rule, "slo.confine");
+	}
+	action_list_free(&out);
+}
+
+/*
+ * After cpu.idle, a breach confines every BE unit to cut_factor of BE's
+ * CPUs (one step per 100 ms), down to one CPU, before any quota; slack
+ * gives the quota back first, then a CPU per dwell, and lets go at all of
+ * them. With BE's CPUs not ours (suppression's cpuset or split) the quota
+ * comes right after cpu.idle.
+ */
+static void test_confine(void **state)
+{
+	struct slo_config cfg = config();
+	struct slo_state st = {0};
+
+	(void)state;
+	cfg.grow_cpus = 1;
+	confine_tick(&st, &cfg, 0, BREACH, true, "0-1", -1, "slo.confine");
+	confine_tick(&st, &cfg, 0.05, BREACH, true, "0-1", -1, "slo.hold");
+	confine_tick(&st, &cfg, 0.2, BREACH, true, "0", -1, "slo.confine");
+	confine_tick(&st, &cfg, 0.4, BREACH, true, "0", 0.5, "slo.cut");
+	/* Slack from t=1: a growth step per 3 s dwell, the quota first. */
+	confine_tick(&st, &cfg, 1, SLACK, true, "0", 0.5, "slo.hold");
+	confine_tick(&st, &cfg, 4, SLACK, true, "0", 1.5, "slo.grow");
+	confine_tick(&st, &cfg, 7, SLACK, true, "0", -1, "slo.grow"); /* 2.5 >= the ceiling */
+	confine_tick(&st, &cfg, 10, SLACK, true, "0-1", -1, "slo.grow");
+	confine_tick(&st, &cfg, 13, SLACK, true, "0-2", -1, "slo.grow");
+	confine_tick(&st, &cfg, 16, SLACK, true, NULL, -1, NULL); /* all 4: let go */
+	slo_state_free(&st);
+
+	confine_tick(&st, &cfg, 0, BREACH, false, NULL, 0.5, "slo.cut");
+	slo_state_free(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -495,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_steady_no_oscillation),
 		cmocka_unit_test(test_targets),
 		cmocka_unit_test(test_disabled),
+		cmocka_unit_test(test_confine),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,6 +26,7 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 			      cfg->suppress.enabled && st->suppress.have_allowed
 				      ? st->suppress.allowed_cpus
 				      : in->cpus,
+			      !cfg->suppress.enabled || cfg->suppress.policy == SUPPRESS_CFS_QUOTA,
 			      &st->slo, &wishes);
 	if (!err)
 		err = burst_run(in, &cfg->burst, &st->burst, &wishes);

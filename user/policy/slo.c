@@ -3,23 +3,32 @@
  * SLO control. Each tick: (1) one state entry per BE unit of the input,
  * (2) every LS unit's run-queue p99 judged against its target: over it is
  * a breach, under target x slack_ratio is slack, between is a hold,
- * (3) a breach cuts the BE units its blame names (x cut_factor, cpu.idle
- * first), (4) slack on every LS unit for dwell_s gives each held BE unit
- * grow_cpus back, one step per dwell_s, (5) every held unit's wishes go
- * out; an allowance grown back to the ceiling is let go. Only BE units are
- * ever acted on, and only with CPU time: cpusets and SMT siblings are not
- * this policy's (docs/slo-control.md, "Next").
+ * (3) a breach cuts the BE units its blame names: cpu.idle first, then every
+ * BE unit confined to cut_factor of BE's CPUs (down to one), then the
+ * unit's allowance x cut_factor, (4) slack on every LS unit for dwell_s
+ * gives CPU back in the reverse order, one step per dwell_s: each quota
+ * grow_cpus, then one more CPU for BE, then cpu.idle, (5) every held unit's
+ * wishes go out; an allowance grown back to the ceiling, or a confinement
+ * back to every CPU, is let go. Only BE units are ever acted on. SMT
+ * siblings stay together by cpu_pick's choice (docs/slo-control.md).
  */
 #include "slo.h"
 
 #include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The kernel refuses a CFS quota under 1 ms. */
 #define MIN_QUOTA_US 1000
+
+/*
+ * Between two confinement steps: a cpuset acts at once, but a breach seen
+ * sooner may predate the last step (fast-path ticks come 50-100 ms apart).
+ */
+#define CONFINE_WAIT_S 0.1
 
 /*
  * A BE unit using less than this is not running: cutting it cannot help,
@@ -230,9 +239,51 @@ static void related(struct action *a, const struct pol_unit *ls)
 	memcpy(a->related, ls->path, sizeof(a->related));
 }
 
-/* (3) One cut of BE unit u: cpu.idle when it is not idle yet, else its allowance x cut_factor. */
+/* The CPUs of the topology a cpuset may name. */
+static size_t usable_cpus(const struct pol_input *in)
+{
+	uint64_t all[CPU_SET_WORDS] = {0};
+
+	return cpu_pick(in, (double)in->n_topo, all);
+}
+
+enum confine_step {
+	CONFINE_NONE, /* confined as far as it goes (or not ours): the quota is next */
+	CONFINE_HOLD, /* the last step is too recent to judge */
+	CONFINE_DONE, /* this tick's step: every BE unit on fewer CPUs */
+};
+
+/*
+ * (3b) BE's CPUs x cut_factor (at least one), once per tick: a second
+ * blamed unit's cut in the same tick is that step.
+ */
+static enum confine_step confine(const struct pol_input *in, const struct slo_config *cfg,
+				 bool may_confine, struct slo_state *st, bool *stepped)
+{
+	size_t from;
+
+	if (*stepped)
+		return CONFINE_DONE;
+	if (!may_confine)
+		return CONFINE_NONE;
+	from = st->be_cpus ? st->be_cpus : usable_cpus(in);
+	if (from <= 1)
+		return CONFINE_NONE;
+	if (st->be_cpus && pol_since_s(in->ts_ns, &st->confine_ns) < CONFINE_WAIT_S)
+		return CONFINE_HOLD;
+	st->be_cpus = cpu_pick(in, fmax(floor((double)from * cfg->cut_factor), 1), st->be_set);
+	st->confine_ns = in->ts_ns;
+	*stepped = true;
+	return CONFINE_DONE;
+}
+
+/*
+ * (3) One cut of BE unit u: cpu.idle when it is not idle yet, else BE's
+ * confinement, else its allowance x cut_factor.
+ */
 static int cut_one(const struct pol_input *in, const struct slo_config *cfg, double ceiling,
-		   const struct pol_unit *u, struct slo_be *b, const struct cut *c,
+		   bool may_confine, const struct pol_unit *u, struct slo_state *st,
+		   struct slo_be *b, const struct cut *c, bool *confined_now,
 		   struct action_list *out, const char **rule, double *step)
 {
 	double from;
@@ -243,6 +294,16 @@ static int cut_one(const struct pol_input *in, const struct slo_config *cfg, dou
 		*rule = "slo.cut_idle";
 		*step = cfg->cut_factor;
 		return 0;
+	}
+	switch (confine(in, cfg, may_confine, st, confined_now)) {
+	case CONFINE_DONE:
+		*rule = "slo.confine";
+		*step = cfg->cut_factor;
+		return 0;
+	case CONFINE_HOLD:
+		return 0;
+	case CONFINE_NONE:
+		break;
 	}
 	/*
 	 * A quota acts over whole CFS periods: until one has passed since the
@@ -276,16 +337,42 @@ static int cut_one(const struct pol_input *in, const struct slo_config *cfg, dou
 	return 0;
 }
 
-/* (4) One growth step: the allowance + grow_cpus; grown to the ceiling it is let go. */
-static void grow_one(const struct slo_config *cfg, double ceiling, struct slo_be *b)
+/*
+ * (4) One growth step of a unit: the allowance + grow_cpus; grown to the
+ * ceiling it is let go. cpu.idle goes last, once BE has every CPU back.
+ */
+static void grow_one(const struct slo_config *cfg, double ceiling, const struct slo_state *st,
+		     struct slo_be *b)
 {
 	if (!b->has_quota) {
-		b->idle = false; /* idle alone: giving it back is the step */
+		if (!st->be_cpus)
+			b->idle = false; /* idle alone: giving it back is the step */
 		return;
 	}
 	b->allowed_cpus += cfg->grow_cpus;
 	if (b->allowed_cpus >= ceiling)
 		*b = (struct slo_be){.id = b->id};
+}
+
+/* (4b) Once no BE unit has a quota: one more CPU for BE; back to all of them, let go. */
+static bool grow_confinement(const struct pol_input *in, struct slo_state *st)
+{
+	size_t n;
+
+	if (!st->be_cpus)
+		return false;
+	for (size_t i = 0; i < st->n; i++)
+		if (st->v[i].has_quota)
+			return false;
+	n = st->be_cpus + 1;
+	if (n >= usable_cpus(in))
+		st->be_cpus = 0;
+	else
+		st->be_cpus = cpu_pick(in, (double)n, st->be_set);
+	if (!st->be_cpus)
+		memset(st->be_set, 0, sizeof(st->be_set));
+	st->confine_ns = in->ts_ns;
+	return true;
 }
 
 static bool growth_due(const struct pol_input *in, const struct slo_config *cfg,
@@ -307,11 +394,23 @@ static bool growth_due(const struct pol_input *in, const struct slo_config *cfg,
 	return true;
 }
 
-/* (5) A held unit's wishes, with the evidence of this tick's step (or of the hold). */
-static int emit(const struct pol_unit *u, const struct slo_be *b, const char *rule,
-		const struct cut *c, const struct verdict *vd, const char *step_name, double step,
+/* A unit's step this tick: its rule, and the evidence naming the step's size. */
+struct step {
+	const char *rule;
+	const char *name; /* "factor" or "step_cpus" */
+	double value;
+};
+
+/*
+ * (5) A held unit's wishes, with the evidence of this tick's step (or of
+ * the hold); list: the confinement's CPUs ("" when BE is not confined).
+ */
+static int emit(const struct pol_unit *u, const struct slo_be *b, const char *list, size_t n_cpus,
+		const struct step *p, const struct cut *c, const struct verdict *vd,
 		struct action_list *out)
 {
+	const char *rule = p->rule, *step_name = p->name;
+	double step = p->value;
 	const struct cut *ev = c->victim ? c : NULL;
 	double p99 = ev ? ev->p99_us : vd->worst_p99_us;
 	double target = ev ? ev->target_us : vd->worst_target_us;
@@ -335,15 +434,26 @@ static int emit(const struct pol_unit *u, const struct slo_be *b, const char *ru
 		evidence(a, p99, target, ev ? ev->share : 0, step_name, step, b);
 		related(a, ev ? ev->victim : vd->worst);
 	}
+	if (list[0]) {
+		a = action_add(out, ACT_CPUSET, u, rule);
+		if (!a)
+			return -ENOMEM;
+		snprintf(a->cpus, sizeof(a->cpus), "%s", list);
+		evidence(a, p99, target, ev ? ev->share : 0, step_name, step, b);
+		action_evidence(a, "be_cpuset_cpus", (double)n_cpus);
+		related(a, ev ? ev->victim : vd->worst);
+	}
 	return 0;
 }
 
 int slo_run(const struct pol_input *in, const struct slo_config *cfg, double ceiling_cpus,
-	    struct slo_state *st, struct action_list *out)
+	    bool may_confine, struct slo_state *st, struct action_list *out)
 {
+	char list[POL_CPULIST_MAX] = "";
+	struct step *steps;
 	struct cut *cuts;
 	struct verdict vd;
-	bool grow;
+	bool grow, confined_now = false, widened = false;
 	int err = 0;
 
 	if (!cfg->enabled) {
@@ -354,28 +464,59 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 	if (sync_units(st, in))
 		return -ENOMEM;
 	cuts = calloc(in->n_units + 1, sizeof(*cuts));
-	if (!cuts)
+	steps = calloc(st->n + 1, sizeof(*steps));
+	if (!cuts || !steps) {
+		free(cuts);
+		free(steps);
 		return -ENOMEM;
+	}
 	judge(in, cfg, cuts, &vd);
 	grow = growth_due(in, cfg, st, &vd);
+	/* Not ours to choose (any more): the plan gives the owner's cpusets back. */
+	if (!may_confine) {
+		st->be_cpus = 0;
+		memset(st->be_set, 0, sizeof(st->be_set));
+	}
+	/* Quotas come back before CPUs: the confinement widens once none is left. */
+	if (grow)
+		widened = grow_confinement(in, st);
 	for (size_t i = 0; !err && i < st->n; i++) {
 		struct slo_be *b = &st->v[i];
 		const struct pol_unit *u = pol_input_find(in, b->id);
 		const struct cut *c = &cuts[u - in->units];
-		const char *rule = "slo.hold", *step_name = "factor";
-		double step = 1;
+		struct step *p = &steps[i];
 
+		*p = (struct step){.rule = "slo.hold", .name = "factor", .value = 1};
 		if (c->victim) {
-			err = cut_one(in, cfg, ceiling_cpus, u, b, c, out, &rule, &step);
+			err = cut_one(in, cfg, ceiling_cpus, may_confine, u, st, b, c,
+				      &confined_now, out, &p->rule, &p->value);
+		} else if (widened) {
+			*p = (struct step){.rule = "slo.grow", .name = "step_cpus", .value = 1};
 		} else if (grow && (b->idle || b->has_quota)) {
-			grow_one(cfg, ceiling_cpus, b);
-			rule = "slo.grow";
-			step_name = "step_cpus";
-			step = cfg->grow_cpus;
+			grow_one(cfg, ceiling_cpus, st, b);
+			*p = (struct step){
+				.rule = "slo.grow", .name = "step_cpus", .value = cfg->grow_cpus};
 		}
-		if (!err)
-			err = emit(u, b, rule, c, &vd, step_name, step, out);
 	}
+	/* This tick's confinement moved every BE unit, blamed or not: say so on each. */
+	for (size_t i = 0; confined_now && i < st->n; i++)
+		if (!strcmp(steps[i].rule, "slo.hold"))
+			steps[i] = (struct step){
+				.rule = "slo.confine", .name = "factor", .value = cfg->cut_factor};
+	/*
+	 * The confinement as this tick left it goes to every BE unit. A list
+	 * too long for an action makes no confinement wish this tick (the plan
+	 * gives the owner's cpusets back) rather than a failed tick.
+	 */
+	if (st->be_cpus && cpu_pick_format(st->be_set, list, sizeof(list)))
+		list[0] = '\0';
+	for (size_t i = 0; !err && i < st->n; i++) {
+		const struct pol_unit *u = pol_input_find(in, st->v[i].id);
+
+		err = emit(u, &st->v[i], list, st->be_cpus, &steps[i], &cuts[u - in->units], &vd,
+			   out);
+	}
+	free(steps);
 	free(cuts);
 	return err;
 }

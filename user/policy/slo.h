@@ -3,9 +3,10 @@
  * SLO control (docs/slo-control.md): steers BE units' CPU by the LS units'
  * own run-queue p99 against their targets, after Heracles. A breach cuts
  * the BE units blame names (all running BE when blame has nothing on the
- * victim) at once and multiplicatively, cpu.idle first; slack on every LS
- * unit for a dwell gives CPU back additively; in between it holds. A BE
- * unit never goes under a floor, and the floor binding is reported.
+ * victim) at once and multiplicatively, cpu.idle first, then BE confined to
+ * fewer CPUs, then its quota; slack on every LS unit for a dwell gives CPU
+ * back additively, in the reverse order; in between it holds. A BE unit
+ * never goes under a floor, and the floor binding is reported.
  */
 #ifndef QOSLET_POLICY_SLO_H
 #define QOSLET_POLICY_SLO_H
@@ -15,6 +16,7 @@
 
 #include "action.h"
 #include "config.h"
+#include "cpu_pick.h"
 #include "model.h"
 
 /* One BE unit the controller holds back. */
@@ -36,6 +38,13 @@ struct slo_state {
 	uint64_t slack_ns;
 	bool grown; /* grown_ns holds: the last growth step */
 	uint64_t grown_ns;
+	/*
+	 * Confinement: while be_cpus > 0, every BE unit runs on the CPUs of
+	 * be_set (cpu_pick's choice), changed last at confine_ns.
+	 */
+	size_t be_cpus;
+	uint64_t be_set[CPU_SET_WORDS];
+	uint64_t confine_ns;
 };
 
 /*
@@ -56,11 +65,12 @@ bool slo_unit_p99(const struct pol_unit *u, const struct slo_config *cfg, double
  * One tick: appends the actions this policy wants to out. ceiling_cpus
  * bounds a BE unit's allowance (suppression's allowance when it is on, else
  * the capacity): an allowance grown back to it is let go, and the plan
- * restores the owner's settings. Pure: reads only its arguments. 0 or
- * -ENOMEM.
+ * restores the owner's settings. may_confine: whether BE's CPUs are this
+ * policy's to choose (not while suppression's cpuset or split policy holds
+ * them). Pure: reads only its arguments. 0 or -ENOMEM.
  */
 int slo_run(const struct pol_input *in, const struct slo_config *cfg, double ceiling_cpus,
-	    struct slo_state *st, struct action_list *out);
+	    bool may_confine, struct slo_state *st, struct action_list *out);
 void slo_state_free(struct slo_state *st);
 
 #endif
