@@ -339,14 +339,12 @@ static int cut_one(const struct pol_input *in, const struct slo_config *cfg, dou
 
 /*
  * (4) One growth step of a unit: the allowance + grow_cpus; grown to the
- * ceiling it is let go. cpu.idle goes last, once BE has every CPU back.
+ * ceiling it is let go. A unit with only cpu.idle gets that back.
  */
-static void grow_one(const struct slo_config *cfg, double ceiling, const struct slo_state *st,
-		     struct slo_be *b)
+static void grow_one(const struct slo_config *cfg, double ceiling, struct slo_be *b)
 {
 	if (!b->has_quota) {
-		if (!st->be_cpus)
-			b->idle = false; /* idle alone: giving it back is the step */
+		b->idle = false; /* idle alone: giving it back is the step */
 		return;
 	}
 	b->allowed_cpus += cfg->grow_cpus;
@@ -492,8 +490,9 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 				      &confined_now, out, &p->rule, &p->value);
 		} else if (widened) {
 			*p = (struct step){.rule = "slo.grow", .name = "step_cpus", .value = 1};
-		} else if (grow && (b->idle || b->has_quota)) {
-			grow_one(cfg, ceiling_cpus, st, b);
+		} else if (grow && (b->has_quota || (b->idle && !st->be_cpus))) {
+			/* cpu.idle only once BE has every CPU back */
+			grow_one(cfg, ceiling_cpus, b);
 			*p = (struct step){
 				.rule = "slo.grow", .name = "step_cpus", .value = cfg->grow_cpus};
 		}

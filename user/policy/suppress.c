@@ -8,7 +8,6 @@
  */
 #include "suppress.h"
 
-#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

@@ -13,6 +13,7 @@
 
 #include "action.h"
 #include "config.h"
+#include "cpu_pick.h"
 #include "model.h"
 
 /* Everything the policy remembers between ticks; all zero is the initial state. */
@@ -23,7 +24,7 @@ struct suppress_state {
 	 * cpuset and split policies: BE's CPUs last tick, bit n = CPU n (empty:
 	 * none chosen yet, or split off)
 	 */
-	uint64_t cpuset[POL_CPUS_MAX / 64];
+	uint64_t cpuset[CPU_SET_WORDS];
 	/* split policy: the LS units' list last tick ("" when not split) */
 	char ls_cpus[POL_CPULIST_MAX];
 	/*
