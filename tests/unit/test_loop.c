@@ -19,6 +19,10 @@ struct fake {
 	const uint64_t *trees; /* times a cgroup appeared, ascending */
 	size_t n_trees, next_tree;
 	uint64_t slow_at, slow_ns; /* the tick starting at slow_at takes slow_ns */
+	unsigned int missing;	   /* this many ticks, from missing_at on, find a cgroup missing */
+	uint64_t missing_at;
+	uint64_t missing_again_at; /* and one more tick, at this time; 0 none */
+	bool last_missing;	   /* the last tick found one (fake_retry takes it) */
 	uint64_t ticks[64];
 	bool fast[64];
 	size_t n_ticks;
@@ -59,6 +63,12 @@ static int fake_tick(void *ctx, bool fast)
 	assert_true(f->n_ticks < 64);
 	f->ticks[f->n_ticks] = f->now;
 	f->fast[f->n_ticks++] = fast;
+	if (f->missing && f->now >= f->missing_at) {
+		f->missing--;
+		f->last_missing = true;
+	}
+	if (f->missing_again_at && f->now == f->missing_again_at)
+		f->last_missing = true;
 	if (f->slow_ns && f->now == f->slow_at)
 		f->now += f->slow_ns;
 	return 0;
@@ -70,7 +80,17 @@ static uint64_t fake_interval(void *ctx)
 	return S;
 }
 
-static const struct loop_ops ops = {fake_now, fake_wait, fake_tick, fake_interval, NULL};
+static bool fake_retry(void *ctx)
+{
+	struct fake *f = ctx;
+	bool missing = f->last_missing;
+
+	f->last_missing = false;
+	return missing;
+}
+
+static const struct loop_ops ops = {fake_now,	   fake_wait, fake_tick,
+				    fake_interval, NULL,      fake_retry};
 
 static void expect_ticks(const struct fake *f, const uint64_t *at, const bool *fast, size_t n)
 {
@@ -201,6 +221,73 @@ static void test_tree_after_an_alert(void **state)
 	expect_ticks(&f, at, fast, 4);
 }
 
+/*
+ * A pod appears; its tick's write finds the pod's directory of one hierarchy
+ * not made yet (v1): a retry LOOP_RETRY_NS later, which finds it.
+ */
+static void test_retry_missing(void **state)
+{
+	const uint64_t trees[] = {1300 * MS};
+	struct fake f = {.stop_at = 2 * S + 1,
+			 .trees = trees,
+			 .n_trees = 1,
+			 .missing = 1,
+			 .missing_at = 1300 * MS};
+	const uint64_t at[] = {0, 1 * S, 1300 * MS, 1300 * MS + LOOP_RETRY_NS, 2 * S};
+	const bool fast[] = {false, false, true, true, false};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 5);
+}
+
+/*
+ * A write that keeps failing: LOOP_RETRIES retries, then only the regular
+ * ticks (a retry series ends only at a tick whose writes all found their
+ * cgroups).
+ */
+static void test_retry_bounded(void **state)
+{
+	struct fake f = {.stop_at = 4 * S + 1, .missing = 6, .missing_at = 1 * S};
+	const uint64_t at[] = {0,
+			       1 * S,
+			       1 * S + LOOP_RETRY_NS,
+			       1 * S + 2 * LOOP_RETRY_NS,
+			       1 * S + 3 * LOOP_RETRY_NS,
+			       2 * S,
+			       3 * S,
+			       4 * S};
+	const bool fast[] = {false, false, true, true, true, false, false, false};
+
+	(void)state;
+	assert_int_equal(LOOP_RETRIES, 3);
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 8);
+	assert_int_equal(f.missing, 0); /* every tick from 1 s to 3 s found it missing */
+}
+
+/* A tick whose writes all landed ends the series: the next miss retries again. */
+static void test_retry_series_again(void **state)
+{
+	struct fake f = {.stop_at = 3 * S + LOOP_RETRY_NS + 1,
+			 .missing = 4,
+			 .missing_at = 1 * S,
+			 .missing_again_at = 3 * S};
+	const uint64_t at[] = {0,
+			       1 * S,
+			       1 * S + LOOP_RETRY_NS,
+			       1 * S + 2 * LOOP_RETRY_NS,
+			       1 * S + 3 * LOOP_RETRY_NS,
+			       2 * S,
+			       3 * S,
+			       3 * S + LOOP_RETRY_NS};
+	const bool fast[] = {false, false, true, true, true, false, false, true};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +300,9 @@ int main(void)
 		cmocka_unit_test(test_tree_storm),
 		cmocka_unit_test(test_tree_served_by_another_tick),
 		cmocka_unit_test(test_tree_after_an_alert),
+		cmocka_unit_test(test_retry_missing),
+		cmocka_unit_test(test_retry_bounded),
+		cmocka_unit_test(test_retry_series_again),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

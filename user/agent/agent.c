@@ -183,6 +183,8 @@ void agent_decide(struct agent *a, const struct action *act)
 	 * re-read. */
 	if (r.outcome == OUT_APPLIED)
 		collector_settings_changed(a->coll, act->id);
+	else if (r.outcome == OUT_FAILED && r.err == -ENOENT)
+		a->write_missing = true; /* perhaps not made yet: loop_retry */
 	d.outcome = r.outcome;
 	d.err = -r.err;
 	snprintf(d.before, sizeof(d.before), "%s", r.before);
@@ -526,6 +528,16 @@ static int loop_tick(void *ctx, bool fast)
 	return tick(ctx, fast);
 }
 
+/* Taken once per tick: the loop asks right after each. */
+static bool loop_retry(void *ctx)
+{
+	struct agent *a = ctx;
+	bool missing = a->write_missing;
+
+	a->write_missing = false;
+	return missing;
+}
+
 static uint64_t loop_interval(void *ctx)
 {
 	return (uint64_t)(((struct agent *)ctx)->cfg.interval_s * 1e9);
@@ -546,7 +558,8 @@ static int run_loop(struct agent *a)
 					    .wait = wait_for,
 					    .tick = loop_tick,
 					    .interval_ns = loop_interval,
-					    .between = loop_between};
+					    .between = loop_between,
+					    .retry = loop_retry};
 
 	return loop_run(&ops, a, (uint64_t)(a->args.duration_s * 1e9));
 }

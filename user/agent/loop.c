@@ -8,18 +8,40 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 	uint64_t end = duration_ns ? start + duration_ns : 0;
 	uint64_t tree_due = 0;	/* the tick the tree asked for, once the gap is over; 0: none */
 	uint64_t last_tree = 0; /* the last tick the tree asked for */
+	uint64_t retry_due = 0; /* the retry's tick; 0: none */
 	unsigned int follow_ups = 0;
+	/*
+	 * Retries in the current series. Only a tick whose writes all found
+	 * their cgroups ends a series, so a write that keeps failing (a unit
+	 * missing from one hierarchy for good) costs LOOP_RETRIES ticks once,
+	 * not at every tick.
+	 */
+	unsigned int retries = 0;
+	bool ticked = true;
 	int err = ops->tick(ctx, false);
 
 	while (!err) {
 		uint64_t step = ops->interval_ns(ctx), follow = last_tick + LOOP_FOLLOW_UP_NS, now;
 		uint64_t until = follow_ups && follow < deadline ? follow : deadline;
-		bool regular, alert, follow_up, tree;
+		bool regular, alert, follow_up, tree, retry;
 		enum loop_wake wake;
 
+		if (ticked && ops->retry) {
+			if (!ops->retry(ctx))
+				retries = 0;
+			else if (retries < LOOP_RETRIES) {
+				retries++;
+				retry_due = ops->now(ctx) + LOOP_RETRY_NS;
+			}
+		}
+		ticked = false;
+		if (tree_due && tree_due < until)
+			until = tree_due;
+		if (retry_due && retry_due < until)
+			until = retry_due;
 		if (ops->between)
 			ops->between(ctx);
-		wake = ops->wait(ctx, tree_due && tree_due < until ? tree_due : until);
+		wake = ops->wait(ctx, until);
 		now = ops->now(ctx);
 		if (wake == LOOP_WAKE_STOP || (end && now >= end))
 			break;
@@ -30,13 +52,16 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 		alert = wake == LOOP_WAKE_ALERT && now - last_tick >= LOOP_FAST_GAP_NS;
 		follow_up = follow_ups && now >= follow;
 		tree = tree_due && now >= tree_due;
-		if (!regular && !alert && !follow_up && !tree)
+		retry = retry_due && now >= retry_due;
+		if (!regular && !alert && !follow_up && !tree && !retry)
 			continue;
 		last_tick = now;
 		if (tree && !regular && !alert && !follow_up)
 			last_tree = now;
-		tree_due = 0; /* every tick applies the tree's news */
+		tree_due = 0;  /* every tick applies the tree's news */
+		retry_due = 0; /* and writes again what failed */
 		err = ops->tick(ctx, !regular);
+		ticked = true;
 		if (regular) {
 			/* Absolute deadlines: no drift. A late tick skips ahead. */
 			deadline += step;

@@ -11,6 +11,11 @@
  * LOOP_TREE_GAP_NS (one serves every change until it runs, and so does any
  * other tick): a new BE pod gets its settings when it starts, not up to an
  * interval later, and a storm of pods costs at most 10 more ticks a second.
+ * A tick whose write found a cgroup missing ticks again LOOP_RETRY_NS later,
+ * at most LOOP_RETRIES times in a row: on cgroup v1 a pod's directory is
+ * made one hierarchy at a time, and the tree's tick, woken by the first
+ * (cpu), can come before the pod's cpuset or memory directory exists; the
+ * next regular or tree tick would land the write up to 100 ms later.
  *
  * Pure scheduling: the clock, the waiting and the tick are the caller's
  * (struct loop_ops), so tests drive it with a fake clock.
@@ -25,6 +30,8 @@
 #define LOOP_FOLLOW_UP_NS (100 * 1000000ull)
 #define LOOP_FOLLOW_UPS	  3
 #define LOOP_TREE_GAP_NS  (100 * 1000000ull)
+#define LOOP_RETRY_NS	  (10 * 1000000ull)
+#define LOOP_RETRIES	  3
 
 enum loop_wake {
 	LOOP_WAKE_TIMEOUT = 0, /* the deadline came */
@@ -42,6 +49,8 @@ struct loop_ops {
 	uint64_t (*interval_ns)(void *ctx);
 	/* Called before every wait, between ticks (a reload happens here); may be NULL. */
 	void (*between)(void *ctx);
+	/* Called after every tick: whether a write found its cgroup missing; may be NULL. */
+	bool (*retry)(void *ctx);
 };
 
 /*
