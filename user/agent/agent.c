@@ -169,6 +169,19 @@ static void request_eviction(struct agent *a, struct decision *d)
 		d->outcome = OUT_FAILED, d->err = -rc;
 }
 
+/*
+ * A write that lost a race with whoever is making the cgroup, so the loop
+ * tries it again soon (loop_retry): on v1 the cgroup's directory in this
+ * controller's hierarchy is not made yet (ENOENT), or a cpuset child made
+ * meanwhile holds CPUs the unit is to give up (EBUSY: v1 refuses to narrow
+ * a parent below a child; the next plan narrows the child first).
+ */
+static bool write_racing(const struct action *act, const struct act_result *r)
+{
+	return r->outcome == OUT_FAILED &&
+	       (r->err == -ENOENT || (r->err == -EBUSY && act->kind == ACT_CPUSET));
+}
+
 void agent_decide(struct agent *a, const struct action *act)
 {
 	/* a container target's pod names the decision's pod */
@@ -183,8 +196,8 @@ void agent_decide(struct agent *a, const struct action *act)
 	 * re-read. */
 	if (r.outcome == OUT_APPLIED)
 		collector_settings_changed(a->coll, act->id);
-	else if (r.outcome == OUT_FAILED && r.err == -ENOENT)
-		a->write_missing = true; /* perhaps not made yet: loop_retry */
+	else if (write_racing(act, &r))
+		a->write_raced = true;
 	d.outcome = r.outcome;
 	d.err = -r.err;
 	snprintf(d.before, sizeof(d.before), "%s", r.before);
@@ -532,10 +545,10 @@ static int loop_tick(void *ctx, bool fast)
 static bool loop_retry(void *ctx)
 {
 	struct agent *a = ctx;
-	bool missing = a->write_missing;
+	bool raced = a->write_raced;
 
-	a->write_missing = false;
-	return missing;
+	a->write_raced = false;
+	return raced;
 }
 
 static uint64_t loop_interval(void *ctx)

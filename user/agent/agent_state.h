@@ -60,7 +60,7 @@ struct agent {
 	uint64_t last_status_ns; /* CLOCK_MONOTONIC */
 	uint64_t ticks, fast_ticks;
 	uint64_t loop_ns;	    /* how long the last tick took */
-	bool write_missing;	    /* a write of the last tick found its cgroup missing */
+	bool write_raced;	    /* a write of the last tick raced its cgroup's making */
 	int render_fd;		    /* the HTTP endpoint asks for a render: readable; -1 none */
 	struct http_server *http;   /* NULL when http.enabled is false */
 	struct cgroup_names *names; /* names of cgroups outside the units (blame culprits) */

@@ -11,11 +11,12 @@
  * LOOP_TREE_GAP_NS (one serves every change until it runs, and so does any
  * other tick): a new BE pod gets its settings when it starts, not up to an
  * interval later, and a storm of pods costs at most 10 more ticks a second.
- * A tick whose write found a cgroup missing ticks again LOOP_RETRY_NS later,
- * at most LOOP_RETRIES times in a row: on cgroup v1 a pod's directory is
- * made one hierarchy at a time, and the tree's tick, woken by the first
- * (cpu), can come before the pod's cpuset or memory directory exists; the
- * next regular or tree tick would land the write up to 100 ms later.
+ * A tick whose write raced the making of its cgroup ticks again
+ * LOOP_RETRY_NS later, at most LOOP_RETRIES times in a row: on cgroup v1 a
+ * pod's directory is made one hierarchy at a time, and the tree's tick,
+ * woken by the first (cpu), can come before the pod's cpuset or memory
+ * directory exists, or before its new container's cpuset is filled in; the
+ * next regular or tree tick would land the write 100 ms to a second later.
  *
  * Pure scheduling: the clock, the waiting and the tick are the caller's
  * (struct loop_ops), so tests drive it with a fake clock.
@@ -49,7 +50,7 @@ struct loop_ops {
 	uint64_t (*interval_ns)(void *ctx);
 	/* Called before every wait, between ticks (a reload happens here); may be NULL. */
 	void (*between)(void *ctx);
-	/* Called after every tick: whether a write found its cgroup missing; may be NULL. */
+	/* Called after every tick: whether a write raced its cgroup's making; may be NULL. */
 	bool (*retry)(void *ctx);
 };
 
