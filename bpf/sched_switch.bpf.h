@@ -454,14 +454,24 @@ static __always_inline void sched_on_switch(struct task_struct *prev, struct tas
 		if (cfg && cfg->min_ns && delta > cfg->min_ns)
 			alert_check(victim, delta, cfg->gap_ns);
 	}
-	/*
-	 * A wait of 0 ns delayed no one and has no culprit. Such waits are
-	 * common (a wake-up that preempts at once, before the run queue's
-	 * clock moves), and skipping them saves reading prev's cgroup and
-	 * the pair's step.
-	 */
-	if (delta)
+	if (delta) {
 		charge_blame(victim, culprit_of(prev, prev_tid, next, victim, btf), delta);
+	} else if (prev_tid && task_runnable(prev, btf)) {
+		/*
+		 * A wait of 0 ns delayed no one, but when it took the CPU from
+		 * a runnable task of another cgroup (a wake-up that preempts
+		 * at once, before the run queue's clock moves: the way an LS
+		 * task takes the CPU from SCHED_IDLE BE) the pair is counted,
+		 * with no wait: each such hand-over costs the victim a switch
+		 * of address space and the cache the other left. The common
+		 * zero waits, on an idle CPU or after a task of the same
+		 * cgroup, skip reading prev's cgroup and the pair's step.
+		 */
+		__u64 culprit = culprit_of(prev, prev_tid, next, victim, btf);
+
+		if (culprit != victim)
+			charge_blame(victim, culprit, 0);
+	}
 }
 
 #endif

@@ -200,7 +200,8 @@ static int fake_name(void *ctx, uint64_t cgid, struct pol_outside *o)
 
 /*
  * The probes' numbers reach the unit their cgroup belongs to; blame pairs
- * become unit pairs, those of BE victims left out.
+ * become unit pairs, those of BE victims left out, and their hand-overs
+ * add up with their waits (those without a wait too).
  */
 static void test_fold(void **state)
 {
@@ -226,6 +227,8 @@ static void test_fold(void **state)
 	cg->mem.oom_kills = 1;
 	snapshot_add_blame(&delta, &(struct blame_sample){5, 7, 500, 1});
 	snapshot_add_blame(&delta, &(struct blame_sample){2, 7, 300, 1});
+	/* hand-overs without a wait: wake-ups of the pod's tasks that took BE's CPU at once */
+	snapshot_add_blame(&delta, &(struct blame_sample){5, 7, 0, 40});
 	snapshot_add_blame(&delta, &(struct blame_sample){5, 9, 100, 1});
 	snapshot_add_blame(&delta, &(struct blame_sample){5, QOSLET_CULPRIT_IDLE, 50, 1});
 	snapshot_add_blame(&delta, &(struct blame_sample){9, 7, 70, 1}); /* victim outside */
@@ -251,6 +254,7 @@ static void test_fold(void **state)
 	assert_int_equal(in.blame[0].culprit, POL_CULPRIT_IDLE);
 	assert_int_equal(in.blame[1].culprit, 7);
 	assert_int_equal(in.blame[1].wait_ns, 800); /* pod + container, one pair */
+	assert_int_equal(in.blame[1].count, 42);
 	assert_int_equal(in.blame[2].culprit, POL_CULPRIT_OTHER);
 	assert_int_equal(in.blame[2].wait_ns, 100);
 	free(in.blame);

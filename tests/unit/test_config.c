@@ -113,6 +113,7 @@ static void test_defaults_documented(void **state)
 	assert_int_equal(c.policy.slo.n_globs, 0);
 	assert_int_equal(c.policy.slo.min_waits, 20);
 	assert_true(c.policy.slo.culprit_min_share == 0.2);
+	assert_true(c.policy.slo.displaced_share == 0.25);
 	assert_true(c.policy.slo.cut_factor == 0.5 && c.policy.slo.grow_cpus == 0.1);
 	assert_true(c.policy.slo.slack_ratio == 0.8 && c.policy.slo.dwell_s == 3);
 	assert_true(c.policy.slo.floor_cpus == 0.1);
@@ -354,11 +355,14 @@ static const struct bad bad_docs[] = {
 	/* memory QoS: protection never reaches the limit */
 	{"{\"slo\": {\"cut_factor\": 1}}",
 	 "slo.cut_factor: 1 is out of range (allowed: more than 0, less than 1)"},
+	{"{\"slo\": {\"displaced_percent\": 101}}",
+	 "slo.displaced_percent: 101 is out of range (allowed: 0 to 100)"},
 	{"{\"slo\": {\"floor_cpus\": 0}}",
 	 "slo.floor_cpus: 0 is out of range (allowed: 0.01 to 4096)"},
 	{"{\"slo\": {\"dwel_s\": 3}}",
 	 "slo.dwel_s: unknown key (allowed keys: enabled, targets, min_waits, "
-	 "culprit_min_share_percent, cut_factor, grow_cpus, slack_ratio, dwell_s, floor_cpus)"},
+	 "culprit_min_share_percent, displaced_percent, cut_factor, grow_cpus, slack_ratio, dwell_s, "
+	 "floor_cpus)"},
 	{"{\"slo\": {\"targets\": {\"globs\": [{\"glob\": \"a/*\"}]}}}",
 	 "slo.targets.globs[0].p99_us: missing (allowed: 1 to 10000000)"},
 	{"{\"slo\": {\"targets\": {\"globs\": {}}}}",

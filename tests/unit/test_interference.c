@@ -104,7 +104,7 @@ static void build(struct pol_input *in, struct pol_unit *units, const struct uni
 		set_window(u, us[i].win);
 	}
 	for (size_t i = 0; i < nw; i++)
-		blame[i] = (struct pol_blame){V, ws[i].culprit, ws[i].ms * MS};
+		blame[i] = (struct pol_blame){V, ws[i].culprit, ws[i].ms * MS, 1};
 	if (nw) /* qsort() must not see a NULL array, even empty */
 		qsort(blame, nw, sizeof(*blame), blame_cmp);
 	in->units = units;

@@ -23,6 +23,7 @@ struct fake {
 	uint64_t missing_at;
 	uint64_t missing_again_at; /* and one more tick, at this time; 0 none */
 	bool last_missing;	   /* the last tick found one (fake_retry takes it) */
+	bool tree_follow_ups;
 	uint64_t ticks[64];
 	bool fast[64];
 	size_t n_ticks;
@@ -89,8 +90,13 @@ static bool fake_retry(void *ctx)
 	return missing;
 }
 
-static const struct loop_ops ops = {fake_now,	   fake_wait, fake_tick,
-				    fake_interval, NULL,      fake_retry};
+static bool fake_tree_follow_ups(void *ctx)
+{
+	return ((struct fake *)ctx)->tree_follow_ups;
+}
+
+static const struct loop_ops ops = {fake_now, fake_wait,  fake_tick,	       fake_interval,
+				    NULL,     fake_retry, fake_tree_follow_ups};
 
 static void expect_ticks(const struct fake *f, const uint64_t *at, const bool *fast, size_t n)
 {
@@ -175,6 +181,38 @@ static void test_tree_ticks_at_once(void **state)
 	(void)state;
 	assert_int_equal(loop_run(&ops, &f, 0), 0);
 	expect_ticks(&f, at, fast, 4);
+}
+
+/* Asked for, a cgroup's tick has the alert's follow-ups. */
+static void test_tree_follow_ups(void **state)
+{
+	const uint64_t trees[] = {1300 * MS};
+	struct fake f = {
+		.stop_at = 2 * S + 1, .trees = trees, .n_trees = 1, .tree_follow_ups = true};
+	const uint64_t at[] = {0, 1 * S, 1300 * MS, 1400 * MS, 1500 * MS, 1600 * MS, 2 * S};
+	const bool fast[] = {false, false, true, true, true, true, false};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 7);
+}
+
+/*
+ * A storm with follow-ups: a follow-up serves the cgroups that came since
+ * the last tick, and counts as their tick, so the ticks stay at most one
+ * per LOOP_TREE_GAP_NS.
+ */
+static void test_tree_storm_follow_ups(void **state)
+{
+	const uint64_t trees[] = {1030 * MS, 1050 * MS, 1090 * MS, 1150 * MS, 1210 * MS};
+	struct fake f = {
+		.stop_at = 2 * S + 1, .trees = trees, .n_trees = 5, .tree_follow_ups = true};
+	const uint64_t at[] = {0, 1 * S, 1030 * MS, 1130 * MS, 1230 * MS, 1330 * MS, 2 * S};
+	const bool fast[] = {false, false, true, true, true, true, false};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 7);
 }
 
 /* A storm of cgroups: at most one tick of theirs per LOOP_TREE_GAP_NS, one for all that wait. */
@@ -298,6 +336,8 @@ int main(void)
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_tree_ticks_at_once),
 		cmocka_unit_test(test_tree_storm),
+		cmocka_unit_test(test_tree_follow_ups),
+		cmocka_unit_test(test_tree_storm_follow_ups),
 		cmocka_unit_test(test_tree_served_by_another_tick),
 		cmocka_unit_test(test_tree_after_an_alert),
 		cmocka_unit_test(test_retry_missing),

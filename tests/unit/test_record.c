@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Recordings: a tick survives the trip through JSON bit for bit, bad lines
- * are named, a format 1 recording still reads, and a recording with
+ * are named, format 1 and 2 recordings still read, and a recording with
  * outside culprits replays to the decisions the live inputs gave.
  */
 #include <setjmp.h>
@@ -81,7 +81,7 @@ static void fill(struct pol_input *in)
 	in->n_blame = 1;
 	in->blame = calloc(1, sizeof(*in->blame));
 	assert_non_null(in->blame);
-	in->blame[0] = (struct pol_blame){7, POL_CULPRIT_OTHER, 99};
+	in->blame[0] = (struct pol_blame){7, POL_CULPRIT_OTHER, 99, 3};
 }
 
 /* fill() with a culprit outside the units, named. */
@@ -93,7 +93,7 @@ static void fill_outside(struct pol_input *in)
 	assert_non_null(in->blame);
 	assert_non_null(in->outside);
 	in->blame[1] = in->blame[0];
-	in->blame[0] = (struct pol_blame){7, 12345, 1000};
+	in->blame[0] = (struct pol_blame){7, 12345, 1000, 40};
 	in->n_blame = 2;
 	in->outside[0] = (struct pol_outside){.id = 12345, .cls = QOS_SYSTEM};
 	snprintf(in->outside[0].path, sizeof(in->outside[0].path), "noisy.slice");
@@ -182,6 +182,8 @@ static void test_bad_fields(void **state)
 		{"units.0.rq.slots", "[1]", "rq: expected"},
 		{"units.1.id", "1", "not sorted by id"},
 		{"blame.0", "[1]", "blame[0]"},
+		{"blame.0", "[7, 1, 2, 3, 4]",
+		 "blame[0]: expected [victim, culprit, wait_ns, count]"},
 		{"topo.0", "[0]", "topo[0]"},
 		{"mem_used", "null", "mem_used: Expected integer"},
 		{"outside.0", "[1]", "outside[0]"},
@@ -282,12 +284,32 @@ static void test_format_1(void **state)
 	json_decref(got);
 	/* a format from the future is refused with both numbers */
 	f = fopen(path, "w");
-	fputs("{\"qoslet_record\": 3, \"config\": {}}\n", f);
+	fputs("{\"qoslet_record\": 4, \"config\": {}}\n", f);
 	fclose(f);
 	assert_int_equal(record_open(&r, path, &got, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "recording format 3, this qoslet reads 1 to 2"));
+	assert_non_null(strstr(err, "recording format 4, this qoslet reads 1 to 3"));
 	assert_null(got);
 	unlink(path);
+	pol_input_free(&a);
+	pol_input_free(&b);
+}
+
+/* A blame pair of format 2 has no count: it reads as none (no hand-overs). */
+static void test_format_2_blame(void **state)
+{
+	struct pol_input a, b = {0};
+	char err[256];
+	json_t *o;
+
+	(void)state;
+	fill(&a);
+	o = record_input_to_json(&a);
+	json_array_set_new(json_object_get(o, "blame"), 0, json_pack("[i, i, i]", 7, 8, 99));
+	assert_int_equal(record_input_from_json(o, &b, err, sizeof(err)), 0);
+	assert_int_equal(b.n_blame, 1);
+	assert_true(b.blame[0].victim == 7 && b.blame[0].culprit == 8 && b.blame[0].wait_ns == 99 &&
+		    b.blame[0].count == 0);
+	json_decref(o);
 	pol_input_free(&a);
 	pol_input_free(&b);
 }
@@ -376,9 +398,10 @@ static void test_replay_outside(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip), cmocka_unit_test(test_round_trip_containers),
-		cmocka_unit_test(test_bad_fields), cmocka_unit_test(test_file),
-		cmocka_unit_test(test_format_1),   cmocka_unit_test(test_replay_outside),
+		cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_round_trip_containers),
+		cmocka_unit_test(test_bad_fields),     cmocka_unit_test(test_file),
+		cmocka_unit_test(test_format_1),       cmocka_unit_test(test_format_2_blame),
+		cmocka_unit_test(test_replay_outside),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

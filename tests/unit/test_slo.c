@@ -5,6 +5,8 @@
  * quota), slack grows them back additively after the dwell in the reverse
  * order, in between holds, the floor binds and is reported once per dwell,
  * a busy LS unit alone cuts nothing, and a steady plant does not oscillate.
+ * An LS unit whose switch-ins take the CPU from BE (displaced) confines BE
+ * and nothing more; BE gets a CPU back only while LS's use fits the rest.
  */
 #include <errno.h>
 #include <math.h>
@@ -51,6 +53,7 @@ static struct slo_config config(void)
 		.ls_p99_us = 1200,
 		.min_waits = 20,
 		.culprit_min_share = 0.2,
+		.displaced_share = 0.25,
 		.cut_factor = 0.5,
 		.grow_cpus = 0.1,
 		.slack_ratio = 0.8,
@@ -95,7 +98,13 @@ static void set_window(struct pol_unit *u, enum window win)
 /* Blame pairs of LS_ID, added in culprit order; waits in ms. */
 static void wait(struct world *w, uint64_t culprit, uint64_t ms)
 {
-	w->blame[w->in.n_blame++] = (struct pol_blame){LS_ID, culprit, ms * 1000000};
+	w->blame[w->in.n_blame++] = (struct pol_blame){LS_ID, culprit, ms * 1000000, 0};
+}
+
+/* Hand-overs of LS_ID to culprit without a wait (wake-ups that took its CPU at once). */
+static void hand_over(struct world *w, uint64_t culprit, uint64_t n)
+{
+	w->blame[w->in.n_blame++] = (struct pol_blame){LS_ID, culprit, 0, n};
 }
 
 /* The usual world: LS victim in window win, BE A using a_used, BE B using b_used. */
@@ -507,6 +516,8 @@ static void confine_tick(struct slo_state *st, const struct slo_config *cfg, dou
 	struct world w;
 
 	world(&w, t, win, 1.0, 0.5);
+	if (win == NONE)
+		w.units[0].cpu_used = 0; /* LS idle */
 	topology(&w, 4);
 	w.in.has_cpu_idle = true;
 	w.units[1].idle = 1;
@@ -538,9 +549,10 @@ static void confine_tick(struct slo_state *st, const struct slo_config *cfg, dou
 /*
  * After cpu.idle, a breach confines every BE unit to cut_factor of BE's
  * CPUs (one step per 100 ms), down to one CPU, before any quota; slack
- * gives the quota back first, then a CPU per dwell, and lets go at all of
- * them. With BE's CPUs not ours (suppression's cpuset or split) the quota
- * comes right after cpu.idle.
+ * gives the quota back first, then a CPU per dwell while LS's use fits the
+ * CPUs left to it, and lets go at all of them once LS is idle. With BE's
+ * CPUs not ours (suppression's cpuset or split) the quota comes right
+ * after cpu.idle.
  */
 static void test_confine(void **state)
 {
@@ -559,10 +571,92 @@ static void test_confine(void **state)
 	confine_tick(&st, &cfg, 7, SLACK, true, "0", -1, "slo.grow"); /* 2.5 >= the ceiling */
 	confine_tick(&st, &cfg, 10, SLACK, true, "0-1", -1, "slo.grow");
 	confine_tick(&st, &cfg, 13, SLACK, true, "0-2", -1, "slo.grow");
-	confine_tick(&st, &cfg, 16, SLACK, true, NULL, -1, NULL); /* all 4: let go */
+	/* LS's 0.5 CPUs would have none left */
+	confine_tick(&st, &cfg, 16, SLACK, true, "0-2", -1, "slo.hold");
+	confine_tick(&st, &cfg, 19, NONE, true, NULL, -1, NULL); /* LS idle: all 4, let go */
 	slo_state_free(&st);
 
 	confine_tick(&st, &cfg, 0, BREACH, false, NULL, 0.5, "slo.cut");
+	slo_state_free(&st);
+}
+
+/*
+ * One tick of the displacement scenario on 4 CPUs: LS (window win, using
+ * ls_used) handed over n of its 100 switch-ins to BE A without a wait, and
+ * m to itself; BE A and BE B not idle. Checks both BE units' cpuset wish
+ * (NULL: none) and BE A's rule (NULL: not checked), that no quota or cpu.idle goes out, and the
+ * evidence.
+ */
+static void displaced_tick(struct slo_state *st, const struct slo_config *cfg, double t,
+			   enum window win, double ls_used, uint64_t n, uint64_t m,
+			   const char *cpus, const char *rule)
+{
+	struct action_list out = {0};
+	const struct action *a, *b;
+	struct world w;
+
+	world(&w, t, win, 1.0, 0.5);
+	w.units[0].cpu_used = ls_used;
+	topology(&w, 4);
+	w.in.has_cpu_idle = true;
+	w.units[1].idle = 0;
+	w.units[2].idle = 0;
+	if (m)
+		hand_over(&w, LS_ID, m);
+	if (n)
+		hand_over(&w, BE_A, n);
+	action_list_clear(&out);
+	assert_int_equal(slo_run(&w.in, cfg, CEILING_CPUS, true, st, &out), 0);
+	a = find(&out, BE_A, ACT_CPUSET);
+	b = find(&out, BE_B, ACT_CPUSET);
+	if (!cpus != !a || !cpus != !b ||
+	    (cpus && (strcmp(a->cpus, cpus) || strcmp(b->cpus, cpus))))
+		fail_msg("t=%g: cpusets %s / %s, want %s", t, a ? a->cpus : "none",
+			 b ? b->cpus : "none", cpus ? cpus : "none");
+	assert_null(find(&out, BE_A, ACT_CPU_QUOTA));
+	assert_null(find(&out, BE_A, ACT_CPU_IDLE));
+	assert_null(find(&out, BE_B, ACT_CPU_IDLE));
+	if (a && rule && strcmp(a->rule, rule))
+		fail_msg("t=%g: rule %s, want %s", t, a->rule, rule);
+	if (a && !strcmp(a->rule, "slo.confine")) {
+		assert_true(evidence(a, "ls_displaced_share") == (double)n / 100);
+		assert_int_equal(a->related_id, LS_ID);
+		assert_string_equal(b->rule, "slo.confine");
+	}
+	action_list_free(&out);
+}
+
+/*
+ * An LS unit with slack whose wake-ups took the CPU from BE at least
+ * displaced_share of the time confines BE, a step per 100 ms down to one
+ * CPU, and nothing more (no quota, no cpu.idle). Under the share, or with
+ * the hand-overs to itself, nothing happens; off (0), nothing either. The
+ * CPU goes back only while LS's use fits the CPUs left, at slack_ratio.
+ */
+static void test_displaced(void **state)
+{
+	struct slo_config cfg = config();
+	struct slo_state st = {0};
+
+	(void)state;
+	displaced_tick(&st, &cfg, 0, SLACK, 1.5, 20, 0, NULL, NULL);
+	displaced_tick(&st, &cfg, 0.5, SLACK, 1.5, 0, 60, NULL, NULL); /* its own */
+	cfg.displaced_share = 0;
+	displaced_tick(&st, &cfg, 0.6, SLACK, 1.5, 60, 0, NULL, NULL);
+	cfg.displaced_share = 0.25;
+	displaced_tick(&st, &cfg, 1, SLACK, 1.5, 60, 0, "0-1", "slo.confine");
+	displaced_tick(&st, &cfg, 1.05, SLACK, 1.5, 60, 0, "0-1", "slo.hold");
+	displaced_tick(&st, &cfg, 1.2, SLACK, 1.5, 40, 0, "0", "slo.confine");
+	displaced_tick(&st, &cfg, 1.4, HOLD, 1.5, 40, 0, "0", NULL);
+	/*
+	 * Displaced no more from t=2. At 1 CPU of 4 BE gets one back (LS's 1.5
+	 * fit 2 x 0.8), not a second (1 x 0.8).
+	 */
+	displaced_tick(&st, &cfg, 2, SLACK, 1.5, 5, 0, "0", "slo.hold");
+	displaced_tick(&st, &cfg, 5, SLACK, 1.5, 5, 0, "0-1", "slo.grow");
+	displaced_tick(&st, &cfg, 8, SLACK, 1.5, 5, 0, "0-1", "slo.hold");
+	displaced_tick(&st, &cfg, 11, SLACK, 0.7, 5, 0, "0-2", "slo.grow");
+	displaced_tick(&st, &cfg, 14, NONE, 0, 0, 0, NULL, NULL); /* LS idle: let go */
 	slo_state_free(&st);
 }
 
@@ -580,6 +674,7 @@ int main(void)
 		cmocka_unit_test(test_targets),
 		cmocka_unit_test(test_disabled),
 		cmocka_unit_test(test_confine),
+		cmocka_unit_test(test_displaced),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -541,6 +541,14 @@ static int loop_tick(void *ctx, bool fast)
 	return tick(ctx, fast);
 }
 
+/* SLO control's displacement judges a new pod's effect on LS over short intervals. */
+static bool loop_tree_follow_ups(void *ctx)
+{
+	const struct slo_config *slo = &((struct agent *)ctx)->cfg.policy.slo;
+
+	return slo->enabled && slo->displaced_share > 0;
+}
+
 /* Taken once per tick: the loop asks right after each. */
 static bool loop_retry(void *ctx)
 {
@@ -572,7 +580,8 @@ static int run_loop(struct agent *a)
 					    .tick = loop_tick,
 					    .interval_ns = loop_interval,
 					    .between = loop_between,
-					    .retry = loop_retry};
+					    .retry = loop_retry,
+					    .tree_follow_ups = loop_tree_follow_ups};
 
 	return loop_run(&ops, a, (uint64_t)(a->args.duration_s * 1e9));
 }

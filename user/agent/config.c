@@ -239,6 +239,7 @@ static const struct field slo_fields[] = {
 	OBJ("targets", slo_target_fields),
 	INT("min_waits", policy.slo.min_waits, 1, 1000000),
 	PCT("culprit_min_share_percent", policy.slo.culprit_min_share, 1, 100),
+	PCT("displaced_percent", policy.slo.displaced_share, 0, 100),
 	NUMO("cut_factor", policy.slo.cut_factor, 0, 1, OPEN_LO | OPEN_HI),
 	NUMO("grow_cpus", policy.slo.grow_cpus, 0, 4096, OPEN_LO),
 	NUMO("slack_ratio", policy.slo.slack_ratio, 0, 1, OPEN_LO),

@@ -56,7 +56,8 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 		if (!regular && !alert && !follow_up && !tree && !retry)
 			continue;
 		last_tick = now;
-		if (tree && !regular && !alert && !follow_up)
+		/* a follow-up that serves the tree is the tree's tick: the gap holds with them */
+		if (tree && !regular && !alert)
 			last_tree = now;
 		tree_due = 0;  /* every tick applies the tree's news */
 		retry_due = 0; /* and writes again what failed */
@@ -71,6 +72,8 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 			follow_ups = LOOP_FOLLOW_UPS;
 		} else if (follow_up) {
 			follow_ups--;
+		} else if (tree && ops->tree_follow_ups && ops->tree_follow_ups(ctx)) {
+			follow_ups = LOOP_FOLLOW_UPS;
 		}
 	}
 	return err;

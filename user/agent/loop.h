@@ -11,6 +11,9 @@
  * LOOP_TREE_GAP_NS (one serves every change until it runs, and so does any
  * other tick): a new BE pod gets its settings when it starts, not up to an
  * interval later, and a storm of pods costs at most 10 more ticks a second.
+ * Such a tick has follow-ups too when the caller asks (tree_follow_ups): a
+ * policy that judges what a new pod does to the others needs intervals
+ * that lie after its start; one still ticks at most every 100 ms.
  * A tick whose write raced the making of its cgroup ticks again
  * LOOP_RETRY_NS later, at most LOOP_RETRIES times in a row: on cgroup v1 a
  * pod's directory is made one hierarchy at a time, and the tree's tick,
@@ -52,6 +55,8 @@ struct loop_ops {
 	void (*between)(void *ctx);
 	/* Called after every tick: whether a write raced its cgroup's making; may be NULL. */
 	bool (*retry)(void *ctx);
+	/* Whether a tick the tree woke gets follow-ups; may be NULL (none). */
+	bool (*tree_follow_ups)(void *ctx);
 };
 
 /*

@@ -96,9 +96,10 @@ json_t *record_input_to_json(const struct pol_input *in)
 	for (size_t i = 0; i < in->n_units; i++)
 		json_array_append_new(units, unit_to_json(&in->units[i]));
 	for (size_t i = 0; i < in->n_blame; i++)
-		json_array_append_new(blame, json_pack("[o, o, o]", U64(in->blame[i].victim),
+		json_array_append_new(blame, json_pack("[o, o, o, o]", U64(in->blame[i].victim),
 						       U64(in->blame[i].culprit),
-						       U64(in->blame[i].wait_ns)));
+						       U64(in->blame[i].wait_ns),
+						       U64(in->blame[i].count)));
 	for (size_t i = 0; i < in->n_outside; i++)
 		json_array_append_new(outside, json_pack("[o, s, s]", U64(in->outside[i].id),
 							 in->outside[i].path,
@@ -474,13 +475,16 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 	}
 	json_array_foreach(blame, i, v)
 	{
-		json_int_t victim, culprit, wait;
+		json_int_t victim, culprit, wait, count = 0;
 
-		if (json_unpack(v, "[I, I, I]", &victim, &culprit, &wait)) {
-			snprintf(err, errlen, "blame[%zu]: expected [victim, culprit, wait_ns]", i);
+		/* count came later: a record without it replays with none (no hand-overs) */
+		if (json_unpack(v, "[I, I, I, !]", &victim, &culprit, &wait) &&
+		    json_unpack(v, "[I, I, I, I!]", &victim, &culprit, &wait, &count)) {
+			snprintf(err, errlen,
+				 "blame[%zu]: expected [victim, culprit, wait_ns, count]", i);
 			return -EINVAL;
 		}
-		in->blame[in->n_blame++] = (struct pol_blame){victim, culprit, wait};
+		in->blame[in->n_blame++] = (struct pol_blame){victim, culprit, wait, count};
 	}
 	if (containers) {
 		int ret = containers_from_json(containers, in, err, errlen);

@@ -17,8 +17,10 @@
 /*
  * 2 added "outside" (the outside culprits blame names by cgroup id). A
  * format 1 recording still reads: its outside culprits are all unnamed.
+ * 3 added each blame pair's count (hand-overs); a format 1 or 2 recording
+ * still reads with none.
  */
-#define RECORD_FORMAT	  2
+#define RECORD_FORMAT	  3
 #define RECORD_FORMAT_MIN 1
 
 json_t *record_input_to_json(const struct pol_input *in);

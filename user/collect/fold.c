@@ -103,9 +103,10 @@ static void merge_pairs(struct pol_input *in, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct pol_blame *last = in->n_blame ? &in->blame[in->n_blame - 1] : NULL;
 
-		if (last && !cmp_blame(last, &in->blame[i]))
+		if (last && !cmp_blame(last, &in->blame[i])) {
 			last->wait_ns += in->blame[i].wait_ns;
-		else
+			last->count += in->blame[i].count;
+		} else
 			in->blame[in->n_blame++] = in->blame[i];
 	}
 }
@@ -203,12 +204,12 @@ int collect_fold_blame(const struct collect_member *members, size_t n_members,
 		 * policies' victims, SYSTEM ones the summary line's (off
 		 * Kubernetes); both are few.
 		 */
-		if (!v || !b->wait_ns || v->cls == QOS_BE)
+		if (!v || !b->count || v->cls == QOS_BE)
 			continue;
 		in->blame[n++] = (struct pol_blame){
 			v->unit,
 			blame_party(members, n_members, b->culprit, breaching(in, v->unit, icfg)),
-			b->wait_ns};
+			b->wait_ns, b->count};
 	}
 	merge_pairs(in, n);
 	err = keep_largest(in) ?: name_outside(in, name, ctx);

@@ -109,13 +109,13 @@ static int save_blame(struct interference_state *st, const struct pol_input *in,
 		const struct pol_unit *u = ls_victim(in, p->victim);
 		uint64_t kept;
 
-		if (!u)
+		if (!u || !p->wait_ns) /* a hand-over without a wait (pol_blame.count) */
 			continue;
 		kept = (uint64_t)llround((1 - throttled_ratio(u)) * (double)p->wait_ns);
-		b->v[b->n++] = (struct pol_blame){p->victim, p->culprit, kept};
+		b->v[b->n++] = (struct pol_blame){p->victim, p->culprit, kept, 0};
 		quota += p->wait_ns - kept;
 		if ((i + 1 == in->n_blame || in->blame[i + 1].victim != p->victim) && quota) {
-			b->v[b->n++] = (struct pol_blame){p->victim, POL_CULPRIT_QUOTA, quota};
+			b->v[b->n++] = (struct pol_blame){p->victim, POL_CULPRIT_QUOTA, quota, 0};
 			quota = 0;
 		}
 	}

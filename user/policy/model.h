@@ -154,6 +154,12 @@ struct pol_blame {
 	uint64_t victim;
 	uint64_t culprit;
 	uint64_t wait_ns;
+	/*
+	 * Hand-overs: the victim's waits charged to the culprit, and its
+	 * wake-ups that took the CPU from a runnable task of the culprit at
+	 * once (no wait: how an LS task preempts SCHED_IDLE BE).
+	 */
+	uint64_t count;
 };
 
 /*

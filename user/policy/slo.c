@@ -2,15 +2,19 @@
 /*
  * SLO control. Each tick: (1) one state entry per BE unit of the input,
  * (2) every LS unit's run-queue p99 judged against its target: over it is
- * a breach, under target x slack_ratio is slack, between is a hold,
+ * a breach, under target x slack_ratio is slack, between is a hold; and
+ * its displacement: the share of its switch-ins that took the CPU from BE
+ * (blame's hand-overs), at displaced_share or more no slack either,
  * (3) a breach cuts the BE units its blame names: cpu.idle first, then every
  * BE unit confined to cut_factor of BE's CPUs (down to one), then the
- * unit's allowance x cut_factor, (4) slack on every LS unit for dwell_s
- * gives CPU back in the reverse order, one step per dwell_s: each quota
- * grow_cpus, then one more CPU for BE, then cpu.idle, (5) every held unit's
- * wishes go out; an allowance grown back to the ceiling, or a confinement
- * back to every CPU, is let go. Only BE units are ever acted on. SMT
- * siblings stay together by cpu_pick's choice (docs/slo-control.md).
+ * unit's allowance x cut_factor; a displacement only confines (3c),
+ * (4) slack on every LS unit for dwell_s gives CPU back in the reverse
+ * order, one step per dwell_s: each quota grow_cpus, then one more CPU for
+ * BE while the LS units' use still fits the CPUs left to them, then
+ * cpu.idle, (5) every held unit's wishes go out; an allowance grown back
+ * to the ceiling, or a confinement back to every CPU, is let go. Only BE
+ * units are ever acted on. SMT siblings stay together by cpu_pick's choice
+ * (docs/slo-control.md).
  */
 #include "slo.h"
 
@@ -42,6 +46,12 @@
  */
 #define OWN_SHARE_MIN 0.5
 
+/*
+ * LS units using less than this in all leave no CPU to keep from BE: the
+ * last CPU of a confinement goes back only then (grow_confinement).
+ */
+#define LS_IDLE_CPUS 0.01
+
 double slo_target_us(const struct pol_unit *u, const struct slo_config *cfg)
 {
 	if (!qos_is_ls(u->cls))
@@ -64,6 +74,46 @@ bool slo_unit_p99(const struct pol_unit *u, const struct slo_config *cfg, double
 	*target_us = slo_target_us(u, cfg);
 	*p99_us = hist_quantile_ns(&u->rq, 0.99) / 1000;
 	return true;
+}
+
+/* The victim's blame pairs: in->blame[*lo .. return value). */
+static size_t victim_pairs(const struct pol_input *in, uint64_t victim, size_t *lo)
+{
+	size_t l = 0, hi = in->n_blame, end;
+
+	while (l < hi) {
+		size_t mid = l + (hi - l) / 2;
+
+		if (in->blame[mid].victim < victim)
+			l = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = l; end < in->n_blame && in->blame[end].victim == victim; end++)
+		;
+	*lo = l;
+	return end;
+}
+
+/*
+ * The share of LS unit u's switch-ins that took the CPU from a BE unit:
+ * after waiting behind it, or at once from its runnable task (how a
+ * wake-up takes the CPU from SCHED_IDLE BE: no wait, but a switch of
+ * address space and the cache BE left). 0 without counts (a recording
+ * from before they were kept).
+ */
+static double displaced_of(const struct pol_input *in, const struct pol_unit *u)
+{
+	uint64_t be = 0;
+	size_t lo, end = victim_pairs(in, u->id, &lo);
+
+	for (size_t k = lo; k < end; k++) {
+		const struct pol_unit *c = pol_input_find(in, in->blame[k].culprit);
+
+		if (c && c->cls == QOS_BE)
+			be += in->blame[k].count;
+	}
+	return u->rq.count ? fmin(1, (double)be / (double)u->rq.count) : 0;
 }
 
 /* (1) Carries each BE unit's entry over (both lists sorted by id); new ones start free. */
@@ -100,15 +150,17 @@ static int sync_units(struct slo_state *st, const struct pol_input *in)
 struct cut {
 	const struct pol_unit *victim;
 	double p99_us, target_us;
-	double share; /* of the victim's wait; 0 when blame could not tell */
+	double share;	  /* of the victim's wait; 0 when blame could not tell */
+	double displaced; /* the victim's switch-ins taken from BE (displaced_of) */
 };
 
 /* What the LS units said this tick. */
 struct verdict {
-	bool breach;		      /* some LS unit over its target */
-	bool slack;		      /* every counted LS unit under target x slack_ratio */
-	const struct pol_unit *worst; /* the counted LS unit nearest its target (or over) */
-	double worst_p99_us, worst_target_us;
+	bool breach;	  /* some LS unit over its target */
+	bool slack;	  /* every counted LS unit under target x slack_ratio, none displaced */
+	struct cut worst; /* the counted LS unit nearest its target (or over); victim NULL: none */
+	struct cut displaced; /* the most displaced LS unit at displaced_share or more; victim NULL:
+				 none */
 };
 
 static double throttled_ratio(const struct pol_unit *u)
@@ -147,25 +199,17 @@ static void blame_victim(const struct pol_input *in, const struct slo_config *cf
 			 const struct cut *why, struct cut *cuts)
 {
 	const struct pol_unit *v = why->victim;
-	size_t lo = 0, hi = in->n_blame, end;
+	size_t lo, end = victim_pairs(in, v->id, &lo);
 	uint64_t total = 0, self = 0, idle = 0;
 	bool named = false;
 	double own;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (in->blame[mid].victim < v->id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (end = lo; end < in->n_blame && in->blame[end].victim == v->id; end++) {
-		total += in->blame[end].wait_ns;
-		if (in->blame[end].culprit == v->id)
-			self += in->blame[end].wait_ns;
-		else if (in->blame[end].culprit == POL_CULPRIT_IDLE)
-			idle += in->blame[end].wait_ns;
+	for (size_t k = lo; k < end; k++) {
+		total += in->blame[k].wait_ns;
+		if (in->blame[k].culprit == v->id)
+			self += in->blame[k].wait_ns;
+		else if (in->blame[k].culprit == POL_CULPRIT_IDLE)
+			idle += in->blame[k].wait_ns;
 	}
 	if (total) {
 		/* The throttled share of the rest waited for its own quota, as interference counts
@@ -179,7 +223,7 @@ static void blame_victim(const struct pol_input *in, const struct slo_config *cf
 		const struct pol_unit *c = pol_input_find(in, in->blame[k].culprit);
 		struct cut blamed = *why;
 
-		if (!c || c->cls != QOS_BE)
+		if (!c || c->cls != QOS_BE || !total)
 			continue;
 		blamed.share = (double)in->blame[k].wait_ns / (double)total;
 		if (blamed.share >= cfg->culprit_min_share) {
@@ -205,11 +249,15 @@ static void judge(const struct pol_input *in, const struct slo_config *cfg, stru
 
 		if (!slo_unit_p99(u, cfg, &why.p99_us, &why.target_us))
 			continue;
+		why.displaced = displaced_of(in, u);
 		if (why.p99_us / why.target_us > worst) {
 			worst = why.p99_us / why.target_us;
-			vd->worst = u;
-			vd->worst_p99_us = why.p99_us;
-			vd->worst_target_us = why.target_us;
+			vd->worst = why;
+		}
+		if (cfg->displaced_share > 0 && why.displaced >= cfg->displaced_share) {
+			vd->slack = false;
+			if (why.displaced > vd->displaced.displaced)
+				vd->displaced = why;
 		}
 		if (why.p99_us >= why.target_us * cfg->slack_ratio)
 			vd->slack = false;
@@ -220,23 +268,24 @@ static void judge(const struct pol_input *in, const struct slo_config *cfg, stru
 	}
 }
 
-/* step: the cut's factor, or the growth's CPUs ("step_cpus"), or 1 while holding. */
-static void evidence(struct action *a, double p99_us, double target_us, double share,
-		     const char *step_name, double step, const struct slo_be *b)
+/*
+ * The evidence of LS unit ev->victim (none: all 0) and its relation;
+ * step: the cut's factor, or the growth's CPUs ("step_cpus"), or 1 while
+ * holding.
+ */
+static void evidence(struct action *a, const struct cut *ev, const char *step_name, double step,
+		     const struct slo_be *b)
 {
-	action_evidence(a, "ls_rq_p99_us", p99_us);
-	action_evidence(a, "ls_target_us", target_us);
-	action_evidence(a, "culprit_share", share);
+	action_evidence(a, "ls_rq_p99_us", ev->p99_us);
+	action_evidence(a, "ls_target_us", ev->target_us);
+	action_evidence(a, "culprit_share", ev->share);
+	action_evidence(a, "ls_displaced_share", ev->displaced);
 	action_evidence(a, step_name, step);
 	action_evidence(a, "be_allowed_cpus", b->has_quota ? b->allowed_cpus : -1);
-}
-
-static void related(struct action *a, const struct pol_unit *ls)
-{
-	if (!ls)
-		return;
-	a->related_id = ls->id;
-	memcpy(a->related, ls->path, sizeof(a->related));
+	if (ev->victim) {
+		a->related_id = ev->victim->id;
+		memcpy(a->related, ev->victim->path, sizeof(a->related));
+	}
 }
 
 /* The CPUs of the topology a cpuset may name. */
@@ -329,9 +378,8 @@ static int cut_one(const struct pol_input *in, const struct slo_config *cfg, dou
 	a = action_add(out, ACT_REPORT, u, "slo.floor");
 	if (!a)
 		return -ENOMEM;
-	evidence(a, c->p99_us, c->target_us, c->share, "factor", cfg->cut_factor, b);
+	evidence(a, c, "factor", cfg->cut_factor, b);
 	action_evidence(a, "floor_cpus", cfg->floor_cpus);
-	related(a, c->victim);
 	b->floor_reported = true;
 	b->floor_ns = in->ts_ns;
 	return 0;
@@ -352,10 +400,17 @@ static void grow_one(const struct slo_config *cfg, double ceiling, struct slo_be
 		*b = (struct slo_be){.id = b->id};
 }
 
-/* (4b) Once no BE unit has a quota: one more CPU for BE; back to all of them, let go. */
-static bool grow_confinement(const struct pol_input *in, struct slo_state *st)
+/*
+ * (4b) Once no BE unit has a quota: one more CPU for BE, while the LS
+ * units' use fits in the CPUs left to them at slack_ratio (else the CPU
+ * given would displace them again, and the confinement would come and go
+ * every dwell); back to all of them, let go, only once LS is idle.
+ */
+static bool grow_confinement(const struct pol_input *in, const struct slo_config *cfg,
+			     struct slo_state *st)
 {
-	size_t n;
+	size_t n, usable;
+	double ls_used = 0;
 
 	if (!st->be_cpus)
 		return false;
@@ -363,7 +418,14 @@ static bool grow_confinement(const struct pol_input *in, struct slo_state *st)
 		if (st->v[i].has_quota)
 			return false;
 	n = st->be_cpus + 1;
-	if (n >= usable_cpus(in))
+	usable = usable_cpus(in);
+	for (size_t i = 0; i < in->n_units; i++)
+		if (qos_is_ls(in->units[i].cls))
+			ls_used += in->units[i].cpu_used;
+	if (ls_used >= LS_IDLE_CPUS &&
+	    ls_used > (double)(usable > n ? usable - n : 0) * cfg->slack_ratio)
+		return false;
+	if (n >= usable)
 		st->be_cpus = 0;
 	else
 		st->be_cpus = cpu_pick(in, (double)n, st->be_set);
@@ -409,9 +471,8 @@ static int emit(const struct pol_unit *u, const struct slo_be *b, const char *li
 {
 	const char *rule = p->rule, *step_name = p->name;
 	double step = p->value;
-	const struct cut *ev = c->victim ? c : NULL;
-	double p99 = ev ? ev->p99_us : vd->worst_p99_us;
-	double target = ev ? ev->target_us : vd->worst_target_us;
+	/* its own cut's victim, else the most displaced LS unit, else the one nearest its target */
+	const struct cut *ev = c->victim ? c : vd->displaced.victim ? &vd->displaced : &vd->worst;
 	struct action *a;
 
 	if (b->idle) {
@@ -419,8 +480,7 @@ static int emit(const struct pol_unit *u, const struct slo_be *b, const char *li
 		if (!a)
 			return -ENOMEM;
 		a->value = 1;
-		evidence(a, p99, target, ev ? ev->share : 0, step_name, step, b);
-		related(a, ev ? ev->victim : vd->worst);
+		evidence(a, ev, step_name, step, b);
 	}
 	if (b->has_quota) {
 		int64_t q = llround(b->allowed_cpus * (double)pol_unit_period_us(u));
@@ -429,17 +489,15 @@ static int emit(const struct pol_unit *u, const struct slo_be *b, const char *li
 		if (!a)
 			return -ENOMEM;
 		a->value = q < MIN_QUOTA_US ? MIN_QUOTA_US : q;
-		evidence(a, p99, target, ev ? ev->share : 0, step_name, step, b);
-		related(a, ev ? ev->victim : vd->worst);
+		evidence(a, ev, step_name, step, b);
 	}
 	if (list[0]) {
 		a = action_add(out, ACT_CPUSET, u, rule);
 		if (!a)
 			return -ENOMEM;
 		snprintf(a->cpus, sizeof(a->cpus), "%s", list);
-		evidence(a, p99, target, ev ? ev->share : 0, step_name, step, b);
+		evidence(a, ev, step_name, step, b);
 		action_evidence(a, "be_cpuset_cpus", (double)n_cpus);
-		related(a, ev ? ev->victim : vd->worst);
 	}
 	return 0;
 }
@@ -477,7 +535,7 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 	}
 	/* Quotas come back before CPUs: the confinement widens once none is left. */
 	if (grow)
-		widened = grow_confinement(in, st);
+		widened = grow_confinement(in, cfg, st);
 	for (size_t i = 0; !err && i < st->n; i++) {
 		struct slo_be *b = &st->v[i];
 		const struct pol_unit *u = pol_input_find(in, b->id);
@@ -497,6 +555,13 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 				.rule = "slo.grow", .name = "step_cpus", .value = cfg->grow_cpus};
 		}
 	}
+	/*
+	 * (3c) A displaced LS unit confines BE (a step per CONFINE_WAIT_S, down
+	 * to one CPU) and nothing more: a quota or cpu.idle would not keep its
+	 * wake-ups off BE's CPUs.
+	 */
+	if (!err && vd.displaced.victim)
+		confine(in, cfg, may_confine, st, &confined_now);
 	/* This tick's confinement moved every BE unit, blamed or not: say so on each. */
 	for (size_t i = 0; confined_now && i < st->n; i++)
 		if (!strcmp(steps[i].rule, "slo.hold"))
