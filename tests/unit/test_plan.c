@@ -111,6 +111,7 @@ static void test_reasks_after_others_change_it(void **state)
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 1);
 	/* A failed write (value stays) is not retried every tick. */
+	in.ts_ns = 1000000000ull;
 	wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 0);
@@ -210,6 +211,45 @@ static void test_unchanged_wish_retried(void **state)
 		wish(&w, 0, ACT_CPU_QUOTA, 20000, "suppress.cfs_quota");
 		run(&st, &w, &out);
 		assert_int_equal(out.n, 0);
+	}
+	plan_state_free(&st);
+	action_list_free(&w);
+	action_list_free(&out);
+}
+
+/*
+ * The agent's retry tick, 10 ms after a write that raced its cgroup's
+ * creator: that first miss is asked again at once; a second miss in a row
+ * is held as the second of a row always is (2 s). A first miss seen a tick
+ * later (100 ms) is held.
+ */
+static void test_quick_retry(void **state)
+{
+	static const struct {
+		uint64_t ms;
+		size_t asks;
+	} ticks[] = {{0, 1}, {10, 1}, {20, 0}, {30, 0}, {1030, 0}, {2030, 1}};
+	struct plan_state st = {0};
+	struct action_list w = {0}, out = {0};
+
+	(void)state;
+	reset_units();
+	for (size_t i = 0; i < sizeof(ticks) / sizeof(ticks[0]); i++) {
+		in.ts_ns = ticks[i].ms * 1000000ull;
+		wish(&w, 0, ACT_CPU_QUOTA, 20000, "suppress.cfs_quota");
+		run(&st, &w, &out);
+		if (out.n != ticks[i].asks)
+			fail_msg("at %llu ms: %zu asks, want %zu", (unsigned long long)ticks[i].ms,
+				 out.n, ticks[i].asks);
+	}
+	plan_state_free(&st);
+	/* Seen 100 ms after the ask: held. */
+	reset_units();
+	for (uint64_t ms = 0; ms <= 300; ms += 100) {
+		in.ts_ns = ms * 1000000ull;
+		wish(&w, 0, ACT_CPU_QUOTA, 20000, "suppress.cfs_quota");
+		run(&st, &w, &out);
+		assert_int_equal(out.n, ms == 0);
 	}
 	plan_state_free(&st);
 	action_list_free(&w);
@@ -426,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_nothing_when_value_already_there),
 		cmocka_unit_test(test_reasks_after_others_change_it),
 		cmocka_unit_test(test_holds_after_misses),
+		cmocka_unit_test(test_quick_retry),
 		cmocka_unit_test(test_unchanged_wish_retried),
 		cmocka_unit_test(test_hold_ends_on_change_and_not_in_dry_run),
 		cmocka_unit_test(test_lowest_quota_wins),

@@ -88,7 +88,7 @@ static void victim_text(struct view *v, const struct victim *vi, FILE *out)
 		const struct blame_sample *b = &vi->first[k];
 
 		path = view_cgroup_path(v, b->culprit, buf, sizeof(buf));
-		fprintf(out, "  %5.1f%%  %12s  %8llu waits  behind %s\n",
+		fprintf(out, "  %5.1f%%  %12s  %8llu times  after %s\n",
 			vi->wait_ns ? 100.0 * b->wait_ns / vi->wait_ns : 0,
 			view_fmt_ns((double)b->wait_ns, t, sizeof(t)), (unsigned long long)b->count,
 			path ? path : "(removed)");

@@ -258,6 +258,8 @@ static bool held(struct plan_entry *e, int64_t cur, const char *cur_cpus, uint64
 	}
 	if (!e->misses)
 		return false;
+	if (e->misses == 1 && e->missed_ns - e->asked_ns < (uint64_t)(PLAN_QUICK_RETRY_S * 1e9))
+		return false;
 	hold_s = PLAN_HOLD_FIRST_S;
 	for (uint32_t k = 1; k < e->misses && hold_s < PLAN_HOLD_MAX_S; k++)
 		hold_s *= 2;
@@ -324,6 +326,8 @@ static int keep_if_new(struct plan_state *st, const struct pol_input *in, const 
 		*keep = changed_by_others || ((wish_changed || retry) && !hold);
 	}
 	e->asked = *keep;
+	if (*keep)
+		e->asked_ns = in->ts_ns;
 	/* A held wish is not asked yet: it stays a change, asked when the hold ends. */
 	if (*keep || !hold) {
 		e->value = a->value;
