@@ -536,6 +536,16 @@ schedstat_sampler() {
 	_place "$!" "$cpu" "$cg"
 }
 
+# sampler_past FILE T: waits up to 2 s until sampler FILE (lines "EPOCH ...")
+# has a line at or after time T, so that a reading at T has samples on both
+# sides.
+sampler_past() {
+	for _ in $(seq 1 40); do
+		awk -v t="$2" '$1 >= t { f = 1 } END { exit !f }' "$1" && return 0
+		sleep 0.05
+	done
+}
+
 # schedstat_at FILE T FIELD: field (run_delay or pcount) at unix time T,
 # interpolated linearly between the samples around T.
 schedstat_at() {

@@ -43,10 +43,7 @@ timeout -k 5 60 "$QOSLET" blame -j --pin-dir "$PIN_DIR" -c "$B_REL" "$INTERVAL" 
 assert_json_lines "$TMP/blame.out"
 T1=$(jq -r .ts "$TMP/blame.out")
 T0=$(jq -r --argjson i "$INTERVAL" '.ts - (.interval_s // $i)' "$TMP/blame.out")
-for _ in $(seq 1 40); do # until the sampler has passed the interval's end
-	awk -v t="$T1" '$1 >= t { f = 1 } END { exit !f }' "$TMP/b.schedstat" && break
-	sleep 0.05
-done
+sampler_past "$TMP/b.schedstat" "$T1"
 k0=$(schedstat_at "$TMP/b.schedstat" "$T0" pcount) || fail "no schedstat samples around $T0"
 k1=$(schedstat_at "$TMP/b.schedstat" "$T1" pcount) || fail "no schedstat samples around $T1"
 switch_ins=$((k1 - k0))

@@ -92,10 +92,7 @@ for try in $(seq 1 "$MAX_TRIES"); do
 		fail "expected 1 JSON line for COUNT 1, got: $(cat "$TMP/runqlat.out")"
 	TS=$(jq -r .ts "$TMP/runqlat.out")
 	START=$(jq -r --argjson i "$INTERVAL" '.ts - (.interval_s // $i)' "$TMP/runqlat.out")
-	for _ in $(seq 1 40); do # until the sampler has passed the interval's end
-		awk -v t="$TS" '$1 >= t { f = 1 } END { exit !f }' "$TMP/quiet.cpu" && break
-		sleep 0.05
-	done
+	sampler_past "$TMP/quiet.cpu" "$TS"
 	quiet_busy=$(cpu_busy_between "$TMP/quiet.cpu" "$START" "$TS") ||
 		fail "no CPU samples around [$START, $TS]"
 	log "try $try: CPU $QUIET_CPU was $quiet_busy busy during the interval (C alone: ~0.2)"
@@ -174,10 +171,7 @@ check_against_kernel() {
 	local what=$1 file=$2 t0 t1 obj sum count k_delay k_count r rc
 	t1=$(jq -r .ts "$file")
 	t0=$(jq -r --argjson i "$INTERVAL" '.ts - (.interval_s // $i)' "$file")
-	for _ in $(seq 1 40); do # until the sampler has passed the interval's end
-		awk -v t="$t1" '$1 >= t { f = 1 } END { exit !f }' "$TMP/b.schedstat" && break
-		sleep 0.05
-	done
+	sampler_past "$TMP/b.schedstat" "$t1"
 	obj=$(json_cgroup "$file" "$B_REL")
 	[ "$obj" != null ] || fail "$what: B missing from $(cat "$file")"
 	sum=$(jget "$obj" .sum_ns)

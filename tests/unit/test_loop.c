@@ -183,36 +183,35 @@ static void test_tree_ticks_at_once(void **state)
 	expect_ticks(&f, at, fast, 4);
 }
 
-/* Asked for, a cgroup's tick has the alert's follow-ups. */
+/*
+ * Asked for, a cgroup's tick has the alert's follow-ups. In a storm, a
+ * follow-up serves the cgroups that came since the last tick and counts as
+ * their tick, so the ticks stay at most one per LOOP_TREE_GAP_NS.
+ */
 static void test_tree_follow_ups(void **state)
 {
-	const uint64_t trees[] = {1300 * MS};
-	struct fake f = {
-		.stop_at = 2 * S + 1, .trees = trees, .n_trees = 1, .tree_follow_ups = true};
-	const uint64_t at[] = {0, 1 * S, 1300 * MS, 1400 * MS, 1500 * MS, 1600 * MS, 2 * S};
+	static const struct {
+		uint64_t trees[5];
+		size_t n_trees;
+		uint64_t at[7];
+	} cases[] = {
+		{{1300 * MS}, 1, {0, 1 * S, 1300 * MS, 1400 * MS, 1500 * MS, 1600 * MS, 2 * S}},
+		{{1030 * MS, 1050 * MS, 1090 * MS, 1150 * MS, 1210 * MS},
+		 5,
+		 {0, 1 * S, 1030 * MS, 1130 * MS, 1230 * MS, 1330 * MS, 2 * S}},
+	};
 	const bool fast[] = {false, false, true, true, true, true, false};
 
 	(void)state;
-	assert_int_equal(loop_run(&ops, &f, 0), 0);
-	expect_ticks(&f, at, fast, 7);
-}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fake f = {.stop_at = 2 * S + 1,
+				 .trees = cases[i].trees,
+				 .n_trees = cases[i].n_trees,
+				 .tree_follow_ups = true};
 
-/*
- * A storm with follow-ups: a follow-up serves the cgroups that came since
- * the last tick, and counts as their tick, so the ticks stay at most one
- * per LOOP_TREE_GAP_NS.
- */
-static void test_tree_storm_follow_ups(void **state)
-{
-	const uint64_t trees[] = {1030 * MS, 1050 * MS, 1090 * MS, 1150 * MS, 1210 * MS};
-	struct fake f = {
-		.stop_at = 2 * S + 1, .trees = trees, .n_trees = 5, .tree_follow_ups = true};
-	const uint64_t at[] = {0, 1 * S, 1030 * MS, 1130 * MS, 1230 * MS, 1330 * MS, 2 * S};
-	const bool fast[] = {false, false, true, true, true, true, false};
-
-	(void)state;
-	assert_int_equal(loop_run(&ops, &f, 0), 0);
-	expect_ticks(&f, at, fast, 7);
+		assert_int_equal(loop_run(&ops, &f, 0), 0);
+		expect_ticks(&f, cases[i].at, fast, 7);
+	}
 }
 
 /* A storm of cgroups: at most one tick of theirs per LOOP_TREE_GAP_NS, one for all that wait. */
@@ -337,7 +336,6 @@ int main(void)
 		cmocka_unit_test(test_tree_ticks_at_once),
 		cmocka_unit_test(test_tree_storm),
 		cmocka_unit_test(test_tree_follow_ups),
-		cmocka_unit_test(test_tree_storm_follow_ups),
 		cmocka_unit_test(test_tree_served_by_another_tick),
 		cmocka_unit_test(test_tree_after_an_alert),
 		cmocka_unit_test(test_retry_missing),

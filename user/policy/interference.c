@@ -283,30 +283,10 @@ struct waits {
 	uint64_t total; /* every culprit's, self, idle and other included */
 };
 
-/*
- * The first of n elements of `size` bytes, sorted by the uint64_t key at
- * `offset`, whose key is not below `key` (n when none is).
- */
-static size_t lower_bound(const void *v, size_t n, size_t size, size_t offset, uint64_t key)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		uint64_t k;
-
-		memcpy(&k, (const char *)v + mid * size + offset, sizeof(k));
-		if (k < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 static size_t first_of(const struct interference_blame *b, uint64_t victim)
 {
-	return lower_bound(b->v, b->n, sizeof(*b->v), offsetof(struct pol_blame, victim), victim);
+	return pol_lower_bound(b->v, b->n, sizeof(*b->v), offsetof(struct pol_blame, victim),
+			       victim);
 }
 
 static int culprit_cmp(const void *a, const void *b)
@@ -717,8 +697,8 @@ void interference_state_free(struct interference_state *st)
 
 bool interference_settled(const struct interference_state *st, uint64_t id)
 {
-	size_t i = lower_bound(st->units, st->n_units, sizeof(*st->units),
-			       offsetof(struct interference_unit, id), id);
+	size_t i = pol_lower_bound(st->units, st->n_units, sizeof(*st->units),
+				   offsetof(struct interference_unit, id), id);
 
 	return i < st->n_units && st->units[i].id == id && st->units[i].settled;
 }

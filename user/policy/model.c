@@ -2,6 +2,7 @@
 #include "model.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +115,34 @@ const struct pol_unit *pol_input_owner(const struct pol_input *in, uint64_t id)
 	const struct pol_container *c = u ? NULL : pol_container_find(in, id);
 
 	return c ? pol_input_find(in, c->unit) : u;
+}
+
+size_t pol_lower_bound(const void *v, size_t n, size_t size, size_t offset, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)v + mid * size + offset, sizeof(k));
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+size_t pol_blame_of(const struct pol_input *in, uint64_t victim, size_t *first)
+{
+	size_t end = pol_lower_bound(in->blame, in->n_blame, sizeof(*in->blame),
+				     offsetof(struct pol_blame, victim), victim);
+
+	*first = end;
+	while (end < in->n_blame && in->blame[end].victim == victim)
+		end++;
+	return end;
 }
 
 void pol_input_free(struct pol_input *in)

@@ -234,6 +234,13 @@ const struct pol_container *pol_container_find(const struct pol_input *in, uint6
 const struct pol_unit *pol_input_owner(const struct pol_input *in, uint64_t id);
 /* The same in an outside table sorted by id. */
 const struct pol_outside *pol_outside_find(const struct pol_outside *v, size_t n, uint64_t id);
+/*
+ * The first of n elements of `size` bytes, sorted by the uint64_t key at
+ * `offset`, whose key is not below `key` (n when none is).
+ */
+size_t pol_lower_bound(const void *v, size_t n, size_t size, size_t offset, uint64_t key);
+/* victim's pairs in in->blame: [*first, return value). */
+size_t pol_blame_of(const struct pol_input *in, uint64_t victim, size_t *first);
 void pol_input_free(struct pol_input *in);
 
 /*

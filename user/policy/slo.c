@@ -76,25 +76,6 @@ bool slo_unit_p99(const struct pol_unit *u, const struct slo_config *cfg, double
 	return true;
 }
 
-/* The victim's blame pairs: in->blame[*lo .. return value). */
-static size_t victim_pairs(const struct pol_input *in, uint64_t victim, size_t *lo)
-{
-	size_t l = 0, hi = in->n_blame, end;
-
-	while (l < hi) {
-		size_t mid = l + (hi - l) / 2;
-
-		if (in->blame[mid].victim < victim)
-			l = mid + 1;
-		else
-			hi = mid;
-	}
-	for (end = l; end < in->n_blame && in->blame[end].victim == victim; end++)
-		;
-	*lo = l;
-	return end;
-}
-
 /*
  * The share of LS unit u's switch-ins that took the CPU from a BE unit:
  * after waiting behind it, or at once from its runnable task (how a
@@ -105,7 +86,7 @@ static size_t victim_pairs(const struct pol_input *in, uint64_t victim, size_t *
 static double displaced_of(const struct pol_input *in, const struct pol_unit *u)
 {
 	uint64_t be = 0;
-	size_t lo, end = victim_pairs(in, u->id, &lo);
+	size_t lo, end = pol_blame_of(in, u->id, &lo);
 
 	for (size_t k = lo; k < end; k++) {
 		const struct pol_unit *c = pol_input_find(in, in->blame[k].culprit);
@@ -199,7 +180,7 @@ static void blame_victim(const struct pol_input *in, const struct slo_config *cf
 			 const struct cut *why, struct cut *cuts)
 {
 	const struct pol_unit *v = why->victim;
-	size_t lo, end = victim_pairs(in, v->id, &lo);
+	size_t lo, end = pol_blame_of(in, v->id, &lo);
 	uint64_t total = 0, self = 0, idle = 0;
 	bool named = false;
 	double own;
