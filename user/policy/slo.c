@@ -137,11 +137,12 @@ struct cut {
 
 /* What the LS units said this tick. */
 struct verdict {
-	bool breach;	  /* some LS unit over its target */
-	bool slack;	  /* every counted LS unit under target x slack_ratio, none displaced */
-	struct cut worst; /* the counted LS unit nearest its target (or over); victim NULL: none */
-	struct cut displaced; /* the most displaced LS unit at displaced_share or more; victim NULL:
-				 none */
+	bool breach; /* some LS unit over its target */
+	bool slack;  /* every counted LS unit under target x slack_ratio, none displaced */
+	/* The counted LS unit nearest its target (or over); victim NULL: none. */
+	struct cut worst;
+	/* The most displaced LS unit, at displaced_share or more; victim NULL: none. */
+	struct cut displaced;
 };
 
 static double throttled_ratio(const struct pol_unit *u)
