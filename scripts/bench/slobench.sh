@@ -204,6 +204,9 @@ done
 detect_cgroup_root >/dev/null || skip "no cgroup hierarchy with the cpu controller"
 
 NPROC=$(nproc)
+# What ran: the tree at the start (a commit made during the run is not it) and the binary's own.
+TREE_VERSION=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
+QOSLET_VERSION=$("$QOSLET" --version 2>/dev/null | awk '{ print $NF; exit }')
 ALL_CPUS=0-$((NPROC - 1))
 # The split scenario's halves; LS gets the first (the smaller one when odd).
 LS_CPUS=0-$((NPROC / 2 > 1 ? NPROC / 2 - 1 : 0))
@@ -477,7 +480,6 @@ for srv in "${SRV_LIST[@]}"; do
 	done
 done
 CPU_MODEL=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-TREE_VERSION=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
 
 label() {
 	case $1 in
@@ -536,7 +538,7 @@ report() {
 	local srv shape s k r marks
 	echo "# slobench: real servers next to BE batch, with and without qoslet agent (issue 14)"
 	echo
-	echo "- Date: $START; kernel $(uname -r); ${CPU_MODEL:-$(uname -m)}; $NPROC CPUs; tree $TREE_VERSION"
+	echo "- Date: $START; kernel $(uname -r); ${CPU_MODEL:-$(uname -m)}; $NPROC CPUs; tree $TREE_VERSION at the start, qoslet ${QOSLET_VERSION:-unknown}"
 	echo "- Command: \`${CMDLINE/docs\/bench\/.slobench.md.*/docs/bench/slobench.md}\` (\`make bench\` runs it through \`scripts/bench/run.sh\`)"
 	echo "- Rounds: $ROUNDS, each running every block once for $SECS s, the scenarios rotated one place each round"
 	echo "- 1-minute load average: $LOAD_START at start, $LOAD_END at end; quiet at start: $QUIET_START"
