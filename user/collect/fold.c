@@ -106,8 +106,9 @@ static void merge_pairs(struct pol_input *in, size_t n)
 		if (last && !cmp_blame(last, &in->blame[i])) {
 			last->wait_ns += in->blame[i].wait_ns;
 			last->count += in->blame[i].count;
-		} else
+		} else {
 			in->blame[in->n_blame++] = in->blame[i];
+		}
 	}
 }
 
