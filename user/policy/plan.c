@@ -258,8 +258,6 @@ static bool held(struct plan_entry *e, int64_t cur, const char *cur_cpus, uint64
 	}
 	if (!e->misses)
 		return false;
-	if (e->misses == 1 && e->missed_ns - e->asked_ns < (uint64_t)(PLAN_QUICK_RETRY_S * 1e9))
-		return false;
 	hold_s = PLAN_HOLD_FIRST_S;
 	for (uint32_t k = 1; k < e->misses && hold_s < PLAN_HOLD_MAX_S; k++)
 		hold_s *= 2;
@@ -314,14 +312,22 @@ static int keep_if_new(struct plan_state *st, const struct pol_input *in, const 
 			!same(cur, cur_cpus, a->value, a->cpus) &&
 			!same(cur, cur_cpus, e->seen_value, str_or_empty(e->seen_cpus));
 
+		/*
+		 * A look this soon after the ask (the agent's retry tick, 10 ms after
+		 * a write that raced its cgroup's creator) does not judge it: the ask
+		 * goes again, the misses and their holds count from the next look.
+		 */
+		bool quick = !dry_run && e->asked &&
+			     !same(cur, cur_cpus, e->value, str_or_empty(e->cpus)) &&
+			     in->ts_ns - e->asked_ns < (uint64_t)(PLAN_QUICK_RETRY_S * 1e9);
 		bool retry;
 
-		hold = held(e, cur, cur_cpus, in->ts_ns, dry_run);
+		hold = !quick && held(e, cur, cur_cpus, in->ts_ns, dry_run);
 		/*
 		 * A missed ask is asked again when its hold ends, even unchanged: what
 		 * refused it may have gone (a cgroup its creator was still making).
 		 */
-		retry = e->misses && !same(cur, cur_cpus, a->value, a->cpus);
+		retry = (quick || e->misses) && !same(cur, cur_cpus, a->value, a->cpus);
 		/* A change by others may have cleared what refused the write: ask at once. */
 		*keep = changed_by_others || ((wish_changed || retry) && !hold);
 	}

@@ -17,8 +17,11 @@
 /* Holds after a missed ask (see plan_apply), in seconds. */
 #define PLAN_HOLD_FIRST_S 1
 #define PLAN_HOLD_MAX_S	  300
-/* A first miss seen this soon after its ask (the agent's retry tick) is not held. */
-#define PLAN_QUICK_RETRY_S 0.05
+/*
+ * A look this soon after an ask does not judge it (the agent's retry tick,
+ * 10 ms on; any other tick comes 50 ms or more after the last).
+ */
+#define PLAN_QUICK_RETRY_S 0.03
 
 /* What the plan last asked of one knob of one target (a unit, or a container by its id). */
 struct plan_entry {
@@ -55,10 +58,10 @@ struct plan_state {
  *    PLAN_HOLD_MAX_S, and asked again when the hold ends, changed or not
  *    (the first retry comes a second later: a refusal is often a race with
  *    the cgroup's creator), so a setting the kernel keeps refusing costs one
- *    failed write per hold, not one per tick; a first miss seen within
- *    PLAN_QUICK_RETRY_S of its ask (the agent ticks again 10 ms after a
- *    write that raced its cgroup's creator) is asked again at once, and
- *    the misses after it are held as usual;
+ *    failed write per hold, not one per tick; a look within
+ *    PLAN_QUICK_RETRY_S of the ask (the agent ticks again 10 ms after a
+ *    write that raced its cgroup's creator, at most three times) does not
+ *    judge it: the ask goes again, and misses count from the next look;
  *  - a setting asked before that no policy wishes any more comes back as an
  *    action with restore set (rule "plan.release");
  *  - evictions and reports pass as they are.
