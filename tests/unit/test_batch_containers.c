@@ -166,6 +166,10 @@ static void tick(struct plan_state *st, int64_t suppress_quota, struct action_li
 				c = &containers[k];
 		if (x->kind == ACT_CPU_QUOTA && x->id == 10)
 			units[0].quota_us = x->value;
+		/* the pods' limits land too: a look finds what was asked */
+		for (size_t k = 0; k < in.n_units; k++)
+			if (units[k].id == x->id && x->kind == ACT_MEM_LIMIT && !x->restore)
+				units[k].mem_max = x->value;
 		if (!c || x->restore)
 			continue;
 		if (x->kind == ACT_CPU_WEIGHT)
