@@ -163,11 +163,11 @@ struct slo_config {
 	double culprit_min_share; /* of the LS unit's wait, for a BE unit to be cut: 0.2 */
 	/* of the LS unit's switch-ins taken from BE, for BE to be confined: 0.25 (0 off) */
 	double displaced_share;
-	double cut_factor;	  /* allowance x this on a breach: 0.5 */
-	double grow_cpus;	  /* + this per BE unit per growth step: 0.1 */
-	double slack_ratio;	  /* every LS p99 under target x this is slack: 0.8 */
-	double dwell_s;		  /* slack this long before a growth step, and between them: 3 */
-	double floor_cpus;	  /* a BE unit's allowance never goes below: 0.1 */
+	double cut_factor;  /* allowance x this on a breach: 0.5 */
+	double grow_cpus;   /* + this per BE unit per growth step: 0.1 */
+	double slack_ratio; /* every LS p99 under target x this is slack: 0.8 */
+	double dwell_s;	    /* slack this long before a growth step, and between them: 3 */
+	double floor_cpus;  /* a BE unit's allowance never goes below: 0.1 */
 };
 
 enum evict_action {
