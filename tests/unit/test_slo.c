@@ -660,6 +660,37 @@ static void test_displaced(void **state)
 	slo_state_free(&st);
 }
 
+/*
+ * A breach and a displacement on one tick: cpu.idle for the breach, and
+ * the confinement the displacement asks for says slo.confine.
+ */
+static void test_breach_and_displaced(void **state)
+{
+	struct slo_config cfg = config();
+	struct slo_state st = {0};
+	struct action_list out = {0};
+	const struct action *idle, *cpus;
+	struct world w;
+
+	(void)state;
+	world(&w, 0, BREACH, 1.0, 0.5);
+	topology(&w, 4);
+	w.in.has_cpu_idle = true;
+	w.units[1].idle = 0;
+	w.units[2].idle = 0;
+	w.blame[w.in.n_blame++] = (struct pol_blame){LS_ID, BE_A, 5000000, 60};
+	run(&w, &cfg, &st, &out);
+	idle = find(&out, BE_A, ACT_CPU_IDLE);
+	cpus = find(&out, BE_A, ACT_CPUSET);
+	assert_non_null(idle);
+	assert_non_null(cpus);
+	assert_string_equal(idle->rule, "slo.cut_idle");
+	assert_string_equal(cpus->rule, "slo.confine");
+	assert_string_equal(cpus->cpus, "0-1");
+	action_list_free(&out);
+	slo_state_free(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -675,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_disabled),
 		cmocka_unit_test(test_confine),
 		cmocka_unit_test(test_displaced),
+		cmocka_unit_test(test_breach_and_displaced),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

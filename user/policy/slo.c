@@ -441,6 +441,7 @@ struct step {
 	const char *rule;
 	const char *name; /* "factor" or "step_cpus" */
 	double value;
+	bool confined; /* this tick confined BE: the cpuset says slo.confine whatever the rule */
 };
 
 /*
@@ -474,7 +475,7 @@ static int emit(const struct pol_unit *u, const struct slo_be *b, const char *li
 		evidence(a, ev, step_name, step, b);
 	}
 	if (list[0]) {
-		a = action_add(out, ACT_CPUSET, u, rule);
+		a = action_add(out, ACT_CPUSET, u, p->confined ? "slo.confine" : rule);
 		if (!a)
 			return -ENOMEM;
 		snprintf(a->cpus, sizeof(a->cpus), "%s", list);
@@ -544,11 +545,17 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 	 */
 	if (!err && vd.displaced.victim)
 		confine(in, cfg, may_confine, st, &confined_now);
-	/* This tick's confinement moved every BE unit, blamed or not: say so on each. */
-	for (size_t i = 0; confined_now && i < st->n; i++)
+	/*
+	 * This tick's confinement moved every BE unit, blamed or not, and one
+	 * whose own step was cpu.idle (the displacement confines on that tick
+	 * too): say so on each cpuset.
+	 */
+	for (size_t i = 0; confined_now && i < st->n; i++) {
 		if (!strcmp(steps[i].rule, "slo.hold"))
 			steps[i] = (struct step){
 				.rule = "slo.confine", .name = "factor", .value = cfg->cut_factor};
+		steps[i].confined = true;
+	}
 	/*
 	 * The confinement as this tick left it goes to every BE unit. A list
 	 * too long for an action makes no confinement wish this tick (the plan
