@@ -104,21 +104,46 @@ enum sched_drop {
  * alert through a ring buffer, so the agent acts before its next tick.
  * Waits are in the hot path, alerts are rare: the common case pays one
  * array read (inlined by the verifier) and a compare.
+ *
+ * The second kind of alert is a displacement: a watched cgroup's tasks took
+ * the CPU from (or waited behind) a displacer's (BE) task displaced_min
+ * times within displaced_window_ns. That harm is in service time, not in
+ * the wait (a wake-up that preempts SCHED_IDLE BE waits 0 ns), so only
+ * counting it sees it at once. The agent arms it only while it could still
+ * act on it: the step pays for it only on switches between two cgroups,
+ * and only then.
  */
 struct rq_alert_cfg {
 	__u64 min_ns; /* smallest threshold of any watched cgroup; 0: alerts off */
-	__u64 gap_ns; /* at most one alert per cgroup per gap */
+	__u64 gap_ns; /* at most one wait alert per cgroup per gap */
+	__u64 displaced_window_ns;
+	__u64 displaced_gap_ns; /* at most one displacement alert per cgroup per gap */
+	__u32 displaced_min;	/* 0: displacement alerts off */
+	__u32 pad;
 };
 
 struct rq_alert_watch {
 	__u64 threshold_ns;
-	__u64 last_ns; /* bpf_ktime of the last alert (written by BPF) */
+	__u64 last_ns; /* bpf_ktime of the last wait alert (written by BPF) */
+	/* The displacement window and the last such alert (written by BPF). */
+	__u64 displaced_start_ns;
+	__u64 displaced_last_ns;
+	__u32 displaced; /* switch-ins after a displacer since displaced_start_ns */
+	__u32 pad;
+};
+
+enum rq_alert_kind {
+	RQ_ALERT_WAIT = 0,	/* a wait over the threshold: wait_ns */
+	RQ_ALERT_DISPLACED = 1, /* displaced_min switch-ins after culprit's kind */
 };
 
 struct rq_alert {
 	__u64 cgid;
 	__u64 wait_ns;
 	__u64 ktime_ns;
+	__u64 culprit; /* RQ_ALERT_DISPLACED: the displacer of the last one */
+	__u32 kind;    /* enum rq_alert_kind */
+	__u32 pad;
 };
 
 #endif

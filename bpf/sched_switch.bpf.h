@@ -122,6 +122,14 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } rq_alerts SEC(".maps");
 
+/* The displacers (BE cgroups) whose hand-overs count toward a displacement alert. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u32);
+} rq_displacers SEC(".maps");
+
 /* TASK_RUNNING is 0 in every kernel; the field was renamed in 5.14. */
 struct task_struct___pre514 {
 	long state;
@@ -385,6 +393,25 @@ static __always_inline void charge_blame(__u64 victim, __u64 culprit, __u64 delt
 	}
 }
 
+/* Sends one alert; a full ring buffer is counted. */
+static __always_inline void alert_send(__u32 kind, __u64 cgid, __u64 wait_ns, __u64 culprit,
+				       __u64 now)
+{
+	struct rq_alert *a = bpf_ringbuf_reserve(&rq_alerts, sizeof(*a), 0);
+
+	if (!a) {
+		sched_count_drop(SCHED_DROP_ALERT_LOST);
+		return;
+	}
+	a->cgid = cgid;
+	a->wait_ns = wait_ns;
+	a->ktime_ns = now;
+	a->culprit = culprit;
+	a->kind = kind;
+	a->pad = 0;
+	bpf_ringbuf_submit(a, 0);
+}
+
 /*
  * Sends an alert when `cgid` is watched and waited over its threshold. The
  * hash lookup happens only past the smallest threshold: rare by design.
@@ -392,7 +419,6 @@ static __always_inline void charge_blame(__u64 victim, __u64 culprit, __u64 delt
 static __noinline void alert_check(__u64 cgid, __u64 delta, __u64 gap_ns)
 {
 	struct rq_alert_watch *w = bpf_map_lookup_elem(&rq_alert_watch, &cgid);
-	struct rq_alert *a;
 	__u64 now;
 
 	if (!w || delta <= w->threshold_ns)
@@ -401,15 +427,40 @@ static __noinline void alert_check(__u64 cgid, __u64 delta, __u64 gap_ns)
 	if (now - w->last_ns < gap_ns)
 		return;
 	w->last_ns = now;
-	a = bpf_ringbuf_reserve(&rq_alerts, sizeof(*a), 0);
-	if (!a) {
-		sched_count_drop(SCHED_DROP_ALERT_LOST);
+	alert_send(RQ_ALERT_WAIT, cgid, delta, 0, now);
+}
+
+/*
+ * Counts a switch-in of `victim` right after a task of `culprit` (another
+ * cgroup) when the victim is watched and the culprit a displacer, and sends
+ * a displacement alert at the window's displaced_min-th. Only while the
+ * agent arms it. The window is the cgroup's across CPUs: updates race, and
+ * a count lost to a race only delays the alert by one switch.
+ */
+static __noinline void displacement_check(__u64 victim, __u64 culprit, __u32 min, __u64 window_ns,
+					  __u64 gap_ns)
+{
+	struct rq_alert_watch *w;
+	__u64 now;
+
+	if (!bpf_map_lookup_elem(&rq_displacers, &culprit))
 		return;
+	w = bpf_map_lookup_elem(&rq_alert_watch, &victim);
+	if (!w)
+		return;
+	now = bpf_ktime_get_ns();
+	if (now - w->displaced_start_ns > window_ns) {
+		w->displaced_start_ns = now;
+		w->displaced = 0;
 	}
-	a->cgid = cgid;
-	a->wait_ns = delta;
-	a->ktime_ns = now;
-	bpf_ringbuf_submit(a, 0);
+	if (++w->displaced < min)
+		return;
+	w->displaced_start_ns = now; /* the window is spent: the next alert needs a new one */
+	w->displaced = 0;
+	if (now - w->displaced_last_ns < gap_ns)
+		return;
+	w->displaced_last_ns = now;
+	alert_send(RQ_ALERT_DISPLACED, victim, 0, culprit, now);
 }
 
 /*
@@ -434,8 +485,9 @@ static __always_inline __u64 culprit_of(struct task_struct *prev, __u32 prev_tid
 static __always_inline void sched_on_switch(struct task_struct *prev, struct task_struct *next,
 					    const __u64 *next_cgid, bool btf)
 {
-	__u32 prev_tid = task_tid(prev, btf), next_tid = task_tid(next, btf);
-	__u64 delta, victim;
+	__u32 prev_tid = task_tid(prev, btf), next_tid = task_tid(next, btf), zero = 0;
+	struct rq_alert_cfg *cfg;
+	__u64 delta, victim, culprit;
 	bool waited;
 
 	if (wait_source == QOSLET_WAIT_STAMP)
@@ -447,15 +499,12 @@ static __always_inline void sched_on_switch(struct task_struct *prev, struct tas
 
 	victim = next_cgid ? *next_cgid : task_cgroup_id(next, btf);
 	charge_hist(victim, delta);
-	{
-		__u32 zero = 0;
-		struct rq_alert_cfg *cfg = bpf_map_lookup_elem(&rq_alert_cfg, &zero);
-
-		if (cfg && cfg->min_ns && delta > cfg->min_ns)
-			alert_check(victim, delta, cfg->gap_ns);
-	}
+	cfg = bpf_map_lookup_elem(&rq_alert_cfg, &zero);
+	if (cfg && cfg->min_ns && delta > cfg->min_ns)
+		alert_check(victim, delta, cfg->gap_ns);
 	if (delta) {
-		charge_blame(victim, culprit_of(prev, prev_tid, next, victim, btf), delta);
+		culprit = culprit_of(prev, prev_tid, next, victim, btf);
+		charge_blame(victim, culprit, delta);
 	} else if (prev_tid && task_runnable(prev, btf)) {
 		/*
 		 * A wait of 0 ns delayed no one, but when it took the CPU from
@@ -467,11 +516,17 @@ static __always_inline void sched_on_switch(struct task_struct *prev, struct tas
 		 * zero waits, on an idle CPU or after a task of the same
 		 * cgroup, skip reading prev's cgroup and the pair's step.
 		 */
-		__u64 culprit = culprit_of(prev, prev_tid, next, victim, btf);
-
-		if (culprit != victim)
-			charge_blame(victim, culprit, 0);
+		culprit = culprit_of(prev, prev_tid, next, victim, btf);
+		if (culprit == victim)
+			return;
+		charge_blame(victim, culprit, 0);
+	} else {
+		return;
 	}
+	/* Both kinds count, as the agent's displaced share counts them. */
+	if (cfg && cfg->displaced_min && culprit != victim && culprit != QOSLET_CULPRIT_IDLE)
+		displacement_check(victim, culprit, cfg->displaced_min, cfg->displaced_window_ns,
+				   cfg->displaced_gap_ns);
 }
 
 #endif

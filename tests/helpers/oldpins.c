@@ -36,6 +36,8 @@
 
 /* The old rq_hist must have today's value: the test expects its entries to survive. */
 _Static_assert(sizeof(struct lat_hist) == 16 + 8 * QOSLET_LAT_SLOTS, "struct lat_hist changed");
+/* The old rq_alert_watch differs in its type only: its fields are today's (add_types). */
+_Static_assert(sizeof(struct rq_alert_watch) == 40, "struct rq_alert_watch changed");
 
 static const char *dir;
 
@@ -86,8 +88,11 @@ static void make_types(struct types *t)
 	t->old_blame_val = add_struct(t->btf, "blame_val", (const char *[]){"wait_ns"}, 1,
 				      (int[]){t->u64}, (int[]){8});
 	t->alert_watch =
-		add_struct(t->btf, "rq_alert_watch", (const char *[]){"threshold_ns", "last_ns"}, 2,
-			   (int[]){t->u64, t->u64}, (int[]){8, 8});
+		add_struct(t->btf, "rq_alert_watch",
+			   (const char *[]){"threshold_ns", "last_ns", "displaced_start_ns",
+					    "displaced_last_ns", "displaced", "pad"},
+			   6, (int[]){t->u64, t->u64, t->u64, t->u64, t->u32, t->u32},
+			   (int[]){8, 8, 8, 8, 4, 4});
 	if (btf__load_into_kernel(t->btf))
 		die("loading BTF");
 }
@@ -150,8 +155,8 @@ int main(int argc, char **argv)
 		die(path);
 	pin_map(&t, "rq_blame", BPF_MAP_TYPE_LRU_PERCPU_HASH, t.blame_key, 16, t.old_blame_val, 8,
 		8192, 0);
-	pin_map(&t, "rq_alert_watch", BPF_MAP_TYPE_PERCPU_HASH, t.u64, 8, t.alert_watch, 16, 4096,
-		0);
+	pin_map(&t, "rq_alert_watch", BPF_MAP_TYPE_PERCPU_HASH, t.u64, 8, t.alert_watch,
+		sizeof(struct rq_alert_watch), 4096, 0);
 	snprintf(path, sizeof(path), "%s/rq_pending", dir);
 	if (mkdir(path, 0700))
 		die(path);

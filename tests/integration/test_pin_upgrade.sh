@@ -35,7 +35,7 @@ test_setup
 agent_setup
 
 # The sched probe's pins and the layout metadata (the agent pins other probes' maps too).
-PINS="qoslet_layout rq_alert_cfg rq_alert_watch rq_alerts rq_blame rq_blame_cache rq_blame_fresh rq_hist rq_pending sched_drops"
+PINS="qoslet_layout rq_alert_cfg rq_alert_watch rq_alerts rq_displacers rq_blame rq_blame_cache rq_blame_fresh rq_hist rq_pending sched_drops"
 
 # map_json NAME: bpftool's description of the pinned map.
 map_json() {
@@ -106,7 +106,7 @@ for want in \
 	"rq_alert_watch: type percpu_hash, now hash: its entries cannot be copied: replaced" \
 	"rq_pending: it is a directory, not a map: replaced" \
 	"rq_alert_cfg: it is a symbolic link, not a map: replaced" \
-	"upgraded to this qoslet's layout: kept sched_drops; migrated rq_hist; replaced rq_pending, rq_blame, rq_alert_cfg, rq_alert_watch; created rq_blame_cache, rq_blame_fresh, rq_alerts" \
+	"upgraded to this qoslet's layout: kept sched_drops; migrated rq_hist; replaced rq_pending, rq_blame, rq_alert_cfg, rq_alert_watch; created rq_blame_cache, rq_blame_fresh, rq_displacers, rq_alerts" \
 	"sched_drops had mode 0644: now 0600"; do
 	grep -qF -- "$want" "$AGENT_ERR" || fail "the agent's log lacks '$want': $(cat "$AGENT_ERR")"
 	log "ok: said '$want'"
@@ -130,8 +130,9 @@ assert_json "$(map_json rq_blame_cache)" '.type == "percpu_array"' \
 assert_json "$(map_json rq_blame_fresh)" '.type == "lru_percpu_hash"' \
 	"rq_blame_fresh, which the older qoslet did not have, is created"
 meta=$(bpftool -j map dump pinned "$PIN_DIR/qoslet_layout")
-assert_json "$meta" '["rq_alert_cfg", "rq_alert_watch", "rq_alerts", "rq_blame", "rq_hist",
-	"rq_blame_cache", "rq_blame_fresh", "rq_pending", "sched_drops"] - [.[].formatted | select(.value.revision == 1) | .key] == []' \
+assert_json "$meta" '["rq_alert_cfg", "rq_alert_watch", "rq_displacers", "rq_blame", "rq_hist",
+	"rq_blame_cache", "rq_blame_fresh", "rq_pending", "sched_drops"] - [.[].formatted | select(.value.revision == 1) | .key] == []
+	and ([.[].formatted | select(.key == "rq_alerts") | .value.revision] == [2])' \
 	"the metadata records the revision of every map"
 assert_modes "after the upgrade"
 agent_stop
@@ -178,13 +179,22 @@ grep -qF "rq_blame: key layout without BTF, now" "$TMP/free.err" ||
 	fail "no word of the missing BTF: $(cat "$TMP/free.err")"
 
 # ---- 5. damaged metadata ----
-before=$(ids | sed 's/qoslet_layout [0-9]* //')
+# Without it every pin counts as of revision 1: the maps of revision 1 are
+# kept, rq_alerts (revision 2) is replaced.
+ids_rev1() {
+	ids | sed 's/qoslet_layout [0-9]* //; s/rq_alerts [0-9]* //'
+}
+before=$(ids_rev1)
+ALERTS_ID=$(map_id rq_alerts)
 rm "$PIN_DIR/qoslet_layout"
 mkdir "$PIN_DIR/qoslet_layout"
 cli "$TMP/meta.err" || fail "runqlat over damaged metadata failed: $(cat "$TMP/meta.err")"
 grep -qF "qoslet_layout: it is a directory: replaced" "$TMP/meta.err" ||
 	fail "no word of the damaged metadata: $(cat "$TMP/meta.err")"
-assert_eq "$(ids | sed 's/qoslet_layout [0-9]* //')" "$before" "every map kept"
+assert_eq "$(ids_rev1)" "$before" "every map of revision 1 kept"
+grep -qF "rq_alerts: revision 1, now 2: replaced" "$TMP/meta.err" ||
+	fail "no word of rq_alerts' revision: $(cat "$TMP/meta.err")"
+[ "$(map_id rq_alerts)" != "$ALERTS_ID" ] || fail "rq_alerts of unknown revision was kept"
 assert_json "$(map_json qoslet_layout)" '.type == "hash" and .bytes_key == 16 and .bytes_value == 32' \
 	"the metadata is a map again"
 assert_modes "at the end"

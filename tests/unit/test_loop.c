@@ -24,6 +24,7 @@ struct fake {
 	uint64_t missing_again_at; /* and one more tick, at this time; 0 none */
 	bool last_missing;	   /* the last tick found one (fake_retry takes it) */
 	bool tree_follow_ups;
+	bool displaced; /* the alerts are displacement alerts */
 	uint64_t ticks[64];
 	bool fast[64];
 	size_t n_ticks;
@@ -50,7 +51,7 @@ static enum loop_wake fake_wait(void *ctx, uint64_t deadline)
 	if (f->next_alert < f->n_alerts && f->alerts[f->next_alert] < deadline) {
 		f->now =
 			f->alerts[f->next_alert++] > f->now ? f->alerts[f->next_alert - 1] : f->now;
-		return LOOP_WAKE_ALERT;
+		return f->displaced ? LOOP_WAKE_DISPLACED : LOOP_WAKE_ALERT;
 	}
 	if (deadline > f->now)
 		f->now = deadline;
@@ -325,6 +326,43 @@ static void test_retry_series_again(void **state)
 	expect_ticks(&f, at, fast, 8);
 }
 
+/*
+ * A displacement alert 5 ms after the tree's tick (inside the wait alert's
+ * gap) ticks at once, again LOOP_QUICK_NS later, then has the follow-ups.
+ */
+static void test_displaced_quick(void **state)
+{
+	const uint64_t trees[] = {1300 * MS}, alerts[] = {1305 * MS};
+	struct fake f = {.stop_at = 2 * S + 1,
+			 .trees = trees,
+			 .n_trees = 1,
+			 .alerts = alerts,
+			 .n_alerts = 1,
+			 .displaced = true};
+	const uint64_t at[] = {0,	  1 * S,     1300 * MS, 1305 * MS, 1315 * MS,
+			       1415 * MS, 1515 * MS, 1615 * MS, 2 * S};
+	const bool fast[] = {false, false, true, true, true, true, true, true, false};
+
+	(void)state;
+	assert_int_equal(LOOP_QUICK_NS, 10 * MS);
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 9);
+}
+
+/* Displacement alerts closer than LOOP_FAST_GAP_NS to the last series start none. */
+static void test_displaced_storm(void **state)
+{
+	const uint64_t alerts[] = {1300 * MS, 1310 * MS, 1320 * MS, 1360 * MS};
+	struct fake f = {.stop_at = 2 * S + 1, .alerts = alerts, .n_alerts = 4, .displaced = true};
+	const uint64_t at[] = {0,	  1 * S,     1300 * MS, 1310 * MS, 1360 * MS,
+			       1370 * MS, 1470 * MS, 1570 * MS, 1670 * MS, 2 * S};
+	const bool fast[] = {false, false, true, true, true, true, true, true, true, false};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +379,8 @@ int main(void)
 		cmocka_unit_test(test_retry_missing),
 		cmocka_unit_test(test_retry_bounded),
 		cmocka_unit_test(test_retry_series_again),
+		cmocka_unit_test(test_displaced_quick),
+		cmocka_unit_test(test_displaced_storm),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

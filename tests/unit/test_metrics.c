@@ -29,6 +29,11 @@ static const char health_empty[] =
 	"sched probe brought forward.\n"
 	"# TYPE qoslet_agent_fast_path_ticks_total counter\n"
 	"qoslet_agent_fast_path_ticks_total 0\n"
+	"# HELP qoslet_agent_fast_path_alerts_total Alerts from the sched probe, by kind: an LS "
+	"wait over its threshold (wait), an LS cgroup displaced by BE tasks (displaced).\n"
+	"# TYPE qoslet_agent_fast_path_alerts_total counter\n"
+	"qoslet_agent_fast_path_alerts_total{kind=\"wait\"} 0\n"
+	"qoslet_agent_fast_path_alerts_total{kind=\"displaced\"} 0\n"
 	"# HELP qoslet_agent_loop_duration_seconds How long the last tick of the agent loop "
 	"took.\n"
 	"# TYPE qoslet_agent_loop_duration_seconds gauge\n"
@@ -674,6 +679,8 @@ static void test_decisions_and_health(void **state)
 		.log = &log,
 		.ticks = 12,
 		.fast_ticks = 3,
+		.alerts_wait = 5,
+		.alerts_displaced = 2,
 		.loop_ns = 1500000,
 		.probes = probes,
 		.n_probes = ARRAY_LEN(probes),
@@ -708,6 +715,8 @@ static void test_decisions_and_health(void **state)
 		fail_msg("decisions not as expected in\n%s", text);
 	assert_line(text, "qoslet_agent_ticks_total 12");
 	assert_line(text, "qoslet_agent_fast_path_ticks_total 3");
+	assert_line(text, "qoslet_agent_fast_path_alerts_total{kind=\"wait\"} 5");
+	assert_line(text, "qoslet_agent_fast_path_alerts_total{kind=\"displaced\"} 2");
 	assert_line(text, "qoslet_agent_loop_duration_seconds 0.0015");
 	assert_line(text, "qoslet_agent_errors_total{kind=\"probe_read\"} 2");
 	assert_line(text, "qoslet_agent_errors_total{kind=\"cgroup_read\"} 0");

@@ -254,10 +254,11 @@ static void test_revisions(void **state)
 {
 	/* Pins on running nodes are found by these names: a rename is an upgrade to plan. */
 	static const char *const pinned[] = {
-		"rq_hist",     "rq_pending",   "rq_blame",	 "rq_blame_cache", "rq_blame_fresh",
-		"sched_drops", "rq_alert_cfg", "rq_alert_watch", "rq_alerts",	   "cpi_usage",
-		"cpi_drops",   "cpi_info",     "throttle_tg",	 "throttle_drops", "throttle_since",
-		"memstall_cg", "memstall_oom", "memstall_drops",
+		"rq_hist",	  "rq_pending",	  "rq_blame",	    "rq_blame_cache",
+		"rq_blame_fresh", "sched_drops",  "rq_alert_cfg",   "rq_alert_watch",
+		"rq_displacers",  "rq_alerts",	  "cpi_usage",	    "cpi_drops",
+		"cpi_info",	  "throttle_tg",  "throttle_drops", "throttle_since",
+		"memstall_cg",	  "memstall_oom", "memstall_drops",
 	};
 	const char *name;
 	size_t n = 0;
@@ -276,6 +277,8 @@ static void test_revisions(void **state)
 	assert_int_equal(n, PIN_MAP_NR);
 	assert_string_equal(pin_map_name(PIN_MAP_rq_alerts), "rq_alerts");
 	assert_int_equal(pin_revision("rq_hist"), 1);
+	/* 2: alerts of two kinds, with the kind in each record */
+	assert_int_equal(pin_revision("rq_alerts"), 2);
 	assert_int_equal(pin_revision("no_such_map"), 0);
 	assert_string_equal(pin_action_name(PIN_MIGRATE), "migrated");
 }

@@ -316,7 +316,9 @@ static int forget_gone(struct agent *a)
  * except while a unit's breach stays settled (the interference policy's last
  * run found it reported and its BE suspects capped): then its alerts would
  * only wake the agent for nothing, so it is unwatched until the policy finds
- * something new (the regular ticks keep judging it). Built anew each tick,
+ * something new (the regular ticks keep judging it). The BE units' cgroups
+ * are its displacers while SLO control would confine BE for an LS unit they
+ * displace (slo_displacement_acts). Built anew each tick,
  * since members, annotations, the config and settled breaches all move it;
  * the map is written only where it changed.
  */
@@ -351,6 +353,13 @@ static void watch_sync(struct agent *a)
 		log_debug("agent: fast path: %zu LS cgroups muted (breach settled)", n_muted);
 	a->n_muted = n_muted;
 	fast_path_watch(a->fp, want, n_want);
+	/* The BE cgroups displace, while a displacement would still confine BE. */
+	n_want = 0;
+	if (slo_displacement_acts(&p->slo, &a->pol.slo, policy_slo_may_confine(p)))
+		for (size_t i = 0; i < n; i++)
+			if (m[i].cls == QOS_BE)
+				want[n_want++] = (struct fast_path_target){m[i].cgid, 0};
+	fast_path_displacers(a->fp, want, n_want);
 	free(want);
 }
 
@@ -517,8 +526,17 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 			reload = 1;
 			break;
 		}
-		if (fp >= 0 && (pfd[fp].revents & POLLIN))
-			return fast_path_drain(a->fp) > 0 ? LOOP_WAKE_ALERT : LOOP_WAKE_TIMEOUT;
+		if (fp >= 0 && (pfd[fp].revents & POLLIN)) {
+			struct fast_path_alerts got = {0};
+
+			fast_path_drain(a->fp, &got);
+			a->alerts.waits += got.waits;
+			a->alerts.displaced += got.displaced;
+			/* A displacement's series (loop.h) serves a wait alert with it too. */
+			return got.displaced ? LOOP_WAKE_DISPLACED
+			       : got.waits   ? LOOP_WAKE_ALERT
+					     : LOOP_WAKE_TIMEOUT;
+		}
 		/* Read now, so the fd stays quiet while the loop lets the gap pass. */
 		if (tree >= 0 && (pfd[tree].revents & POLLIN)) {
 			if (collector_tree_poll(a->coll, clock_ns(CLOCK_MONOTONIC)))
@@ -959,9 +977,11 @@ int agent_main(enum agent_mode mode, int argc, char **argv)
 			malloc_trim(0);
 			rc = run_loop(a) ? 1 : 0;
 			log_info("agent: stopping after %llu ticks (%llu on the fast path), %llu "
-				 "decisions",
+				 "decisions; fast-path alerts: %llu waits, %llu displacements",
 				 (unsigned long long)a->ticks, (unsigned long long)a->fast_ticks,
-				 (unsigned long long)a->log.seq);
+				 (unsigned long long)a->log.seq,
+				 (unsigned long long)a->alerts.waits,
+				 (unsigned long long)a->alerts.displaced);
 		}
 		teardown(a);
 	}

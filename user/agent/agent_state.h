@@ -23,6 +23,7 @@
 #include "breaches.h"
 #include "config.h"
 #include "config_watch.h"
+#include "fast_path.h"
 #include "../decision/decision.h"
 #include "kube_sync.h"
 
@@ -59,13 +60,14 @@ struct agent {
 	uint64_t last_tick_ns;	 /* CLOCK_MONOTONIC */
 	uint64_t last_status_ns; /* CLOCK_MONOTONIC */
 	uint64_t ticks, fast_ticks;
-	uint64_t loop_ns;	    /* how long the last tick took */
-	bool write_raced;	    /* a write of the last tick raced its cgroup's making */
-	int render_fd;		    /* the HTTP endpoint asks for a render: readable; -1 none */
-	struct http_server *http;   /* NULL when http.enabled is false */
-	struct cgroup_names *names; /* names of cgroups outside the units (blame culprits) */
-	struct kube_sync *kube;	    /* NULL when kubernetes.enabled is false */
-	struct kube_pod_list pods;  /* sorted by uid; empty until the first list */
+	struct fast_path_alerts alerts; /* drained since the start, by kind */
+	uint64_t loop_ns;		/* how long the last tick took */
+	bool write_raced;		/* a write of the last tick raced its cgroup's making */
+	int render_fd;			/* the HTTP endpoint asks for a render: readable; -1 none */
+	struct http_server *http;	/* NULL when http.enabled is false */
+	struct cgroup_names *names;	/* names of cgroups outside the units (blame culprits) */
+	struct kube_sync *kube;		/* NULL when kubernetes.enabled is false */
+	struct kube_pod_list pods;	/* sorted by uid; empty until the first list */
 	uint64_t errors[METRICS_ERR_NR]; /* by enum metrics_error: qoslet_agent_errors_total */
 	bool observe_only; /* no kubepods and no cgroup_root: dry-run, whatever the config */
 	uint64_t reloads;  /* configs swapped in by SIGHUP or a change of the file */

@@ -4,7 +4,11 @@
  * buffer when a watched cgroup's task waited over its threshold
  * (bpf/sched.h: rq_alert_*), and the agent runs a tick at once instead of at
  * the next interval. The agent keeps the watched set equal to the cgroups
- * of its latency-sensitive units, each at its own unit's threshold.
+ * of its latency-sensitive units, each at its own unit's threshold. The
+ * probe also alerts when a watched cgroup is displaced by a displacer's
+ * tasks (a BE unit's): it takes the CPU from them, or waits behind them,
+ * many times within milliseconds (bpf/sched.h); the agent names the
+ * displacers only while a displacement could still make it act.
  */
 #ifndef QOSLET_AGENT_FAST_PATH_H
 #define QOSLET_AGENT_FAST_PATH_H
@@ -55,11 +59,25 @@ struct fast_path_target {
  */
 int fast_path_watch(struct fast_path *fp, struct fast_path_target *want, size_t n);
 
+/*
+ * Counts switch-ins of watched cgroups after tasks of exactly want's
+ * cgroups (n of them, sorted here by cgid; thresholds unused) toward a
+ * displacement alert: on while want has any, off when n is 0. Only what
+ * differs from the last call is written. 0 or -ENOMEM.
+ */
+int fast_path_displacers(struct fast_path *fp, struct fast_path_target *want, size_t n);
+
 /* A descriptor that polls readable when alerts are waiting. */
 int fast_path_fd(const struct fast_path *fp);
 
-/* Consumes the waiting alerts; returns how many (0 when none) or -errno. */
-int fast_path_drain(struct fast_path *fp);
+/* The alerts one drain consumed, by kind. */
+struct fast_path_alerts {
+	uint64_t waits;	    /* a wait over its cgroup's threshold */
+	uint64_t displaced; /* a cgroup displaced by displacers' tasks */
+};
+
+/* Consumes the waiting alerts into *got; 0 or -errno. */
+int fast_path_drain(struct fast_path *fp, struct fast_path_alerts *got);
 
 /* Turns alerts off, unwatches everything and closes. */
 void fast_path_close(struct fast_path *fp);

@@ -9,6 +9,9 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 	uint64_t tree_due = 0;	/* the tick the tree asked for, once the gap is over; 0: none */
 	uint64_t last_tree = 0; /* the last tick the tree asked for */
 	uint64_t retry_due = 0; /* the retry's tick; 0: none */
+	uint64_t quick_due = 0; /* a displacement's second tick; 0: none */
+	uint64_t last_displaced = 0;
+	bool displaced_seen = false; /* last_displaced holds */
 	unsigned int follow_ups = 0;
 	/*
 	 * Retries in the current series. Only a tick whose writes all found
@@ -23,7 +26,7 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 	while (!err) {
 		uint64_t step = ops->interval_ns(ctx), follow = last_tick + LOOP_FOLLOW_UP_NS, now;
 		uint64_t until = follow_ups && follow < deadline ? follow : deadline;
-		bool regular, alert, follow_up, tree, retry;
+		bool regular, alert, follow_up, tree, retry, displaced, quick;
 		enum loop_wake wake;
 
 		if (ticked && ops->retry) {
@@ -39,6 +42,8 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 			until = tree_due;
 		if (retry_due && retry_due < until)
 			until = retry_due;
+		if (quick_due && quick_due < until)
+			until = quick_due;
 		if (ops->between)
 			ops->between(ctx);
 		wake = ops->wait(ctx, until);
@@ -53,11 +58,14 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 		follow_up = follow_ups && now >= follow;
 		tree = tree_due && now >= tree_due;
 		retry = retry_due && now >= retry_due;
-		if (!regular && !alert && !follow_up && !tree && !retry)
+		displaced = wake == LOOP_WAKE_DISPLACED &&
+			    (!displaced_seen || now - last_displaced >= LOOP_FAST_GAP_NS);
+		quick = quick_due && now >= quick_due;
+		if (!regular && !alert && !follow_up && !tree && !retry && !displaced && !quick)
 			continue;
 		last_tick = now;
 		/* a follow-up that serves the tree is the tree's tick: the gap holds with them */
-		if (tree && !regular && !alert)
+		if (tree && !regular && !alert && !displaced)
 			last_tree = now;
 		tree_due = 0;  /* every tick applies the tree's news */
 		retry_due = 0; /* and writes again what failed */
@@ -74,6 +82,16 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 			follow_ups--;
 		} else if (tree && ops->tree_follow_ups && ops->tree_follow_ups(ctx)) {
 			follow_ups = LOOP_FOLLOW_UPS;
+		}
+		if (quick) {
+			quick_due = 0;
+			follow_ups = LOOP_FOLLOW_UPS;
+		}
+		if (displaced) {
+			displaced_seen = true;
+			last_displaced = now;
+			quick_due = now + LOOP_QUICK_NS;
+			follow_ups = 0; /* they start after the quick tick */
 		}
 	}
 	return err;

@@ -20,6 +20,14 @@
  * woken by the first (cpu), can come before the pod's cpuset or memory
  * directory exists, or before its new container's cpuset is filled in; the
  * next regular or tree tick would land the write 100 ms to a second later.
+ * A displacement alert (an LS cgroup taking the CPU from BE many times
+ * within milliseconds) ticks at once and again LOOP_QUICK_NS later, then
+ * has the follow-ups: its own tick judges an interval that may lie mostly
+ * before the displacement began, the quick one an interval wholly in it,
+ * and the policy that confines BE for it needs that judgement within
+ * milliseconds, not at the first 100 ms follow-up. Its gap is the wait
+ * alert's, counted from the last displacement series, not from the last
+ * tick: the tree's tick of the BE pod that displaces comes just before.
  *
  * Pure scheduling: the clock, the waiting and the tick are the caller's
  * (struct loop_ops), so tests drive it with a fake clock.
@@ -36,10 +44,12 @@
 #define LOOP_TREE_GAP_NS  (100 * 1000000ull)
 #define LOOP_RETRY_NS	  (10 * 1000000ull)
 #define LOOP_RETRIES	  3
+#define LOOP_QUICK_NS	  (10 * 1000000ull)
 
 enum loop_wake {
 	LOOP_WAKE_TIMEOUT = 0, /* the deadline came */
 	LOOP_WAKE_ALERT,       /* a fast-path alert came first */
+	LOOP_WAKE_DISPLACED,   /* a fast-path displacement alert came first */
 	LOOP_WAKE_TREE,	       /* a cgroup appeared or went first */
 	LOOP_WAKE_STOP,	       /* stop: the loop ends without another tick */
 };

@@ -377,6 +377,8 @@ static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 	struct metrics_input in = {.log = &a->log,
 				   .ticks = a->ticks,
 				   .fast_ticks = a->fast_ticks,
+				   .alerts_wait = a->alerts.waits,
+				   .alerts_displaced = a->alerts.displaced,
 				   .loop_ns = loop_ns,
 				   .probes = probes,
 				   .n_probes = 1,

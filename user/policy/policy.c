@@ -4,6 +4,11 @@
 #include <errno.h>
 #include <string.h>
 
+bool policy_slo_may_confine(const struct policy_config *cfg)
+{
+	return !cfg->suppress.enabled || cfg->suppress.policy == SUPPRESS_CFS_QUOTA;
+}
+
 int policy_tick(const struct pol_input *in, const struct policy_config *cfg, bool dry_run,
 		struct policy_state *st, struct action_list *out)
 {
@@ -26,8 +31,7 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 			      cfg->suppress.enabled && st->suppress.have_allowed
 				      ? st->suppress.allowed_cpus
 				      : in->cpus,
-			      !cfg->suppress.enabled || cfg->suppress.policy == SUPPRESS_CFS_QUOTA,
-			      &st->slo, &wishes);
+			      policy_slo_may_confine(cfg), &st->slo, &wishes);
 	if (!err)
 		err = burst_run(in, &cfg->burst, &st->burst, &wishes);
 	if (!err)

@@ -42,4 +42,10 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 
 void policy_state_free(struct policy_state *st);
 
+/*
+ * Whether BE's CPUs are SLO control's to confine: not while suppression's
+ * cpuset or split policy holds them.
+ */
+bool policy_slo_may_confine(const struct policy_config *cfg);
+
 #endif

@@ -73,4 +73,13 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 	    bool may_confine, struct slo_state *st, struct action_list *out);
 void slo_state_free(struct slo_state *st);
 
+/*
+ * Whether an LS unit displaced by BE would make slo_run act: the
+ * displacement leg is on, BE's CPUs are its to choose (may_confine, as
+ * slo_run takes it) and BE is not confined to one CPU yet. The agent's
+ * fast path looks for displacement only then.
+ */
+bool slo_displacement_acts(const struct slo_config *cfg, const struct slo_state *st,
+			   bool may_confine);
+
 #endif

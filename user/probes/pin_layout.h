@@ -76,7 +76,8 @@ enum pin_action {
 	X(sched_drops, 1)                                                                          \
 	X(rq_alert_cfg, 1)                                                                         \
 	X(rq_alert_watch, 1)                                                                       \
-	X(rq_alerts, 1)
+	X(rq_displacers, 1)                                                                        \
+	X(rq_alerts, 2)
 /* bpf/cpi_switch.bpf.h */
 #define PIN_MAPS_CPI(X) X(cpi_usage, 1) X(cpi_drops, 1) X(cpi_info, 1)
 /* bpf/throttle_switch.bpf.h, bpf/throttle.bpf.c */

@@ -424,17 +424,17 @@ static int sched_share_switch(void *state, struct switch_bpf *sw, enum probe_hoo
 {
 	struct sched_probe *p = state;
 	struct bpf_map *mine[] = {
-		sw->maps.rq_stamp,	 sw->maps.rq_stamp_tid, sw->maps.rq_hist,
-		sw->maps.rq_pending,	 sw->maps.rq_blame,	sw->maps.rq_blame_fresh,
-		sw->maps.rq_blame_cache, sw->maps.sched_drops,	sw->maps.rq_alert_cfg,
-		sw->maps.rq_alert_watch, sw->maps.rq_alerts};
+		sw->maps.rq_stamp,	 sw->maps.rq_stamp_tid,	 sw->maps.rq_hist,
+		sw->maps.rq_pending,	 sw->maps.rq_blame,	 sw->maps.rq_blame_fresh,
+		sw->maps.rq_blame_cache, sw->maps.sched_drops,	 sw->maps.rq_alert_cfg,
+		sw->maps.rq_alert_watch, sw->maps.rq_displacers, sw->maps.rq_alerts};
 	struct bpf_map *own[] = {
 		p ? p->skel->maps.rq_stamp : NULL,	 p ? p->skel->maps.rq_stamp_tid : NULL,
 		p ? p->skel->maps.rq_hist : NULL,	 p ? p->skel->maps.rq_pending : NULL,
 		p ? p->skel->maps.rq_blame : NULL,	 p ? p->skel->maps.rq_blame_fresh : NULL,
 		p ? p->skel->maps.rq_blame_cache : NULL, p ? p->skel->maps.sched_drops : NULL,
 		p ? p->skel->maps.rq_alert_cfg : NULL,	 p ? p->skel->maps.rq_alert_watch : NULL,
-		p ? p->skel->maps.rq_alerts : NULL};
+		p ? p->skel->maps.rq_displacers : NULL,	 p ? p->skel->maps.rq_alerts : NULL};
 	int err = switch_share_maps(mine, p ? own : NULL, sizeof(mine) / sizeof(mine[0]));
 
 	if (err || !p)

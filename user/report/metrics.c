@@ -622,6 +622,13 @@ static void health(FILE *f, const struct metrics_input *in)
 	family(f, "qoslet_agent_fast_path_ticks_total", "counter",
 	       "Ticks an LS run-queue wait alert from the sched probe brought forward.");
 	fprintf(f, "qoslet_agent_fast_path_ticks_total %" PRIu64 "\n", in->fast_ticks);
+	family(f, "qoslet_agent_fast_path_alerts_total", "counter",
+	       "Alerts from the sched probe, by kind: an LS wait over its threshold (wait), "
+	       "an LS cgroup displaced by BE tasks (displaced).");
+	fprintf(f, "qoslet_agent_fast_path_alerts_total{kind=\"wait\"} %" PRIu64 "\n",
+		in->alerts_wait);
+	fprintf(f, "qoslet_agent_fast_path_alerts_total{kind=\"displaced\"} %" PRIu64 "\n",
+		in->alerts_displaced);
 	family(f, "qoslet_agent_loop_duration_seconds", "gauge",
 	       "How long the last tick of the agent loop took.");
 	fprintf(f, "qoslet_agent_loop_duration_seconds %s\n", seconds(buf, in->loop_ns));

@@ -86,7 +86,8 @@ struct metrics_input {
 	const struct metrics_breach *breaches; /* any order */
 	size_t n_breaches;
 	uint64_t ticks, fast_ticks;
-	uint64_t loop_ns; /* how long the last tick took */
+	uint64_t alerts_wait, alerts_displaced; /* fast-path alerts by kind */
+	uint64_t loop_ns;			/* how long the last tick took */
 	const struct metrics_probe *probes;
 	size_t n_probes;
 	uint64_t errors[METRICS_ERR_NR];
