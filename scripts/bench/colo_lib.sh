@@ -185,16 +185,19 @@ colo_mark_end() {
 
 # Starts the agent for block (scenario $1, round $2) with config override $3
 # (JSON merged over AGENT_JSON) and waits until it has settled: AGENT_PID,
-# AGENT_OUT, AGENT_ERR; R[s,r,warn] when its fast path is off.
+# AGENT_OUT, AGENT_ERR; R[s,r,warn] when its fast path is off. With
+# COLO_RECORD set, the agent also records what its policies see, to
+# $TMP/rec.$s.$r (qoslet replay; the inputs of every tick, for a block
+# whose numbers need explaining).
 colo_agent_start() {
-	local s=$1 r=$2 pin_save=$PIN_DIR
+	local s=$1 r=$2 pin_save=$PIN_DIR rec=()
 	AGENT_OUT=$TMP/decisions.$s.$r.jsonl
 	AGENT_ERR=$TMP/agent.$s.$r.err
+	[ -z "${COLO_RECORD:-}" ] || rec=(--record "$TMP/rec.$s.$r")
 	agent_config "$(jq -cn --argjson a "$AGENT_JSON" --argjson b "$3" '$a * $b')"
 	# A fresh pin dir per run, removed with PIN_DIR (bpffs refuses '.' in names).
 	PIN_DIR=$pin_save/$(tr -c 'a-zA-Z0-9_\n' _ <<<"${s}_$r")
-	# shellcheck disable=SC2119 # no extra arguments
-	agent_start
+	agent_start "${rec[@]}"
 	PIN_DIR=$pin_save
 	sleep "$SETTLE" # its start-up (BTF, program loading) is not in the block
 	# A pod starts at any point of the agent's tick interval, not right after

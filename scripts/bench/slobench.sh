@@ -92,7 +92,8 @@
 #               load, where BE has room" then needs the rate chosen by CPU
 #               share.
 #   -k DIR      keep the raw data in DIR (loadgen JSON, stress-ng YAML, the
-#               agent's decisions and log)
+#               agent's decisions and log, and its recording of every tick's
+#               inputs, rec.SERVER.SHAPE.SCENARIO.ROUND, for qoslet replay)
 #   -o FILE     also write the markdown report to FILE
 set -euo pipefail
 
@@ -165,7 +166,7 @@ while getopts "r:s:W:S:L:b:q:x:pu:k:o:h" opt; do
 		;;
 	p) SPLIT="split" ;;
 	u) SHARE=$OPTARG ;;
-	k) KEEP=$OPTARG ;;
+	k) KEEP=$OPTARG COLO_RECORD=1 ;;
 	o) OUT=$OPTARG ;;
 	*) usage ;;
 	esac
@@ -463,7 +464,7 @@ LOAD_END=$(cut -d' ' -f1 /proc/loadavg)
 if [ -n "$KEEP" ]; then
 	mkdir -p "$KEEP"
 	cp "$TMP"/lg.* "$TMP"/max.* "$TMP"/be.*.yaml "$KEEP"/
-	cp "$TMP"/decisions.* "$TMP"/agent.*.err "$KEEP"/ 2>/dev/null || true
+	cp "$TMP"/decisions.* "$TMP"/agent.*.err "$TMP"/rec.* "$KEEP"/ 2>/dev/null || true
 	log "raw data kept in $KEEP"
 fi
 
