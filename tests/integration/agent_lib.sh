@@ -204,6 +204,20 @@ wait_decision() {
 	return 1
 }
 
+# assert_replay REC: `qoslet replay` of the recording REC gives exactly the
+# decisions the live agent wrote to AGENT_OUT, by their identity (what,
+# where, when, how much); the replayed records stay in $TMP/replay.jsonl.
+assert_replay() {
+	local key='[.ts_ns, .kind, .rule, .target.cgroup, .value, .related.cgroup]'
+	jq -c "$key" "$AGENT_OUT" >"$TMP/live.keys"
+	"$QOSLET" replay "$1" -j >"$TMP/replay.jsonl" || fail "replay of $1 failed"
+	assert_json_lines "$TMP/replay.jsonl"
+	jq -c "$key" "$TMP/replay.jsonl" >"$TMP/replay.keys"
+	diff "$TMP/live.keys" "$TMP/replay.keys" >"$TMP/diff" ||
+		fail "replay differs from the live run: $(head -n 20 "$TMP/diff")"
+	log "ok: replay gave the live run's $(wc -l <"$TMP/live.keys") decisions"
+}
+
 # assert_cpus_restored SETDIR ORIG PARENT_EFF WHAT: after the agent gave
 # cpuset SETDIR (its path in the cpuset hierarchy) back, its cpuset.cpus is
 # ORIG, what it held before the agent, or, when ORIG is "" (v2: inherit) and

@@ -51,14 +51,7 @@ assert_json "$(decisions 'true')" 'all(.outcome == "dry_run" or ((.kind == "repo
 	"every live decision is a dry run, a finding or a capacity change"
 assert_cmp "$(($(wc -l <"$TMP/run.rec") - 1))" ">=" 6 "ticks recorded"
 
-# The decisions' identity: what, where, when, how much.
-key='[.ts_ns, .kind, .rule, .target.cgroup, .value, .related.cgroup]'
-jq -c "$key" "$AGENT_OUT" >"$TMP/live.keys"
-"$QOSLET" replay "$TMP/run.rec" -j >"$TMP/replay.jsonl" || fail "replay failed"
-assert_json_lines "$TMP/replay.jsonl"
-jq -c "$key" "$TMP/replay.jsonl" >"$TMP/replay.keys"
-diff "$TMP/live.keys" "$TMP/replay.keys" >"$TMP/diff" || fail "replay differs from the live run: $(head -n 20 "$TMP/diff")"
-log "ok: replay gave the live run's $n_live decisions"
+assert_replay "$TMP/run.rec"
 assert_json "$(jq -s . "$TMP/replay.jsonl")" 'all(.outcome == "replay")' "replayed decisions say so"
 # Into a file, not piped into grep -q: under pipefail a replay killed by
 # SIGPIPE once grep has its match fails the check when the table is long.

@@ -81,12 +81,7 @@ if [ "$NCPU" -ge 2 ]; then
 else
 	log "one CPU: nothing to confine BE to, the quota follows cpu.idle (not checked)"
 fi
-key='[.ts_ns, .kind, .rule, .target.cgroup, .value, .related.cgroup]'
-jq -c "$key" "$AGENT_OUT" >"$TMP/live.keys"
-"$QOSLET" replay "$TMP/a.rec" -j >"$TMP/replay.jsonl" || fail "replay failed"
-jq -c "$key" "$TMP/replay.jsonl" >"$TMP/replay.keys"
-diff "$TMP/live.keys" "$TMP/replay.keys" >"$TMP/diff" || fail "replay differs from the live run: $(head -n 20 "$TMP/diff")"
-log "ok: replay gave the live run's $(wc -l <"$TMP/live.keys") decisions"
+assert_replay "$TMP/a.rec"
 agent_loads_stop
 
 # ---- (b) each LS unit alerts at its own target ----
