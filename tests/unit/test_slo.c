@@ -637,22 +637,28 @@ static void test_displaced(void **state)
 {
 	struct slo_config cfg = config();
 	struct slo_state st = {0};
+	struct world w4, w1; /* 4 CPUs to confine BE on; 1, where there is nothing to confine */
 
 	(void)state;
+	world(&w4, 0, SLACK, 1, 0.5);
+	topology(&w4, 4);
+	world(&w1, 0, SLACK, 1, 0.5);
+	topology(&w1, 1);
 	displaced_tick(&st, &cfg, 0, SLACK, 1.5, 20, 0, NULL, NULL);
 	displaced_tick(&st, &cfg, 0.5, SLACK, 1.5, 0, 60, NULL, NULL); /* its own */
 	cfg.displaced_share = 0;
-	assert_false(slo_displacement_acts(&cfg, &st, true));
+	assert_false(slo_displacement_acts(&w4.in, &cfg, &st, true));
 	displaced_tick(&st, &cfg, 0.6, SLACK, 1.5, 60, 0, NULL, NULL);
 	cfg.displaced_share = 0.25;
 	/* The fast path looks for displacement while a step is left: not once at one CPU. */
-	assert_true(slo_displacement_acts(&cfg, &st, true));
-	assert_false(slo_displacement_acts(&cfg, &st, false));
+	assert_true(slo_displacement_acts(&w4.in, &cfg, &st, true));
+	assert_false(slo_displacement_acts(&w4.in, &cfg, &st, false));
+	assert_false(slo_displacement_acts(&w1.in, &cfg, &st, true));
 	displaced_tick(&st, &cfg, 1, SLACK, 1.5, 60, 0, "0-1", "slo.confine");
 	displaced_tick(&st, &cfg, 1.05, SLACK, 1.5, 60, 0, "0-1", "slo.hold");
-	assert_true(slo_displacement_acts(&cfg, &st, true));
+	assert_true(slo_displacement_acts(&w4.in, &cfg, &st, true));
 	displaced_tick(&st, &cfg, 1.2, SLACK, 1.5, 40, 0, "0", "slo.confine");
-	assert_false(slo_displacement_acts(&cfg, &st, true));
+	assert_false(slo_displacement_acts(&w4.in, &cfg, &st, true));
 	displaced_tick(&st, &cfg, 1.4, HOLD, 1.5, 40, 0, "0", NULL);
 	/*
 	 * Displaced no more from t=2. At 1 CPU of 4 BE gets one back (LS's 1.5
@@ -660,7 +666,7 @@ static void test_displaced(void **state)
 	 */
 	displaced_tick(&st, &cfg, 2, SLACK, 1.5, 5, 0, "0", "slo.hold");
 	displaced_tick(&st, &cfg, 5, SLACK, 1.5, 5, 0, "0-1", "slo.grow");
-	assert_true(slo_displacement_acts(&cfg, &st, true)); /* grown back: armed again */
+	assert_true(slo_displacement_acts(&w4.in, &cfg, &st, true)); /* grown back: armed again */
 	displaced_tick(&st, &cfg, 8, SLACK, 1.5, 5, 0, "0-1", "slo.hold");
 	displaced_tick(&st, &cfg, 11, SLACK, 0.7, 5, 0, "0-2", "slo.grow");
 	displaced_tick(&st, &cfg, 14, NONE, 0, 0, 0, NULL, NULL); /* LS idle: let go */

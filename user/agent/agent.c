@@ -355,7 +355,7 @@ static void watch_sync(struct agent *a)
 	fast_path_watch(a->fp, want, n_want);
 	/* The BE cgroups displace, while a displacement would still confine BE. */
 	n_want = 0;
-	if (slo_displacement_acts(&p->slo, &a->pol.slo, policy_slo_may_confine(p)))
+	if (slo_displacement_acts(in, &p->slo, &a->pol.slo, policy_slo_may_confine(p)))
 		for (size_t i = 0; i < n; i++)
 			if (m[i].cls == QOS_BE)
 				want[n_want++] = (struct fast_path_target){m[i].cgid, 0};
@@ -532,7 +532,11 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 			fast_path_drain(a->fp, &got);
 			a->alerts.waits += got.waits;
 			a->alerts.displaced += got.displaced;
-			/* A displacement's series (loop.h) serves a wait alert with it too. */
+			/*
+			 * A displacement serves a wait alert drained with it: its
+			 * series ticks at once, or is held within 50 ms of the last
+			 * one, whose ticks hold a wait alert's too (loop.h).
+			 */
 			return got.displaced ? LOOP_WAKE_DISPLACED
 			       : got.waits   ? LOOP_WAKE_ALERT
 					     : LOOP_WAKE_TIMEOUT;

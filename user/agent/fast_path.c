@@ -229,10 +229,8 @@ void fast_path_close(struct fast_path *fp)
 {
 	if (!fp)
 		return;
-	if (fp->cfg_fd >= 0) {
-		fp->gap_ns = 0;
+	if (fp->cfg_fd >= 0)
 		set_cfg(fp, 0, false);
-	}
 	for (size_t i = 0; fp->watch_fd >= 0 && i < fp->watched.n; i++)
 		bpf_map_delete_elem(fp->watch_fd, &fp->watched.v[i].cgid);
 	for (size_t i = 0; fp->displacers_fd >= 0 && i < fp->displacers.n; i++)

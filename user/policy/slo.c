@@ -574,10 +574,12 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 	return err;
 }
 
-bool slo_displacement_acts(const struct slo_config *cfg, const struct slo_state *st,
-			   bool may_confine)
+bool slo_displacement_acts(const struct pol_input *in, const struct slo_config *cfg,
+			   const struct slo_state *st, bool may_confine)
 {
-	return cfg->enabled && cfg->displaced_share > 0 && may_confine && st->be_cpus != 1;
+	if (!cfg->enabled || cfg->displaced_share <= 0 || !may_confine)
+		return false;
+	return st->be_cpus ? st->be_cpus > 1 : usable_cpus(in) > 1;
 }
 
 void slo_state_free(struct slo_state *st)

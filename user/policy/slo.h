@@ -74,12 +74,13 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 void slo_state_free(struct slo_state *st);
 
 /*
- * Whether an LS unit displaced by BE would make slo_run act: the
- * displacement leg is on, BE's CPUs are its to choose (may_confine, as
- * slo_run takes it) and BE is not confined to one CPU yet. The agent's
- * fast path looks for displacement only then.
+ * Whether an LS unit displaced by BE would make slo_run act on input in:
+ * the displacement leg is on, BE's CPUs are its to choose (may_confine, as
+ * slo_run takes it) and BE could go on fewer of them than it has (more
+ * than one CPU now, or more than one usable when not confined). The
+ * agent's fast path looks for displacement only then.
  */
-bool slo_displacement_acts(const struct slo_config *cfg, const struct slo_state *st,
-			   bool may_confine);
+bool slo_displacement_acts(const struct pol_input *in, const struct slo_config *cfg,
+			   const struct slo_state *st, bool may_confine);
 
 #endif
