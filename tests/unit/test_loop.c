@@ -349,18 +349,25 @@ static void test_displaced_quick(void **state)
 	expect_ticks(&f, at, fast, 9);
 }
 
-/* Displacement alerts closer than LOOP_FAST_GAP_NS to the last series start none. */
+/*
+ * Displacement alerts closer than LOOP_DISPLACED_GAP_NS (1 s) to the last
+ * series start none, however many cgroups send them.
+ */
 static void test_displaced_storm(void **state)
 {
-	const uint64_t alerts[] = {1300 * MS, 1310 * MS, 1320 * MS, 1360 * MS};
-	struct fake f = {.stop_at = 2 * S + 1, .alerts = alerts, .n_alerts = 4, .displaced = true};
-	const uint64_t at[] = {0,	  1 * S,     1300 * MS, 1310 * MS, 1360 * MS,
-			       1370 * MS, 1470 * MS, 1570 * MS, 1670 * MS, 2 * S};
-	const bool fast[] = {false, false, true, true, true, true, true, true, true, false};
+	const uint64_t alerts[] = {1300 * MS, 1310 * MS, 1320 * MS,
+				   1360 * MS, 1900 * MS, 2400 * MS};
+	struct fake f = {.stop_at = 2800 * MS, .alerts = alerts, .n_alerts = 6, .displaced = true};
+	const uint64_t at[] = {0,	  1 * S,     1300 * MS, 1310 * MS, 1410 * MS,
+			       1510 * MS, 1610 * MS, 2 * S,	2400 * MS, 2410 * MS,
+			       2510 * MS, 2610 * MS, 2710 * MS};
+	const bool fast[] = {false, false, true, true, true, true, true,
+			     false, true,  true, true, true, true};
 
 	(void)state;
+	assert_int_equal(LOOP_DISPLACED_GAP_NS, 1 * S);
 	assert_int_equal(loop_run(&ops, &f, 0), 0);
-	expect_ticks(&f, at, fast, 10);
+	expect_ticks(&f, at, fast, 13);
 }
 
 int main(void)

@@ -59,7 +59,7 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 		tree = tree_due && now >= tree_due;
 		retry = retry_due && now >= retry_due;
 		displaced = wake == LOOP_WAKE_DISPLACED &&
-			    (!displaced_seen || now - last_displaced >= LOOP_FAST_GAP_NS);
+			    (!displaced_seen || now - last_displaced >= LOOP_DISPLACED_GAP_NS);
 		quick = quick_due && now >= quick_due;
 		if (!regular && !alert && !follow_up && !tree && !retry && !displaced && !quick)
 			continue;

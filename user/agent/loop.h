@@ -25,9 +25,13 @@
  * has the follow-ups: its own tick judges an interval that may lie mostly
  * before the displacement began, the quick one an interval wholly in it,
  * and the policy that confines BE for it needs that judgement within
- * milliseconds, not at the first 100 ms follow-up. Its gap is the wait
- * alert's, counted from the last displacement series, not from the last
- * tick: the tree's tick of the BE pod that displaces comes just before.
+ * milliseconds, not at the first 100 ms follow-up. At most one such
+ * series per LOOP_DISPLACED_GAP_NS, counted from the last series, not from
+ * the last tick (the tree's tick of the BE pod that displaces comes just
+ * before): the alert is for the onset, the series' ticks judge what
+ * follows, and on a node of many LS pods, each of which may alert once a
+ * second, the series still cost at most two ticks and the follow-ups a
+ * second.
  *
  * Pure scheduling: the clock, the waiting and the tick are the caller's
  * (struct loop_ops), so tests drive it with a fake clock.
@@ -38,13 +42,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define LOOP_FAST_GAP_NS  (50 * 1000000ull)
-#define LOOP_FOLLOW_UP_NS (100 * 1000000ull)
-#define LOOP_FOLLOW_UPS	  3
-#define LOOP_TREE_GAP_NS  (100 * 1000000ull)
-#define LOOP_RETRY_NS	  (10 * 1000000ull)
-#define LOOP_RETRIES	  3
-#define LOOP_QUICK_NS	  (10 * 1000000ull)
+#define LOOP_FAST_GAP_NS      (50 * 1000000ull)
+#define LOOP_FOLLOW_UP_NS     (100 * 1000000ull)
+#define LOOP_FOLLOW_UPS	      3
+#define LOOP_TREE_GAP_NS      (100 * 1000000ull)
+#define LOOP_RETRY_NS	      (10 * 1000000ull)
+#define LOOP_RETRIES	      3
+#define LOOP_QUICK_NS	      (10 * 1000000ull)
+#define LOOP_DISPLACED_GAP_NS (1000 * 1000000ull)
 
 enum loop_wake {
 	LOOP_WAKE_TIMEOUT = 0, /* the deadline came */
