@@ -59,6 +59,17 @@ else
 	mkdir -p /sys/fs/cgroup/unified
 	mount -t cgroup2 cgroup2 /sys/fs/cgroup/unified
 fi
+# The same race with another key: cpusets_enabled_key counts the cpusets
+# below the root, and the tests' cgroups took it from 0 to 1 and back, so its
+# branch in the page allocator was patched while the other vCPU ran it. On
+# 6.12 that vCPU took the patch's int3 after it was gone ("Oops: int3" at
+# __alloc_pages_noprof, twice in two runs). A node always has cpusets below
+# the root (kubelet's), so one stays for the VM's life and the key stays on.
+if [ "${VM_CGROUP:-v2}" = v2 ]; then
+	mkdir /sys/fs/cgroup/qoslet-vm.keep
+else
+	mkdir /sys/fs/cgroup/cpuset/qoslet-vm.keep
+fi
 mount -t bpf bpf /sys/fs/bpf
 mount -t tracefs tracefs /sys/kernel/tracing
 mount -t debugfs debugfs /sys/kernel/debug
