@@ -620,7 +620,8 @@ static void health(FILE *f, const struct metrics_input *in)
 	       "Ticks of the agent loop (read, decide, act) since it started.");
 	fprintf(f, "qoslet_agent_ticks_total %" PRIu64 "\n", in->ticks);
 	family(f, "qoslet_agent_fast_path_ticks_total", "counter",
-	       "Ticks an LS run-queue wait alert from the sched probe brought forward.");
+	       "Ticks outside the schedule: brought forward by a sched probe alert, "
+	       "their follow-ups, a cgroup tree change, a retried write.");
 	fprintf(f, "qoslet_agent_fast_path_ticks_total %" PRIu64 "\n", in->fast_ticks);
 	family(f, "qoslet_agent_fast_path_alerts_total", "counter",
 	       "Alerts from the sched probe, by kind: an LS wait over its threshold (wait), "
