@@ -85,8 +85,21 @@ struct rq_blame_slot {
 	struct blame_val base; /* rq_blame's value when the pair came in */
 };
 
+/*
+ * A kernel thread's stint on one CPU (sched_switch.bpf.h, kthread_stint):
+ * the thread, the count of its context switches when it came in, and the
+ * runnable task of another cgroup it took the CPU from, if any.
+ */
+struct rq_kthread_stint {
+	__u64 from_cgid; /* 0: the thread took the CPU from no runnable task */
+	__u64 switches;	 /* the thread's nvcsw + nivcsw at its switch-in */
+	__u32 kthread_tid;
+	__u32 from_tid;
+};
+
 struct rq_blame_cache {
 	struct rq_blame_slot slot[QOSLET_BLAME_CACHE_SLOTS];
+	struct rq_kthread_stint stint; /* per CPU, as the slots: not a pair */
 };
 
 /* Per-CPU counters of events the probe could not record (never silent). */

@@ -153,6 +153,20 @@ static __always_inline __u32 task_tid(struct task_struct *t, bool btf)
 	return btf ? t->pid : BPF_CORE_READ(t, pid);
 }
 
+/* PF_KTHREAD in include/linux/sched.h, unchanged since 2.6. */
+#define QOSLET_PF_KTHREAD 0x00200000
+
+static __always_inline bool task_is_kthread(struct task_struct *t, bool btf)
+{
+	return (btf ? t->flags : BPF_CORE_READ(t, flags)) & QOSLET_PF_KTHREAD;
+}
+
+/* __schedule counts a switch-out in one of the two before the tracepoint fires. */
+static __always_inline __u64 task_switches(struct task_struct *t, bool btf)
+{
+	return btf ? t->nvcsw + t->nivcsw : BPF_CORE_READ(t, nvcsw) + BPF_CORE_READ(t, nivcsw);
+}
+
 static __always_inline __u64 task_cgroup_id(struct task_struct *t, bool btf)
 {
 	return btf ? task_cgroup_id_btf(t) : task_cgroup_id_raw(t);
@@ -481,6 +495,54 @@ static __always_inline __u64 culprit_of(struct task_struct *prev, __u32 prev_tid
 	return task_cgroup_id(prev, btf);
 }
 
+/*
+ * A kernel thread's stint seen through. On PREEMPT_RT a timer wakes its
+ * sleeper from the ktimers thread, not from the interrupt: the thread takes
+ * the CPU from the running task, wakes the sleeper and blocks, so every such
+ * switch-in comes after a task of the root cgroup, never after the task that
+ * held the CPU. Threaded interrupts and ksoftirqd do the same on any kernel.
+ * So each CPU records the kernel thread that came in last, with the
+ * runnable task of another cgroup it took the CPU from, and when that
+ * thread blocks and hands the CPU to a third task, the switch-in is charged
+ * to the preempted task's cgroup (its wait, or its hand-over with no wait):
+ * the stint interrupted that task's hold on the CPU, and its own few
+ * microseconds go with it. The thread's switch count tells its own stint
+ * from an older one whose end took a path that returns early (to the idle
+ * task, say). Returns the culprit to charge. Called only for switches
+ * between two cgroups (a stint's start and end are both); a stint that
+ * ends with a wait of 0 ns is not seen, which is rare: a kernel thread that
+ * wakes a CFS task is not preempted by it, so the run queue's clock moves
+ * before the switch.
+ */
+static __always_inline __u64 kthread_stint(struct task_struct *prev, __u32 prev_tid,
+					   struct task_struct *next, __u32 next_tid, __u64 culprit,
+					   bool btf)
+{
+	__u32 zero = 0;
+	struct rq_blame_cache *c = bpf_map_lookup_elem(&rq_blame_cache, &zero);
+	struct rq_kthread_stint *s;
+	__u64 charge = culprit;
+	bool runnable;
+
+	if (!c)
+		return culprit;
+	s = &c->stint;
+	runnable = prev_tid && task_runnable(prev, btf);
+	if (prev_tid && s->kthread_tid == prev_tid) {
+		if (s->from_cgid && !runnable && s->from_tid != next_tid &&
+		    task_switches(prev, btf) == s->switches + 1)
+			charge = s->from_cgid;
+		s->kthread_tid = 0;
+	}
+	if (next_tid && task_is_kthread(next, btf)) {
+		s->kthread_tid = next_tid;
+		s->switches = task_switches(next, btf);
+		s->from_tid = runnable ? prev_tid : 0;
+		s->from_cgid = runnable ? culprit : 0;
+	}
+	return charge;
+}
+
 /* next_cgid: next's cgroup when the caller has read it already, else NULL. */
 static __always_inline void sched_on_switch(struct task_struct *prev, struct task_struct *next,
 					    const __u64 *next_cgid, bool btf)
@@ -504,7 +566,6 @@ static __always_inline void sched_on_switch(struct task_struct *prev, struct tas
 		alert_check(victim, delta, cfg->gap_ns);
 	if (delta) {
 		culprit = culprit_of(prev, prev_tid, next, victim, btf);
-		charge_blame(victim, culprit, delta);
 	} else if (prev_tid && task_runnable(prev, btf)) {
 		/*
 		 * A wait of 0 ns delayed no one, but when it took the CPU from
@@ -519,10 +580,14 @@ static __always_inline void sched_on_switch(struct task_struct *prev, struct tas
 		culprit = culprit_of(prev, prev_tid, next, victim, btf);
 		if (culprit == victim)
 			return;
-		charge_blame(victim, culprit, 0);
 	} else {
 		return;
 	}
+	if (culprit != victim)
+		culprit = kthread_stint(prev, prev_tid, next, next_tid, culprit, btf);
+	/* A hand-over seen through a kernel thread may turn out to be the victim's own. */
+	if (delta || culprit != victim)
+		charge_blame(victim, culprit, delta);
 	/* Both kinds count, as the agent's displaced share counts them. */
 	if (cfg && cfg->displaced_min && culprit != victim && culprit != QOSLET_CULPRIT_IDLE)
 		displacement_check(victim, culprit, cfg->displaced_min, cfg->displaced_window_ns,
