@@ -116,7 +116,6 @@ static void test_defaults_documented(void **state)
 	assert_true(c.policy.slo.displaced_share == 0.25);
 	assert_true(c.policy.slo.cut_factor == 0.5 && c.policy.slo.grow_cpus == 0.1);
 	assert_true(c.policy.slo.slack_ratio == 0.8 && c.policy.slo.dwell_s == 3);
-	assert_true(c.policy.slo.place);
 	assert_true(c.policy.slo.floor_cpus == 0.1);
 	assert_true(c.kube.batch_status);
 	assert_true(c.kube.batch_step == 0.10);
@@ -363,7 +362,7 @@ static const struct bad bad_docs[] = {
 	{"{\"slo\": {\"dwel_s\": 3}}",
 	 "slo.dwel_s: unknown key (allowed keys: enabled, targets, min_waits, "
 	 "culprit_min_share_percent, displaced_percent, cut_factor, grow_cpus, slack_ratio, dwell_s, "
-	 "floor_cpus, place)"},
+	 "floor_cpus)"},
 	{"{\"slo\": {\"targets\": {\"globs\": [{\"glob\": \"a/*\"}]}}}",
 	 "slo.targets.globs[0].p99_us: missing (allowed: 1 to 10000000)"},
 	{"{\"slo\": {\"targets\": {\"globs\": {}}}}",

@@ -704,97 +704,6 @@ static void test_breach_and_displaced(void **state)
 	slo_state_free(&st);
 }
 
-/*
- * One tick of the arrival scenario on n_cpus CPUs: LS with slack using
- * ls_used, BE A, and BE B when b (it arrives). Checks BE A's cpuset wish
- * (NULL: none) and, with one, its rule and BE B's.
- */
-static void place_tick(struct slo_state *st, const struct slo_config *cfg, double t, int n_cpus,
-		       double ls_used, bool b, bool may, const char *cpus, const char *rule)
-{
-	struct action_list out = {0};
-	const struct action *a, *bb;
-	struct world w;
-
-	world_init(&w, t);
-	set_window(unit(&w, LS_ID, QOS_LS, ls_used), SLACK);
-	unit(&w, BE_A, QOS_BE, 0.5);
-	if (b)
-		unit(&w, BE_B, QOS_BE, 0);
-	topology(&w, n_cpus);
-	assert_int_equal(slo_run(&w.in, cfg, CEILING_CPUS, may, st, &out), 0);
-	a = find(&out, BE_A, ACT_CPUSET);
-	if (!cpus != !a || (cpus && strcmp(a->cpus, cpus)))
-		fail_msg("t=%g: cpuset %s, want %s", t, a ? a->cpus : "none", cpus ? cpus : "none");
-	if (a && strcmp(a->rule, rule))
-		fail_msg("t=%g: rule %s, want %s", t, a->rule, rule);
-	if (a && b) {
-		bb = find(&out, BE_B, ACT_CPUSET);
-		assert_non_null(bb);
-		assert_string_equal(bb->cpus, cpus);
-	}
-	if (a && !strcmp(rule, "slo.place")) {
-		assert_true(evidence(a, "ls_used_cpus") == ls_used);
-		assert_true(evidence(a, "be_cpuset_cpus") ==
-			    (double)(strchr(cpus, '-') ? cpus[2] - '0' + 1 : 1));
-	}
-	assert_null(find(&out, BE_A, ACT_CPU_QUOTA));
-	action_list_free(&out);
-}
-
-/*
- * A BE unit that arrives while LS runs starts confined (slo.place) to the
- * most CPUs LS's use leaves at slack_ratio, at least one; the confinement
- * then grows back as any does. Not a unit the controller found on its first
- * tick, not while LS is idle, not with place off, on one usable CPU or when
- * BE's CPUs are not the controller's, and an arrival while BE is confined
- * already only joins it.
- */
-static void test_place(void **state)
-{
-	struct slo_config cfg = config();
-	struct slo_state st = {0};
-
-	(void)state;
-	cfg.place = true;
-	/* 4 CPUs, LS using 1.5: 3 for BE would leave 1 x 0.8, 2 leave 1.6. */
-	place_tick(&st, &cfg, 0, 4, 1.5, false, true, NULL, NULL); /* BE A was there before */
-	place_tick(&st, &cfg, 1, 4, 1.5, true, true, "0-1", "slo.place");
-	place_tick(&st, &cfg, 1.05, 4, 1.5, true, true, "0-1", "slo.hold");
-	/* Slack since t=0: growth is due, but LS's 1.5 CPUs would not fit 1 x 0.8. */
-	place_tick(&st, &cfg, 4, 4, 1.5, true, true, "0-1", "slo.hold");
-	place_tick(&st, &cfg, 7, 4, 0.7, true, true, "0-2", "slo.grow");
-	slo_state_free(&st);
-
-	/* On 2 CPUs LS's 0.9 fit no CPU left: BE gets one all the same. */
-	place_tick(&st, &cfg, 0, 2, 0.9, false, true, NULL, NULL);
-	place_tick(&st, &cfg, 1, 2, 0.9, true, true, "0", "slo.place");
-	slo_state_free(&st);
-
-	/* BE B goes and comes back while BE is confined: it joins the confinement. */
-	place_tick(&st, &cfg, 0, 4, 1.5, false, true, NULL, NULL);
-	place_tick(&st, &cfg, 1, 4, 1.5, true, true, "0-1", "slo.place");
-	place_tick(&st, &cfg, 1.5, 4, 1.5, false, true, "0-1", "slo.hold");
-	place_tick(&st, &cfg, 1.6, 4, 1.5, true, true, "0-1", "slo.hold");
-	slo_state_free(&st);
-
-	place_tick(&st, &cfg, 0, 4, 0, false, true, NULL, NULL);
-	place_tick(&st, &cfg, 1, 4, 0, true, true, NULL, NULL); /* LS idle */
-	slo_state_free(&st);
-	place_tick(&st, &cfg, 0, 1, 0.9, false, true, NULL, NULL);
-	place_tick(&st, &cfg, 1, 1, 0.9, true, true, NULL, NULL); /* one CPU */
-	slo_state_free(&st);
-	place_tick(&st, &cfg, 0, 4, 1.5, false, false, NULL, NULL);
-	place_tick(&st, &cfg, 1, 4, 1.5, true, false, NULL, NULL); /* BE's CPUs not ours */
-	slo_state_free(&st);
-	place_tick(&st, &cfg, 0, 4, 1.5, true, true, NULL, NULL); /* both there before */
-	slo_state_free(&st);
-	cfg.place = false;
-	place_tick(&st, &cfg, 0, 4, 1.5, false, true, NULL, NULL);
-	place_tick(&st, &cfg, 1, 4, 1.5, true, true, NULL, NULL);
-	slo_state_free(&st);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -811,7 +720,6 @@ int main(void)
 		cmocka_unit_test(test_confine),
 		cmocka_unit_test(test_displaced),
 		cmocka_unit_test(test_breach_and_displaced),
-		cmocka_unit_test(test_place),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -245,7 +245,6 @@ static const struct field slo_fields[] = {
 	NUMO("slack_ratio", policy.slo.slack_ratio, 0, 1, OPEN_LO),
 	NUM("dwell_s", policy.slo.dwell_s, 0, 3600),
 	NUM("floor_cpus", policy.slo.floor_cpus, 0.01, 4096),
-	BOOL("place", policy.slo.place),
 	{0},
 };
 

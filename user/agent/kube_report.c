@@ -46,8 +46,7 @@ static struct event_kind event_kind_of(const struct decision *d)
 		if (!strncmp(rule, "suppress.", 9))
 			return (struct event_kind){"Normal", "Suppressed", "Suppress"};
 		/* growth and holds are routine, as burst changes are */
-		if (!strncmp(rule, "slo.cut", 7) || !strcmp(rule, "slo.confine") ||
-		    !strcmp(rule, "slo.place"))
+		if (!strncmp(rule, "slo.cut", 7) || !strcmp(rule, "slo.confine"))
 			return (struct event_kind){"Normal", "SLOThrottled", "Throttle"};
 		break;
 	case ACT_EVICT:

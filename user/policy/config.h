@@ -168,8 +168,6 @@ struct slo_config {
 	double slack_ratio; /* every LS p99 under target x this is slack: 0.8 */
 	double dwell_s;	    /* slack this long before a growth step, and between them: 3 */
 	double floor_cpus;  /* a BE unit's allowance never goes below: 0.1 */
-	/* a BE unit that appears while LS runs starts confined, sized by LS's use: true */
-	bool place;
 };
 
 enum evict_action {

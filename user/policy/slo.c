@@ -7,8 +7,7 @@
  * (blame's hand-overs), at displaced_share or more no slack either,
  * (3) a breach cuts the BE units its blame names: cpu.idle first, then every
  * BE unit confined to cut_factor of BE's CPUs (down to one), then the
- * unit's allowance x cut_factor; a displacement only confines (3c); a BE
- * unit that arrives while LS runs starts confined, sized by LS's use (3d),
+ * unit's allowance x cut_factor; a displacement only confines (3c),
  * (4) slack on every LS unit for dwell_s gives CPU back in the reverse
  * order, one step per dwell_s: each quota grow_cpus, then one more CPU for
  * BE while the LS units' use still fits the CPUs left to them, then
@@ -98,11 +97,8 @@ static double displaced_of(const struct pol_input *in, const struct pol_unit *u)
 	return u->rq.count ? fmin(1, (double)be / (double)u->rq.count) : 0;
 }
 
-/*
- * (1) Carries each BE unit's entry over (both lists sorted by id); new ones
- * start free, and *fresh says whether there were any.
- */
-static int sync_units(struct slo_state *st, const struct pol_input *in, bool *fresh)
+/* (1) Carries each BE unit's entry over (both lists sorted by id); new ones start free. */
+static int sync_units(struct slo_state *st, const struct pol_input *in)
 {
 	struct slo_be *v = malloc((in->n_units + 1) * sizeof(*v));
 	size_t n = 0, j = 0;
@@ -116,12 +112,10 @@ static int sync_units(struct slo_state *st, const struct pol_input *in, bool *fr
 			continue;
 		while (j < st->n && st->v[j].id < id)
 			j++;
-		if (j < st->n && st->v[j].id == id) {
+		if (j < st->n && st->v[j].id == id)
 			v[n] = st->v[j];
-		} else {
+		else
 			v[n] = (struct slo_be){.id = id};
-			*fresh = true;
-		}
 		n++;
 	}
 	free(st->v);
@@ -388,23 +382,6 @@ static void grow_one(const struct slo_config *cfg, double ceiling, struct slo_be
 		*b = (struct slo_be){.id = b->id};
 }
 
-static double ls_used_cpus(const struct pol_input *in)
-{
-	double used = 0;
-
-	for (size_t i = 0; i < in->n_units; i++)
-		if (qos_is_ls(in->units[i].cls))
-			used += in->units[i].cpu_used;
-	return used;
-}
-
-/* Whether LS's use leaves BE n of the usable CPUs: it fits the rest at slack_ratio. */
-static bool ls_leaves(double ls_used, size_t usable, size_t n, const struct slo_config *cfg)
-{
-	return ls_used < LS_IDLE_CPUS ||
-	       ls_used <= (double)(usable > n ? usable - n : 0) * cfg->slack_ratio;
-}
-
 /*
  * (4b) Once no BE unit has a quota: one more CPU for BE, while the LS
  * units' use fits in the CPUs left to them at slack_ratio (else the CPU
@@ -415,6 +392,7 @@ static bool grow_confinement(const struct pol_input *in, const struct slo_config
 			     struct slo_state *st)
 {
 	size_t n, usable;
+	double ls_used = 0;
 
 	if (!st->be_cpus)
 		return false;
@@ -423,7 +401,11 @@ static bool grow_confinement(const struct pol_input *in, const struct slo_config
 			return false;
 	n = st->be_cpus + 1;
 	usable = usable_cpus(in);
-	if (!ls_leaves(ls_used_cpus(in), usable, n, cfg))
+	for (size_t i = 0; i < in->n_units; i++)
+		if (qos_is_ls(in->units[i].cls))
+			ls_used += in->units[i].cpu_used;
+	if (ls_used >= LS_IDLE_CPUS &&
+	    ls_used > (double)(usable > n ? usable - n : 0) * cfg->slack_ratio)
 		return false;
 	if (n >= usable)
 		st->be_cpus = 0;
@@ -433,35 +415,6 @@ static bool grow_confinement(const struct pol_input *in, const struct slo_config
 		memset(st->be_set, 0, sizeof(st->be_set));
 	st->confine_ns = in->ts_ns;
 	return true;
-}
-
-/*
- * (3d) A BE unit new since the last tick, while LS runs and BE has every
- * CPU: BE starts confined to the most CPUs LS's use leaves it (at least
- * one), the confinement growth would keep. Waiting for a displacement
- * costs LS its first second: at BE's start LS's tasks often run paired on
- * one CPU next to a BE task, which no share of switch-ins names as BE's
- * doing (docs/slo-control.md). Not on the controller's first tick: a BE
- * pod that ran before the agent came is no new arrival. Returns the CPUs
- * LS used (0: no placement).
- */
-static double place(const struct pol_input *in, const struct slo_config *cfg, bool may_confine,
-		    bool fresh, struct slo_state *st)
-{
-	size_t usable, n;
-	double ls_used;
-
-	if (!cfg->place || !fresh || !st->started || st->be_cpus || !may_confine)
-		return 0;
-	ls_used = ls_used_cpus(in);
-	usable = usable_cpus(in);
-	if (ls_used < LS_IDLE_CPUS || usable <= 1)
-		return 0;
-	for (n = usable - 1; n > 1 && !ls_leaves(ls_used, usable, n, cfg); n--)
-		;
-	st->be_cpus = cpu_pick(in, (double)n, st->be_set);
-	st->confine_ns = in->ts_ns;
-	return ls_used;
 }
 
 static bool growth_due(const struct pol_input *in, const struct slo_config *cfg,
@@ -539,8 +492,7 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 	struct step *steps;
 	struct cut *cuts;
 	struct verdict vd;
-	bool grow, confined_now = false, widened = false, fresh = false;
-	double placed;
+	bool grow, confined_now = false, widened = false;
 	int err = 0;
 
 	if (!cfg->enabled) {
@@ -548,7 +500,7 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 		slo_state_free(st);
 		return 0;
 	}
-	if (sync_units(st, in, &fresh))
+	if (sync_units(st, in))
 		return -ENOMEM;
 	cuts = calloc(in->n_units + 1, sizeof(*cuts));
 	steps = calloc(st->n + 1, sizeof(*steps));
@@ -593,12 +545,6 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 	 */
 	if (!err && vd.displaced.victim)
 		confine(in, cfg, may_confine, st, &confined_now);
-	placed = err ? 0 : place(in, cfg, may_confine, fresh, st);
-	st->started = true;
-	for (size_t i = 0; placed > 0 && i < st->n; i++)
-		if (!strcmp(steps[i].rule, "slo.hold"))
-			steps[i] = (struct step){
-				.rule = "slo.place", .name = "ls_used_cpus", .value = placed};
 	/*
 	 * This tick's confinement moved every BE unit, blamed or not, and one
 	 * whose own step was cpu.idle (the displacement confines on that tick

@@ -6,8 +6,7 @@
  * victim) at once and multiplicatively, cpu.idle first, then BE confined to
  * fewer CPUs, then its quota; slack on every LS unit for a dwell gives CPU
  * back additively, in the reverse order; in between it holds. A BE unit
- * that arrives while LS runs starts confined to the CPUs LS's use leaves.
- * A BE unit never goes under a floor, and the floor binding is reported.
+ * never goes under a floor, and the floor binding is reported.
  */
 #ifndef QOSLET_POLICY_SLO_H
 #define QOSLET_POLICY_SLO_H
@@ -46,7 +45,6 @@ struct slo_state {
 	size_t be_cpus;
 	uint64_t be_set[CPU_SET_WORDS];
 	uint64_t confine_ns;
-	bool started; /* a tick ran: BE units new after it are arrivals (slo.place) */
 };
 
 /*
