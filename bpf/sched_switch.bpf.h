@@ -522,19 +522,20 @@ static __always_inline __u64 kthread_stint(struct task_struct *prev, __u32 prev_
 	struct rq_blame_cache *c = bpf_map_lookup_elem(&rq_blame_cache, &zero);
 	struct rq_kthread_stint *s;
 	__u64 charge = culprit;
-	bool runnable;
 
 	if (!c)
 		return culprit;
 	s = &c->stint;
-	runnable = prev_tid && task_runnable(prev, btf);
+	/* prev's state is read only at a stint's ends: most switches are neither */
 	if (prev_tid && s->kthread_tid == prev_tid) {
-		if (s->from_cgid && !runnable && s->from_tid != next_tid &&
+		if (s->from_cgid && s->from_tid != next_tid && !task_runnable(prev, btf) &&
 		    task_switches(prev, btf) == s->switches + 1)
 			charge = s->from_cgid;
 		s->kthread_tid = 0;
 	}
 	if (next_tid && task_is_kthread(next, btf)) {
+		bool runnable = prev_tid && task_runnable(prev, btf);
+
 		s->kthread_tid = next_tid;
 		s->switches = task_switches(next, btf);
 		s->from_tid = runnable ? prev_tid : 0;
