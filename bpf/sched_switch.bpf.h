@@ -508,11 +508,12 @@ static __always_inline __u64 culprit_of(struct task_struct *prev, __u32 prev_tid
  * the stint interrupted that task's hold on the CPU, and its own few
  * microseconds go with it. The thread's switch count tells its own stint
  * from an older one whose end took a path that returns early (to the idle
- * task, say). Returns the culprit to charge. Called only for switches
- * between two cgroups (a stint's start and end are both); a stint that
- * ends with a wait of 0 ns is not seen, which is rare: a kernel thread that
- * wakes a CFS task is not preempted by it, so the run queue's clock moves
- * before the switch.
+ * task, say). Returns the culprit to charge. Called only for switches in
+ * from the idle task or from another cgroup (a stint's start and end are
+ * both, and a thread that comes in from idle must overwrite an old
+ * record); a stint that ends with a wait of 0 ns is not seen, which is
+ * rare: a kernel thread that wakes a CFS task is not preempted by it, so
+ * the run queue's clock moves before the switch.
  */
 static __always_inline __u64 kthread_stint(struct task_struct *prev, __u32 prev_tid,
 					   struct task_struct *next, __u32 next_tid, __u64 culprit,
