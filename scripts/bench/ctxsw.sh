@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# scripts/bench/ctxsw.sh [-r ROUNDS] [-l LOOPS] [-c CPU] [-q SECS] [-o FILE]
+# scripts/bench/ctxsw.sh [-r ROUNDS] [-l LOOPS] [-c CPU] [-g] [-q SECS] [-o FILE]
 #
 # What a context switch costs with qoslet's sched probes attached, next to
 # nothing attached, to an empty BPF program on sched_switch (the floor any
@@ -12,6 +12,9 @@
 # on one CPU ping-pong a byte through two pipes, so every op is a round trip
 # of two context switches (each one a sched_switch, each wake-up a
 # sched_wakeup) and almost nothing else. usecs/op is the figure.
+# Both ends run in one cgroup, so qoslet's blame step (who delayed whom
+# between two cgroups) never runs; with -g every switch is between two
+# cgroups and it runs on each (see -g).
 #
 # Configurations, each measured in its own block (tracer started, attach
 # awaited, one perf run, tracer stopped and reaped):
@@ -41,6 +44,13 @@
 #   -r ROUNDS  rounds (default 7)
 #   -l LOOPS   perf bench sched pipe loops per block (default 100000)
 #   -c CPU     the CPU both pipe ends are pinned to (default 0)
+#   -g         the two ends in two cgroups: a parent of this run's own in
+#              the hierarchy qoslet identifies cgroups by (removed at exit),
+#              with perf started in its child a and perf's forked end moved
+#              to its child b as soon as it exists (polled from another CPU;
+#              the few round trips before the move run in one cgroup). Every
+#              switch is then between two cgroups: qoslet's blame step and
+#              its kernel-thread bookkeeping run on each. Needs 2 CPUs.
 #   -q SECS    first wait up to SECS for a quiet machine: no stress-ng,
 #              dutycycle or cyclictest, no foreign tracing BPF programs, BPF
 #              run-time stats off, and a 1-minute load average below 0.5 or
@@ -65,6 +75,8 @@ BPFTOOL=${BPFTOOL:-bpftool}
 ROUNDS=7
 LOOPS=100000
 CPU=0
+XCG=""  # -g: the parent cgroup holding the two ends' cgroups a and b
+TWO_CGROUPS=0
 QUIET_WAIT=0
 OUT=""
 CMDLINE=$(printf '%q ' "$0" "$@")
@@ -83,11 +95,12 @@ usage() {
 	exit 2
 }
 
-while getopts "r:l:c:q:o:h" opt; do
+while getopts "r:l:c:gq:o:h" opt; do
 	case $opt in
 	r) ROUNDS=$OPTARG ;;
 	l) LOOPS=$OPTARG ;;
 	c) CPU=$OPTARG ;;
+	g) TWO_CGROUPS=1 ;;
 	q) QUIET_WAIT=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	*) usage ;;
@@ -190,6 +203,24 @@ if [ "$CPU" -ge "$(nproc)" ]; then
 	echo "SKIP: CPU $CPU is not online here (nproc $(nproc))"
 	exit 77
 fi
+if [ "$TWO_CGROUPS" = 1 ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "SKIP: -g needs root (makes cgroups and moves a process)"
+		exit 77
+	fi
+	if [ "$(nproc)" -lt 2 ]; then
+		echo "SKIP: -g needs 2 CPUs (the move is polled from a CPU other than $CPU; nproc $(nproc))"
+		exit 77
+	fi
+	# lib.sh's rule for the hierarchy qoslet identifies cgroups by.
+	# shellcheck source-path=SCRIPTDIR/../.. source=tests/integration/lib.sh
+	. "$ROOT/tests/integration/lib.sh"
+	if ! XCG_ROOT=$(detect_cgroup_root); then
+		echo "SKIP: -g: no cgroup hierarchy with the cpu controller"
+		exit 77
+	fi
+	MOVER_CPU=$((CPU == 0 ? 1 : 0))
+fi
 for c in qoslet qoslet-tpbtf qoslet-stamp qoslet-rawtp qoslet-all; do
 	if [ "$(id -u)" != 0 ]; then
 		SKIP[$c]="needs root (loads BPF programs)"
@@ -221,11 +252,29 @@ TMP=$(mktemp -d /tmp/qoslet-ctxsw.XXXXXX)
 PIN_DIR=/sys/fs/bpf/qoslet-bench-$$
 TRACER_PID="" # the tracer this script started and has not reaped yet
 
+PIPE_PID=""   # -g: the perf run this script started and has not reaped yet
+MOVE_MS=()    # -g: per perf run, ms from its launch to its second end's move
+
 cleanup() {
-	local rc=$?
+	local rc=$? d
 	if [ -n "$TRACER_PID" ]; then
 		kill -KILL "$TRACER_PID" 2>/dev/null || true
 		wait "$TRACER_PID" 2>/dev/null || true
+	fi
+	if [ -n "$PIPE_PID" ]; then
+		# perf's forked end dies with it (its pipe closes).
+		kill -KILL "$PIPE_PID" 2>/dev/null || true
+		wait "$PIPE_PID" 2>/dev/null || true
+	fi
+	if [ -n "$XCG" ]; then
+		for _ in $(seq 1 50); do
+			for d in "$XCG/a" "$XCG/b" "$XCG"; do
+				[ ! -d "$d" ] || rmdir "$d" 2>/dev/null || true
+			done
+			[ -d "$XCG" ] || break
+			sleep 0.1
+		done
+		[ ! -d "$XCG" ] || say "warning: could not remove $XCG"
 	fi
 	# This run's own pin directory (its name holds this script's pid).
 	rm -rf "$PIN_DIR"
@@ -234,6 +283,11 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+if [ "$TWO_CGROUPS" = 1 ]; then
+	mkdir "$XCG_ROOT/qoslet-bench-ctxsw-$$" || { say "cannot create $XCG_ROOT/qoslet-bench-ctxsw-$$"; exit 1; }
+	XCG=$XCG_ROOT/qoslet-bench-ctxsw-$$ # set only once made: cleanup removes only its own
+	mkdir "$XCG/a" "$XCG/b" || { say "cannot create the two cgroups under $XCG"; exit 1; }
+fi
 
 # ---------------------------------------------------------------- helpers
 
@@ -418,15 +472,51 @@ stop_tracer() {
 	TRACER_PID=""
 }
 
-# One perf run; prints usecs/op.
-pipe_usecs() {
-	taskset -c "$CPU" "$PERF" bench sched pipe -l "$LOOPS" 2>&1 |
-		awk '$2 == "usecs/op" { print $1; found = 1 } END { exit !found }'
+# One perf run: sets PIPE_USECS to its usecs/op. Not in a subshell: with
+# -g it keeps PIPE_PID for cleanup and appends to MOVE_MS.
+pipe_run() {
+	PIPE_USECS=""
+	if [ -z "$XCG" ]; then
+		PIPE_USECS=$(taskset -c "$CPU" "$PERF" bench sched pipe -l "$LOOPS" 2>&1 | usecs_per_op)
+		return
+	fi
+	local out=$TMP/pipe.out child rc=0 t0
+	t0=$(date +%s%N)
+	# shellcheck disable=SC2016 # the inner shell's $$ and arguments
+	sh -c 'echo $$ >"$1/cgroup.procs" && exec taskset -c "$2" "$3" bench sched pipe -l "$4"' \
+		sh "$XCG/a" "$CPU" "$PERF" "$LOOPS" >"$out" 2>&1 &
+	PIPE_PID=$! # sh, then taskset, then perf: one pid
+	# perf forks its second end after its setup; polled on the other CPU so
+	# that the wait takes nothing from the measured one.
+	# shellcheck disable=SC2016
+	# The children file has no newline (read's status is 1 on it); a perf
+	# that exited is a zombie until reaped, and its state ends the loop.
+	child=$(taskset -c "$MOVER_CPU" sh -c 'while read -r _ _ st _ <"/proc/$1/stat" && [ "$st" != Z ]; do
+		c=""; read -r c _ <"/proc/$1/task/$1/children"
+		[ -z "$c" ] || { echo "$c"; exit 0; }
+	done 2>/dev/null; exit 1' sh "$PIPE_PID") || rc=1
+	if [ "$rc" = 0 ] && ! echo "$child" >"$XCG/b/cgroup.procs" 2>/dev/null; then
+		rc=1
+	fi
+	# From perf's launch to the move: an upper bound on the time its ends
+	# spent in one cgroup.
+	MOVE_MS+=("$((($(date +%s%N) - t0) / 1000000))")
+	wait "$PIPE_PID" || rc=1
+	PIPE_PID=""
+	if [ "$rc" != 0 ]; then
+		say "the pipe's second end was not moved to $XCG/b, or perf failed: $(tail -n 2 "$out" | tr '\n' ' ')"
+		return 1
+	fi
+	PIPE_USECS=$(usecs_per_op <"$out")
+}
+
+usecs_per_op() {
+	awk '$2 == "usecs/op" { print $1; found = 1 } END { exit !found }'
 }
 
 # Config $1, round $2: one block.
 run_block() {
-	local c=$1 r=$2 v mode
+	local c=$1 r=$2 mode
 	if [ "$c" != baseline ]; then
 		start_tracer "$c"
 		if ! wait_attached "$c"; then
@@ -445,8 +535,8 @@ run_block() {
 		sleep 0.2 # let attach-time work (bpftrace's first poll, page faults) settle
 	fi
 	FOREIGN[$c,$r]=$(join2 "$(busy_procs) $(bpf_stats)" "$(foreign_progs "$TRACER_PID")")
-	if v=$(pipe_usecs); then
-		RESULT[$c,$r]=$v
+	if pipe_run; then
+		RESULT[$c,$r]=$PIPE_USECS
 	else
 		say "round $r: $c: perf bench printed no usecs/op"
 		RESULT[$c,$r]=NA
@@ -505,7 +595,7 @@ LOAD_START=$(load1)
 START=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 say "$ROUNDS rounds of ${ACTIVE[*]}; taskset -c $CPU perf bench sched pipe -l $LOOPS per block"
 
-pipe_usecs >/dev/null || true # warm-up, discarded
+pipe_run || true # warm-up, discarded
 for ((r = 1; r <= ROUNDS; r++)); do
 	order=()
 	for ((i = 0; i < N; i++)); do
@@ -570,8 +660,12 @@ report() {
 	echo "- Kernel: $(uname -r)"
 	echo "- CPU: $CPU_MODEL; nproc $(nproc)"
 	# run.sh writes to a temporary file first: show the file the report lands in.
-	echo "- Command: \`${CMDLINE/docs\/bench\/.ctxsw.md.*/docs/bench/ctxsw.md}\` (\`make bench\` runs it as \`scripts/bench/run.sh\`)"
-	echo "- Block: \`taskset -c $CPU perf bench sched pipe -l $LOOPS\` (both ends on CPU $CPU; one op = a round trip = 2 context switches)"
+	echo "- Command: \`$(echo "$CMDLINE" | sed -E 's#docs/bench/\.([^ ]+\.md)\.[A-Za-z0-9]+#docs/bench/\1#')\` (\`make bench\` runs it as \`scripts/bench/run.sh\`)"
+	if [ -n "$XCG" ]; then
+		echo "- Block: \`taskset -c $CPU perf bench sched pipe -l $LOOPS\`, its two ends in two cgroups (\`-g\`: perf in ${XCG#"$XCG_ROOT"}/a, its forked end moved to ${XCG#"$XCG_ROOT"}/b once it exists), both on CPU $CPU; one op = a round trip = 2 context switches, each between two cgroups"
+	else
+		echo "- Block: \`taskset -c $CPU perf bench sched pipe -l $LOOPS\` (both ends on CPU $CPU, in one cgroup; one op = a round trip = 2 context switches)"
+	fi
 	echo "- Rounds: $ROUNDS, each running every configuration once, starting one configuration later each round"
 	echo "- Tools: $PERF_VERSION; $BPFTRACE_VERSION; $RUNQLAT_VERSION ($RUNQLAT); $QOSLET_VERSION (tree $TREE_VERSION)"
 	echo "- Mitigations: ${MITIGATIONS:-unknown}"
@@ -633,6 +727,10 @@ report() {
 	above_floor
 	echo
 	echo "Medians are over blocks; \"Added per switch\" is the difference of medians spread over the two context switches of one op."
+	if [ -n "$XCG" ] && [ "${#MOVE_MS[@]}" -gt 0 ]; then
+		read -r med min max n < <(printf '%s\n' "${MOVE_MS[@]}" | stats)
+		echo "Two cgroups: perf's second end was moved $(calc "printf \"%.0f\", $med") ms after perf's launch (median; $(calc "printf \"%.0f-%.0f\", $min, $max") ms over $n runs, the warm-up's included), an upper bound on the time the ends shared a cgroup, of a block's $(calc "printf \"%.0f\", $BASE_MED * $LOOPS / 1000") ms at the baseline's median."
+	fi
 	echo "The per-round ratio divides each block by the baseline block of the same round; the verdicts above use its median, which cancels the drift of whole rounds on a shared VM."
 	for c in "${CONFIGS[@]}"; do
 		if [ "${FAILS[$c]:-0}" -gt 0 ]; then

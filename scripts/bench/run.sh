@@ -6,6 +6,9 @@
 #
 #   ctxsw          context-switch cost with qoslet's probes attached
 #                  (scripts/bench/ctxsw.sh) -> docs/bench/ctxsw.md
+#   ctxsw-xcg      the same with the two ends in two cgroups, so that the
+#                  probe's blame step runs on every switch (ctxsw.sh -g)
+#                  -> docs/bench/ctxsw-xcg.md
 #   top_footprint  RSS and CPU of `qoslet top -j` with 500 busy cgroups
 #                  (scripts/bench/top_footprint.sh) -> docs/bench/top_footprint.md
 #   colobench      LS wake-up latency next to BE batch, without and with
@@ -39,9 +42,13 @@
 #   DETECTBENCH_BASELINE another qoslet binary detectbench's system_slice also runs under
 #   SLOBENCH_ROUNDS   rounds of slobench (default 3, about 4.5 minutes each)
 #   SLOBENCH_SECS     seconds per slobench block (default 8)
+#   SLOBENCH_SHARE    slobench's open-loop rate: where the LS pod alone uses this
+#                     share of the CPUs (its -u; default 0.5); set empty for half
+#                     the alone maximum (which can leave BE no room: slobench -u)
 #   SLOBENCH_EXTRA    one extra agent scenario for slobench, NAME=JSON (its -x);
-#                     default agent-slo, the SLO controller on (docs/slo-control.md);
-#                     set empty for none
+#                     default agent-split_slo, the node split with the SLO
+#                     controller (docs/slo-control.md, issue 14's targets); set
+#                     empty for none
 #   BENCHES           space-separated benchmarks to run (default: all)
 set -euo pipefail
 
@@ -51,7 +58,7 @@ ROUNDS=${BENCH_ROUNDS:-15}
 LOOPS=${BENCH_LOOPS:-100000}
 CPU=${BENCH_CPU:-0}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
-BENCHES=${BENCHES:-ctxsw top_footprint colobench agent_footprint detectbench slobench}
+BENCHES=${BENCHES:-ctxsw ctxsw-xcg top_footprint colobench agent_footprint detectbench slobench}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench: not root: configurations that load BPF programs will be skipped" >&2
@@ -69,9 +76,11 @@ for b in $BENCHES; do
 	tmp=$(mktemp "docs/bench/.$b.md.XXXXXX")
 	rc=0
 	case $b in
-	ctxsw)
-		echo "bench: $b: taskset -c $CPU perf bench sched pipe -l $LOOPS, $ROUNDS rounds"
-		scripts/bench/ctxsw.sh -r "$ROUNDS" -l "$LOOPS" -c "$CPU" -q "$QUIET_WAIT" \
+	ctxsw | ctxsw-xcg)
+		xcg=""
+		[ "$b" = ctxsw ] || xcg=-g
+		echo "bench: $b: taskset -c $CPU perf bench sched pipe -l $LOOPS${xcg:+, the ends in two cgroups}, $ROUNDS rounds"
+		scripts/bench/ctxsw.sh -r "$ROUNDS" -l "$LOOPS" -c "$CPU" $xcg -q "$QUIET_WAIT" \
 			-o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	top_footprint)
@@ -97,11 +106,12 @@ for b in $BENCHES; do
 		;;
 	slobench)
 		echo "bench: $b: nginx and redis, closed and open loop, next to BE stress-ng, without and with qoslet agent, ${SLOBENCH_ROUNDS:-3} rounds of ${SLOBENCH_SECS:-8} s blocks"
-		# unset: the SLO controller's slot; set empty: no extra scenario
-		slo='slo={"slo": {"enabled": true}}'
-		extra=${SLOBENCH_EXTRA-$slo}
+		# unset: the configuration that meets issue 14's targets; set empty: no extra scenario
+		split_slo='split_slo={"suppress": {"policy": "split", "threshold_percent": 95}, "slo": {"enabled": true}}'
+		extra=${SLOBENCH_EXTRA-$split_slo}
+		share=${SLOBENCH_SHARE-0.5}
 		scripts/bench/slobench.sh -r "${SLOBENCH_ROUNDS:-3}" -s "${SLOBENCH_SECS:-8}" -q "$QUIET_WAIT" \
-			${extra:+-x "$extra"} -o "$tmp" >"$tmp.stdout" || rc=$?
+			${share:+-u "$share"} ${extra:+-x "$extra"} -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	*)
 		echo "bench: unknown benchmark '$b'" >&2
