@@ -106,7 +106,7 @@ for b in $BENCHES; do
 		;;
 	slobench)
 		echo "bench: $b: nginx and redis, closed and open loop, next to BE stress-ng, without and with qoslet agent, ${SLOBENCH_ROUNDS:-3} rounds of ${SLOBENCH_SECS:-8} s blocks"
-		# unset: the configuration that meets issue 14's targets; set empty: no extra scenario
+		# unset: the configuration nearest issue 14's targets; set empty: no extra scenario
 		split_slo='split_slo={"suppress": {"policy": "split", "threshold_percent": 95}, "slo": {"enabled": true}}'
 		extra=${SLOBENCH_EXTRA-$split_slo}
 		share=${SLOBENCH_SHARE-0.5}
