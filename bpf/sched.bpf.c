@@ -76,7 +76,7 @@ static long forget_pair(struct bpf_map *map, struct blame_key *key, struct blame
  * cannot fill them. The pair scan costs O(pairs) per rmdir, about 20 ns a
  * pair, paid only when a cgroup goes away.
  *
- * Empties a CPU's pending slot if it holds the removed cgroup, and its
+ * Empties a CPU's pending slots that hold the removed cgroup, and its
  * cached pairs in which the cgroup takes part (without giving them back
  * to rq_blame, whose pairs of the cgroup go next). This runs on another
  * CPU than the slots' own: a switch there that takes one of these slots
@@ -86,12 +86,14 @@ static long forget_pair(struct bpf_map *map, struct blame_key *key, struct blame
 static long forget_cpu(__u32 cpu, __u64 *gone)
 {
 	__u32 zero = 0;
-	struct rq_pending *p = bpf_map_lookup_percpu_elem(&rq_pending, &zero, cpu);
+	struct rq_pending_cache *p = bpf_map_lookup_percpu_elem(&rq_pending, &zero, cpu);
 	struct rq_blame_cache *c = bpf_map_lookup_percpu_elem(&rq_blame_cache, &zero, cpu);
 
-	if (p && p->cgid == *gone) {
-		p->cgid = 0;
-		__builtin_memset(&p->hist, 0, sizeof(p->hist));
+	for (int i = 0; p && i < QOSLET_PENDING_SLOTS; i++) {
+		if (p->slot[i].cgid != *gone)
+			continue;
+		p->slot[i].cgid = 0;
+		__builtin_memset(&p->slot[i].hist, 0, sizeof(p->slot[i].hist));
 	}
 	if (!c)
 		return 0;

@@ -34,14 +34,36 @@ enum qoslet_wait_source {
 };
 
 /*
- * One CPU's histogram of the cgroup whose tasks it switched in last, not
- * yet added to rq_hist: consecutive waits on a CPU are mostly one
- * cgroup's, and adding to a per-CPU array slot costs no hash lookup.
- * Readers add it to the cgroup's rq_hist entry (reading rq_hist first).
+ * One CPU's histogram of a cgroup whose tasks it switched in lately, not
+ * yet added to rq_hist: adding to a per-CPU array slot costs no hash
+ * lookup. Readers add it to the cgroup's rq_hist entry (reading rq_hist
+ * first).
  */
 struct rq_pending {
 	__u64 cgid; /* 0: empty */
 	struct lat_hist hist;
+};
+
+/*
+ * Each CPU's pending histograms of its last few cgroups, a slot each. One
+ * slot was flushed to rq_hist at every switch-in of another cgroup, which is
+ * every switch-in on a CPU that two pods share (ctxsw -g). A miss flushes
+ * the slots round robin, so that a CPU alternating between up to this many
+ * cgroups keeps them all.
+ */
+#define QOSLET_PENDING_SLOTS 4 /* a power of two: `next` is masked */
+/*
+ * A slot also goes into rq_hist at this many waits, keeping its cgroup: so
+ * the pinned rq_hist (what bpftool dumps) lags each CPU by at most this many
+ * waits of a cgroup that keeps waiting, and the flush costs a switch-in
+ * 1/32 of a hash lookup.
+ */
+#define QOSLET_PENDING_FLUSH 32
+
+struct rq_pending_cache {
+	struct rq_pending slot[QOSLET_PENDING_SLOTS];
+	__u32 next; /* the slot a miss takes next, mod QOSLET_PENDING_SLOTS */
+	__u32 pad;
 };
 
 struct blame_key {

@@ -84,7 +84,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct rq_pending);
+	__type(value, struct rq_pending_cache);
 } rq_pending SEC(".maps");
 
 /* Each CPU's recent pairs, in front of rq_blame: see struct rq_blame_cache. */
@@ -291,16 +291,28 @@ static __noinline void flush_pending(struct rq_pending *p)
 static __always_inline void charge_hist(__u64 cgid, __u64 delta)
 {
 	__u32 zero = 0;
-	struct rq_pending *p = bpf_map_lookup_elem(&rq_pending, &zero);
+	struct rq_pending_cache *c = bpf_map_lookup_elem(&rq_pending, &zero);
+	struct rq_pending *p = NULL;
 
-	if (!p)
+	if (!c)
 		return;
-	if (p->cgid != cgid) {
+	/* Found first, added once: lat_hist_add is not copied into every branch. */
+	for (int i = 0; i < QOSLET_PENDING_SLOTS; i++) {
+		if (c->slot[i].cgid == cgid) {
+			p = &c->slot[i];
+			break;
+		}
+	}
+	if (!p) {
+		p = &c->slot[c->next & (QOSLET_PENDING_SLOTS - 1)];
+		c->next++;
 		if (p->hist.count)
 			flush_pending(p);
 		p->cgid = cgid;
 	}
 	lat_hist_add(&p->hist, delta);
+	if (p->hist.count >= QOSLET_PENDING_FLUSH)
+		flush_pending(p);
 }
 
 /* The slot of pair (victim, culprit): the top bits of a multiplicative hash. */

@@ -364,42 +364,58 @@ static int cmp_pending(const void *a, const void *b)
  */
 static int add_pending(struct sched_probe *p, struct snapshot *s, size_t first)
 {
-	struct rq_pending pend[p->ncpus];
+	struct rq_pending_cache *cache = calloc((size_t)p->ncpus, sizeof(*cache));
+	/* Every CPU's filled slots, sorted by cgid. */
+	struct rq_pending *pend = calloc((size_t)p->ncpus * QOSLET_PENDING_SLOTS, sizeof(*pend));
+	size_t n = 0, end = s->n_cgroups;
 	__u32 zero = 0;
-	size_t end = s->n_cgroups;
+	int err = 0;
 
-	/* Zeroed for valgrind, which does not see the kernel fill per-CPU values. */
-	memset(pend, 0, sizeof(pend));
-	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.rq_pending), &zero, pend))
-		return -errno;
-	qsort(pend, p->ncpus, sizeof(pend[0]), cmp_pending);
+	if (!cache || !pend) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.rq_pending), &zero, cache)) {
+		err = -errno;
+		goto out;
+	}
+	for (int cpu = 0; cpu < p->ncpus; cpu++)
+		for (int k = 0; k < QOSLET_PENDING_SLOTS; k++)
+			if (cache[cpu].slot[k].cgid && cache[cpu].slot[k].hist.count)
+				pend[n++] = cache[cpu].slot[k];
+	qsort(pend, n, sizeof(pend[0]), cmp_pending);
 	for (size_t i = first; i < end; i++) {
 		struct rq_pending key = {.cgid = s->cgroups[i].id}, *hit;
 
-		hit = bsearch(&key, pend, p->ncpus, sizeof(pend[0]), cmp_pending);
-		/* bsearch finds one of several CPUs with that cgroup: walk the run. */
+		hit = bsearch(&key, pend, n, sizeof(pend[0]), cmp_pending);
+		/* bsearch finds one of several slots with that cgroup: walk the run. */
 		while (hit && hit > pend && hit[-1].cgid == key.cgid)
 			hit--;
-		for (; hit && hit < pend + p->ncpus && hit->cgid == key.cgid; hit++) {
+		for (; hit && hit < pend + n && hit->cgid == key.cgid; hit++) {
 			hist_add(&s->cgroups[i].rq, &hit->hist);
 			hit->hist.count = 0; /* consumed */
 		}
 	}
 	/* Cgroups not in rq_hist yet: one record per cgroup (pend is sorted by cgid). */
-	for (int cpu = 0; cpu < p->ncpus; cpu++) {
+	for (size_t j = 0; j < n; j++) {
 		struct cg_sample *cg;
 
-		if (!pend[cpu].cgid || !pend[cpu].hist.count)
+		if (!pend[j].hist.count)
 			continue;
-		cg = snapshot_add(s, pend[cpu].cgid);
-		if (!cg)
-			return -ENOMEM;
+		cg = snapshot_add(s, pend[j].cgid);
+		if (!cg) {
+			err = -ENOMEM;
+			goto out;
+		}
 		cg->parts |= CG_RQ;
-		for (; cpu < p->ncpus && pend[cpu].cgid == cg->id; cpu++)
-			hist_add(&cg->rq, &pend[cpu].hist);
-		cpu--;
+		for (; j < n && pend[j].cgid == cg->id; j++)
+			hist_add(&cg->rq, &pend[j].hist);
+		j--;
 	}
-	return 0;
+out:
+	free(cache);
+	free(pend);
+	return err;
 }
 
 static int sched_read(void *state, struct snapshot *s)
