@@ -12,9 +12,10 @@
 # on one CPU ping-pong a byte through two pipes, so every op is a round trip
 # of two context switches (each one a sched_switch, each wake-up a
 # sched_wakeup) and almost nothing else. usecs/op is the figure.
-# Both ends run in one cgroup, so qoslet's blame step (who delayed whom
-# between two cgroups) never runs; with -g every switch is between two
-# cgroups and it runs on each (see -g).
+# Both ends run in one cgroup, so qoslet's probe takes its shortest path on
+# each switch (the culprit is the victim's own cgroup, no kernel-thread stint
+# lookup); with -g every switch is between two cgroups and takes the longer
+# one (see -g).
 #
 # Configurations, each measured in its own block (tracer started, attach
 # awaited, one perf run, tracer stopped and reaped):
@@ -49,8 +50,9 @@
 #              with perf started in its child a and perf's forked end moved
 #              to its child b as soon as it exists (polled from another CPU;
 #              the few round trips before the move run in one cgroup). Every
-#              switch is then between two cgroups: qoslet's blame step and
-#              its kernel-thread bookkeeping run on each. Needs 2 CPUs.
+#              switch is then between two cgroups: the probe walks to the
+#              previous task's cgroup, looks up the kernel-thread stint and
+#              charges a pair of two cgroups on each. Needs 2 CPUs.
 #   -q SECS    first wait up to SECS for a quiet machine: no stress-ng,
 #              dutycycle or cyclictest, no foreign tracing BPF programs, BPF
 #              run-time stats off, and a 1-minute load average below 0.5 or
