@@ -40,8 +40,9 @@
 #                  agent_footprint (the numbers before a change; default: none)
 #   DETECTBENCH_ROUNDS rounds of detectbench (default 3, about 3 minutes each)
 #   DETECTBENCH_BASELINE another qoslet binary detectbench's system_slice also runs under
-#   SLOBENCH_ROUNDS   rounds of slobench (default 3, about 4.5 minutes each)
-#   SLOBENCH_SECS     seconds per slobench block (default 8)
+#   SLOBENCH_ROUNDS   rounds of slobench (default 5, about 9.5 minutes each)
+#   SLOBENCH_SECS     seconds per slobench block (default 15: BE's start sets
+#                     an 8 s block's p99 in some rounds, docs/slo-control.md)
 #   SLOBENCH_SHARE    slobench's open-loop rate: where the LS pod alone uses this
 #                     share of the CPUs (its -u; default 0.5); set empty for half
 #                     the alone maximum (which can leave BE no room: slobench -u)
@@ -105,12 +106,12 @@ for b in $BENCHES; do
 			${DETECTBENCH_BASELINE:+-b "$DETECTBENCH_BASELINE"} -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	slobench)
-		echo "bench: $b: nginx and redis, closed and open loop, next to BE stress-ng, without and with qoslet agent, ${SLOBENCH_ROUNDS:-3} rounds of ${SLOBENCH_SECS:-8} s blocks"
+		echo "bench: $b: nginx and redis, closed and open loop, next to BE stress-ng, without and with qoslet agent, ${SLOBENCH_ROUNDS:-5} rounds of ${SLOBENCH_SECS:-15} s blocks"
 		# unset: the configuration nearest issue 14's targets; set empty: no extra scenario
 		split_slo='split_slo={"suppress": {"policy": "split", "threshold_percent": 95}, "slo": {"enabled": true}}'
 		extra=${SLOBENCH_EXTRA-$split_slo}
 		share=${SLOBENCH_SHARE-0.5}
-		scripts/bench/slobench.sh -r "${SLOBENCH_ROUNDS:-3}" -s "${SLOBENCH_SECS:-8}" -q "$QUIET_WAIT" \
+		scripts/bench/slobench.sh -r "${SLOBENCH_ROUNDS:-5}" -s "${SLOBENCH_SECS:-15}" -q "$QUIET_WAIT" \
 			${share:+-u "$share"} ${extra:+-x "$extra"} -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	*)

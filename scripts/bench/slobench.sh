@@ -71,8 +71,8 @@
 # Exit 0 after a measurement, 77 when it cannot run here, 1 on failure,
 # 2 on bad usage.
 #
-#   -r ROUNDS   rounds (default $SLOBENCH_ROUNDS, else 3)
-#   -s SECS     seconds per block (default $SLOBENCH_SECS, else 8)
+#   -r ROUNDS   rounds (default $SLOBENCH_ROUNDS, else 5)
+#   -s SECS     seconds per block (default $SLOBENCH_SECS, else 15)
 #   -W SECS     the load's warm-up before BE starts, not measured (default
 #               $SLOBENCH_WARMUP, else 2: two of the agent's ticks)
 #   -S SERVERS  comma-separated, of web and kv (default web,kv)
@@ -109,8 +109,8 @@ export QOSLET_TEST_TAG=slobench-$$
 . "$ROOT/scripts/bench/colo_lib.sh"
 LOADGEN=${LOADGEN:-$ROOT/build/tests/helpers/loadgen}
 
-ROUNDS=${SLOBENCH_ROUNDS:-3}
-SECS=${SLOBENCH_SECS:-8}
+ROUNDS=${SLOBENCH_ROUNDS:-5}
+SECS=${SLOBENCH_SECS:-15}
 WARMUP=${SLOBENCH_WARMUP:-2}
 SERVERS=web,kv
 SHAPE_ARG=closed,open
