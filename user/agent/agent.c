@@ -182,15 +182,29 @@ static bool write_racing(const struct action *act, const struct act_result *r)
 	       (r->err == -ENOENT || (r->err == -EBUSY && act->kind == ACT_CPUSET));
 }
 
-void agent_decide(struct agent *a, const struct action *act)
+/* Records act's decision with the actuator's result r. */
+static void record(struct agent *a, const struct action *act, const struct act_result *r)
 {
 	/* a container target's pod names the decision's pod */
 	const struct pol_unit *u = pol_input_owner(&a->rec->in, act->id);
 	struct decision d = {.ts_ns = a->rec->in.ts_ns, .act = *act};
-	struct act_result r = {0};
 
 	if (u)
 		snprintf(d.pod_uid, sizeof(d.pod_uid), "%s", u->pod_uid);
+	d.outcome = r->outcome;
+	d.err = -r->err;
+	snprintf(d.before, sizeof(d.before), "%s", r->before);
+	snprintf(d.after, sizeof(d.after), "%s", r->after);
+	snprintf(d.why, sizeof(d.why), "%s", r->why);
+	if (r->outcome == OUT_REQUESTED)
+		request_eviction(a, &d);
+	agent_record_decision(a, &d);
+}
+
+enum decision_outcome agent_decide(struct agent *a, const struct action *act)
+{
+	struct act_result r = {0};
+
 	actuator_apply(a->act, act, &r);
 	/* What the actuator wrote, the next tick reads back rather than waiting for the slow
 	 * re-read. */
@@ -198,14 +212,36 @@ void agent_decide(struct agent *a, const struct action *act)
 		collector_settings_changed(a->coll, act->id);
 	else if (write_racing(act, &r))
 		a->write_raced = true;
-	d.outcome = r.outcome;
-	d.err = -r.err;
-	snprintf(d.before, sizeof(d.before), "%s", r.before);
-	snprintf(d.after, sizeof(d.after), "%s", r.after);
-	snprintf(d.why, sizeof(d.why), "%s", r.why);
-	if (r.outcome == OUT_REQUESTED)
-		request_eviction(a, &d);
-	agent_record_decision(a, &d);
+	record(a, act, &r);
+	return r.outcome;
+}
+
+/*
+ * The split's LS moves wait for its BE moves: LS confined while BE still
+ * runs on every CPU (a BE cpuset of the tick failed: on v1 its directory
+ * not made yet, say) has fewer CPUs and the same neighbours. BE's retry,
+ * 10 ms later, asks both again. The plan lists BE's cpusets first.
+ */
+static void apply_actions(struct agent *a)
+{
+	bool be_cpus_missed = false;
+
+	for (size_t i = 0; i < a->actions.n; i++) {
+		const struct action *act = &a->actions.v[i];
+
+		if (act->ls_split && be_cpus_missed) {
+			struct act_result r = {.outcome = OUT_REFUSED};
+
+			snprintf(r.why, sizeof(r.why),
+				 "held: a BE cpuset of this tick did not land, and LS keeps its "
+				 "CPUs until BE is off them");
+			record(a, act, &r);
+			continue;
+		}
+		if (agent_decide(a, act) == OUT_FAILED && act->kind == ACT_CPUSET &&
+		    act->cls == QOS_BE)
+			be_cpus_missed = true;
+	}
 }
 
 /* Every attempt of an eviction through the API, as a decision record of its own. */
@@ -401,8 +437,7 @@ static int tick_once(struct agent *a, bool fast)
 	err = policy_tick(&rec->in, &a->cfg.policy, a->cfg.dry_run, &a->pol, &a->actions);
 	if (err)
 		return err;
-	for (size_t i = 0; i < a->actions.n; i++)
-		agent_decide(a, &a->actions.v[i]);
+	apply_actions(a);
 	err = agent_capacity_tick(a);
 	if (err)
 		return err;

@@ -103,8 +103,8 @@ void kube_report(struct agent *a, const struct decision *d);
 /* Records d, and tells the cluster about it when it is worth an Event (agent.c). */
 void agent_record_decision(struct agent *a, struct decision *d);
 
-/* Hands one action to the actuator and records the decision (agent.c). */
-void agent_decide(struct agent *a, const struct action *act);
+/* Hands one action to the actuator and records the decision; returns its outcome (agent.c). */
+enum decision_outcome agent_decide(struct agent *a, const struct action *act);
 
 /*
  * Batch capacity for this tick: decisions for its changes, the values to the
