@@ -30,6 +30,9 @@ struct sched_probe {
 	/* probe_opts.blame_fresh: pairs from rq_blame_fresh into totals (blame_totals.h) */
 	bool fresh, seeded;
 	struct blame_totals totals;
+	/* add_pending's buffers, sized by ncpus once: every read needs them */
+	struct rq_pending_cache *pend_cache; /* rq_pending's value: every CPU's slots */
+	struct rq_pending *pend;	     /* the filled slots, sorted by cgid */
 };
 
 static int set_pins(struct sched_bpf *skel, const char *pin_dir)
@@ -144,8 +147,14 @@ static int sched_load(void **state, const struct probe_env *env, char *why, size
 		free(p);
 		return err;
 	}
-	err = load_best(p, env->opts->hook, env->fs, why, whylen);
+	/* calloc: valgrind does not see the kernel fill per-CPU values */
+	p->pend_cache = calloc((size_t)p->ncpus, sizeof(*p->pend_cache));
+	p->pend = calloc((size_t)p->ncpus * QOSLET_PENDING_SLOTS, sizeof(*p->pend));
+	err = p->pend_cache && p->pend ? load_best(p, env->opts->hook, env->fs, why, whylen)
+				       : -ENOMEM;
 	if (err) {
+		free(p->pend_cache);
+		free(p->pend);
 		free(p);
 		return err;
 	}
@@ -173,6 +182,8 @@ static void sched_destroy(void *state)
 
 	sched_bpf__destroy(p->skel);
 	blame_totals_free(&p->totals);
+	free(p->pend_cache);
+	free(p->pend);
 	free(p);
 }
 
@@ -364,21 +375,13 @@ static int cmp_pending(const void *a, const void *b)
  */
 static int add_pending(struct sched_probe *p, struct snapshot *s, size_t first)
 {
-	struct rq_pending_cache *cache = calloc((size_t)p->ncpus, sizeof(*cache));
-	/* Every CPU's filled slots, sorted by cgid. */
-	struct rq_pending *pend = calloc((size_t)p->ncpus * QOSLET_PENDING_SLOTS, sizeof(*pend));
+	struct rq_pending_cache *cache = p->pend_cache;
+	struct rq_pending *pend = p->pend;
 	size_t n = 0, end = s->n_cgroups;
 	__u32 zero = 0;
-	int err = 0;
 
-	if (!cache || !pend) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.rq_pending), &zero, cache)) {
-		err = -errno;
-		goto out;
-	}
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.rq_pending), &zero, cache))
+		return -errno;
 	for (int cpu = 0; cpu < p->ncpus; cpu++)
 		for (int k = 0; k < QOSLET_PENDING_SLOTS; k++)
 			if (cache[cpu].slot[k].cgid && cache[cpu].slot[k].hist.count)
@@ -403,19 +406,14 @@ static int add_pending(struct sched_probe *p, struct snapshot *s, size_t first)
 		if (!pend[j].hist.count)
 			continue;
 		cg = snapshot_add(s, pend[j].cgid);
-		if (!cg) {
-			err = -ENOMEM;
-			goto out;
-		}
+		if (!cg)
+			return -ENOMEM;
 		cg->parts |= CG_RQ;
 		for (; j < n && pend[j].cgid == cg->id; j++)
 			hist_add(&cg->rq, &pend[j].hist);
 		j--;
 	}
-out:
-	free(cache);
-	free(pend);
-	return err;
+	return 0;
 }
 
 static int sched_read(void *state, struct snapshot *s)
