@@ -9,7 +9,9 @@
  * resolve there (and do not exist); absolute ones (the seeds use /dev/null)
  * reach the accepting paths.
  *
- * Exec plugins are never run: for a config with one, the checks stop at
+ * The file is made 0600, as a kubeconfig with an exec plugin must not be
+ * writable by others. Exec plugins are never run: for a config with one,
+ * the checks stop at
  * what loading built (the command, KUBERNETES_EXEC_INFO as JSON), since
  * kube_config_token would run the command the input names.
  *
@@ -22,6 +24,7 @@
  */
 #include <jansson.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fuzz.h"
 #include "kube/config.h"
@@ -64,7 +67,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n;
 	int r, ways;
 
-	r = kube_config_from_kubeconfig(&cfg, fuzz_file(data, size), err, sizeof(err));
+	const char *path = fuzz_file(data, size);
+
+	/* A memfd is 0777; a kubeconfig others may write is refused an exec plugin. */
+	FUZZ_CHECK(!chmod(path, 0600), "chmod %s: %m", path);
+	r = kube_config_from_kubeconfig(&cfg, path, err, sizeof(err));
 	if (r) {
 		FUZZ_CHECK(r < 0 && err[0], "kube_config_from_kubeconfig returned %d (%s)", r, err);
 		FUZZ_CHECK(!cfg.exec && !cfg.ca_data.data && !cfg.cert_data.data &&

@@ -473,6 +473,12 @@ static void test_kubeconfig_exec(void **state)
 	assert_string_equal(cfg.exec->argv[0], "aws");
 	assert_null(strstr(cfg.exec->exec_info, "cluster"));
 	kube_config_free(&cfg);
+	/* The plugin runs as the agent: a kubeconfig others may write may not name one. */
+	assert_int_equal(chmod(at("kubeconfig"), 0666), 0);
+	assert_int_equal(kube_config_from_kubeconfig(&cfg, at("kubeconfig"), err, sizeof(err)),
+			 -EPERM);
+	assert_non_null(strstr(err, "writable by others (mode 0666): refused"));
+	assert_int_equal(chmod(at("kubeconfig"), 0644), 0);
 }
 
 static void test_exec_parse(void **state)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
 
@@ -94,6 +95,8 @@ int kube_config_in_cluster(struct kube_config *cfg, const char *token_path, cons
 struct kc {
 	yaml_document_t doc;
 	const char *path; /* the kubeconfig: named in errors, base of relative file names */
+	mode_t mode;	  /* its permissions, and group: */
+	gid_t gid;
 	char *err;
 	size_t errlen;
 };
@@ -493,6 +496,14 @@ static int load_exec(struct kc *kc, struct kube_config *cfg, const yaml_node_t *
 	if (x->type != YAML_MAPPING_NODE)
 		return KC_FAIL(kc, -EINVAL, "kubeconfig %s: %s: exec is not a mapping", kc->path,
 			       what);
+	/* The plugin runs as the agent (root): a file others may write would let them run anything.
+	 */
+	if ((kc->mode & S_IWOTH) || ((kc->mode & S_IWGRP) && kc->gid != 0))
+		return KC_FAIL(kc, -EPERM,
+			       "kubeconfig %s: %s has an exec plugin, and the file is writable by "
+			       "%s (mode %04o): refused; chmod go-w it",
+			       kc->path, what, kc->mode & S_IWOTH ? "others" : "its group",
+			       (unsigned int)(kc->mode & 07777));
 	if ((rc = get_str(kc, x, "command", what, &cmd)) ||
 	    (rc = get_str(kc, x, "apiVersion", what, &version)) ||
 	    (rc = get_str(kc, x, "interactiveMode", what, &mode)) ||
@@ -639,27 +650,51 @@ static int load_context(struct kc *kc, struct kube_config *cfg)
 	return load_user(kc, cfg, user, cluster, what);
 }
 
-/* The whole file, bounded, into *text; 0 or -errno with err set. */
-static int slurp(const char *path, char **text, size_t *len, char *err, size_t errlen)
+/*
+ * The whole file, bounded, into *text (grown as it is read: a pipe such as
+ * KUBECONFIG=<(...) has no size to ask), and its mode into st; 0 or -errno
+ * with err set.
+ */
+static int slurp(const char *path, char **text, size_t *len, struct stat *st, char *err,
+		 size_t errlen)
 {
 	FILE *f = fopen(path, "re");
+	size_t cap = 0;
 	int rc = 0;
 
 	*text = NULL;
+	*len = 0;
 	if (!f)
 		return fail(err, errlen, -errno, "kubeconfig %s: cannot open it: %s", path,
 			    strerror(errno));
-	*text = malloc(KUBECONFIG_MAX + 1);
-	*len = *text ? fread(*text, 1, KUBECONFIG_MAX + 1, f) : 0;
-	if (!*text)
-		rc = fail(err, errlen, -ENOMEM, "kubeconfig %s: out of memory", path);
-	else if (ferror(f))
-		rc = fail(err, errlen, -EIO, "kubeconfig %s: cannot read it", path);
-	else if (*len > KUBECONFIG_MAX)
-		rc = fail(err, errlen, -EFBIG, "kubeconfig %s: larger than %u MiB", path,
-			  KUBECONFIG_MAX >> 20);
+	if (fstat(fileno(f), st))
+		rc = fail(err, errlen, -errno, "kubeconfig %s: %s", path, strerror(errno));
+	while (!rc && !feof(f)) {
+		char *grown;
+
+		if (*len == cap) {
+			cap = cap ? cap * 2 : (size_t)st->st_size + 4096;
+			if (*len > KUBECONFIG_MAX) {
+				rc = fail(err, errlen, -EFBIG, "kubeconfig %s: larger than %u MiB",
+					  path, KUBECONFIG_MAX >> 20);
+				break;
+			}
+			grown = realloc(*text, cap + 1);
+			if (!grown) {
+				rc = fail(err, errlen, -ENOMEM, "kubeconfig %s: out of memory",
+					  path);
+				break;
+			}
+			*text = grown;
+		}
+		*len += fread(*text + *len, 1, cap - *len, f);
+		if (ferror(f))
+			rc = fail(err, errlen, -EIO, "kubeconfig %s: cannot read it", path);
+	}
 	fclose(f);
 	if (rc) {
+		if (*text)
+			explicit_bzero(*text, *len);
 		free(*text);
 		*text = NULL;
 	}
@@ -670,14 +705,17 @@ int kube_config_from_kubeconfig(struct kube_config *cfg, const char *path, char 
 {
 	struct kc kc = {.path = path, .err = err, .errlen = errlen};
 	yaml_parser_t parser;
+	struct stat st;
 	size_t len = 0;
 	char *text;
 	int rc;
 
 	memset(cfg, 0, sizeof(*cfg));
-	rc = slurp(path, &text, &len, err, errlen);
+	rc = slurp(path, &text, &len, &st, err, errlen);
 	if (rc)
 		return rc;
+	kc.mode = st.st_mode;
+	kc.gid = st.st_gid;
 	if (!yaml_parser_initialize(&parser)) {
 		free(text);
 		return fail(err, errlen, -ENOMEM, "kubeconfig %s: out of memory", path);
