@@ -14,7 +14,8 @@
 #   - an exec plugin (a script written here, logging each run): run once
 #     with its args, the kubeconfig's env and KUBERNETES_EXEC_INFO (v1,
 #     interactive false, the cluster's server and CA data), its token cached,
-#     run again before its expirationTimestamp, and again after a 401;
+#     run again before its expirationTimestamp, and again after a 401; and
+#     one that answers with a client certificate and key instead of a token;
 #   - a refused one (auth-provider) fails before any request, naming it.
 # Needs no root: it touches no cgroups. About 10 s.
 set -euo pipefail
@@ -173,6 +174,21 @@ assert_eq "$(jq -r '.spec.cluster["certificate-authority-data"]' <<<"$info")" \
 	"$(base64 -w0 "$TMP/ca.crt")" "exec: the cluster's CA data"
 assert_eq "$(jq -s 'map(select(.violations != [] and .status != 401)) | length' "$TMP/api.log")" \
 	0 "violations other than the expected 401"
+
+log "exec plugin that answers with a client certificate and key"
+jq -n --rawfile c "$TMP/client.crt" --rawfile k "$TMP/client.key" \
+	'{apiVersion: "client.authentication.k8s.io/v1beta1", kind: "ExecCredential",
+	  status: {clientCertificateData: $c, clientKeyData: $k}}' >"$TMP/cert-credential.json"
+printf '#!/bin/sh\ncat "%s"\n' "$TMP/cert-credential.json" >"$TMP/bin/cert-plugin"
+chmod 0755 "$TMP/bin/cert-plugin"
+sed -e 's|command: ./bin/plugin|command: ./bin/cert-plugin|' \
+	-e 's|client.authentication.k8s.io/v1$|client.authentication.k8s.io/v1beta1|' \
+	"$TMP/exec.yaml" >"$TMP/exec-cert.yaml"
+n=$(wc -l <"$TMP/api.log")
+out=$(list_with "$TMP/exec-cert.yaml")
+echo "$out" | grep -qx "list ok 3 0" || fail "exec plugin with a certificate: $out"
+assert_eq "$(since "$n" true | jq -c 'map([.status, .user, .bearer])')" '[[200,"kind-admin",null]]' \
+	"exec plugin with a certificate: the stand-in's view"
 
 log "a refused kubeconfig fails before any request, naming what it refuses"
 n=$(wc -l <"$TMP/api.log")
