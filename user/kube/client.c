@@ -265,8 +265,7 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 				       : curl_easy_strerror(rc));
 	} else {
 		curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &resp->status);
-		/* As client-go: credentials refused now are not sent again; the next request
-		 * re-runs the exec plugin. */
+		/* As client-go: refused credentials are dropped; the next request re-runs exec. */
 		if (resp->status == 401)
 			kube_config_unauthorized(&c->cfg);
 		if (b.len) {

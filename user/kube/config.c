@@ -496,8 +496,7 @@ static int load_exec(struct kc *kc, struct kube_config *cfg, const yaml_node_t *
 	if (x->type != YAML_MAPPING_NODE)
 		return KC_FAIL(kc, -EINVAL, "kubeconfig %s: %s: exec is not a mapping", kc->path,
 			       what);
-	/* The plugin runs as the agent (root): a file others may write would let them run anything.
-	 */
+	/* The plugin runs as the agent (root): others who may write the file could run anything. */
 	if ((kc->mode & S_IWOTH) || ((kc->mode & S_IWGRP) && kc->gid != 0))
 		return KC_FAIL(kc, -EPERM,
 			       "kubeconfig %s: %s has an exec plugin, and the file is writable by "
@@ -539,8 +538,7 @@ static int load_exec(struct kc *kc, struct kube_config *cfg, const yaml_node_t *
 			       "kubeconfig %s: the cluster's client.authentication.k8s.io/exec "
 			       "extension is not supported",
 			       kc->path);
-	/* As kubectl: a command with a '/' is a path (relative: to the kubeconfig), else found in
-	 * PATH. */
+	/* As kubectl: a command with a '/' is a path (relative to the kubeconfig), else in PATH. */
 	if (strchr(cmd, '/') && (rc = kc_file(kc, path, sizeof(path), cmd, "exec command")))
 		return rc;
 	e = cfg->exec = calloc(1, sizeof(*cfg->exec));
