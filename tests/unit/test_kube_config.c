@@ -473,6 +473,20 @@ static void test_kubeconfig_exec(void **state)
 	assert_string_equal(cfg.exec->argv[0], "aws");
 	assert_null(strstr(cfg.exec->exec_info, "cluster"));
 	kube_config_free(&cfg);
+	/* As `aws eks update-kubeconfig` writes it: env null, IfAvailable, no cluster info. */
+	assert_int_equal(load(&cfg,
+			      HEAD GOOD_CLUSTER USER(
+				      "    exec:\n"
+				      "      apiVersion: client.authentication.k8s.io/v1beta1\n"
+				      "      args: [--region, eu-west-1, eks, get-token]\n"
+				      "      command: aws\n      env: null\n"
+				      "      interactiveMode: IfAvailable\n"
+				      "      provideClusterInfo: false\n"),
+			      err, sizeof(err)),
+			 0);
+	assert_null(cfg.exec->env[0]);
+	assert_string_equal(cfg.exec->argv[4], "get-token");
+	kube_config_free(&cfg);
 	/* The plugin runs as the agent: a kubeconfig others may write may not name one. */
 	assert_int_equal(chmod(at("kubeconfig"), 0666), 0);
 	assert_int_equal(kube_config_from_kubeconfig(&cfg, at("kubeconfig"), err, sizeof(err)),
