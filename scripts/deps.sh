@@ -28,6 +28,7 @@ BUILD="
 clang llvm make pkg-config git
 libbpf-dev libelf-dev zlib1g-dev libjansson-dev libncurses-dev bpftool libpfm4-dev
 libcurl4-openssl-dev libmicrohttpd-dev libcap-ng-dev
+libyaml-dev
 "
 INSTALL="go-md2man man-db"
 IMAGE="buildah"

@@ -42,6 +42,14 @@ the --delay-file exists every request waits as many seconds as it holds (30 when
 it is empty) before it is answered, as a hung API server would; a client that
 gives up meanwhile is no error. The chosen port is written to --port-file once
 the server listens.
+
+With --client-ca the server asks for a client certificate (optional) and
+verifies it against that CA, as an API server started with --client-ca-file
+does: a request over a verified certificate is authenticated as the
+certificate's CN and needs no token (a bad certificate fails the handshake).
+With --log-auth each log entry also has "user" (that CN, else null) and
+"bearer" (the token presented, else null), so a test can see which
+credentials arrived.
 """
 import argparse
 import json
@@ -100,6 +108,10 @@ class Handler(BaseHTTPRequestHandler):
     def record(self, status, violations, body):
         entry = {"method": self.command, "path": self.path, "status": status,
                  "violations": violations, "body": body, "time": self.arrived}
+        if self.server.opts.log_auth:
+            auth = self.headers.get("Authorization") or ""
+            entry.update(user=self.cert_user(),
+                         bearer=auth[7:] if auth.startswith("Bearer ") else None)
         with LOCK, open(self.server.opts.log, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
 
@@ -123,9 +135,18 @@ class Handler(BaseHTTPRequestHandler):
             return (TOKENS["previous"] is not None and auth == "Bearer " + TOKENS["previous"]
                     and self.arrived - TOKENS["changed"] <= self.server.opts.token_grace)
 
+    def cert_user(self):
+        """The CN of the client certificate the handshake verified, or None."""
+        cert = self.connection.getpeercert() if self.server.opts.client_ca else None
+        for rdn in (cert or {}).get("subject", ()):
+            for key, value in rdn:
+                if key == "commonName":
+                    return value
+        return None
+
     def common_violations(self):
         v = []
-        if not self.token_valid(self.headers.get("Authorization") or ""):
+        if not self.cert_user() and not self.token_valid(self.headers.get("Authorization") or ""):
             v.append("token")
         if self.headers.get("Accept") != "application/json":
             v.append("accept")
@@ -413,6 +434,10 @@ def main():
                          "(503 when empty)")
     ap.add_argument("--delay-file", default="/nonexistent",
                     help="while this file exists, every answer waits the seconds it holds")
+    ap.add_argument("--client-ca", help="verify client certificates against this CA; "
+                    "a verified certificate's CN is the user, and needs no token")
+    ap.add_argument("--log-auth", action="store_true",
+                    help="log each request's certificate user and bearer token")
     opts = ap.parse_args()
 
     class Server(ThreadingHTTPServer):
@@ -428,6 +453,9 @@ def main():
     srv.opts = opts
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(opts.cert, opts.key)
+    if opts.client_ca:
+        ctx.load_verify_locations(opts.client_ca)
+        ctx.verify_mode = ssl.CERT_OPTIONAL
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     tmp = opts.port_file + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:

@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 	}
 	if (max_body)
 		c.max_body = max_body;
-	printf("server %s\n", cfg.server);
+	printf("server %s\n", c.cfg.server);
 	while (fgets(line, sizeof(line), stdin))
 		run(&c, line);
 	printf("stats requests=%lu transport_errors=%lu http_errors=%lu parse_errors=%lu\n",

@@ -18,6 +18,21 @@
 #                         kube_start made (pods every second, no Events, no node
 #                         condition), as JSON
 #   kube_stop_servers     ends the servers it started (call from the cleanup)
+#   kube_client_certs CN  a client CA (client-ca.crt, for the stand-in's
+#                         --client-ca) and a client certificate it signs for CN
+#                         (client.crt/client.key), in KUBE_TMP
+#   kube_kubeconfig_data FILE PORT
+#                         a kubeconfig as kind writes one: the CA, the client
+#                         certificate and key as base64 data, no token
+#   kube_exec_plugin FILE TTL
+#                         an exec credential plugin script: prints an
+#                         ExecCredential (v1) with KUBE_TMP/token's content,
+#                         expiring TTL seconds later, and logs each run (its
+#                         args, PLUGIN_ENV and KUBERNETES_EXEC_INFO) as a line
+#                         of FILE.log
+#   kube_kubeconfig_exec FILE PORT PLUGIN
+#                         a kubeconfig whose user runs PLUGIN (args get-token
+#                         --cluster test, env PLUGIN_ENV=from-kubeconfig)
 #   kube_violations       the API log's calls that broke a rule, as JSON lines
 #   kube_api FILTER       the API log's entries matching the jq FILTER (one array)
 #   kube_wait_api FILTER SECONDS
@@ -140,4 +155,77 @@ kube_wait_api() {
 		sleep 0.1
 	done
 	return 1
+}
+
+kube_client_certs() { # CN
+	_kube_mkcert client-ca /CN=qoslet-client-ca -x509 -days 1 -out "$KUBE_TMP/client-ca.crt" \
+		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+	_kube_mkcert client "/O=system:masters/CN=$1" -out "$KUBE_TMP/client.csr"
+	printf 'basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n' >"$KUBE_TMP/client.ext"
+	openssl x509 -req -in "$KUBE_TMP/client.csr" -CA "$KUBE_TMP/client-ca.crt" \
+		-CAkey "$KUBE_TMP/client-ca.key" -CAcreateserial -days 1 -extfile "$KUBE_TMP/client.ext" \
+		-out "$KUBE_TMP/client.crt" 2>/dev/null
+}
+
+kube_kubeconfig_data() { # FILE PORT
+	cat >"$1" <<KC
+apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: $(base64 -w0 "$KUBE_TMP/ca.crt")
+    server: https://127.0.0.1:$2
+  name: kind-qoslet
+contexts:
+- context:
+    cluster: kind-qoslet
+    user: kind-qoslet
+  name: kind-qoslet
+current-context: kind-qoslet
+kind: Config
+preferences: {}
+users:
+- name: kind-qoslet
+  user:
+    client-certificate-data: $(base64 -w0 "$KUBE_TMP/client.crt")
+    client-key-data: $(base64 -w0 "$KUBE_TMP/client.key")
+KC
+}
+
+kube_exec_plugin() { # FILE TTL
+	cat >"$1" <<PLUGIN
+#!/bin/sh
+printf '%s\n' "\$*|\$PLUGIN_ENV|\$KUBERNETES_EXEC_INFO" >>"$1.log"
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",'
+printf '"status":{"token":"%s","expirationTimestamp":"%s"}}\n' "\$(cat "$KUBE_TMP/token")" \
+	"\$(date -u -d "+$2 seconds" +%Y-%m-%dT%H:%M:%SZ)"
+PLUGIN
+	chmod 0755 "$1"
+	: >"$1.log"
+}
+
+kube_kubeconfig_exec() { # FILE PORT PLUGIN
+	cat >"$1" <<KC
+apiVersion: v1
+kind: Config
+current-context: exec
+contexts:
+- name: exec
+  context: {cluster: test, user: plugin}
+clusters:
+- name: test
+  cluster:
+    server: https://127.0.0.1:$2
+    certificate-authority: ca.crt
+users:
+- name: plugin
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: $3
+      args: [get-token, --cluster, test]
+      env:
+      - {name: PLUGIN_ENV, value: from-kubeconfig}
+      interactiveMode: Never
+      provideClusterInfo: true
+KC
 }

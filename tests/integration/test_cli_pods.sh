@@ -10,7 +10,9 @@
 #   - a name that matches nothing is a usage error (exit 2) naming it;
 #   - without any API configuration, --pod UID still works, and a name or a
 #     namespace is refused (exit 2) saying it needs the API and that UIDs and
-#     paths work without it.
+#     paths work without it;
+#   - --pod NAME works with a kind-style kubeconfig (client certificate as
+#     data) and with an exec credential plugin's.
 # shellcheck disable=SC2016
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
@@ -45,12 +47,15 @@ jq -n --arg node "$NODE" --arg web "$WEB_UID" --arg batch "$BATCH_UID" '
 		pod($web; "web"; "frontend-0"; "Burstable"),
 		pod($batch; "batch"; "crunch-0"; "BestEffort")]}' >"$KUBE_TMP/pods.json"
 KUBE_PODS=$KUBE_TMP/pods.json
-kube_start "$NODE"
+# A client CA too: the kind-style kubeconfig below authenticates by certificate.
+kube_client_certs qoslet-cli
+kube_start "$NODE" --client-ca "$KUBE_TMP/client-ca.crt" --log-auth
 
-# q ARGS...: qoslet with the API configured; RC, $TMP/out, $TMP/err.
+# q ARGS...: qoslet with the API configured (Q_KUBECONFIG, else kube_start's
+# kubeconfig); RC, $TMP/out, $TMP/err.
 q() {
 	RC=0
-	NODE_NAME=$NODE KUBECONFIG=$KUBE_TMP/kubeconfig timeout -k 5 60 "$QOSLET" "$@" \
+	NODE_NAME=$NODE KUBECONFIG=${Q_KUBECONFIG:-$KUBE_TMP/kubeconfig} timeout -k 5 60 "$QOSLET" "$@" \
 		--pin-dir "$PIN_DIR" >"$TMP/out" 2>"$TMP/err" || RC=$?
 }
 # q_noapi ARGS...: the same with no kubeconfig, no ~/.kube/config, not in a pod.
@@ -105,4 +110,18 @@ for args in "--pod crunch-0" "--namespace batch"; do
 		fail "without the API: runqlat $args: stderr does not say why: $(cat "$TMP/err")"
 done
 log "ok: without the API: $(cat "$TMP/err")"
+
+# --pod NAME with the kubeconfigs users have (tests/integration/test_kubeconfig.sh
+# checks each against the stand-in in detail): kind's (a client certificate
+# as data) and an exec credential plugin's.
+kube_kubeconfig_data "$KUBE_TMP/kind.yaml" "$(cat "$KUBE_TMP/port")"
+Q_KUBECONFIG=$KUBE_TMP/kind.yaml q runqlat -j --pod frontend-0 1 1
+expect_pods "runqlat --pod frontend-0, kind-style kubeconfig" "$WEB_UID"
+mkdir -p "$KUBE_TMP/bin"
+kube_exec_plugin "$KUBE_TMP/bin/plugin" 600
+kube_kubeconfig_exec "$KUBE_TMP/exec.yaml" "$(cat "$KUBE_TMP/port")" ./bin/plugin
+Q_KUBECONFIG=$KUBE_TMP/exec.yaml q top -j --pod crunch-0 1 1
+expect_pods "top --pod crunch-0, exec plugin kubeconfig" "$BATCH_UID"
+assert_eq "$(wc -l <"$KUBE_TMP/bin/plugin.log")" 1 "exec plugin runs for one --pod lookup"
+assert_eq "$(kube_api '.user == "qoslet-cli"' | jq length)" 1 "requests the stand-in saw by certificate"
 test_end

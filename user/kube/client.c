@@ -21,23 +21,33 @@ struct body_buf {
 	bool too_large;
 };
 
-int kube_client_init(struct kube_client *c, const struct kube_config *cfg, char *err, size_t errlen)
+int kube_client_init(struct kube_client *c, struct kube_config *cfg, char *err, size_t errlen)
 {
 	memset(c, 0, sizeof(*c));
+	/* Taken over: the caller's copy is emptied, so what it holds is freed once. */
 	c->cfg = *cfg;
+	explicit_bzero(cfg, sizeof(*cfg));
 	c->connect_timeout_ms = KUBE_DEFAULT_CONNECT_MS;
 	c->timeout_ms = KUBE_DEFAULT_TIMEOUT_MS;
 	c->max_body = KUBE_DEFAULT_MAX_BODY;
-	if (curl_dl_open(err, errlen))
+	if (!c->cfg.server[0]) {
+		snprintf(err, errlen, "no API server configured (a config handed over twice?)");
+		return -EINVAL;
+	}
+	if (curl_dl_open(err, errlen)) {
+		kube_config_free(&c->cfg);
 		return -ELIBACC;
+	}
 	/* Reference-counted by libcurl, so several clients may each init and free. */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		kube_config_free(&c->cfg);
 		snprintf(err, errlen, "libcurl: global init failed");
 		return -ENOMEM;
 	}
 	c->curl = curl_easy_init();
 	if (!c->curl) {
 		curl_global_cleanup();
+		kube_config_free(&c->cfg);
 		snprintf(err, errlen, "libcurl: cannot create a handle");
 		return -ENOMEM;
 	}
@@ -51,7 +61,7 @@ void kube_client_free(struct kube_client *c)
 	curl_easy_cleanup(c->curl);
 	curl_global_cleanup();
 	c->curl = NULL;
-	explicit_bzero(c->cfg.token, sizeof(c->cfg.token));
+	kube_config_free(&c->cfg);
 }
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
@@ -109,6 +119,46 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
 	return __atomic_load_n(cancel, __ATOMIC_RELAXED);
 }
 
+/* A blob option: libcurl copies the bytes, so the config may change them after. */
+static CURLcode set_blob(CURL *h, CURLoption opt, const struct kube_blob *b)
+{
+	struct curl_blob blob = {.data = b->data, .len = b->len, .flags = CURL_BLOB_COPY};
+
+	return curl_easy_setopt(h, opt, &blob);
+}
+
+/*
+ * The server's CA and the client certificate, from files or memory: the
+ * configured CA alone (no system store) when there is one, else the
+ * system's, as kubectl does for a kubeconfig that names none.
+ */
+static bool set_tls(struct kube_client *c, CURL *h)
+{
+	const struct kube_config *cfg = &c->cfg;
+	struct kube_client_cert cc;
+	CURLcode rc = CURLE_OK;
+
+	if (cfg->ca_data.len) {
+		rc = set_blob(h, CURLOPT_CAINFO_BLOB, &cfg->ca_data);
+		if (rc == CURLE_OK)
+			rc = curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+	} else if (cfg->ca_path[0]) {
+		rc = curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_path);
+		if (rc == CURLE_OK)
+			rc = curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+	}
+	kube_config_client_cert(cfg, &cc);
+	if (rc == CURLE_OK && cc.cert)
+		rc = set_blob(h, CURLOPT_SSLCERT_BLOB, cc.cert);
+	if (rc == CURLE_OK && cc.cert_path)
+		rc = curl_easy_setopt(h, CURLOPT_SSLCERT, cc.cert_path);
+	if (rc == CURLE_OK && cc.key)
+		rc = set_blob(h, CURLOPT_SSLKEY_BLOB, cc.key);
+	if (rc == CURLE_OK && cc.key_path)
+		rc = curl_easy_setopt(h, CURLOPT_SSLKEY, cc.key_path);
+	return rc == CURLE_OK;
+}
+
 /* Sets every option of one request; false when libcurl refused one (then err says which). */
 static bool set_options(struct kube_client *c, CURL *h, const char *url, const char *method,
 			const char *payload, struct curl_slist *hdrs, struct body_buf *b)
@@ -125,8 +175,8 @@ static bool set_options(struct kube_client *c, CURL *h, const char *url, const c
 	SET(CURLOPT_URL, url);
 	/* Only HTTPS, also after a redirect (which is not followed anyway). */
 	SET(CURLOPT_PROTOCOLS_STR, "https");
-	SET(CURLOPT_CAINFO, c->cfg.ca_path);
-	SET(CURLOPT_CAPATH, NULL); /* the service-account CA alone, not the system's */
+	if (!set_tls(c, h))
+		return false;
 	SET(CURLOPT_SSL_VERIFYPEER, 1L);
 	SET(CURLOPT_SSL_VERIFYHOST, 2L);
 	SET(CURLOPT_NOSIGNAL, 1L); /* timeouts without SIGALRM, safe beside the agent's signals */
@@ -162,10 +212,12 @@ static struct curl_slist *headers(const struct kube_config *cfg, const char *con
 	if (kube_config_token(cfg, token, sizeof(token), err, errlen))
 		return NULL;
 	snprintf(line, sizeof(line), "Authorization: Bearer %s", token);
+	n = h = curl_slist_append(NULL, "Accept: application/json");
+	/* No token: the client certificate alone authenticates. */
+	if (h && token[0])
+		h = curl_slist_append(h, line);
 	explicit_bzero(token, sizeof(token));
-	n = curl_slist_append(h, line);
 	explicit_bzero(line, sizeof(line));
-	h = n ? curl_slist_append(n, "Accept: application/json") : NULL;
 	/* "Expect:" off: the API server answers at once, 100-continue only adds a round trip. */
 	snprintf(ctype, sizeof(ctype), "Content-Type: %s", content_type ? content_type : "");
 	if (h && content_type)
@@ -213,6 +265,9 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 				       : curl_easy_strerror(rc));
 	} else {
 		curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &resp->status);
+		/* As client-go: refused credentials are dropped; the next request re-runs exec. */
+		if (resp->status == 401)
+			kube_config_unauthorized(&c->cfg);
 		if (b.len) {
 			resp->body = json_loadb(b.data, b.len, 0, &jerr);
 			if (!resp->body) {

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * One call to the Kubernetes API over libcurl: HTTPS only, the server
- * verified against the configured CA (and nothing else), the bearer token
- * read fresh for every request, bounded in time and in response size. A
+ * verified against the configured CA (and nothing else; the system's CAs
+ * only for a kubeconfig that names none), the bearer token read fresh for
+ * every request (kube/config.h: a file, inline, an exec plugin's) and/or a
+ * client certificate, bounded in time and in response size. A
  * failure is returned and counted, never fatal: the agent keeps protecting
  * the node when the API is away.
  */
@@ -39,11 +41,12 @@ struct kube_response {
 };
 
 /*
- * 0, or a negative errno with err set: libcurl is not installed (-ELIBACC,
- * err names the package) or could not start.
+ * Takes cfg over (what it holds is the client's now, freed by
+ * kube_client_free(); cfg is left empty), also when it fails. 0, or a
+ * negative errno with err set: libcurl is not installed (-ELIBACC, err names
+ * the package) or could not start.
  */
-int kube_client_init(struct kube_client *c, const struct kube_config *cfg, char *err,
-		     size_t errlen);
+int kube_client_init(struct kube_client *c, struct kube_config *cfg, char *err, size_t errlen);
 void kube_client_free(struct kube_client *c);
 
 /*
