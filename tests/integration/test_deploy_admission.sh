@@ -23,8 +23,10 @@ set -euo pipefail
 
 require_cmds node
 JS=$QOSLET_ROOT/tests/js/admission
-[ -d "$JS/node_modules/@bufbuild/cel" ] && [ -d "$JS/node_modules/kubernetes-models" ] ||
-	skip "tests/js/admission has no packages: scripts/deps.sh test runs npm ci there"
+for pkg in @bufbuild/cel kubernetes-models yaml; do
+	[ -d "$JS/node_modules/$pkg" ] ||
+		skip "tests/js/admission has no $pkg: scripts/deps.sh test runs npm ci there"
+done
 
 TMP=$(mktemp -d "/tmp/qoslet-$TEST_NAME.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
