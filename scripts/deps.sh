@@ -39,7 +39,11 @@ libcmocka-dev libclang-rt-14-dev
 jq python3 python3-yaml openssl curl
 stress-ng util-linux procps linux-perf
 prometheus valgrind nginx-light redis-server
+nodejs
 "
+# npm for the JavaScript test suites (tests/js/*/): Debian's nodejs comes
+# without it, NodeSource's brings its own and conflicts with Debian's npm.
+command -v npm >/dev/null 2>&1 || TEST="$TEST npm"
 BENCH="
 jq python3 stress-ng rt-tests util-linux procps linux-perf bpftrace libbpf-tools
 gnuplot-nox nginx-light redis-server wrk
@@ -64,12 +68,30 @@ for profile in "$@"; do
 	esac
 done
 
+# The JavaScript test suites' pinned packages (tests/js/*/package-lock.json),
+# by npm ci, again only after the lock file changed (a copy is kept beside
+# the packages). A failure is said, not fatal: those tests then skip.
+js_suites() {
+	# shellcheck disable=SC2086 # one package a word
+	printf '%s\n' $PKGS | grep -qx nodejs || return 0
+	js_root=$(cd "$(dirname "$0")/.." && pwd)
+	for js_dir in "$js_root"/tests/js/*/; do
+		[ -f "$js_dir/package-lock.json" ] || continue
+		cmp -s "$js_dir/package-lock.json" "$js_dir/node_modules/.qoslet-lock" && continue
+		if (cd "$js_dir" && npm ci --no-audit --no-fund --loglevel=error >&2); then
+			cp "$js_dir/package-lock.json" "$js_dir/node_modules/.qoslet-lock"
+		else
+			echo "scripts/deps.sh: npm ci failed in ${js_dir#"$js_root"/}: its tests will skip" >&2
+		fi
+	done
+}
+
 missing=""
 # shellcheck disable=SC2086 # one package a word
 for p in $(printf '%s\n' $PKGS | sort -u); do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+[ -z "$missing" ] && { js_suites; exit 0; }
 
 if [ "$(id -u)" != 0 ]; then
 	echo "scripts/deps.sh: needs root to run apt-get; missing packages:$missing" >&2
@@ -84,3 +106,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing
+js_suites

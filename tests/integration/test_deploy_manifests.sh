@@ -22,7 +22,8 @@
 #    spec.nodeName (with kubernetes.node_name empty);
 #  - capabilities: drop ALL, add exactly docs/deploy.md's "capability" rows;
 #    the container mounts exactly its "mount" rows; the ClusterRole's rules are
-#    exactly its API access table; binding, service account, PodMonitor port
+#    exactly its API access table (no pods/eviction: the enforce overlay's
+#    ClusterRole qoslet-evict grants exactly its Eviction access table); binding, service account, PodMonitor port
 #    and selector, tolerations, priority class, requests <= limits, grace
 #    period > the API timeout, rolling update without surge, the image name;
 #  - safe by default: the ConfigMap's evict.action is "report"; the overlays
@@ -329,22 +330,35 @@ sel = ds["spec"]["selector"]["matchLabels"]
 check(all(labels.get(k) == v for k, v in sel.items()), "the DaemonSet's selector matches its pods")
 
 # ---- RBAC against docs/deploy.md ----------------------------------------------------
-doc_rules = set()
-for g, res_, verbs in re.findall(
-        r"^\| `([^`]*)` \| `([a-z/]+)` \| ((?:`[a-z]+`(?:, )?)+) \|", docs, re.M):
-    for v in re.findall(r"`([a-z]+)`", verbs):
-        doc_rules.add(("" if g == '""' else g, res_, v))
-role = get("ClusterRole")
-rules = set()
-for r_ in role["rules"]:
-    if set(r_) - {"apiGroups", "resources", "verbs"}:
-        fail("a ClusterRole rule with more than groups, resources and verbs: %s" % r_)
-    for g in r_["apiGroups"]:
-        for res_ in r_["resources"]:
-            for v in r_["verbs"]:
-                rules.add((g, res_, v))
+def doc_table_rules(heading):
+    """The (group, resource, verb) rows of docs/deploy.md's table under heading."""
+    section = docs.split("\n### %s\n" % heading, 1)[1].split("\n#", 1)[0]
+    out = set()
+    for g, res_, verbs in re.findall(
+            r"^\| `([^`]*)` \| `([a-z/]+)` \| ((?:`[a-z]+`(?:, )?)+) \|", section, re.M):
+        for v in re.findall(r"`([a-z]+)`", verbs):
+            out.add(("" if g == '""' else g, res_, v))
+    return out
+
+
+def role_rules(role):
+    out = set()
+    for r_ in role["rules"]:
+        if set(r_) - {"apiGroups", "resources", "verbs"}:
+            fail("a ClusterRole rule with more than groups, resources and verbs: %s" % r_)
+        for g in r_["apiGroups"]:
+            for res_ in r_["resources"]:
+                for v in r_["verbs"]:
+                    out.add((g, res_, v))
+    return out
+
+
+doc_rules = doc_table_rules("API access (ClusterRole `qoslet`)")
+rules = role_rules(get("ClusterRole"))
 check(doc_rules and rules == doc_rules,
       "the ClusterRole's rules are exactly docs/deploy.md's: %s" % sorted(doc_rules))
+check(not any(r_[1] == "pods/eviction" for r_ in rules),
+      "the base cannot evict: pods/eviction only in the enforce overlay")
 sa = get("ServiceAccount")
 crb = get("ClusterRoleBinding")
 check(crb["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
@@ -380,9 +394,19 @@ check(jobs and all(j == "qoslet" for _, j in jobs),
 check(eff["evict"]["action"] == "report", "the shipped config only reports evictions")
 overlays = os.path.join(root, "scripts", "deploy-overlays")
 base_doc = json.loads(cm["data"]["config.json"])
+overlay_extra = {"observe": [], "enforce": ["rbac-evict.yaml"]}
 for ov in ("observe", "enforce"):
     k = yaml.safe_load(open(os.path.join(overlays, ov, "kustomization.yaml")))
-    check(k.get("resources") == ["../../deploy"], "overlay %s builds on scripts/deploy" % ov)
+    check(k.get("resources") == ["../../deploy"] + overlay_extra[ov],
+          "overlay %s builds on scripts/deploy %s" % (ov, overlay_extra[ov]))
+evict_objs = {d["kind"]: d for d in yaml.safe_load_all(
+    open(os.path.join(overlays, "enforce", "rbac-evict.yaml"))) if d}
+evict_doc = doc_table_rules("Eviction access (ClusterRole `qoslet-evict`, the enforce overlay only)")
+check(evict_doc and role_rules(evict_objs["ClusterRole"]) == evict_doc
+      and evict_objs["ClusterRoleBinding"]["roleRef"]["name"] == "qoslet-evict"
+      and evict_objs["ClusterRoleBinding"]["subjects"] == crb["subjects"],
+      "the enforce overlay grants exactly docs/deploy.md's eviction rules %s to the agent"
+      % sorted(evict_doc))
 patch = yaml.safe_load(open(os.path.join(overlays, "enforce", "evict-kubernetes.yaml")))
 enf = json.loads(patch["data"]["config.json"])
 check(patch["kind"] == "ConfigMap" and patch["metadata"]["name"] == "qoslet-config"
@@ -402,8 +426,11 @@ if kubectl:
                and d["metadata"]["name"] == "qoslet-config"]
         check(len(cms) == 1 and json.loads(cms[0]["data"]["config.json"])["evict"]["action"] == action,
               "overlay %s renders evict.action %s" % (ov, action))
-        check(sorted((d["kind"], d["metadata"]["name"]) for d in rendered) == base_objs,
-              "overlay %s renders the base's objects" % ov)
+        extra = [("ClusterRole", "qoslet-evict"), ("ClusterRoleBinding", "qoslet-evict")] \
+            if ov == "enforce" else []
+        check(sorted((d["kind"], d["metadata"]["name"]) for d in rendered)
+              == sorted(base_objs + extra),
+              "overlay %s renders the base's objects %s" % (ov, extra))
     out = subprocess.run([kubectl, "kustomize", deploy], capture_output=True, text=True)
     check(out.returncode == 0, "kubectl kustomize renders scripts/deploy %s" % out.stderr.strip())
     rendered = [d for d in yaml.safe_load_all(out.stdout) if d]

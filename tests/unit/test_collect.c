@@ -622,6 +622,9 @@ static void test_class_rules_by_pod(void **state)
 					 .evict_priority = -4,
 					 .start_ns = 77};
 	fake_pods[0].evict_opt_out = true;
+	/* the opt-out counts where the config allows it (test_pod_metadata_refused: elsewhere) */
+	snprintf(cfg.trust.opt_out_ns.ns[0], sizeof(cfg.trust.opt_out_ns.ns[0]), "batch-*");
+	cfg.trust.opt_out_ns.n = 1;
 	/* a Burstable pod in a batch-* namespace with app=batch: BE by the rule */
 	snprintf(cfg.classes[0].ns, sizeof(cfg.classes[0].ns), "batch-*");
 	snprintf(cfg.classes[0].label, sizeof(cfg.classes[0].label), "app=batch");
@@ -663,6 +666,73 @@ static void test_class_rules_by_pod(void **state)
 	assert_int_equal(unit(&rec->in, batch)->cls, QOS_LS);
 	assert_int_equal(unit(&rec->in, batch)->evict_guard, EVICT_GUARD_NONE);
 	collector_free(col);
+}
+
+/*
+ * A pod's own metadata through the collector: BestEffort pods labelled LSE
+ * and SYSTEM stay BE, an opt-out outside the allowed namespaces guards
+ * nothing, a 1 us target rides to the policy as annotated (the SLO policy
+ * applies the floor) and is counted; each refusal is counted once per pod.
+ */
+static void test_pod_metadata_refused(void **state)
+{
+	struct agent_config cfg = {.trust = {.qos_label = true, .production_priority = 9000}};
+	struct cgroup_ctrls c;
+	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
+	struct collect_opts o = {
+		.ctrls = &c, .fs = &fs, .subtree = "s5/kubepods", .cfg = &cfg, .pod = fake_pod};
+	const char *lse = "s5/kubepods/besteffort/podaa", *sys = "s5/kubepods/besteffort/podbb",
+		   *kept = "s5/kubepods/besteffort/podcc", *tight = "s5/kubepods/burstable/poddd",
+		   *whole = "s5/kubepods/podee";
+	uint32_t n[POD_REFUSE_NR];
+	const struct tick_record *rec;
+	struct collector *col;
+	int err;
+
+	(void)state;
+	cfg.policy.slo.annotation_min_us = 500;
+	memset(fake_pods, 0, sizeof(fake_pods));
+	fake_pods[0] = (struct kube_pod){.uid = "aa", .ns = "batch", .koord_qos = "LSE"};
+	fake_pods[1] = (struct kube_pod){.uid = "bb", .ns = "batch", .koord_qos = "SYSTEM"};
+	fake_pods[2] = (struct kube_pod){.uid = "cc", .ns = "batch", .evict_opt_out = true};
+	fake_pods[3] = (struct kube_pod){.uid = "dd", .ns = "web", .rq_target_us = 1};
+	/* what the pod's resources allow is taken: Guaranteed with 2 whole CPUs */
+	fake_pods[4] =
+		(struct kube_pod){.uid = "ee", .ns = "db", .koord_qos = "LSE", .request_cpu = 2000};
+	cgroup("s5/kubepods", "max 100000\n", 0);
+	for (const char *const *p = (const char *const[]){lse, sys, kept, tight, whole, NULL}; *p;
+	     p++)
+		cgroup(*p, "max 100000\n", 0);
+	cgroup_ctrls_fake(&c, root, true);
+	snprintf(fs.root, sizeof(fs.root), "%s", root);
+	col = collector_new(&o);
+	rec = collector_read(col, 1, 1000000000ull, &err);
+	assert_int_equal(rec->in.n_units, 5);
+	assert_int_equal(unit(&rec->in, lse)->cls, QOS_BE);
+	assert_int_equal(unit(&rec->in, sys)->cls, QOS_BE);
+	assert_int_equal(unit(&rec->in, kept)->evict_guard, EVICT_GUARD_NONE);
+	assert_int_equal(unit(&rec->in, tight)->cls, QOS_LS);
+	assert_int_equal(unit(&rec->in, tight)->rq_target_us, 1);
+	assert_int_equal(unit(&rec->in, whole)->cls, QOS_LSE);
+	collector_refusals(col, n);
+	assert_int_equal(n[POD_REFUSE_NONE], 0);
+	assert_int_equal(n[POD_REFUSE_LABEL_NEEDS_GUARANTEED], 1);
+	assert_int_equal(n[POD_REFUSE_LABEL_SYSTEM], 1);
+	assert_int_equal(n[POD_REFUSE_OPT_OUT_NAMESPACE], 1);
+	assert_int_equal(n[POD_REFUSE_TARGET_FLOOR], 1);
+	assert_int_equal(n[POD_REFUSE_LABEL_NEEDS_WHOLE_CPUS], 0);
+
+	/* the operator allows the namespace: the opt-out guards, nothing is refused there */
+	snprintf(cfg.trust.opt_out_ns.ns[0], sizeof(cfg.trust.opt_out_ns.ns[0]), "batch");
+	cfg.trust.opt_out_ns.n = 1;
+	collector_reclassify(col);
+	rec = collector_read(col, 2, 2000000000ull, &err);
+	assert_int_equal(unit(&rec->in, kept)->evict_guard, EVICT_GUARD_OPT_OUT);
+	collector_refusals(col, n);
+	assert_int_equal(n[POD_REFUSE_OPT_OUT_NAMESPACE], 0);
+	assert_int_equal(n[POD_REFUSE_LABEL_SYSTEM], 1);
+	collector_free(col);
+	memset(fake_pods, 0, sizeof(fake_pods));
 }
 
 /* Off Kubernetes: top-level cgroups, and the children of top-level slices, are SYSTEM units. */
@@ -738,6 +808,7 @@ int main(void)
 		cmocka_unit_test(test_capacity_inputs),
 		cmocka_unit_test(test_batch_containers),
 		cmocka_unit_test(test_class_rules_by_pod),
+		cmocka_unit_test(test_pod_metadata_refused),
 		cmocka_unit_test(test_system_units),
 		cmocka_unit_test(test_detect_kubepods),
 	};

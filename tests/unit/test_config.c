@@ -39,6 +39,10 @@ static void test_defaults_documented(void **state)
 	assert_string_equal(c.decisions_file, "-");
 	assert_int_equal(c.decisions_ring, 1024);
 	assert_int_equal(c.n_classes, 0);
+	assert_true(c.trust.qos_label);
+	assert_int_equal(c.trust.production_priority, 9000);
+	assert_int_equal(c.trust.opt_out_ns.n, 0); /* the eviction opt-out counts nowhere */
+	assert_true(c.policy.slo.annotation_min_us == 500);
 	assert_true(c.policy.suppress.enabled);
 	assert_int_equal(c.policy.suppress.policy, SUPPRESS_CFS_QUOTA);
 	assert_true(c.policy.suppress.threshold == 0.65);
@@ -213,7 +217,7 @@ static const struct bad bad_docs[] = {
 	/* unknown keys, at every depth */
 	{"{\"interval\": 1}",
 	 "interval: unknown key (allowed keys: cgroup_root, interval_s, dry_run, fast_path, "
-	 "state_dir, decisions, classes, suppress, burst, evict, interference, capacity, "
+	 "state_dir, decisions, classes, qos_label, suppress, burst, evict, interference, capacity, "
 	 "batch_resources, memory_qos, slo, http, kubernetes)"},
 	{"{\"burst\": {\"polcy\": \"auto\"}}",
 	 "burst.polcy: unknown key (allowed keys: policy, burst_percent, scale_up, scale_down, "
@@ -379,6 +383,16 @@ static const struct bad bad_docs[] = {
 	 "batch_resources.cpu_quota: expected true or false, got a string"},
 	{"{\"batch_resources\": {\"evict\": {\"after_s\": 0}}}",
 	 "batch_resources.evict.after_s: 0 is out of range (allowed: 1 to 86400)"},
+	{"{\"evict\": {\"opt_out_namespaces\": [\"Batch\"]}}",
+	 "evict.opt_out_namespaces: element 0 is not a namespace glob (allowed: an array of at "
+	 "most 16 namespace globs (lowercase letters, digits, '-' and the glob characters *?[]!, "
+	 "1 to 63 bytes each))"},
+	{"{\"evict\": {\"opt_out_namespaces\": \"batch\"}}",
+	 "evict.opt_out_namespaces: expected an array, got a string"},
+	{"{\"qos_label\": {\"production_priority\": 0}}",
+	 "qos_label.production_priority: 0 is out of range (allowed: 1 to 2147483647)"},
+	{"{\"slo\": {\"targets\": {\"annotation_min_us\": 0}}}",
+	 "slo.targets.annotation_min_us: 0 is out of range (allowed: 1 to 10000000)"},
 };
 
 static void test_bad_docs(void **state)
@@ -501,6 +515,7 @@ static void test_round_trip(void **state)
 		" \"classes\": [{\"glob\": \"batch/*\", \"class\": \"BE\"},"
 		"              {\"glob\": \"system.slice/*\", \"class\": \"SYSTEM\"},"
 		"              {\"glob\": \"lse\", \"class\": \"LSE\"}],"
+		" \"qos_label\": {\"enabled\": false, \"production_priority\": 1000000},"
 		" \"suppress\": {\"enabled\": false, \"policy\": \"cpuset\", \"threshold_percent\": 57.3,"
 		"              \"min_cpus\": 0.7, \"max_growth_percent\": 33.3333333333333,"
 		"              \"min_change_percent\": 0.1, \"cpu_idle\": false},"
@@ -509,6 +524,7 @@ static void test_round_trip(void **state)
 		"           \"shared_pool_busy_percent\": 99.9, \"budget_cpu_s\": 12.5,"
 		"           \"budget_period_s\": 1},"
 		" \"evict\": {\"action\": \"kubernetes\", \"nodes\": \"canary-[0-9]*\","
+		"           \"opt_out_namespaces\": [\"kube-*\", \"db\"],"
 		"           \"memory\": {\"threshold_percent\": 95.55, \"release_percent\": 0.07e2},"
 		"           \"cpu\": {\"satisfaction_lower_percent\": 29, \"window_s\": 1,"
 		"                     \"satisfaction_upper_percent\": 29.000000000000004}},"

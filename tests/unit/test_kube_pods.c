@@ -173,8 +173,9 @@ static void test_parse_evict_controls(void **state)
 		{"", false, 0},
 		{"\"qoslet.io/eviction-disabled\":\"true\"", true, 0},
 		{"\"qoslet.io/eviction-disabled\":\"false\"", false, 0},
-		/* anything but "false" keeps the pod: a typo errs on the safe side */
-		{"\"qoslet.io/eviction-disabled\":\"yes\"", true, 0},
+		/* "true" alone: the pod owner's word, taken only when plain (docs/security.md) */
+		{"\"qoslet.io/eviction-disabled\":\"yes\"", false, 0},
+		{"\"qoslet.io/eviction-disabled\":\"True\"", false, 0},
 		{"\"scheduling.koordinator.sh/eviction-cost\":\"2147483647\"", true, 0},
 		/* a lower cost is the descheduler's tie-break, not an opt-out */
 		{"\"scheduling.koordinator.sh/eviction-cost\":\"100\"", false, 0},
@@ -279,6 +280,33 @@ static void test_parse_memory_request(void **state)
 	assert_int_equal(l.n, 0);
 	assert_int_equal(l.skipped, 1);
 	kube_pod_list_free(&l);
+}
+
+/* CPU requests in milli-CPUs, the scheduler's way: what tells a whole number of CPUs. */
+static void test_parse_cpu_request(void **state)
+{
+	static const struct {
+		const char *spec;
+		uint64_t want;
+	} rows[] = {
+		{"{}", 0},
+		{"{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"500m\"}}},"
+		 "{\"resources\":{\"requests\":{\"cpu\":\"1.5\"}}}]}",
+		 2000},
+		{"{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}],"
+		 "\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"3\"}}}]}",
+		 3000},
+		/* a limit alone is the request, as the API server defaults it */
+		{"{\"containers\":[{\"resources\":{\"limits\":{\"cpu\":\"250m\"}}}]}", 250},
+	};
+	struct kube_pod_list l;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		parse_pod("", rows[i].spec, "", &l);
+		assert_int_equal(l.pods[0].request_cpu, rows[i].want);
+		kube_pod_list_free(&l);
+	}
 }
 
 /*
@@ -576,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_parse_evict_controls),
 		cmocka_unit_test(test_parse_rq_target),
 		cmocka_unit_test(test_parse_memory_request),
+		cmocka_unit_test(test_parse_cpu_request),
 		cmocka_unit_test(test_parse_batch_resources),
 		cmocka_unit_test(test_parse_container_batch),
 		cmocka_unit_test(test_quantity),

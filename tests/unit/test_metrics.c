@@ -844,6 +844,35 @@ static void test_kube_stats(void **state)
 	free(text);
 }
 
+/* Pods whose own metadata was not taken as asked: every pair listed, in order; only with kube. */
+static void test_pod_metadata_refused(void **state)
+{
+	static const struct metrics_refusal r[] = {
+		{"eviction_opt_out", "namespace_not_allowed", 2},
+		{"qos_label", "needs_guaranteed", 1},
+		{"runq_target", "below_floor", 0},
+	};
+	struct kube_link_stats k = {0};
+	struct metrics_input in = {.refusals = r, .n_refusals = 3};
+	char *text;
+
+	(void)state;
+	text = render(&in);
+	assert_null(strstr(text, "qoslet_pod_metadata_refused")); /* Kubernetes off */
+	free(text);
+	in.kube = &k;
+	text = render(&in);
+	assert_non_null(strstr(text, "# TYPE qoslet_pod_metadata_refused gauge\n"
+				     "qoslet_pod_metadata_refused{input=\"eviction_opt_out\","
+				     "reason=\"namespace_not_allowed\"} 2\n"
+				     "qoslet_pod_metadata_refused{input=\"qos_label\","
+				     "reason=\"needs_guaranteed\"} 1\n"
+				     "qoslet_pod_metadata_refused{input=\"runq_target\","
+				     "reason=\"below_floor\"} 0\n"));
+	assert_no_duplicate_series(text);
+	free(text);
+}
+
 /* Batch capacity: the two gauges, the terms by term, the threshold, the window, why held. */
 static void test_capacity(void **state)
 {
@@ -965,13 +994,21 @@ static void test_node_scale(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_empty),	       cmocka_unit_test(test_histogram_lines),
-		cmocka_unit_test(test_families),       cmocka_unit_test(test_memstall),
-		cmocka_unit_test(test_labels),	       cmocka_unit_test(test_kube_labels),
-		cmocka_unit_test(test_duplicate_path), cmocka_unit_test(test_blame),
-		cmocka_unit_test(test_settings),       cmocka_unit_test(test_decisions_and_health),
-		cmocka_unit_test(test_breaches),       cmocka_unit_test(test_kube_stats),
-		cmocka_unit_test(test_capacity),       cmocka_unit_test(test_node_scale),
+		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_histogram_lines),
+		cmocka_unit_test(test_families),
+		cmocka_unit_test(test_memstall),
+		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_kube_labels),
+		cmocka_unit_test(test_duplicate_path),
+		cmocka_unit_test(test_blame),
+		cmocka_unit_test(test_settings),
+		cmocka_unit_test(test_decisions_and_health),
+		cmocka_unit_test(test_breaches),
+		cmocka_unit_test(test_kube_stats),
+		cmocka_unit_test(test_capacity),
+		cmocka_unit_test(test_node_scale),
+		cmocka_unit_test(test_pod_metadata_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

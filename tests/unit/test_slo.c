@@ -444,7 +444,11 @@ static void test_steady_no_oscillation(void **state)
 	slo_state_free(&st);
 }
 
-/* The target: the pod's annotation, else the first glob matching, else the class's. */
+/*
+ * The target: the pod's annotation (never under the floor: its owner wrote
+ * it), else the first glob matching, else the class's (the operator's word,
+ * which the floor does not bind).
+ */
 static void test_targets(void **state)
 {
 	static const struct {
@@ -455,15 +459,19 @@ static void test_targets(void **state)
 	} cases[] = {
 		{QOS_LS, "kubepods/burstable/pod1", 0, 1200}, {QOS_LSE, "kubepods/pod2", 0, 500},
 		{QOS_LSR, "kubepods/pod3", 0, 1000},	      {QOS_LS, "kubepods/web/pod4", 0, 300},
-		{QOS_LS, "kubepods/web/pod4", 700, 700}, /* the annotation beats the glob */
-		{QOS_LSE, "kubepods/pod5", 2500, 2500},	 /* and the class */
-		{QOS_BE, "kubepods/web/pod6", 700, 0},	 /* BE has none */
-		{QOS_LSR, "kubepods/api/pod7", 0, 900},	 /* the glob beats the class */
-		{QOS_LS, "kubepods/web/pod7", 0, 300},	 /* the first glob that matches */
+		{QOS_LS, "kubepods/web/pod4", 700, 700},     /* the annotation beats the glob */
+		{QOS_LSE, "kubepods/pod5", 2500, 2500},	     /* and the class */
+		{QOS_BE, "kubepods/web/pod6", 700, 0},	     /* BE has none */
+		{QOS_LSR, "kubepods/api/pod7", 0, 900},	     /* the glob beats the class */
+		{QOS_LS, "kubepods/web/pod7", 0, 300},	     /* the first glob that matches */
+		{QOS_LS, "kubepods/burstable/pod8", 1, 250}, /* 1 us: the floor */
+		{QOS_LSE, "kubepods/pod9", 249, 250},	     /* just under it */
+		{QOS_LSR, "kubepods/pod10", 250, 250},	     /* at it */
 	};
 	struct slo_config cfg = config();
 
 	(void)state;
+	cfg.annotation_min_us = 250;
 	cfg.n_globs = 2;
 	snprintf(cfg.globs[0].glob, sizeof(cfg.globs[0].glob), "kubepods/web/*");
 	cfg.globs[0].p99_us = 300;
@@ -477,6 +485,33 @@ static void test_targets(void **state)
 			fail_msg("%s: target %g, want %g", cases[c].path, slo_target_us(&u, &cfg),
 				 cases[c].want);
 	}
+}
+
+/*
+ * The abuse the floor stops: an LS pod annotated with a 1 us target whose
+ * p99 (~521 us) is under the floor's slack would otherwise breach every
+ * tick and cut every BE unit on the node.
+ */
+static void test_annotation_floor_cuts_nothing(void **state)
+{
+	struct slo_config cfg = config();
+	struct slo_state st = {0};
+	struct action_list out = {0};
+	struct world w;
+
+	(void)state;
+	cfg.annotation_min_us = 1000;
+	world(&w, 0, SLACK, 0.5, 0.5);
+	w.units[0].rq_target_us = 1;
+	run(&w, &cfg, &st, &out);
+	assert_int_equal(out.n, 0);
+	/* without the floor, the same pod's word cuts them both */
+	cfg.annotation_min_us = 0;
+	run(&w, &cfg, &st, &out);
+	assert_non_null(find(&out, BE_A, ACT_CPU_QUOTA));
+	assert_non_null(find(&out, BE_B, ACT_CPU_QUOTA));
+	action_list_free(&out);
+	slo_state_free(&st);
 }
 
 /* Off: nothing, and what it held is forgotten (the plan restores the settings). */
@@ -716,6 +751,7 @@ int main(void)
 		cmocka_unit_test(test_busy_ls_alone),
 		cmocka_unit_test(test_steady_no_oscillation),
 		cmocka_unit_test(test_targets),
+		cmocka_unit_test(test_annotation_floor_cuts_nothing),
 		cmocka_unit_test(test_disabled),
 		cmocka_unit_test(test_confine),
 		cmocka_unit_test(test_displaced),

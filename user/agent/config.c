@@ -33,14 +33,15 @@ extern const char config_default_json_text[];
 
 enum ftype {
 	F_BOOL,
-	F_NUM,	 /* double */
-	F_INT,	 /* unsigned integer of 4 or 8 bytes */
-	F_STR,	 /* char array */
-	F_ENUM,	 /* int-sized enum, named by names[] */
-	F_CLASS, /* enum qos_class, UNMANAGED excluded */
-	F_OBJ,	 /* nested object: sub[] (offsets still from the same base) */
-	F_RULES, /* the "classes" array */
-	F_GLOBS, /* slo.targets.globs: an array of {"glob", "p99_us"} */
+	F_NUM,	   /* double */
+	F_INT,	   /* unsigned integer of 4 or 8 bytes */
+	F_STR,	   /* char array */
+	F_ENUM,	   /* int-sized enum, named by names[] */
+	F_CLASS,   /* enum qos_class, UNMANAGED excluded */
+	F_OBJ,	   /* nested object: sub[] (offsets still from the same base) */
+	F_RULES,   /* the "classes" array */
+	F_GLOBS,   /* slo.targets.globs: an array of {"glob", "p99_us"} */
+	F_NS_LIST, /* struct ns_globs: an array of namespace globs */
 };
 
 /* What a string must look like. */
@@ -176,6 +177,7 @@ static const struct field evict_fields[] = {
 	OBJ("memory", evict_memory_fields),
 	OBJ("cpu", evict_cpu_fields),
 	BOOL("kube_system", policy.evict_order.kube_system),
+	{.key = "opt_out_namespaces", .type = F_NS_LIST, .off = OFF(trust.opt_out_ns)},
 	{0},
 };
 
@@ -230,6 +232,7 @@ static const struct field slo_target_fields[] = {
 	NUM("lse_p99_us", policy.slo.lse_p99_us, 1, 10000000),
 	NUM("lsr_p99_us", policy.slo.lsr_p99_us, 1, 10000000),
 	NUM("ls_p99_us", policy.slo.ls_p99_us, 1, 10000000),
+	NUM("annotation_min_us", policy.slo.annotation_min_us, 1, 10000000),
 	{.key = "globs", .type = F_GLOBS},
 	{0},
 };
@@ -343,6 +346,13 @@ static const struct field kube_fields[] = {
 	{0},
 };
 
+/* What a pod's koordinator.sh/qosClass label may decide (user/collect/pod_trust.h). */
+static const struct field qos_label_fields[] = {
+	BOOL("enabled", trust.qos_label),
+	INT("production_priority", trust.production_priority, 1, 2147483647),
+	{0},
+};
+
 static const struct field top_fields[] = {
 	STR("cgroup_root", cgroup_root, S_REL),
 	NUM("interval_s", interval_s, 0.1, 60),
@@ -351,6 +361,7 @@ static const struct field top_fields[] = {
 	STR("state_dir", state_dir, S_ABS),
 	OBJ("decisions", decisions_fields),
 	{.key = "classes", .type = F_RULES},
+	OBJ("qos_label", qos_label_fields),
 	OBJ("suppress", suppress_fields),
 	OBJ("burst", burst_fields),
 	OBJ("evict", evict_fields),
@@ -551,6 +562,12 @@ static int allowed(struct ctx *x, const struct field *f)
 	case F_GLOBS:
 		put(x, "an array of at most %d targets {\"glob\", \"p99_us\"}", SLO_MAX_GLOBS);
 		break;
+	case F_NS_LIST:
+		put(x,
+		    "an array of at most %d namespace globs (lowercase letters, digits, '-' and "
+		    "the glob characters *?[]!, 1 to 63 bytes each)",
+		    POD_TRUST_MAX_NS);
+		break;
 	}
 	put(x, ")");
 	return -EINVAL;
@@ -633,6 +650,8 @@ static int apply_object(struct ctx *x, const struct field *fields, void *base, c
 static int apply_rules(struct ctx *x, struct agent_config *c, const json_t *v, const char *path);
 static int apply_slo_globs(struct ctx *x, struct agent_config *c, const json_t *v,
 			   const char *path);
+static int apply_ns_list(struct ctx *x, const struct field *f, struct ns_globs *list,
+			 const json_t *v, const char *path);
 
 static void store_uint(void *p, size_t size, uint64_t v)
 {
@@ -759,6 +778,8 @@ static int apply_value(struct ctx *x, const struct field *f, void *base, const j
 		return apply_rules(x, base, v, path);
 	case F_GLOBS:
 		return apply_slo_globs(x, base, v, path);
+	case F_NS_LIST:
+		return apply_ns_list(x, f, (struct ns_globs *)p, v, path);
 	}
 	return 0;
 }
@@ -874,6 +895,33 @@ static int apply_slo_globs(struct ctx *x, struct agent_config *c, const json_t *
 		if (r)
 			return r;
 	}
+	return 0;
+}
+
+/* A list of namespace globs replaces the default list whole; "" would match any namespace. */
+static int apply_ns_list(struct ctx *x, const struct field *f, struct ns_globs *list,
+			 const json_t *v, const char *path)
+{
+	size_t i;
+	json_t *e;
+	int r = check_array(x, path, f, v, POD_TRUST_MAX_NS, "namespaces");
+
+	if (r)
+		return r;
+	memset(list, 0, sizeof(*list));
+	json_array_foreach(v, i, e)
+	{
+		const char *s = json_string_value(e);
+
+		if (!s || !s[0] || json_string_length(e) >= sizeof(list->ns[0]) ||
+		    str_problem(S_NS_GLOB, s)) {
+			start(x, path, f->key);
+			put(x, "element %zu is not a namespace glob", i);
+			return allowed(x, f);
+		}
+		strncpy(list->ns[i], s, sizeof(list->ns[i]));
+	}
+	list->n = json_array_size(v);
 	return 0;
 }
 
@@ -1102,6 +1150,18 @@ static json_t *slo_globs_to_json(const struct agent_config *c)
 	return a;
 }
 
+static json_t *ns_list_to_json(const struct ns_globs *list)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < list->n; i++)
+		if (json_array_append_new(a, json_string(list->ns[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
 static json_t *value_to_json(const struct field *f, const void *base)
 {
 	const char *p = (const char *)base + f->off;
@@ -1125,6 +1185,8 @@ static json_t *value_to_json(const struct field *f, const void *base)
 		return rules_to_json(base);
 	case F_GLOBS:
 		return slo_globs_to_json(base);
+	case F_NS_LIST:
+		return ns_list_to_json((const struct ns_globs *)p);
 	}
 	return NULL;
 }

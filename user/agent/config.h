@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../collect/pod_trust.h"
 #include "../kube/link.h"
 #include "../policy/config.h"
 #include "../report/http.h"
@@ -54,6 +55,7 @@ struct agent_config {
 	char evict_nodes[254]; /* glob of node names where evict_action applies; "" all */
 	struct class_rule classes[CONFIG_MAX_CLASS_RULES];
 	size_t n_classes;
+	struct pod_trust_config trust; /* qos_label, evict.opt_out_namespaces */
 	struct policy_config policy;   /* suppress, burst, evict.memory/cpu, interference */
 	struct http_config http;       /* http */
 	struct kubernetes_config kube; /* kubernetes */

@@ -374,6 +374,8 @@ static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 	struct inputs x = {0};
 	struct metrics_process proc;
 	struct kube_link_stats kube;
+	uint32_t refused[POD_REFUSE_NR];
+	struct metrics_refusal refusals[POD_REFUSE_NR - 1];
 	struct metrics_input in = {.log = &a->log,
 				   .ticks = a->ticks,
 				   .fast_ticks = a->fast_ticks,
@@ -410,6 +412,12 @@ static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 	if (a->kube) {
 		kube_sync_stats(a->kube, &kube);
 		in.kube = &kube;
+		collector_refusals(a->coll, refused);
+		for (int r = 1; r < POD_REFUSE_NR; r++)
+			refusals[r - 1] = (struct metrics_refusal){
+				pod_refusal_input(r), pod_refusal_reason(r), refused[r]};
+		in.refusals = refusals;
+		in.n_refusals = POD_REFUSE_NR - 1;
 	}
 	memcpy(in.errors, a->errors, sizeof(in.errors));
 	if (a->cap_have) {

@@ -13,9 +13,11 @@
 #include "../log.h"
 #include "../probes/probes.h"
 #include "../str.h"
+#include "collect/pod_trust.h"
 #include "containers.h"
 #include "fold.h"
 #include "node.h"
+#include "policy/slo.h"
 #include "tree.h"
 #include "unit_files.h"
 
@@ -33,6 +35,7 @@ struct unit_state {
 	bool has_mem;
 	uint64_t mem_used, mem_anon_unevict; /* as last read */
 	struct cg_sample total;		     /* the record's unit_totals entry, kept running */
+	uint32_t refused; /* bit (1 << enum pod_refusal): the pod's metadata not taken as asked */
 };
 
 struct collector {
@@ -132,28 +135,10 @@ static enum qos_class rule_class(const struct agent_config *cfg, const char *rel
 	return QOS_NR;
 }
 
-/* A pod's class from its koordinator.sh/qosClass label, else the kubelet's QoS tier. */
-static enum qos_class pod_class(const struct kube_pod *pod, enum kube_qos tier)
-{
-	enum qos_class label;
-
-	if (pod && pod->koord_qos[0] && !qos_class_parse(pod->koord_qos, &label))
-		return label;
-	switch (tier) {
-	case KUBE_QOS_GUARANTEED:
-		return QOS_LSR;
-	case KUBE_QOS_BURSTABLE:
-		return QOS_LS;
-	case KUBE_QOS_BESTEFFORT:
-		return QOS_BE;
-	default:
-		return QOS_UNMANAGED;
-	}
-}
-
 /*
  * The config's class rules first (the operator's word), then the pod's
- * koordinator.sh/qosClass label, then the kubelet's QoS tier. Pods that keep
+ * koordinator.sh/qosClass label as far as the pod may claim it (pod_trust.h;
+ * *refused says when it may not), then the kubelet's QoS tier. Pods that keep
  * the node running (kube_pod_protected()) are never BE but by a rule: what
  * the label or the tier would make BE is SYSTEM, left alone like the node's
  * own daemons; and with the API link on, a pod the list does not hold yet is
@@ -162,7 +147,7 @@ static enum qos_class pod_class(const struct kube_pod *pod, enum kube_qos tier)
  */
 static enum qos_class classify(const struct collect_opts *o, const char *rel, char *pod_uid,
 			       size_t uid_size, int32_t *priority, uint64_t *request_mem,
-			       struct pol_batch *batch)
+			       struct pol_batch *batch, enum pod_refusal *refused)
 {
 	const struct kube_pod *pod = NULL;
 	struct kube_ids ids;
@@ -171,6 +156,7 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
 	const char *why;
 
 	pod_uid[0] = '\0';
+	*refused = POD_REFUSE_NONE;
 	*priority = 0;
 	*request_mem = 0;
 	memset(batch, 0, sizeof(*batch));
@@ -188,7 +174,7 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
 		return cls;
 	if (!is_pod)
 		return QOS_UNMANAGED;
-	cls = pod_class(pod, ids.qos);
+	cls = pod_trust_class(pod, ids.qos, &o->cfg->trust, refused);
 	/* With the API link on, a pod not listed yet may be one of those: not BE until it is. */
 	if (cls == QOS_BE && o->pod && !pod)
 		return QOS_UNMANAGED;
@@ -203,17 +189,29 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
  * What eviction must know of a pod beyond its class (model.h, enum
  * evict_guard): kept even when a class rule makes the pod BE, which is
  * where the guard matters. Zero for a cgroup that is not a listed pod.
- * The SLO controller's run-queue target rides along: a pod fact too.
+ * The SLO controller's run-queue target rides along: a pod fact too (as
+ * annotated: the policy applies the floor, so a replay can try another).
+ * What the config does not let the pod's metadata decide sets a bit of
+ * *refused.
  */
-static void evict_facts(const struct kube_pod *pod, struct pol_unit *u)
+static void evict_facts(const struct agent_config *cfg, const struct kube_pod *pod,
+			struct pol_unit *u, uint32_t *refused)
 {
+	enum pod_refusal why;
+	bool opt_out = pod_trust_opt_out(pod, &cfg->trust, &why);
+
+	*refused |= why ? 1u << why : 0;
 	u->evict_guard = EVICT_GUARD_NONE;
 	u->evict_priority = pod ? pod->evict_priority : 0;
 	u->start_ns = pod ? pod->start_ns : 0;
 	u->rq_target_us = pod ? pod->rq_target_us : 0;
+	/* only LS units have a target to clamp */
+	if (u->rq_target_us && qos_is_ls(u->cls) &&
+	    slo_pod_target_us(u->rq_target_us, &cfg->policy.slo) != u->rq_target_us)
+		*refused |= 1u << POD_REFUSE_TARGET_FLOOR;
 	if (!pod)
 		return;
-	u->evict_guard = pod->evict_opt_out			 ? EVICT_GUARD_OPT_OUT
+	u->evict_guard = opt_out				 ? EVICT_GUARD_OPT_OUT
 			 : !strcmp(pod->owner_kind, "DaemonSet") ? EVICT_GUARD_DAEMONSET
 			 : pod->mirror				 ? EVICT_GUARD_MIRROR
 			 : !strcmp(pod->ns, "kube-system")	 ? EVICT_GUARD_KUBE_SYSTEM
@@ -292,8 +290,9 @@ static int visit(void *ctx, const struct cg_tree_dir *d)
 		int32_t prio;
 		uint64_t request_mem;
 		struct pol_batch batch;
-		enum qos_class cls =
-			classify(r->c->o, d->rel, uid, sizeof(uid), &prio, &request_mem, &batch);
+		enum pod_refusal label;
+		enum qos_class cls = classify(r->c->o, d->rel, uid, sizeof(uid), &prio,
+					      &request_mem, &batch, &label);
 
 		if (cls == QOS_UNMANAGED && r->c->o->system_units && system_unit(d->rel, d->depth))
 			cls = QOS_SYSTEM;
@@ -312,8 +311,10 @@ static int visit(void *ctx, const struct cg_tree_dir *d)
 			s->u.cls = cls;
 			s->u.priority = prio;
 			s->u.request_mem = request_mem;
-			evict_facts(uid[0] && r->c->o->pod ? r->c->o->pod(r->c->o->ctx, uid) : NULL,
-				    &s->u);
+			s->refused = label ? 1u << label : 0;
+			evict_facts(r->c->o->cfg,
+				    uid[0] && r->c->o->pod ? r->c->o->pod(r->c->o->ctx, uid) : NULL,
+				    &s->u, &s->refused);
 			s->u.batch = batch;
 			snprintf(s->u.path, sizeof(s->u.path), "%s", d->rel);
 			snprintf(s->u.pod_uid, sizeof(s->u.pod_uid), "%s", uid);
@@ -345,6 +346,36 @@ static int visit(void *ctx, const struct cg_tree_dir *d)
 }
 
 /*
+ * Logs what of a pod's metadata the agent newly did not take as asked
+ * (refusals it had before were said then): once per pod and change, not
+ * every rebuild. The counts are collector_refusals().
+ */
+static void log_refusals(const struct collector *c, const struct pol_unit *u, uint32_t refused,
+			 uint32_t before)
+{
+	uint32_t fresh = refused & ~before;
+	const struct kube_pod *pod;
+	char what[160];
+
+	if (!fresh || !c->o->pod || !(pod = c->o->pod(c->o->ctx, u->pod_uid)))
+		return;
+	for (int r = 1; r < POD_REFUSE_NR; r++) {
+		if (!(fresh & (1u << r)))
+			continue;
+		if (!strcmp(pod_refusal_input(r), "qos_label"))
+			snprintf(what, sizeof(what), "label koordinator.sh/qosClass=%s",
+				 pod->koord_qos);
+		else if (r == POD_REFUSE_TARGET_FLOOR)
+			snprintf(what, sizeof(what), "annotation qoslet.io/runq-p99-target-us=%u",
+				 pod->rq_target_us);
+		else
+			snprintf(what, sizeof(what), "eviction opt-out");
+		log_warn("agent: pod %s/%s: %s not taken as asked: %s (class %s)", pod->ns,
+			 pod->name, what, pod_refusal_text(r), qos_class_name(u->cls));
+	}
+}
+
+/*
  * The units and members anew from the tree. A unit seen before keeps what
  * the collector knows of it (open files, counters, totals); one gone
  * closes its files.
@@ -371,8 +402,11 @@ static int rebuild(struct collector *c)
 			unit_files_close(&c->units[i++].files);
 		if (i < c->n_units && c->units[i].u.id == now->u.id) {
 			struct pol_unit id = now->u;
+			uint32_t refused = now->refused;
 
 			*now = c->units[i++];
+			log_refusals(c, &id, refused, now->refused);
+			now->refused = refused;
 			/* the class, pod and priority may have changed; the settings have not */
 			now->u.cls = id.cls;
 			now->u.priority = id.priority;
@@ -391,6 +425,7 @@ static int rebuild(struct collector *c)
 			}
 		} else {
 			unit_files_init(&now->files);
+			log_refusals(c, &now->u, now->refused, 0);
 		}
 	}
 	while (i < c->n_units)
@@ -451,6 +486,14 @@ void collector_settings_changed(struct collector *c, uint64_t unit_id)
 		s->settings_ns = 0;
 	else
 		container_set_changed(&c->containers, unit_id);
+}
+
+void collector_refusals(const struct collector *c, uint32_t counts[POD_REFUSE_NR])
+{
+	memset(counts, 0, POD_REFUSE_NR * sizeof(counts[0]));
+	for (size_t i = 0; i < c->n_units; i++)
+		for (int r = 1; r < POD_REFUSE_NR; r++)
+			counts[r] += !!(c->units[i].refused & (1u << r));
 }
 
 void collector_reclassify(struct collector *c)

@@ -30,6 +30,7 @@
 
 #include "../cgroup.h"
 #include "../cgroup_knob.h"
+#include "collect/pod_trust.h"
 #include "../kube/pods.h"
 #include "../agent/config.h"
 #include "../policy/model.h"
@@ -130,6 +131,12 @@ const struct tick_record *collector_record(const struct collector *c);
  * by its id): its settings are read again at the next tick.
  */
 void collector_settings_changed(struct collector *c, uint64_t unit_id);
+
+/*
+ * How many units' pods asked through their own metadata for what the config
+ * does not let them decide, by refusal (user/collect/pod_trust.h); [0] is 0.
+ */
+void collector_refusals(const struct collector *c, uint32_t counts[POD_REFUSE_NR]);
 
 /* The classes' inputs changed (a new pod list, a reloaded config): classify again. */
 void collector_reclassify(struct collector *c);

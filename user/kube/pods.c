@@ -104,7 +104,10 @@ static bool quantity_of(const json_t *list, const char *name, uint64_t *out, boo
 	*set = v != NULL;
 	if (!v)
 		return true;
-	return json_is_string(v) && !kube_quantity_parse(json_string_value(v), out);
+	/* cpu in milli-CPUs, as the API counts it ("500m"); the rest in whole units */
+	return json_is_string(v) &&
+	       !(strcmp(name, "cpu") ? kube_quantity_parse
+				     : kube_quantity_parse_milli)(json_string_value(v), out);
 }
 
 /*
@@ -228,7 +231,8 @@ static bool parse_request(struct kube_pod *p, const json_t *spec)
 	    !quantity_of(json_object_get(spec, "overhead"), "memory", &overhead, &set))
 		return false;
 	p->request_mem += overhead;
-	return pod_total(spec, "requests", BATCH_CPU, false, &p->batch_cpu_request) &&
+	return pod_total(spec, "requests", "cpu", false, &p->request_cpu) &&
+	       pod_total(spec, "requests", BATCH_CPU, false, &p->batch_cpu_request) &&
 	       pod_total(spec, "limits", BATCH_CPU, true, &p->batch_cpu_limit) &&
 	       pod_total(spec, "requests", BATCH_MEMORY, false, &p->batch_mem_request) &&
 	       pod_total(spec, "limits", BATCH_MEMORY, true, &p->batch_mem_limit);
@@ -258,7 +262,7 @@ static void parse_evict_controls(struct kube_pod *p, const json_t *annotations)
 	const char *cost = json_string_value(json_object_get(annotations, KOORD_COST_ANNOTATION));
 
 	p->evict_opt_out =
-		opt_out ? strcmp(opt_out, "false") != 0 : cost && !strcmp(cost, KOORD_COST_NEVER);
+		opt_out ? !strcmp(opt_out, "true") : cost && !strcmp(cost, KOORD_COST_NEVER);
 	if (!annotation_int32(annotations, PRIORITY_ANNOTATION, &p->evict_priority) &&
 	    !annotation_int32(annotations, KOORD_PRIORITY_ANNOTATION, &p->evict_priority))
 		p->evict_priority = 0;

@@ -45,6 +45,8 @@ struct kube_pod {
 	 * overhead; bytes, 0 when none is set.
 	 */
 	uint64_t request_mem;
+	/* The pod's CPU request, counted the same way (no overhead), milli-CPUs; 0 none. */
+	uint64_t request_cpu;
 	/*
 	 * kubernetes.io/batch-cpu (milli-CPUs) and batch-memory (bytes), counted
 	 * the same way (no overhead: it names no batch resource); a limit is 0
@@ -53,9 +55,10 @@ struct kube_pod {
 	uint64_t batch_cpu_request, batch_cpu_limit, batch_mem_request, batch_mem_limit;
 	bool mirror; /* annotation kubernetes.io/config.mirror: a static pod the kubelet runs */
 	/*
-	 * Eviction controls (docs/agent-policies.md, "Eviction order"): opted
-	 * out by qoslet.io/eviction-disabled "true" (any value but "false" opts
-	 * out: a typo keeps the pod), else by Koordinator's
+	 * Eviction controls (docs/agent-policies.md, "Eviction order"): the
+	 * pod asks to be kept by qoslet.io/eviction-disabled "true" (that value
+	 * only: the owner's word counts only where the config allows it, and
+	 * only when said plainly), else by Koordinator's
 	 * scheduling.koordinator.sh/eviction-cost 2147483647; the priority from
 	 * qoslet.io/eviction-priority, else koordinator.sh/eviction-priority
 	 * (int32; absent or not a number: 0, as koordlet reads it).

@@ -16,7 +16,8 @@ static const struct {
 	{"T", 1e12},	{"P", 1e15},	{"E", 1e18},	{"", 1},
 };
 
-int kube_quantity_parse(const char *s, uint64_t *out)
+/* The quantity x scale, rounded up. */
+static int parse_scaled(const char *s, double scale, uint64_t *out)
 {
 	const char *p = s;
 	char *end;
@@ -33,7 +34,7 @@ int kube_quantity_parse(const char *s, uint64_t *out)
 	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
 		if (strcmp(end, suffixes[i].suffix))
 			continue;
-		v = ceil(v * suffixes[i].factor);
+		v = ceil(v * (suffixes[i].factor * scale));
 		if (v < 0)
 			return -ERANGE;
 		if (!(v < 0x1p64))
@@ -42,4 +43,14 @@ int kube_quantity_parse(const char *s, uint64_t *out)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+int kube_quantity_parse(const char *s, uint64_t *out)
+{
+	return parse_scaled(s, 1, out);
+}
+
+int kube_quantity_parse_milli(const char *s, uint64_t *out)
+{
+	return parse_scaled(s, 1000, out);
 }

@@ -16,4 +16,7 @@
  */
 int kube_quantity_parse(const char *s, uint64_t *out);
 
+/* The same in thousandths ("250m" is 250, "2" 2000): CPU requests, to tell whole CPUs. */
+int kube_quantity_parse_milli(const char *s, uint64_t *out);
+
 #endif

@@ -52,12 +52,17 @@
  */
 #define LS_IDLE_CPUS 0.01
 
+double slo_pod_target_us(uint32_t annotated_us, const struct slo_config *cfg)
+{
+	return annotated_us < cfg->annotation_min_us ? cfg->annotation_min_us : annotated_us;
+}
+
 double slo_target_us(const struct pol_unit *u, const struct slo_config *cfg)
 {
 	if (!qos_is_ls(u->cls))
 		return 0;
 	if (u->rq_target_us)
-		return u->rq_target_us;
+		return slo_pod_target_us(u->rq_target_us, cfg);
 	for (size_t i = 0; i < cfg->n_globs; i++)
 		if (!fnmatch(cfg->globs[i].glob, u->path, FNM_PATHNAME))
 			return cfg->globs[i].p99_us;

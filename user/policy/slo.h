@@ -48,10 +48,17 @@ struct slo_state {
 };
 
 /*
- * An LS unit's target in us: its annotation, else the first matching glob,
- * else its class's; 0 for a unit that is not LS.
+ * An LS unit's target in us: its annotation (at least
+ * cfg->annotation_min_us), else the first matching glob, else its class's;
+ * 0 for a unit that is not LS.
  */
 double slo_target_us(const struct pol_unit *u, const struct slo_config *cfg);
+
+/*
+ * A pod's own target annotation as the controller takes it: the pod's
+ * owner wrote it, so it never goes under the operator's floor.
+ */
+double slo_pod_target_us(uint32_t annotated_us, const struct slo_config *cfg);
 
 /*
  * An LS unit's run-queue p99 over the interval and its target, both in us.

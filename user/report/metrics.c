@@ -690,6 +690,18 @@ static void process(FILE *f, const struct metrics_process *p)
 	}
 }
 
+static void refusals(FILE *f, const struct metrics_input *in)
+{
+	if (!in->kube || !in->n_refusals)
+		return;
+	family(f, "qoslet_pod_metadata_refused", "gauge",
+	       "Pods whose own labels or annotations asked for what the config does not let "
+	       "them decide, by input and reason.");
+	for (size_t i = 0; i < in->n_refusals; i++)
+		fprintf(f, "qoslet_pod_metadata_refused{input=\"%s\",reason=\"%s\"} %" PRIu64 "\n",
+			in->refusals[i].input, in->refusals[i].reason, in->refusals[i].pods);
+}
+
 static void kube(FILE *f, const struct kube_link_stats *k)
 {
 	char buf[32];
@@ -859,6 +871,7 @@ static int render_all(struct render *r)
 	health(r->f, r->in);
 	process(r->f, r->in->process);
 	kube(r->f, r->in->kube);
+	refusals(r->f, r->in);
 	capacity(r->f, r->in->capacity);
 	batch_requested(r->f, r->in);
 	return 0;

@@ -72,6 +72,16 @@ struct metrics_process {
 	int64_t cpu_ns; /* user + system, all threads */
 };
 
+/*
+ * How many pods asked through their own labels or annotations for what the
+ * config does not let them decide (docs/security.md, Trust model), by the
+ * input and the reason: qoslet_pod_metadata_refused{input,reason}.
+ */
+struct metrics_refusal {
+	const char *input, *reason;
+	uint64_t pods;
+};
+
 struct metrics_input {
 	const struct metrics_cgroup *cgroups; /* any order */
 	size_t n_cgroups;
@@ -91,8 +101,11 @@ struct metrics_input {
 	const struct metrics_probe *probes;
 	size_t n_probes;
 	uint64_t errors[METRICS_ERR_NR];
-	const struct metrics_process *process;	/* NULL: no process metrics */
-	const struct kube_link_stats *kube;	/* NULL: Kubernetes off */
+	const struct metrics_process *process; /* NULL: no process metrics */
+	const struct kube_link_stats *kube;    /* NULL: Kubernetes off */
+	/* With kube: every (input, reason), sorted by them; the family is left out when 0. */
+	const struct metrics_refusal *refusals;
+	size_t n_refusals;
 	const struct capacity_result *capacity; /* NULL: batch capacity off or not yet computed */
 	/* With capacity: what BE pods request of it (batch-cpu in CPUs, batch-memory in bytes). */
 	double batch_requested[CAP_NR];
