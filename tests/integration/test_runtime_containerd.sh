@@ -65,14 +65,9 @@ RUN_CTRD_MADE=""
 
 ctr_() { ctr -a "$SOCK" -n "$NS" "$@"; }
 
-# The shims of this containerd: their command line names its socket.
+# The shims of this containerd: their command line names its socket, unique to the test.
 our_shims() {
-	local p
-	for p in /proc/[0-9]*; do
-		{ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q "containerd-shim.* -address $SOCK\( \|$\)" &&
-			echo "${p#/proc/}"
-	done
-	return 0
+	pgrep -f -- "containerd-shim.* -address $SOCK( |\$)" || true
 }
 
 # Tasks killed and deleted, containers deleted, containerd stopped (by pid),
@@ -167,9 +162,10 @@ for p in "${PODS[@]}"; do
 	UID_OF[$p]=$(cat /proc/sys/kernel/random/uuid)
 	APP_OF[$p]=$(random_hex 32)
 	SANDBOX_OF[$p]=$(random_hex 32)
-	# The sandbox wakes every second (so the probes count it), the app 50 times a second.
+	# Both wake (the probes count their run-queue waits): the sandbox every second, the
+	# app 5 times a second; little, since the VMs emulate every CPU cycle.
 	run_ctr "${TIER_OF[$p]}" "${UID_OF[$p]}" "${SANDBOX_OF[$p]}" /bin/sh -c 'while :; do sleep 1; done'
-	run_ctr "${TIER_OF[$p]}" "${UID_OF[$p]}" "${APP_OF[$p]}" /bin/sh -c 'while :; do usleep 20000; done'
+	run_ctr "${TIER_OF[$p]}" "${UID_OF[$p]}" "${APP_OF[$p]}" /bin/sh -c 'while :; do usleep 200000; done'
 done
 assert_eq "$(ctr_ task ls | awk 'NR > 1 && $3 == "RUNNING"' | wc -l)" "${#IDS[@]}" "every container runs"
 pod_cg() { echo "$TEST_PARENT/$(kube_pod_rel "${TIER_OF[$1]}" "${UID_OF[$1]}")"; }
@@ -203,19 +199,26 @@ log "ok: ${#IDS[@]} containers in the kubelet's ${QOSLET_CGROUP_LAYOUT:-cgroupfs
 KUBE_PODS=$KUBE_TMP/pods.json
 kube_start "$NODE"
 
-# Every setting the agent may write, in every pod and container cgroup: "path file value" lines.
+# Every setting the agent may write, in every pod and container cgroup: "path file value"
+# lines. Builtins only in the loop: under TCG every fork is slow.
+SETTING_FILES="cpu.shares cpu.weight cpu.cfs_quota_us cpu.max cpu.cfs_burst_us cpu.max.burst
+	cpu.idle cpuset.cpus memory.limit_in_bytes memory.max memory.high memory.low memory.min"
+CGS=()
+for p in "${PODS[@]}"; do
+	for d in "$(pod_cg "$p")" "$(ctr_cg "$p" "${SANDBOX_OF[$p]}")" "$(ctr_cg "$p" "${APP_OF[$p]}")"; do
+		CGS+=("${d#"$CG_ROOT"}")
+	done
+done
+HIERS=("$CG_ROOT")
+cg_is_v2 || HIERS+=("$(v1_mount cpuset)" "$(v1_mount memory)")
 settings() {
-	local p id d c f
-	for p in "${PODS[@]}"; do
-		for d in "$(pod_cg "$p")" "$(ctr_cg "$p" "${SANDBOX_OF[$p]}")" "$(ctr_cg "$p" "${APP_OF[$p]}")"; do
-			for c in cpu cpuset memory; do
-				for f in cpu.shares cpu.weight cpu.cfs_quota_us cpu.max cpu.cfs_burst_us \
-					cpu.max.burst cpu.idle cpuset.cpus memory.limit_in_bytes memory.max \
-					memory.high memory.low memory.min; do
-					if [ -e "$(agent_cg_in "$d" "$c")/$f" ]; then
-						echo "${d#"$TEST_PARENT"/} $f $(cat "$(agent_cg_in "$d" "$c")/$f")"
-					fi
-				done
+	local h d f v
+	for h in "${HIERS[@]}"; do
+		for d in "${CGS[@]}"; do
+			for f in $SETTING_FILES; do
+				[ -e "$h$d/$f" ] || continue
+				read -r v <"$h$d/$f" || v=""
+				echo "$d $f $v"
 			done
 		done
 	done | sort -u
@@ -239,11 +242,11 @@ for _ in $(seq 1 $(($(time_bound_ms 15000) / 100))); do
 done
 sleep 2 # two more ticks: the record and the metrics catch up, nothing else is written
 metrics=$(curl -sf "http://127.0.0.1:$PORT/metrics") || fail "no metrics on port $PORT"
-tick=$(tail -n 1 "$TMP/run.rec")
 be1_app_cg=$CG_ROOT/$be1_app
 if cg_is_v2; then w=$(cat "$be1_app_cg/cpu.weight") want_w=20; else
 	w=$(cat "$be1_app_cg/cpu.shares") want_w=512; fi
 agent_stop
+tick=$(tail -n 1 "$TMP/run.rec") # read once the agent stopped: a whole line
 
 log "units and classes (the last recorded tick)"
 want=$(for p in "${PODS[@]}"; do
