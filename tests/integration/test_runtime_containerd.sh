@@ -229,16 +229,20 @@ PORT=$(free_port)
 agent_config "$(jq -nc --argjson kube "$(kube_link_config "$NODE")" --argjson port "$PORT" \
 	'{kubernetes: $kube, http: {enabled: true, address: "127.0.0.1", port: $port, cgroups: "all"}}')"
 agent_start --record "$TMP/run.rec"
+log "the agent runs (at ${SECONDS}s)"
 
 rel() { echo "${1#"$CG_ROOT"/}"; }
 be1_app=$(rel "$(ctr_cg be1 "${APP_OF[be1]}")")
 # Ready: suppression on both BE pods and the batch container's weight (the BE pods are
 # unmanaged until the pod list names them).
 sel='.outcome == "applied" and (.rule == "suppress.cfs_quota" or .rule == "batch.container_cpu_weight")'
-for _ in $(seq 1 $(($(time_bound_ms 15000) / 100))); do
-	[ "$(decisions "$sel" | jq 'map(.target.cgroup) | unique | length')" -ge 3 ] && break
+deadline=$((SECONDS + $(time_bound_ms 15000) / 1000))
+until [ "$(decisions "$sel" | jq 'map(.target.cgroup) | unique | length')" -ge 3 ]; do
 	kill -0 "$AGENT_PID" 2>/dev/null || fail "agent exited: $(tail -n 5 "$AGENT_ERR")"
-	sleep 0.1
+	[ "$SECONDS" -lt "$deadline" ] || fail "no suppression on both BE pods and no batch weight \
+within $(time_bound_ms 15000) ms: $(decisions 'true' | jq -c 'map([.rule, .outcome, .target.cgroup])' |
+		head -c 3000); agent: $(tail -n 5 "$AGENT_ERR")"
+	sleep 0.2
 done
 sleep 2 # two more ticks: the record and the metrics catch up, nothing else is written
 metrics=$(curl -sf "http://127.0.0.1:$PORT/metrics") || fail "no metrics on port $PORT"
