@@ -10,7 +10,9 @@
 #            (test_install, test_image), cmocka, clang's sanitizer and
 #            libFuzzer runtimes, and the tools the integration tests drive
 #            (load generators, perf, Prometheus, valgrind, python3, the
-#            servers test_loadgen drives: nginx-light, redis-server)
+#            servers test_loadgen drives: nginx-light, redis-server; the
+#            container runtime test_runtime_containerd starts: containerd,
+#            runc, and a static busybox for its containers' rootfs)
 #   bench    `make bench`, `make soak`: build, and the benchmarks' tools
 #            (the tracers compared, rt-tests, gnuplot for the plots; for
 #            slobench the servers nginx-light and redis-server, and wrk and
@@ -40,6 +42,7 @@ jq python3 python3-yaml openssl curl
 stress-ng util-linux procps linux-perf
 prometheus valgrind nginx-light redis-server
 nodejs
+containerd runc busybox-static
 "
 # npm for the JavaScript test suites (tests/js/*/): Debian's nodejs comes
 # without it, NodeSource's brings its own and conflicts with Debian's npm.

@@ -54,18 +54,44 @@ static bool parse_pod(const char *p, size_t len, struct kube_ids *ids)
 	return true;
 }
 
-/* A container component: "<id>" or "<runtime>-<id>.scope" (cri-containerd-, crio-, docker-). */
-static bool parse_container(const char *p, size_t len, struct kube_ids *ids)
+static bool starts_with(const char *s, size_t len, const char *prefix)
 {
-	if (ends_with(p, len, ".scope")) {
+	size_t n = strlen(prefix);
+
+	return len >= n && !strncmp(s, prefix, n);
+}
+
+/*
+ * A component inside a pod (kube_path.h lists the runtimes' names). The
+ * scope's prefix is whatever precedes the id's dash (runc's systemd driver
+ * names a scope "<prefix>-<id>.scope"; container ids have no dash), so a
+ * runtime not listed is read too; a CRI-O scope is "crio-" like its
+ * cgroupfs name, and conmon's is told apart first.
+ */
+static enum kube_part parse_container(const char *p, size_t len, struct kube_ids *ids)
+{
+	bool scope = ends_with(p, len, ".scope");
+
+	if (scope)
+		len -= strlen(".scope");
+	if (starts_with(p, len, "crio-conmon-"))
+		return KUBE_PART_MONITOR;
+	if (scope) {
 		const char *dash = memrchr(p, '-', len);
 
-		if (!dash)
-			return false;
-		len = p + len - strlen(".scope") - (dash + 1);
-		p = dash + 1;
+		if (dash) {
+			len = p + len - (dash + 1);
+			p = dash + 1;
+		}
+	} else if (ends_with(p, len, ".slice")) {
+		return KUBE_PART_OTHER;
+	} else if (starts_with(p, len, "crio-")) {
+		p += strlen("crio-");
+		len -= strlen("crio-");
 	}
-	return len && copy_part(ids->container_id, sizeof(ids->container_id), p, len);
+	if (!len || !copy_part(ids->container_id, sizeof(ids->container_id), p, len))
+		return KUBE_PART_OTHER;
+	return KUBE_PART_CONTAINER;
 }
 
 static enum kube_qos parse_tier(const char *p, size_t len)
@@ -120,7 +146,12 @@ bool kube_path_parse(const char *path, struct kube_ids *ids)
 	p += len;
 	p += strspn(p, "/");
 	len = strcspn(p, "/");
-	if (len && !parse_container(p, len, ids))
+	if (!len)
+		return true;
+	ids->part = parse_container(p, len, ids);
+	if (ids->part != KUBE_PART_CONTAINER)
 		ids->container_id[0] = '\0';
+	p += len;
+	ids->nested = p[strspn(p, "/")] != '\0';
 	return true;
 }

@@ -152,7 +152,7 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
 	const struct kube_pod *pod = NULL;
 	struct kube_ids ids;
 	enum qos_class cls;
-	bool is_pod = kube_path_parse(rel, &ids) && ids.pod_uid[0] && !ids.container_id[0];
+	bool is_pod = kube_path_parse(rel, &ids) && ids.part == KUBE_PART_POD;
 	const char *why;
 
 	pod_uid[0] = '\0';

@@ -15,7 +15,13 @@ bool container_target(const char *rel, uint64_t id, const struct pol_unit *u,
 {
 	struct kube_ids ids;
 
-	if (u->cls != QOS_BE || !pod || !kube_path_parse(rel, &ids) || !ids.container_id[0])
+	/*
+	 * The container's own cgroup only: never a runtime's monitor (CRI-O's
+	 * conmon carries the container's id) nor a cgroup below the container
+	 * (crun's "container" child), which would get the settings twice.
+	 */
+	if (u->cls != QOS_BE || !pod || !kube_path_parse(rel, &ids) ||
+	    ids.part != KUBE_PART_CONTAINER || ids.nested)
 		return false;
 	for (size_t i = 0; i < pod->n_containers; i++) {
 		const struct kube_container *k = &pod->containers[i];
