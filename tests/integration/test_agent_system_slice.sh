@@ -32,8 +32,10 @@
 # may go to it, so a report may also name the root, as it would on a node
 # whose root cgroup held busy processes.
 #
-# About 25 s on the 2-CPU test machine. Under TCG (the v2 VMs) the same
-# checks, with 10 times the time to find it.
+# About 70 s on the 2-CPU test machine at a load of 10 (two agents start,
+# and at the default weight k of n windows over take a while), 2 minutes
+# at a load of 20. Under TCG (the v2 VMs) the same checks, with 10 times the
+# time to find it.
 # jq filters are single-quoted; agent_start takes its own options.
 # shellcheck disable=SC2016,SC2119
 set -euo pipefail
