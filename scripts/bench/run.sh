@@ -38,7 +38,7 @@
 #   AGENT_FOOTPRINT_ROUNDS    rounds of agent_footprint (default 2, ~3.5 min each)
 #   AGENT_FOOTPRINT_BASELINE  a qoslet binary to measure beside build/qoslet in
 #                  agent_footprint (the numbers before a change; default: none)
-#   DETECTBENCH_ROUNDS rounds of detectbench (default 3, about 3 minutes each)
+#   DETECTBENCH_ROUNDS rounds of detectbench (default 3, about 5 to 12 minutes each)
 #   DETECTBENCH_BASELINE another qoslet binary detectbench's system_slice also runs under
 #   SLOBENCH_ROUNDS   rounds of slobench (default 5, about 9.5 minutes each)
 #   SLOBENCH_SECS     seconds per slobench block (default 15: BE's start sets

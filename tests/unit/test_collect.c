@@ -182,18 +182,22 @@ static void test_units_and_numbers(void **state)
 	collector_free(col);
 }
 
-/* The fold names outside culprits of LS windows over 1 ms with at least 2 waits. */
-static const struct interference_config fold_cfg = {.rq_p99_us = 1000, .rq_min_waits = 2};
-
 /* A cgroup the name cache no longer finds. */
 #define GONE 999
+/* Scopes 201.. of one slice, whose party is the slice (200), as collect_outside_depth cuts them. */
+#define SLICE 200
 
 static int fake_name(void *ctx, uint64_t cgid, struct pol_outside *o)
 {
 	(void)ctx;
 	if (cgid == GONE)
 		return -ENOENT;
-	snprintf(o->path, sizeof(o->path), "system.slice/%llu.service", (unsigned long long)cgid);
+	o->id = cgid > SLICE && cgid < SLICE + 10 ? SLICE : cgid;
+	if (o->id == SLICE)
+		snprintf(o->path, sizeof(o->path), "noisy.slice");
+	else
+		snprintf(o->path, sizeof(o->path), "system.slice/%llu.service",
+			 (unsigned long long)cgid);
 	o->cls = QOS_SYSTEM;
 	return 0;
 }
@@ -246,16 +250,17 @@ static void test_fold(void **state)
 	assert_int_equal(totals[0].mem.oom_kills, 1);
 	assert_int_equal(totals[1].parts, 0);
 
-	/* unit 2's window does not count (2 waits): its outside culprit stays unnamed */
-	assert_int_equal(collect_fold_blame(m, 3, &delta, &fold_cfg, fake_name, NULL, &in), 0);
-	assert_int_equal(in.n_outside, 0);
+	/* unit 2's window is short (2 waits): its outside culprit is named all the same */
+	assert_int_equal(collect_fold_blame(m, 3, &delta, fake_name, NULL, &in), 0);
+	assert_int_equal(in.n_outside, 1);
+	assert_int_equal(in.outside[0].id, 9);
 	assert_int_equal(in.n_blame, 3);
 	assert_int_equal(in.blame[0].victim, 2);
 	assert_int_equal(in.blame[0].culprit, POL_CULPRIT_IDLE);
 	assert_int_equal(in.blame[1].culprit, 7);
 	assert_int_equal(in.blame[1].wait_ns, 800); /* pod + container, one pair */
 	assert_int_equal(in.blame[1].count, 42);
-	assert_int_equal(in.blame[2].culprit, POL_CULPRIT_OTHER);
+	assert_int_equal(in.blame[2].culprit, 9);
 	assert_int_equal(in.blame[2].wait_ns, 100);
 	free(in.blame);
 	free(in.outside);
@@ -263,58 +268,112 @@ static void test_fold(void **state)
 }
 
 /*
- * A breaching LS victim (its window over 1 ms with enough waits) keeps its
- * four largest outside culprits by their own ids, named; the smaller ones
- * add up to OTHER, and so does one of the four that cannot be named (gone:
- * ranks are taken before names, which bounds the lookups). The same
- * culprits of a victim that is not over stay OTHER and unnamed.
+ * An LS victim keeps its four largest outside parties by their ids, named,
+ * whether its window is over or not (a breach is judged over several
+ * ticks); the smaller ones add up to OTHER, and so does one that cannot be
+ * named (gone). Culprits of one party (the scopes of a slice) add up before
+ * the ranks are taken: three small scopes outrank a larger service. A
+ * SYSTEM victim's outside culprits are OTHER.
  */
 static void test_fold_outside(void **state)
 {
-	/* unit 2 (LS, over), unit 7 (LS, under); 100.. are outside every unit */
-	const struct collect_member m[] = {{2, 2, QOS_LS}, {7, 7, QOS_LS}};
-	struct pol_unit units[2] = {{.id = 2, .cls = QOS_LS, .has_rq = true},
-				    {.id = 7, .cls = QOS_LS, .has_rq = true}};
-	struct pol_input in = {.units = units, .n_units = 2};
+	/* units 2 and 7 (LS, one over and one under 1 ms), 8 (SYSTEM); 100.. outside */
+	const struct collect_member m[] = {{2, 2, QOS_LS}, {7, 7, QOS_LS}, {8, 8, QOS_SYSTEM}};
+	struct pol_unit units[3] = {{.id = 2, .cls = QOS_LS, .has_rq = true},
+				    {.id = 7, .cls = QOS_LS, .has_rq = true},
+				    {.id = 8, .cls = QOS_SYSTEM, .has_rq = true}};
+	struct pol_input in = {.units = units, .n_units = 3};
 	static const struct {
 		uint64_t culprit, wait;
-	} waits[] = {{101, 600}, {102, 500}, {103, 400},  {104, 300},
-		     {105, 200}, {106, 100}, {GONE, 700}, {7, 50}};
+	} waits[] = {{101, 600}, {102, 500},	   {103, 400},	    {104, 300},
+		     {105, 200}, {106, 100},	   {GONE, 700},	    {SLICE + 1, 250},
+		     {7, 50},	 {SLICE + 2, 250}, {SLICE + 3, 250}};
 	struct snapshot delta = {0};
 
 	(void)state;
 	units[0].rq.count = units[0].rq.slots[12] = 100; /* about 4 ms */
 	units[1].rq.count = units[1].rq.slots[1] = 100;	 /* about 3 us */
-	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
-		snapshot_add_blame(&delta,
-				   &(struct blame_sample){2, waits[i].culprit, waits[i].wait, 1});
-		snapshot_add_blame(&delta,
-				   &(struct blame_sample){7, waits[i].culprit, waits[i].wait, 1});
-	}
+	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
+		for (uint64_t v = 2; v <= 8; v += v == 2 ? 5 : 1)
+			snapshot_add_blame(&delta, &(struct blame_sample){v, waits[i].culprit,
+									  waits[i].wait, 1});
 	snapshot_finish(&delta);
-	assert_int_equal(collect_fold_blame(m, 2, &delta, &fold_cfg, fake_name, NULL, &in), 0);
+	assert_int_equal(collect_fold_blame(m, 3, &delta, fake_name, NULL, &in), 0);
 
-	/* victim 2: unit 7, 101..103 by id, OTHER (104..106 and the gone one) */
-	assert_int_equal(in.n_blame, 5 + 2);
-	assert_int_equal(in.blame[0].culprit, 7);
-	for (size_t i = 0; i < 3; i++) {
-		assert_int_equal(in.blame[1 + i].victim, 2);
-		assert_int_equal(in.blame[1 + i].culprit, 101 + i);
-		assert_int_equal(in.outside[i].id, 101 + i);
+	/* each LS victim: unit 7 or itself, 101..102, the slice (750), 103, OTHER */
+	assert_int_equal(in.n_blame, 2 * 6 + 2);
+	for (size_t k = 0; k < 2; k++) {
+		const struct pol_blame *b = &in.blame[k * 6];
+
+		assert_int_equal(b[0].victim, k ? 7 : 2);
+		assert_int_equal(b[0].culprit, 7);
+		assert_int_equal(b[1].culprit, 101);
+		assert_int_equal(b[2].culprit, 102);
+		assert_int_equal(b[3].culprit, 103);
+		assert_int_equal(b[4].culprit, SLICE);
+		assert_int_equal(b[4].wait_ns, 750);
+		assert_int_equal(b[4].count, 3);
+		assert_int_equal(b[5].culprit, POL_CULPRIT_OTHER);
+		assert_int_equal(b[5].wait_ns, 300 + 200 + 100 + 700);
 	}
-	assert_int_equal(in.n_outside, 3);
+	assert_int_equal(in.n_outside, 4);
+	assert_int_equal(in.outside[0].id, 101);
 	assert_string_equal(in.outside[0].path, "system.slice/101.service");
 	assert_int_equal(in.outside[0].cls, QOS_SYSTEM);
-	assert_int_equal(in.blame[4].culprit, POL_CULPRIT_OTHER);
-	assert_int_equal(in.blame[4].wait_ns, 300 + 200 + 100 + 700);
-	/* victim 7: itself, and every outside culprit as OTHER */
-	assert_int_equal(in.blame[5].victim, 7);
-	assert_int_equal(in.blame[5].culprit, 7);
-	assert_int_equal(in.blame[6].culprit, POL_CULPRIT_OTHER);
-	assert_int_equal(in.blame[6].wait_ns, 2800);
+	assert_int_equal(in.outside[3].id, SLICE);
+	assert_string_equal(in.outside[3].path, "noisy.slice");
+	/* the SYSTEM victim: unit 7, and OTHER */
+	assert_int_equal(in.blame[12].victim, 8);
+	assert_int_equal(in.blame[12].culprit, 7);
+	assert_int_equal(in.blame[13].culprit, POL_CULPRIT_OTHER);
+	assert_int_equal(in.blame[13].wait_ns, 600 + 500 + 400 + 300 + 200 + 100 + 700 + 750);
 	free(in.blame);
 	free(in.outside);
 	snapshot_free(&delta);
+}
+
+/*
+ * Outside culprits are named at the depth the operator knows: below the
+ * node's root (the managed subtree's parent), a top-level cgroup, or a
+ * systemd slice's deepest slice and its service; never a transient scope.
+ */
+static void test_outside_depth(void **state)
+{
+	static const struct {
+		const char *path, *subtree, *want;
+	} cases[] = {
+		{"noisy.slice", "kubepods", "noisy.slice"},
+		{"noisy.slice/run-u7.scope", "kubepods", "noisy.slice"},
+		{"system.slice/containerd.service", "kubepods.slice",
+		 "system.slice/containerd.service"},
+		{"system.slice/containerd.service/sub", "kubepods",
+		 "system.slice/containerd.service"},
+		{"system.slice/docker-ab12.scope", "kubepods", "system.slice"},
+		{"user.slice/user-1000.slice/session-3.scope", "kubepods",
+		 "user.slice/user-1000.slice"},
+		{"docker/ab12", "kubepods", "docker"},
+		{"init.scope", "kubepods", "init.scope"},
+		{"", "kubepods", ""},
+		/* the managed subtree's own cgroups are themselves */
+		{"kubepods/burstable", "kubepods", "kubepods/burstable"},
+		/* one level down: the subtree's parent is the node's root */
+		{"t/noisy.slice/run-u7.scope", "t/kubepods", "t/noisy.slice"},
+		{"t/system.slice/cron.service", "t/kubepods", "t/system.slice/cron.service"},
+		{"t", "t/kubepods", "t"},
+		{"t/agent", "t/kubepods", "t/agent"},
+		/* outside the node's root: cut below the hierarchy's */
+		{"other/noisy.slice", "t/kubepods", "other"},
+		{"tx/a", "t/kubepods", "tx"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = collect_outside_depth(cases[i].path, cases[i].subtree);
+
+		if (n != strlen(cases[i].want) || strncmp(cases[i].path, cases[i].want, n))
+			fail_msg("%s under %s: %.*s, want %s", cases[i].path, cases[i].subtree,
+				 (int)n, cases[i].path, cases[i].want);
+	}
 }
 
 static int count_dirs(void *ctx, const struct cg_tree_dir *d)
@@ -803,6 +862,7 @@ int main(void)
 		cmocka_unit_test(test_units_and_numbers),
 		cmocka_unit_test(test_fold),
 		cmocka_unit_test(test_fold_outside),
+		cmocka_unit_test(test_outside_depth),
 		cmocka_unit_test(test_tree_events),
 		cmocka_unit_test(test_settings_and_new_pods),
 		cmocka_unit_test(test_capacity_inputs),

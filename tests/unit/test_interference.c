@@ -189,10 +189,12 @@ static const struct rq_case rq_cases[] = {
 	{"3 of 4", "OOUO", {{B, 80}, {V, 20}}, 0, 3, CAUSE_UNIT, B, 0.8, {B}},
 	{"2 of 5 never", "OUOUUO", {{B, 80}, {V, 20}}, 0, -1, 0, 0, 0, {0}},
 	{"history slides", "OOUUUUUO", {{B, 80}, {V, 20}}, 0, -1, 0, 0, 0, {0}},
-	/* Too few waits: the window does not count, even with an over p99. */
+	/* Too few waits: the tick is no window, even with an over p99; its waits join the next. */
 	{"few waits not over", "O-O", {{B, 80}, {V, 20}}, 0, -1, 0, 0, 0, {0}},
-	/* ... and does not push counted windows out of the last n. */
-	{"few waits not counted", "OOUU----O", {{B, 80}, {V, 20}}, 0, 8, CAUSE_UNIT, B, 0.8, {B}},
+	/* ... and do not push counted windows out of the last n. */
+	{"few waits not counted", "OOUU---O", {{B, 80}, {V, 20}}, 0, 7, CAUSE_UNIT, B, 0.8, {B}},
+	/* Short ticks (the fast path's) add up: 4 ticks of 5 waits are one window. */
+	{"short ticks add up", "------------", {{B, 80}, {V, 20}}, 0, 11, CAUSE_UNIT, B, 0.8, {B}},
 	/* A throttled window counts; 3 of 10 periods throttled: 30% of its waits are the limit's.
 	 */
 	{"throttled counts", "TTT", {{B, 80}, {V, 20}}, 0, 2, CAUSE_UNIT, B, 0.56, {B}},

@@ -702,9 +702,12 @@ struct namer_ctx {
 };
 
 /*
- * An outside culprit's path from the shared name cache (a lookup of an
- * unknown id walks the hierarchy, at most once a second), and its class
- * from the config's path rules: a rule may call a system slice SYSTEM.
+ * The party behind an outside culprit: its path from the shared name cache
+ * (a lookup of an unknown id walks the hierarchy, at most once a second),
+ * cut to the depth that explains it (collect_outside_depth), that
+ * cgroup's id (a stat of its directory when it is an ancestor: a few per
+ * tick at most), and its class from the config's path rules: a rule may
+ * call a system slice SYSTEM.
  */
 static int name_outside(void *ctx, uint64_t cgid, struct pol_outside *o)
 {
@@ -712,10 +715,19 @@ static int name_outside(void *ctx, uint64_t cgid, struct pol_outside *o)
 	const struct collect_opts *opts = n->c->o;
 	const char *path = opts->names ? cgroup_names_lookup(opts->names, cgid, n->mono_ns) : NULL;
 	enum qos_class cls;
+	size_t len;
 
-	if (!path || str_copy(o->path, sizeof(o->path), path))
+	if (!path)
 		return -ENOENT;
-	cls = rule_class(opts->cfg, path, NULL); /* outside culprits are not pods we know */
+	len = collect_outside_depth(path, opts->subtree);
+	if (len >= sizeof(o->path))
+		return -ENAMETOOLONG;
+	memcpy(o->path, path, len);
+	o->path[len] = '\0';
+	o->id = cgid;
+	if (path[len] && cgroup_id_of(opts->fs, o->path, &o->id))
+		return -ENOENT;
+	cls = rule_class(opts->cfg, o->path, NULL); /* outside culprits are not pods we know */
 	o->cls = cls == QOS_NR ? QOS_UNMANAGED : cls;
 	return 0;
 }
@@ -815,8 +827,7 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 		struct namer_ctx names = {c, mono_ns};
 
 		*err = collect_fold_probes(c->members, c->n_members, &delta, in, c->totals)
-			       ?: collect_fold_blame(c->members, c->n_members, &delta,
-						     &c->o->cfg->policy.interference, name_outside,
+			       ?: collect_fold_blame(c->members, c->n_members, &delta, name_outside,
 						     &names, in);
 	}
 	snapshot_free(&delta);

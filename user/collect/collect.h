@@ -69,7 +69,7 @@ struct collect_opts {
 	const struct kube_pod *(*pod)(void *ctx, const char *uid);
 	void *ctx;
 	/*
-	 * Names cgroups outside every unit that delayed a breaching LS unit
+	 * Names cgroups outside every unit that delayed an LS unit
 	 * (shared with the metrics' labels); NULL: such culprits stay unnamed.
 	 */
 	struct cgroup_names *names;

@@ -4,8 +4,9 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "../policy/interference.h"
+#include "cgroup.h"
 
 static int cmp_u64(uint64_t a, uint64_t b)
 {
@@ -65,25 +66,16 @@ int collect_fold_probes(const struct collect_member *members, size_t n_members,
 	return 0;
 }
 
-/* A victim whose outside culprits are worth naming: an LS unit whose window is over. */
-static bool breaching(const struct pol_input *in, uint64_t unit,
-		      const struct interference_config *icfg)
-{
-	const struct pol_unit *u = pol_input_find(in, unit);
-	double p99;
-
-	return u && interference_window(u, icfg, &p99) == 1;
-}
-
+/* A culprit outside every unit keeps its cgroup id for an LS victim, else it is OTHER. */
 static uint64_t blame_party(const struct collect_member *members, size_t n_members, uint64_t cgid,
-			    bool named)
+			    bool keep_outside)
 {
 	const struct collect_member *m;
 
 	if (cgid == QOSLET_CULPRIT_IDLE)
 		return POL_CULPRIT_IDLE;
 	m = collect_member_find(members, n_members, cgid);
-	return m ? m->unit : named ? cgid : POL_CULPRIT_OTHER;
+	return m ? m->unit : keep_outside ? cgid : POL_CULPRIT_OTHER;
 }
 
 static int cmp_blame(const void *a, const void *b)
@@ -119,7 +111,7 @@ static bool is_outside(const struct pol_input *in, uint64_t culprit)
 	       !pol_input_find(in, culprit);
 }
 
-/* Beyond a victim's COLLECT_OUTSIDE_PER_VICTIM largest outside culprits, the rest are OTHER. */
+/* Beyond a victim's COLLECT_OUTSIDE_PER_VICTIM largest outside parties, the rest are OTHER. */
 static int keep_largest(struct pol_input *in)
 {
 	bool *drop = calloc(in->n_blame ? in->n_blame : 1, sizeof(*drop));
@@ -150,43 +142,92 @@ static int keep_largest(struct pol_input *in)
 	return 0;
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+	return cmp_u64(*(const uint64_t *)a, *(const uint64_t *)b);
+}
+
 static int cmp_outside(const void *a, const void *b)
 {
 	return cmp_u64(((const struct pol_outside *)a)->id, ((const struct pol_outside *)b)->id);
 }
 
-/* in->outside: a name for every outside culprit left; one that has none becomes OTHER. */
-static int name_outside(struct pol_input *in, collect_namer name, void *ctx)
+/*
+ * Every outside culprit becomes its party (the namer's answer: the cgroup
+ * at the depth that explains it, so the services of one slice add up), or
+ * OTHER when it has none; in->outside gets each party once, sorted by id.
+ */
+static int to_parties(struct pol_input *in, collect_namer name, void *ctx)
 {
-	size_t n = 0;
+	uint64_t *leaf = malloc((in->n_blame ? in->n_blame : 1) * sizeof(*leaf));
+	uint64_t *party;
+	size_t n = 0, m = 0;
 
 	in->outside = calloc(in->n_blame ? in->n_blame : 1, sizeof(*in->outside));
-	if (!in->outside)
-		return -ENOMEM;
-	for (size_t i = 0; i < in->n_blame; i++)
-		if (is_outside(in, in->blame[i].culprit))
-			in->outside[n++].id = in->blame[i].culprit;
-	qsort(in->outside, n, sizeof(*in->outside), cmp_outside);
 	in->n_outside = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct pol_outside *o = &in->outside[in->n_outside];
-
-		if (in->n_outside && o[-1].id == in->outside[i].id)
-			continue;
-		o->id = in->outside[i].id;
-		if (!name(ctx, o->id, o))
-			in->n_outside++;
+	party = leaf ? malloc((in->n_blame ? in->n_blame : 1) * sizeof(*party)) : NULL;
+	if (!in->outside || !party) {
+		free(leaf);
+		return -ENOMEM;
 	}
 	for (size_t i = 0; i < in->n_blame; i++)
-		if (is_outside(in, in->blame[i].culprit) &&
-		    !pol_outside_find(in->outside, in->n_outside, in->blame[i].culprit))
-			in->blame[i].culprit = POL_CULPRIT_OTHER;
+		if (is_outside(in, in->blame[i].culprit))
+			leaf[n++] = in->blame[i].culprit;
+	if (n)
+		qsort(leaf, n, sizeof(*leaf), cmp_id);
+	for (size_t i = 0; i < n; i++) {
+		struct pol_outside o = {0};
+
+		if (m && leaf[m - 1] == leaf[i])
+			continue;
+		leaf[m] = leaf[i];
+		/* a party must not pass for a unit or a placeholder */
+		party[m++] =
+			!name(ctx, leaf[i], &o) && is_outside(in, o.id) ? o.id : POL_CULPRIT_OTHER;
+		if (party[m - 1] != POL_CULPRIT_OTHER)
+			in->outside[in->n_outside++] = o;
+	}
+	/* several culprits may share a party: each once */
+	if (in->n_outside)
+		qsort(in->outside, in->n_outside, sizeof(*in->outside), cmp_outside);
+	n = 0;
+	for (size_t i = 0; i < in->n_outside; i++)
+		if (!n || in->outside[n - 1].id != in->outside[i].id)
+			in->outside[n++] = in->outside[i];
+	in->n_outside = n;
+	for (size_t i = 0; i < in->n_blame; i++) {
+		const uint64_t *k =
+			is_outside(in, in->blame[i].culprit)
+				? bsearch(&in->blame[i].culprit, leaf, m, sizeof(*leaf), cmp_id)
+				: NULL;
+
+		if (k)
+			in->blame[i].culprit = party[k - leaf];
+	}
+	free(leaf);
+	free(party);
 	return 0;
 }
 
+/* Forgets the parties no pair names any more (those keep_largest made OTHER). */
+static void drop_unused(struct pol_input *in)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < in->n_outside; i++) {
+		bool used = false;
+
+		for (size_t j = 0; j < in->n_blame && !used; j++)
+			used = in->blame[j].culprit == in->outside[i].id;
+		if (used)
+			in->outside[k++] = in->outside[i];
+	}
+	in->n_outside = k;
+}
+
 int collect_fold_blame(const struct collect_member *members, size_t n_members,
-		       const struct snapshot *delta, const struct interference_config *icfg,
-		       collect_namer name, void *ctx, struct pol_input *in)
+		       const struct snapshot *delta, collect_namer name, void *ctx,
+		       struct pol_input *in)
 {
 	size_t n = 0;
 	int err;
@@ -208,14 +249,58 @@ int collect_fold_blame(const struct collect_member *members, size_t n_members,
 		if (!v || !b->count || v->cls == QOS_BE)
 			continue;
 		in->blame[n++] = (struct pol_blame){
-			v->unit,
-			blame_party(members, n_members, b->culprit, breaching(in, v->unit, icfg)),
+			v->unit, blame_party(members, n_members, b->culprit, qos_is_ls(v->cls)),
 			b->wait_ns, b->count};
 	}
-	merge_pairs(in, n);
-	err = keep_largest(in) ?: name_outside(in, name, ctx);
-	/* the culprits that became OTHER join their victim's OTHER pair */
-	if (!err)
+	in->n_blame = n;
+	err = to_parties(in, name, ctx);
+	if (err)
+		return err;
+	/* the culprits of one party (and those that became OTHER) make one pair */
+	merge_pairs(in, in->n_blame);
+	err = keep_largest(in);
+	if (!err) {
 		merge_pairs(in, in->n_blame);
+		drop_unused(in);
+	}
 	return err;
+}
+
+/* Whether the n-byte path component at c ends in suffix (".slice", ".service"). */
+static bool ends_in(const char *c, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+
+	return n > k && !memcmp(c + n - k, suffix, k);
+}
+
+size_t collect_outside_depth(const char *path, const char *subtree)
+{
+	const char *slash = strrchr(subtree, '/');
+	size_t base = slash ? (size_t)(slash - subtree) : 0, end;
+	bool in_slice = false;
+
+	if (cgroup_path_within(path, subtree))
+		return strlen(path);
+	/* below the node's root (the subtree's parent), else below the hierarchy's */
+	if (!base || strncmp(path, subtree, base) || (path[base] != '/' && path[base]))
+		base = 0;
+	end = base;
+	while (path[end]) {
+		const char *c = path + end + (end > 0);
+		size_t n = strcspn(c, "/");
+
+		/* a slice's child slice, or its service: an operator's unit; anything else ends it
+		 */
+		if (end > base && in_slice && !ends_in(c, n, ".slice")) {
+			if (ends_in(c, n, ".service"))
+				end = (size_t)(c - path) + n;
+			break;
+		}
+		end = (size_t)(c - path) + n;
+		in_slice = ends_in(c, n, ".slice");
+		if (!in_slice)
+			break;
+	}
+	return end;
 }

@@ -9,7 +9,6 @@
 
 #include <stddef.h>
 
-#include "../policy/config.h"
 #include "../policy/model.h"
 #include "../snapshot.h"
 #include "collect.h"
@@ -27,25 +26,46 @@ int collect_fold_probes(const struct collect_member *members, size_t n_members,
 			const struct snapshot *delta, struct pol_input *in,
 			struct cg_sample *const *totals);
 
-/* Outside culprits named per victim and tick: the rest of them stay POL_CULPRIT_OTHER. */
+/* Outside parties kept per victim and tick: the rest of them add up to POL_CULPRIT_OTHER. */
 #define COLLECT_OUTSIDE_PER_VICTIM 4
 
-/* Names an outside culprit (path and class into *o): 0, or non-zero when it cannot (gone). */
+/*
+ * The party that explains a wait behind cgroup cgid, outside every unit:
+ * its id, path and class into *o (o->id may name an ancestor of cgid, see
+ * collect_outside_depth). 0, or non-zero when it cannot (the cgroup is gone).
+ */
 typedef int (*collect_namer)(void *ctx, uint64_t cgid, struct pol_outside *o);
+
+/*
+ * How much of `path` (relative to the hierarchy's root, as the subtree)
+ * names the party behind a wait in it, as the operator knows it: a cgroup
+ * in the managed subtree is itself; elsewhere, below the node's root (the
+ * subtree's parent: where kubepods sits beside the system's slices), the
+ * top-level cgroup, or, for a systemd slice, the deepest slice and its
+ * service: system.slice/containerd.service, user.slice/user-1000.slice,
+ * noisy.slice for noisy.slice/run-u7.scope (a scope, like any other leaf
+ * of a slice, is transient: the operator made the slice). Tasks of the
+ * node's root are the root. A path outside the node's root is cut the
+ * same way below the hierarchy's root. Returns the length of the prefix.
+ */
+size_t collect_outside_depth(const char *path, const char *subtree);
 
 /*
  * Who delayed whom, between units, into in->blame (sorted by victim, then
  * culprit; several cgroups of one unit make one pair). Waits of BE units (no
  * policy takes them as victims, and a node may hold hundreds) and of cgroups
- * outside every unit are left out. A culprit outside every unit keeps its
- * own cgroup id, named in in->outside (sorted by id), when its victim is an
- * LS unit whose window is over (interference_window(): run the probes' fold
- * first) and it is among that victim's COLLECT_OUTSIDE_PER_VICTIM largest
- * and `name` can name it; otherwise it is POL_CULPRIT_OTHER. So only
- * breaches pay for names. 0 or -ENOMEM.
+ * outside every unit are left out. For an LS victim, a culprit outside
+ * every unit becomes the party `name` gives it (its own cgroup or the
+ * ancestor that explains it; several culprits of one party add up), named
+ * in in->outside (sorted by id), on every tick whether or not the victim's
+ * window is over: a breach is judged over several ticks, and one party
+ * must be one party in all of them. A victim's COLLECT_OUTSIDE_PER_VICTIM
+ * largest parties are kept; the others, those `name` cannot name (gone),
+ * and every outside culprit of a SYSTEM victim are POL_CULPRIT_OTHER.
+ * 0 or -ENOMEM.
  */
 int collect_fold_blame(const struct collect_member *members, size_t n_members,
-		       const struct snapshot *delta, const struct interference_config *icfg,
-		       collect_namer name, void *ctx, struct pol_input *in);
+		       const struct snapshot *delta, collect_namer name, void *ctx,
+		       struct pol_input *in);
 
 #endif

@@ -136,30 +136,30 @@ const char *interference_cause_name(enum interference_cause c)
 	return (unsigned int)c < CAUSE_NR ? names[c] : NULL;
 }
 
-/* A window with too few waits says nothing about the p99: it does not count. */
-int interference_window(const struct pol_unit *u, const struct interference_config *cfg,
-			double *p99_ns)
-{
-	if (!qos_is_ls(u->cls) || !u->has_rq || u->rq.count < cfg->rq_min_waits)
-		return -1;
-	*p99_ns = hist_quantile_ns(&u->rq, 0.99);
-	return *p99_ns > cfg->rq_p99_us * 1000;
-}
-
 /*
- * (3a) A window in which the unit's own limit throttled it counts like any
- * other: its tasks then waited for their quota, which the blame charges to
- * that limit (save_blame), so the breach is explained rather than ignored.
+ * (3a) A window holds at least rq_min_waits waits (fewer say nothing about
+ * a p99): a tick with fewer carries them into the next, so that short ticks
+ * add up to a window instead of being lost. The agent's fast path ticks
+ * every 50 to 100 ms while an LS unit keeps waiting, and a victim starved
+ * to a few waits a tick would otherwise never have a window that counts:
+ * the breach it wakes the agent for would never be found. A window in
+ * which the unit's own limit throttled it counts like any other: its tasks
+ * then waited for their quota, which the blame charges to that limit
+ * (save_blame), so the breach is explained rather than ignored.
  */
 static void rq_update(struct interference_unit *s, const struct pol_unit *u,
 		      const struct interference_config *cfg)
 {
 	double p99;
-	int over = interference_window(u, cfg, &p99);
 
-	if (over < 0)
+	if (!qos_is_ls(u->cls) || !u->has_rq)
 		return;
-	s->rq_over = s->rq_over << 1 | (uint64_t)over;
+	hist_add(&s->rq_carry, &u->rq);
+	if (s->rq_carry.count < cfg->rq_min_waits)
+		return;
+	p99 = hist_quantile_ns(&s->rq_carry, 0.99);
+	memset(&s->rq_carry, 0, sizeof(s->rq_carry));
+	s->rq_over = s->rq_over << 1 | (uint64_t)(p99 > cfg->rq_p99_us * 1000);
 	s->rq_p99_ns = p99;
 	if (s->rq_windows < INTERFERENCE_RQ_N_MAX)
 		s->rq_windows++;

@@ -42,17 +42,8 @@ enum interference_cause {
 const char *interference_cause_name(enum interference_cause c);
 
 /*
- * An LS unit's run-queue window in this input: -1 when it does not count
- * (not LS, no run-queue data, fewer than rq_min_waits waits), 1 when its
- * p99 (*p99_ns) is over rq_p99_us, else 0. The collector asks the same
- * question to decide whose outside culprits to name.
- */
-int interference_window(const struct pol_unit *u, const struct interference_config *cfg,
-			double *p99_ns);
-
-/*
  * One unit of the last input (every class: any unit can be a suspect).
- * About 0.7 KiB each, so the state grows linearly with the units, plus the
+ * About 0.9 KiB each, so the state grows linearly with the units, plus the
  * blame pairs with an LS victim of the last rq_n ticks, plus one small entry
  * per pair reported and per cap within the last cap_s.
  */
@@ -61,9 +52,10 @@ struct interference_unit {
 	uint64_t first_tick; /* ring slots of older ticks are not this unit's */
 
 	/* (a) run-queue SLO, LS units: the last counted windows, newest in bit 0. */
-	uint64_t rq_over;	 /* 1 = the window's p99 was over the threshold */
-	unsigned int rq_windows; /* counted windows so far, up to INTERFERENCE_RQ_N_MAX */
-	double rq_p99_ns;	 /* of the last counted window */
+	uint64_t rq_over;	  /* 1 = the window's p99 was over the threshold */
+	unsigned int rq_windows;  /* counted windows so far, up to INTERFERENCE_RQ_N_MAX */
+	double rq_p99_ns;	  /* of the last counted window */
+	struct lat_hist rq_carry; /* the waits of ticks with too few, toward the next window */
 
 	/* (b) CPI, LS units: Welford's mean and variance of the non-outlier samples. */
 	uint64_t cpi_n;
