@@ -288,7 +288,7 @@ static uint64_t parse_start(const json_t *status)
 	return t > 0 && (uint64_t)t < UINT64_MAX / 1000000000ULL ? (uint64_t)t * 1000000000ULL : 0;
 }
 
-static bool parse_pod(struct kube_pod *p, const json_t *item)
+bool kube_pod_parse(const json_t *item, struct kube_pod *p)
 {
 	const json_t *meta = json_object_get(item, "metadata");
 	const json_t *labels = json_object_get(meta, "labels");
@@ -354,11 +354,10 @@ int kube_pods_parse(const json_t *doc, struct kube_pod_list *out, char *err, siz
 	{
 		struct kube_pod *p = &out->pods[out->n];
 
-		if (parse_pod(p, item)) {
+		if (kube_pod_parse(item, p)) {
 			out->n++;
 		} else {
-			free(p->containers);
-			free(p->labels);
+			kube_pod_free(p);
 			out->skipped++;
 		}
 	}
@@ -440,12 +439,19 @@ bool kube_pod_protected(const struct kube_pod *p, const char **why)
 	return *why != NULL;
 }
 
+void kube_pod_free(struct kube_pod *p)
+{
+	free(p->containers);
+	free(p->labels);
+	p->containers = NULL;
+	p->labels = NULL;
+	p->n_containers = 0;
+}
+
 void kube_pod_list_free(struct kube_pod_list *list)
 {
-	for (size_t i = 0; i < list->n; i++) {
-		free(list->pods[i].containers);
-		free(list->pods[i].labels);
-	}
+	for (size_t i = 0; i < list->n; i++)
+		kube_pod_free(&list->pods[i]);
 	free(list->pods);
 	memset(list, 0, sizeof(*list));
 }

@@ -91,6 +91,16 @@ struct kube_pod_list {
 int kube_pods_parse(const json_t *doc, struct kube_pod_list *out, char *err, size_t errlen);
 
 /*
+ * Parses one Pod object (a list's item, a watch event's object) into p,
+ * which kube_pod_free() frees whatever the result. False when it is not a
+ * usable pod (no uid, namespace or name, a field of the wrong type or over
+ * its API length).
+ */
+bool kube_pod_parse(const json_t *item, struct kube_pod *p);
+
+void kube_pod_free(struct kube_pod *p);
+
+/*
  * Lists the pods whose spec.nodeName is node. 0, or a negative errno with err
  * set (the transport's, -EACCES/-EPROTO for an error status, the parser's).
  */
