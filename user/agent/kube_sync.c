@@ -67,7 +67,7 @@ struct series {
 
 struct kube_sync {
 	struct kubernetes_config cfg;
-	struct kube_client client; /* the calls thread's alone */
+	struct kube_client client;	 /* the calls thread's alone */
 	struct kube_client watch_client; /* the informer thread's alone */
 	struct informer inf;		 /* the informer thread's */
 	unsigned int seed;		 /* the informer's jitter */
@@ -692,7 +692,8 @@ int kube_sync_open(struct kube_sync **out, const struct kubernetes_config *cfg, 
 		free(ks);
 		return rc;
 	}
-	for (struct kube_client *c = &ks->client; c; c = c == &ks->client ? &ks->watch_client : NULL) {
+	for (struct kube_client *c = &ks->client; c;
+	     c = c == &ks->client ? &ks->watch_client : NULL) {
 		c->timeout_ms = (long)(cfg->timeout_s * 1000);
 		if (c->connect_timeout_ms > c->timeout_ms)
 			c->connect_timeout_ms = c->timeout_ms;

@@ -324,8 +324,8 @@ int kube_stream(struct kube_client *c, const char *path, long timeout_ms, kube_s
 		void *user, long *status, char *err, size_t errlen)
 {
 	char url[sizeof(c->cfg.server) + 2048], cerr[CURL_ERROR_SIZE] = "";
-	struct stream_ctx s = {.h = c->curl, .on_data = on_data, .user = user,
-			       .error_body = {.max = 64 * 1024}};
+	struct stream_ctx s = {
+		.h = c->curl, .on_data = on_data, .user = user, .error_body = {.max = 64 * 1024}};
 	struct curl_slist *hdrs;
 	CURLcode rc;
 	int ret = 0;

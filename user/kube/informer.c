@@ -86,8 +86,8 @@ static void set_degraded(struct informer *inf, const char *why)
 /* Takes the version an object carries (metadata.resourceVersion), when it has one. */
 static void note_version(struct informer *inf, const json_t *obj)
 {
-	const char *rv =
-		json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	const char *rv = json_string_value(
+		json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 
 	if (rv && rv[0] && strlen(rv) < sizeof(inf->rv))
 		snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
@@ -141,9 +141,8 @@ static int on_event(void *user, enum watch_type type, json_t *object, char *err,
 }
 
 /* Appends a page's pods to l; the page's continue token into cont ("" at the end). */
-static int take_page(struct informer *inf, const json_t *doc, struct kube_pod_list *l,
-		     char *rv, size_t rv_size, char *cont, size_t cont_size, char *err,
-		     size_t errlen)
+static int take_page(struct informer *inf, const json_t *doc, struct kube_pod_list *l, char *rv,
+		     size_t rv_size, char *cont, size_t cont_size, char *err, size_t errlen)
 {
 	const json_t *meta = json_object_get(doc, "metadata");
 	const char *v = json_string_value(json_object_get(meta, "resourceVersion"));

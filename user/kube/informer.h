@@ -30,10 +30,10 @@
 #include "kube/pods.h"
 #include "kube/watch_stream.h"
 
-#define INFORMER_PAGE_LIMIT   500
-#define INFORMER_BACKOFF_MIN  1000000000ull
-#define INFORMER_BACKOFF_MAX  30000000000ull
-#define INFORMER_WATCH_MIN_S  300 /* client-go's minimum watch timeout; up to twice that */
+#define INFORMER_PAGE_LIMIT  500
+#define INFORMER_BACKOFF_MIN 1000000000ull
+#define INFORMER_BACKOFF_MAX 30000000000ull
+#define INFORMER_WATCH_MIN_S 300 /* client-go's minimum watch timeout; up to twice that */
 
 struct informer_ops {
 	/* One GET of a list page: 0 with resp set (body NULL when empty), or -errno with err. */
@@ -60,15 +60,15 @@ struct informer_ops {
 };
 
 struct informer_stats {
-	uint64_t lists;		  /* complete lists (each one or more pages) */
-	uint64_t pages;		  /* list requests */
-	uint64_t watches;	  /* watch requests */
-	uint64_t expired;	  /* 410s: relisted */
-	uint64_t broken;	  /* watches cut, refused or unreadable */
-	uint64_t oversize;	  /* list pages or events over the cap */
-	uint64_t events;	  /* ADDED, MODIFIED, DELETED applied */
-	uint64_t bookmarks;	  /* BOOKMARKs */
-	uint64_t skipped;	  /* pods in events or lists that were not usable */
+	uint64_t lists;	    /* complete lists (each one or more pages) */
+	uint64_t pages;	    /* list requests */
+	uint64_t watches;   /* watch requests */
+	uint64_t expired;   /* 410s: relisted */
+	uint64_t broken;    /* watches cut, refused or unreadable */
+	uint64_t oversize;  /* list pages or events over the cap */
+	uint64_t events;    /* ADDED, MODIFIED, DELETED applied */
+	uint64_t bookmarks; /* BOOKMARKs */
+	uint64_t skipped;   /* pods in events or lists that were not usable */
 };
 
 struct informer {

@@ -14,13 +14,13 @@
 #include <stdint.h>
 
 struct kubernetes_config {
-	bool enabled;		    /* false: no API calls at all */
-	char kubeconfig[PATH_MAX];  /* "": in-cluster (service account) */
-	char node_name[254];	    /* "": the NODE_NAME environment variable */
-	double resync_s;	    /* 0: a full relist at least this often (a safety net); 0 none */
-	double timeout_s;	    /* 10: one API call, connection included */
-	bool events;		    /* true: Events on the pods the decisions concern */
-	double event_interval_s;    /* 60: one API call per (pod, reason) at most this often */
+	bool enabled;		   /* false: no API calls at all */
+	char kubeconfig[PATH_MAX]; /* "": in-cluster (service account) */
+	char node_name[254];	   /* "": the NODE_NAME environment variable */
+	double resync_s;	   /* 0: a full relist at least this often (a safety net); 0 none */
+	double timeout_s;	   /* 10: one API call, connection included */
+	bool events;		   /* true: Events on the pods the decisions concern */
+	double event_interval_s;   /* 60: one API call per (pod, reason) at most this often */
 	uint32_t events_per_minute; /* 30: all Events together, at most */
 	bool node_condition;	    /* true: the QoSletInterference node condition */
 	double condition_hold_s;    /* 300: it stays True this long after the last interference */
@@ -56,16 +56,16 @@ struct kube_link_stats {
 	/* CLOCK_REALTIME when the set was last known current (a list, a watch event, a
 	 * bookmark, a watch's clean end); 0 before the first list */
 	uint64_t last_list_ns;
-	uint64_t pod_lists;	      /* complete pod lists: the first, then after a 410 or a break */
-	uint64_t pod_expired;	      /* 410 Gone from a list or a watch */
-	uint64_t pod_watch_broken;    /* watches cut, refused or unreadable */
-	uint64_t pod_oversize;	      /* pod list pages or watch events over the size cap */
-	uint64_t pod_events;	      /* watch events applied: ADDED, MODIFIED, DELETED */
-	char pods_degraded[256];      /* why the pod data is degraded (a list over the cap); "" */
-	bool condition_known;		 /* the node condition was written at least once */
-	bool condition;			 /* ... and says "interference" */
-	bool batch_known;		 /* the batch resources were written at least once */
-	uint64_t batch_cpu_milli;	 /* ... the last values the API took */
+	uint64_t pod_lists;	   /* complete pod lists: the first, then after a 410 or a break */
+	uint64_t pod_expired;	   /* 410 Gone from a list or a watch */
+	uint64_t pod_watch_broken; /* watches cut, refused or unreadable */
+	uint64_t pod_oversize;	   /* pod list pages or watch events over the size cap */
+	uint64_t pod_events;	   /* watch events applied: ADDED, MODIFIED, DELETED */
+	char pods_degraded[256];   /* why the pod data is degraded (a list over the cap); "" */
+	bool condition_known;	   /* the node condition was written at least once */
+	bool condition;		   /* ... and says "interference" */
+	bool batch_known;	   /* the batch resources were written at least once */
+	uint64_t batch_cpu_milli;  /* ... the last values the API took */
 	uint64_t batch_mem_bytes;
 };
 

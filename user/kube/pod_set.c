@@ -99,7 +99,8 @@ int kube_pod_set_copy(struct kube_pod_list *dst, const struct kube_pod_list *src
 		    !(d->containers = malloc(s->n_containers * sizeof(*d->containers))))
 			goto nomem;
 		if (s->n_containers)
-			memcpy(d->containers, s->containers, s->n_containers * sizeof(*d->containers));
+			memcpy(d->containers, s->containers,
+			       s->n_containers * sizeof(*d->containers));
 	}
 	return 0;
 nomem:

@@ -47,7 +47,7 @@ static int one_line(struct watch_stream *s, const char *line, size_t n, char *er
 			break;
 	if (!type || t == sizeof(type_names) / sizeof(type_names[0]) || !json_is_object(obj)) {
 		snprintf(err, errlen, "not a watch event (%s)",
-			 !type			 ? "no type"
+			 !type			? "no type"
 			 : !json_is_object(obj) ? "no object"
 						: "unknown type");
 		json_decref(doc);
@@ -86,8 +86,7 @@ static int keep(struct watch_stream *s, const char *data, size_t n, char *err, s
 	return 0;
 }
 
-int watch_stream_feed(struct watch_stream *s, const char *data, size_t n, char *err,
-		      size_t errlen)
+int watch_stream_feed(struct watch_stream *s, const char *data, size_t n, char *err, size_t errlen)
 {
 	while (n) {
 		const char *nl = memchr(data, '\n', n);

@@ -51,8 +51,7 @@ void watch_stream_init(struct watch_stream *s, size_t max_event, watch_event_fn 
  * over max_event), -EBADMSG (a line that is not a watch event), -ENOMEM, or
  * the callback's. After an error the stream is unusable until reset.
  */
-int watch_stream_feed(struct watch_stream *s, const char *data, size_t n, char *err,
-		      size_t errlen);
+int watch_stream_feed(struct watch_stream *s, const char *data, size_t n, char *err, size_t errlen);
 
 /* Bytes of an event begun but not ended (a stream cut mid-event has some). */
 size_t watch_stream_pending(const struct watch_stream *s);
