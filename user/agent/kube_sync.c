@@ -78,6 +78,7 @@ struct kube_sync {
 	pthread_cond_t wake, informer_wake;
 	int stopping; /* also the clients' cancel flag */
 	int pods_fd;  /* eventfd: the pod set changed (kube_sync_fd()) */
+	bool kicked;  /* under lock: the loop queued work for the calls thread */
 
 	/* under lock */
 	struct kube_link_stats stats;
@@ -106,6 +107,13 @@ struct kube_sync {
 	bool batch_refused; /* the last write was refused: even a 0 waits min_interval_s */
 	uint64_t batch_done[2], batch_at; /* what the API took, and when it was tried */
 };
+
+/* Under the lock: wakes the calls thread, or keeps it from sleeping when it is not waiting. */
+static void kick(struct kube_sync *ks)
+{
+	ks->kicked = true;
+	pthread_cond_signal(&ks->wake);
+}
 
 /* The API server's or the network's trouble, not a refusal of the request itself. */
 static bool transient(int rc)
@@ -482,8 +490,10 @@ static void *run(void *arg)
 		next = clock_ns(CLOCK_MONOTONIC) + SEC;
 		until = (struct timespec){(time_t)(next / SEC), (long)(next % SEC)};
 		pthread_mutex_lock(&ks->lock);
-		if (!__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED))
+		/* work queued while this round ran is not slept over */
+		if (!__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED) && !ks->kicked)
 			pthread_cond_timedwait(&ks->wake, &ks->lock, &until);
+		ks->kicked = false;
 		pthread_mutex_unlock(&ks->lock);
 	}
 	return NULL;
@@ -736,7 +746,7 @@ void kube_sync_stop(struct kube_sync *ks)
 		return;
 	__atomic_store_n(&ks->stopping, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&ks->lock);
-	pthread_cond_signal(&ks->wake);
+	kick(ks);
 	pthread_cond_signal(&ks->informer_wake);
 	pthread_mutex_unlock(&ks->lock);
 	if (ks->running)
@@ -825,7 +835,7 @@ int kube_sync_evict(struct kube_sync *ks, const struct kube_evict_req *req)
 	if (!rc) {
 		ks->jobs[ks->n_jobs++] = (struct evict_job){
 			.req = *req, .deadline = now + EVICT_LIFETIME_NS, .not_before = now};
-		pthread_cond_signal(&ks->wake);
+		kick(ks);
 	}
 	pthread_mutex_unlock(&ks->lock);
 	return rc;
@@ -867,7 +877,7 @@ void kube_sync_event(struct kube_sync *ks, const struct kube_event_req *ev)
 		p = &ks->series[ks->n_series++];
 		*p = (struct series){
 			.first = *ev, .seen = 1, .last_ns = ev->ts_ns, .last_seen = now};
-		pthread_cond_signal(&ks->wake);
+		kick(ks);
 	} else {
 		ks->stats.events_dropped++;
 	}
@@ -878,7 +888,7 @@ void kube_sync_condition(struct kube_sync *ks, bool interference, const char *me
 {
 	pthread_mutex_lock(&ks->lock);
 	if (interference != ks->want_condition)
-		pthread_cond_signal(&ks->wake);
+		kick(ks);
 	ks->want_condition = interference;
 	snprintf(ks->condition_msg, sizeof(ks->condition_msg), "%s", message);
 	pthread_mutex_unlock(&ks->lock);
@@ -889,7 +899,7 @@ void kube_sync_batch(struct kube_sync *ks, uint64_t cpu_milli, uint64_t mem_byte
 {
 	pthread_mutex_lock(&ks->lock);
 	if (!ks->batch_put || cpu_milli != ks->batch_want[0] || mem_bytes != ks->batch_want[1])
-		pthread_cond_signal(&ks->wake);
+		kick(ks);
 	ks->batch_put = true;
 	ks->batch_want[0] = cpu_milli;
 	ks->batch_want[1] = mem_bytes;
