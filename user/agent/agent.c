@@ -602,11 +602,13 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 		}
 		/*
 		 * A pod changed in the API: decided again at once, like a cgroup
-		 * that came (the tick takes the set and reclasses the units; the
-		 * tree's gap bounds a burst of events to 10 ticks a second).
+		 * that came (the tick takes the set and reclasses the units; a gap
+		 * bounds a burst of events to 10 ticks a second, loop.h).
 		 */
-		if (pods >= 0 && (pfd[pods].revents & POLLIN))
-			return LOOP_WAKE_TREE;
+		if (pods >= 0 && (pfd[pods].revents & POLLIN)) {
+			kube_sync_drain(a->kube); /* quiet while the loop lets the gap pass */
+			return LOOP_WAKE_PODS;
+		}
 	}
 	return stop ? LOOP_WAKE_STOP : LOOP_WAKE_TIMEOUT;
 }

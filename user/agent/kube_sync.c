@@ -801,14 +801,18 @@ int kube_sync_fd(const struct kube_sync *ks)
 	return ks->pods_fd;
 }
 
-bool kube_sync_take_pods(struct kube_sync *ks, struct kube_pod_list *pods)
+void kube_sync_drain(struct kube_sync *ks)
 {
 	uint64_t n;
-	bool took;
 
-	/* Drained first: a change after it makes the fd readable again. */
 	if (read(ks->pods_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		log_debug("kube: reading the pods eventfd: %s", strerror(errno));
+}
+
+bool kube_sync_take_pods(struct kube_sync *ks, struct kube_pod_list *pods)
+{
+	bool took;
+
 	pthread_mutex_lock(&ks->lock);
 	took = ks->fresh_ready;
 	if (took) {

@@ -74,9 +74,11 @@ void kube_sync_stats(struct kube_sync *ks, struct kube_link_stats *out);
 
 /*
  * A descriptor that polls readable when the pod set changed (an event, a
- * list): the loop wakes and re-decides at once. kube_sync_take_pods() reads it.
+ * list): the loop wakes and re-decides at once. kube_sync_drain() quiets it
+ * (the set itself waits for kube_sync_take_pods()).
  */
 int kube_sync_fd(const struct kube_sync *ks);
+void kube_sync_drain(struct kube_sync *ks);
 
 /* When a newer pod set came, frees *pods and puts it there (sorted by uid); true then. */
 bool kube_sync_take_pods(struct kube_sync *ks, struct kube_pod_list *pods);
