@@ -10,7 +10,8 @@
 #            (test_install, test_image), cmocka, clang's sanitizer and
 #            libFuzzer runtimes, and the tools the integration tests drive
 #            (load generators, perf, Prometheus, valgrind, python3, the
-#            servers test_loadgen drives: nginx-light, redis-server)
+#            servers test_loadgen drives: nginx-light, redis-server; kubectl,
+#            node and npm, and `npm ci` of tests/js/*/ for test_kube_real_clients)
 #   bench    `make bench`, `make soak`: build, and the benchmarks' tools
 #            (the tracers compared, rt-tests, gnuplot for the plots; for
 #            slobench the servers nginx-light and redis-server, and wrk and
@@ -63,12 +64,44 @@ for profile in "$@"; do
 	esac
 done
 
+# The real Kubernetes clients test_kube_real_clients drives (kubectl; node and
+# npm for @kubernetes/client-node): Debian's packages, unless the command is
+# already there from another package (a kubectl or a Node.js from upstream's
+# repositories holds the same files, and apt would refuse to replace them).
+case " $* " in
+*" test "* | *" vm "* | *" all "*)
+	command -v kubectl >/dev/null || PKGS="$PKGS kubernetes-client"
+	command -v node >/dev/null || PKGS="$PKGS nodejs"
+	command -v npm >/dev/null || PKGS="$PKGS npm"
+	NPM_CI=1
+	;;
+esac
+
+# Each npm package of the tests (tests/js/*/package-lock.json, versions pinned)
+# installed with `npm ci` where its node_modules is missing or older than its
+# lock; no root needed.
+npm_ci() {
+	[ -n "${NPM_CI:-}" ] || return 0
+	for lock in "$(dirname "$0")"/../tests/js/*/package-lock.json; do
+		[ -e "$lock" ] || continue
+		dir=$(dirname "$lock")
+		if [ -d "$dir/node_modules" ] && ! [ "$lock" -nt "$dir/node_modules" ]; then
+			continue
+		fi
+		echo "scripts/deps.sh: npm ci in $dir"
+		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || return 1
+	done
+}
+
 missing=""
 # shellcheck disable=SC2086 # one package a word
 for p in $(printf '%s\n' $PKGS | sort -u); do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+	npm_ci
+	exit
+fi
 
 if [ "$(id -u)" != 0 ]; then
 	echo "scripts/deps.sh: needs root to run apt-get; missing packages:$missing" >&2
@@ -83,3 +116,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing
+npm_ci

@@ -172,6 +172,11 @@ class Store:
 STORE = None
 
 
+def as_object(pod):
+    """A watch event's object names its kind, which a list's items need not (clients check)."""
+    return dict(pod, kind="Pod", apiVersion="v1")
+
+
 def status_body(code, reason, message, details=None):
     body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "code": code,
             "status": "Success" if code < 400 else "Failure"}
@@ -217,7 +222,8 @@ class Handler(BaseHTTPRequestHandler):
     def record(self, status, violations, body):
         entry = {"method": self.command, "path": self.path, "status": status,
                  "violations": violations, "body": body, "time": self.arrived,
-                 "verb": getattr(self, "verb", None)}
+                 "verb": getattr(self, "verb", None),
+                 "agent": self.headers.get("User-Agent") if self.headers else None}
         with LOCK, open(self.server.opts.log, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
 
@@ -426,7 +432,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"0\r\n\r\n")
                 return
             for kind, p in backlog:
-                self.chunk({"type": kind, "object": p})
+                self.chunk({"type": kind, "object": as_object(p)})
             next_bookmark = time.time() + opts.bookmark_interval
             while True:
                 with LOCK:
@@ -447,7 +453,7 @@ class Handler(BaseHTTPRequestHandler):
                 for rv, k, p in news:
                     since = rv
                     if wanted(p):
-                        self.chunk({"type": k, "object": p})
+                        self.chunk({"type": k, "object": as_object(p)})
                 since = max(since, current) if not news else since
                 now = time.time()
                 if bookmarks and now >= next_bookmark:
