@@ -219,10 +219,12 @@ class Handler(BaseHTTPRequestHandler):
         self.verb = None
         return super().parse_request()
 
-    def record(self, status, violations, body):
-        entry = {"method": self.command, "path": self.path, "status": status,
+    def record(self, status, violations, body, sent=None, verb=None):
+        """One log line; sent: the response's bytes (a watch's at its end, as "watch-end")."""
+        entry = {"bytes": sent,
+                 "method": self.command, "path": self.path, "status": status,
                  "violations": violations, "body": body, "time": self.arrived,
-                 "verb": getattr(self, "verb", None),
+                 "verb": verb or getattr(self, "verb", None),
                  "agent": self.headers.get("User-Agent") if self.headers else None}
         with LOCK, open(self.server.opts.log, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
@@ -234,7 +236,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
-        self.record(status, violations, body)
+        self.record(status, violations, body, len(data))
 
     def token_valid(self, auth):
         with open(self.server.opts.token_file, encoding="utf-8") as f:
@@ -399,6 +401,7 @@ class Handler(BaseHTTPRequestHandler):
         data = json.dumps(doc).encode() + b"\n"
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
+        self.streamed += len(data)
 
     def watch_pods(self, q, wanted):
         """Streams events from resourceVersion until timeoutSeconds, a compaction or a drop."""
@@ -425,6 +428,15 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         self.record(200, [], None)
+        self.streamed = 0
+        try:
+            self.stream_events(q, wanted, gone, since, backlog, end, bookmarks, drop_seen)
+        finally:
+            self.record(200, [], None, self.streamed, "watch-end")
+
+    def stream_events(self, q, wanted, gone, since, backlog, end, bookmarks, drop_seen):
+        """The body of a watch (watch_pods), until its end, a compaction or a drop."""
+        opts = self.server.opts
         try:
             if gone:
                 self.chunk({"type": "ERROR", "object": status_body(
