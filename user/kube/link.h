@@ -14,13 +14,13 @@
 #include <stdint.h>
 
 struct kubernetes_config {
-	bool enabled;		   /* false: no API calls at all */
-	char kubeconfig[PATH_MAX]; /* "": in-cluster (service account) */
-	char node_name[254];	   /* "": the NODE_NAME environment variable */
-	double resync_s;	   /* 0: a full relist at least this often (a safety net); 0 none */
-	double timeout_s;	   /* 10: one API call, connection included */
-	bool events;		   /* true: Events on the pods the decisions concern */
-	double event_interval_s;   /* 60: one API call per (pod, reason) at most this often */
+	bool enabled;		    /* false: no API calls at all */
+	char kubeconfig[PATH_MAX];  /* "": in-cluster (service account) */
+	char node_name[254];	    /* "": the NODE_NAME environment variable */
+	double resync_s;	    /* > 0: a full relist at least this often; 0: none */
+	double timeout_s;	    /* 10: one API call, connection included */
+	bool events;		    /* true: Events on the pods the decisions concern */
+	double event_interval_s;    /* 60: one API call per (pod, reason) at most this often */
 	uint32_t events_per_minute; /* 30: all Events together, at most */
 	bool node_condition;	    /* true: the QoSletInterference node condition */
 	double condition_hold_s;    /* 300: it stays True this long after the last interference */
