@@ -575,6 +575,8 @@ static void inf_result(void *ctx, enum kube_call call, int rc, const char *err)
 	struct kube_sync *ks = ctx;
 	const struct informer_stats *st = &ks->inf.st;
 
+	if (__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED))
+		return; /* the watch abandoned for the stop: no failure */
 	note_call(ctx, call, rc, err);
 	pthread_mutex_lock(&ks->lock);
 	ks->stats.pod_expired = st->expired;
