@@ -413,12 +413,12 @@ static void test_oversize(void **state)
 	informer_free(&inf);
 }
 
-/* resync_s > 0: the watch ends at the resync, and a list follows. */
+/* resync_s > 0: the watch ends at the resync, and a list follows; unchanged, it wakes nobody. */
 static void test_resync(void **state)
 {
 	static const struct answer script[] = {
-		{200, 0, PAGE("1", "", "")},
-		{200, 0, PAGE("2", "", "")},
+		{200, 0, PAGE("1", "", POD("u1", "one"))},
+		{200, 0, PAGE("2", "", POD("u1", "one"))},
 	};
 	struct fake f = {.script = script, .n = 2};
 	struct informer inf;
@@ -430,6 +430,7 @@ static void test_resync(void **state)
 	run(&inf, &f, 2, NULL); /* the watch sees the resync due and lists instead */
 	assert_int_equal(inf.st.lists, 2);
 	assert_int_equal(inf.st.watches, 0);
+	assert_int_equal(f.changes, 1); /* the same pod at the same version */
 	assert_non_null(strstr(f.paths[1], "&resourceVersion=1"));
 	informer_free(&inf);
 }

@@ -170,12 +170,24 @@ static int take_page(struct informer *inf, const json_t *doc, struct kube_pod_li
 	return rc;
 }
 
+/* The same pods at the same versions: a relist that changed nothing. */
+static bool same_versions(const struct kube_pod_list *a, const struct kube_pod_list *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->pods[i].uid, b->pods[i].uid) || !a->pods[i].rv[0] ||
+		    strcmp(a->pods[i].rv, b->pods[i].rv))
+			return false;
+	return true;
+}
+
 /*
- * Lists every page. 0 with the set replaced, or: -ESTALE (a 410: the
- * version or the continue token is gone), -EFBIG (a page over the cap),
- * another -errno.
+ * Lists every page. 0 with the set replaced (*changed: it differs from the
+ * old one), or: -ESTALE (a 410: the version or the continue token is gone),
+ * -EFBIG (a page over the cap), another -errno.
  */
-static int list_all(struct informer *inf, char *err, size_t errlen)
+static int list_all(struct informer *inf, bool *changed, char *err, size_t errlen)
 {
 	char path[1024], cont[512] = "", esc[sizeof(path) / 2], rv[sizeof(inf->rv)] = "";
 	struct kube_pod_list l = {0};
@@ -217,6 +229,7 @@ static int list_all(struct informer *inf, char *err, size_t errlen)
 		kube_pod_list_free(&l);
 		return rc;
 	}
+	*changed = !same_versions(&inf->pods, &l);
 	kube_pod_list_free(&inf->pods);
 	inf->pods = l;
 	snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
@@ -226,7 +239,8 @@ static int list_all(struct informer *inf, char *err, size_t errlen)
 static uint64_t do_list(struct informer *inf)
 {
 	char err[512] = "", why[600];
-	int rc = list_all(inf, err, sizeof(err));
+	bool changed = true;
+	int rc = list_all(inf, &changed, err, sizeof(err));
 
 	if (rc == -ESTALE && !inf->rv_gone) {
 		/* The version (or a page's continue token) was compacted: from the newest, now. */
@@ -250,7 +264,9 @@ static uint64_t do_list(struct informer *inf)
 	inf->backoff_ns = 0;
 	inf->listed_at = inf->ops->now(inf->ctx);
 	set_degraded(inf, NULL);
-	inf->ops->changed(inf->ctx, &inf->pods);
+	/* the first list always: the loop learns the set is known (maybe empty) */
+	if (changed || inf->st.lists == 1)
+		inf->ops->changed(inf->ctx, &inf->pods);
 	inf->ops->current(inf->ctx);
 	return 0;
 }

@@ -302,6 +302,9 @@ bool kube_pod_parse(const json_t *item, struct kube_pod *p)
 	if (!json_is_object(meta) || (labels && !json_is_object(labels)) ||
 	    (annotations && !json_is_object(annotations)))
 		return false;
+	/* only compared (an unchanged relist wakes nothing): one too long is no version */
+	if (!copy_opt(p->rv, sizeof(p->rv), meta, "resourceVersion"))
+		p->rv[0] = '\0';
 	p->mirror = json_object_get(annotations, MIRROR_ANNOTATION) != NULL;
 	parse_evict_controls(p, annotations);
 	parse_rq_target(p, annotations);

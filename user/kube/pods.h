@@ -30,6 +30,7 @@ struct kube_container {
 
 struct kube_pod {
 	char uid[40];	      /* metadata.uid */
+	char rv[32];	      /* metadata.resourceVersion; "" absent or longer than this holds */
 	char ns[64];	      /* metadata.namespace (DNS label, <= 63) */
 	char name[254];	      /* metadata.name (DNS subdomain, <= 253) */
 	char koord_qos[64];   /* label koordinator.sh/qosClass (label value, <= 63); "" if absent */
