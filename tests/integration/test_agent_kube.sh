@@ -158,11 +158,11 @@ assert_cmp "$down_calls" "<=" 6 "calls back off in the outage ($down_calls in 4 
 rm "$KUBE_TMP/down"
 mark=$(wc -l <"$KUBE_TMP/api.log")
 for _ in $(seq 1 100); do
-	tail -n +$((mark + 1)) "$KUBE_TMP/api.log" | jq -e 'select(.method == "GET" and .status == 200)' \
+	tail -n +$((mark + 1)) "$KUBE_TMP/api.log" | jq -e 'select(.verb == "list" and .status == 200)' \
 		>/dev/null 2>&1 && break
 	sleep 0.1
 done
-tail -n +$((mark + 1)) "$KUBE_TMP/api.log" | jq -e 'select(.method == "GET" and .status == 200)' \
+tail -n +$((mark + 1)) "$KUBE_TMP/api.log" | jq -e 'select(.verb == "list" and .status == 200)' \
 	>/dev/null || fail "no pod list within 10 s of the API's return"
 for _ in $(seq 1 20); do # the server logs the call before the agent reads the answer
 	grep -q "answers again" "$AGENT_ERR" && break
