@@ -85,7 +85,7 @@ npm_ci() {
 	for lock in "$(dirname "$0")"/../tests/js/*/package-lock.json; do
 		[ -e "$lock" ] || continue
 		dir=$(dirname "$lock")
-		if [ -d "$dir/node_modules" ] && ! [ "$lock" -nt "$dir/node_modules" ]; then
+		if [ -d "$dir/node_modules" ] && [ -z "$(find "$lock" -newer "$dir/node_modules")" ]; then
 			continue
 		fi
 		echo "scripts/deps.sh: npm ci in $dir"

@@ -20,7 +20,7 @@
 # hour beside the former poll (a LIST every 30 s).
 #
 # Exit 0 after a measurement, 77 when it cannot run here, 1 on failure.
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2119
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

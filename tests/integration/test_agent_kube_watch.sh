@@ -21,7 +21,7 @@
 #      with the reason and qoslet_kube_pods_degraded is 1; once it is gone the
 #      agent is ready again.
 # About 30 s.
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2119
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
