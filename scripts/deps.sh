@@ -12,7 +12,9 @@
 #            (load generators, perf, Prometheus, valgrind, python3, the
 #            servers test_loadgen drives: nginx-light, redis-server; the
 #            container runtime test_runtime_containerd starts: containerd,
-#            runc, and a static busybox for its containers' rootfs)
+#            runc, and a static busybox for its containers' rootfs; kubectl,
+#            node and npm, and `npm ci` of tests/js/*/ for the JavaScript
+#            suites)
 #   bench    `make bench`, `make soak`: build, and the benchmarks' tools
 #            (the tracers compared, rt-tests, gnuplot for the plots; for
 #            slobench the servers nginx-light and redis-server, and wrk and
@@ -47,6 +49,10 @@ containerd runc busybox-static
 # npm for the JavaScript test suites (tests/js/*/): Debian's nodejs comes
 # without it, NodeSource's brings its own and conflicts with Debian's npm.
 command -v npm >/dev/null 2>&1 || TEST="$TEST npm"
+# kubectl for test_kube_real_clients and test_deploy_admission: Debian's,
+# unless one is there already from another package (upstream's holds the
+# same file, and apt would refuse to replace it).
+command -v kubectl >/dev/null 2>&1 || TEST="$TEST kubernetes-client"
 BENCH="
 jq python3 stress-ng rt-tests util-linux procps linux-perf bpftrace libbpf-tools
 gnuplot-nox nginx-light redis-server wrk

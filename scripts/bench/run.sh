@@ -22,6 +22,9 @@
 #   slobench       request latency of real servers (nginx, redis) under closed
 #                  and open-loop load next to BE batch, without and with
 #                  `qoslet agent` (scripts/bench/slobench.sh) -> docs/bench/slobench.md
+#   newpod         new-pod protection time with the Kubernetes link on (pod in the
+#                  API, then its cgroup: mkdir to cpu.idle), 10 pods, and one node's
+#                  API footprint (scripts/bench/newpod.sh) -> docs/bench/newpod.md
 #
 # A benchmark that cannot run here (exit 77: a tool is missing, not root)
 # is reported as skipped with its reason and leaves its report untouched; a
@@ -59,7 +62,7 @@ ROUNDS=${BENCH_ROUNDS:-15}
 LOOPS=${BENCH_LOOPS:-100000}
 CPU=${BENCH_CPU:-0}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
-BENCHES=${BENCHES:-ctxsw ctxsw-xcg top_footprint colobench agent_footprint detectbench slobench}
+BENCHES=${BENCHES:-ctxsw ctxsw-xcg top_footprint colobench agent_footprint detectbench slobench newpod}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench: not root: configurations that load BPF programs will be skipped" >&2
@@ -113,6 +116,10 @@ for b in $BENCHES; do
 		share=${SLOBENCH_SHARE-0.5}
 		scripts/bench/slobench.sh -r "${SLOBENCH_ROUNDS:-5}" -s "${SLOBENCH_SECS:-15}" -q "$QUIET_WAIT" \
 			${share:+-u "$share"} ${extra:+-x "$extra"} -o "$tmp" >"$tmp.stdout" || rc=$?
+		;;
+	newpod)
+		echo "bench: $b: 10 BestEffort pods in the API, then their cgroups: mkdir to cpu.idle; API bytes of a node"
+		scripts/bench/newpod.sh -n 10 -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	*)
 		echo "bench: unknown benchmark '$b'" >&2

@@ -50,11 +50,35 @@ certificate's CN and needs no token (a bad certificate fails the handshake).
 With --log-auth each log entry also has "user" (that CN, else null) and
 "bearer" (the token presented, else null), so a test can see which
 credentials arrived.
+Pods are listed and watched as the API reference describes it (see the
+WATCH section below the handler): the pods file is the store's truth, and a
+change to it (rewritten by a test) becomes ADDED/MODIFIED/DELETED events with
+a new resourceVersion each.
+  GET /api/v1/pods[?...]  and  /api/v1/namespaces/NS/pods[?...]
+    limit/continue paginate (a continue token older than the last compaction
+    gets 410 Gone); resourceVersion "0" or unset is the newest, another
+    version older than the compaction 410; watch=true streams one JSON event a
+    line over a chunked response from resourceVersion (ADDED for every pod
+    first when it is unset or "0"), BOOKMARKs every --bookmark-interval
+    seconds with allowWatchBookmarks=true, and ends cleanly after
+    timeoutSeconds. A watch from a version older than the compaction gets an
+    ERROR event with a 410 Status (--gone-status: an HTTP 410 instead).
+  SIGUSR1 compacts: history before now is gone, and every open watch gets an
+    ERROR 410 event and ends. SIGUSR2 drops every open watch's connection
+    without ending its response (a network cut).
+  GET /api, /apis, /api/v1, /version: the discovery documents kubectl reads.
+Every LIST and WATCH is logged with "verb" ("list" or "watch") when it
+starts. qoslet's own calls must carry the node's field selector; with
+--foreign-clients other clients (kubectl, client libraries) may call without
+it and with their own User-Agent and Accept, as the real server allows.
 """
 import argparse
+import base64
 import json
 import os
+import random
 import re
+import signal
 import socket
 import ssl
 import sys
@@ -63,6 +87,7 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+PODS_PATH = re.compile(r"^/api/v1(?:/namespaces/([a-z0-9.-]+))?/pods$")
 EVICT_PATH = re.compile(r"^/api/v1/namespaces/([a-z0-9.-]+)/pods/([a-z0-9.-]+)/eviction$")
 EVENTS_PATH = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([a-z0-9.-]+)/events$")
 EVENT_PATH = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([a-z0-9.-]+)/events/([a-z0-9.-]+)$")
@@ -82,6 +107,81 @@ RESOURCES = {"capacity": {}, "allocatable": {}}  # the node's batch resources as
 MAX_BODY = 64 * 1024
 LOCK = threading.Lock()
 TOKENS = {"current": None, "previous": None, "changed": 0.0}  # what the token file held
+# Signals only bump these (a handler must not take LOCK): the store acts on them.
+SIGNALS = {"compact": 0, "drop": 0}
+
+
+class Store:
+    """The pods as the API server's storage keeps them: a resourceVersion
+    counter, the objects at their versions, and the events since the last
+    compaction. The pods file is re-read when it changes (its mtime and size)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.cond = threading.Condition(LOCK)
+        # Versions start from the clock: a restarted server is newer than before, and its
+        # empty history makes a watch from an older version 410, as after a compaction.
+        self.rv = int(time.time() * 1000)
+        self.compacted = self.rv  # a watch or continue token from before this is gone
+        self.pods = {}  # uid -> pod
+        self.history = []  # (rv, type, pod)
+        self.stamp = None
+        self.compact_seen = 0
+        with LOCK:
+            self.refresh()
+
+    def refresh(self):
+        """Under LOCK: takes a changed pods file and a compaction signal."""
+        if SIGNALS["compact"] != self.compact_seen:
+            self.compact_seen = SIGNALS["compact"]
+            self.rv += 1
+            self.compacted = self.rv
+            self.history = []
+            self.cond.notify_all()
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return
+        if (st.st_mtime_ns, st.st_size) == self.stamp:
+            return
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                items = json.load(f).get("items", [])
+        except ValueError:
+            return  # written as we read: the next look takes it
+        self.stamp = (st.st_mtime_ns, st.st_size)
+        new = {}
+        for p in items:
+            uid = p.get("metadata", {}).get("uid")
+            if uid:
+                new[uid] = p
+        for uid in list(self.pods):
+            if uid not in new:
+                self.emit("DELETED", self.pods.pop(uid))
+        def bare(p):
+            return dict(p, metadata={k: v for k, v in p.get("metadata", {}).items()
+                                     if k != "resourceVersion"})
+        for uid, p in new.items():
+            old = self.pods.get(uid)
+            if old is None or bare(old) != bare(p):
+                self.emit("MODIFIED" if old is not None else "ADDED", p)
+        self.cond.notify_all()
+
+    def emit(self, kind, pod):
+        self.rv += 1
+        pod = json.loads(json.dumps(pod))
+        pod.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
+        if kind != "DELETED":
+            self.pods[pod["metadata"]["uid"]] = pod
+        self.history.append((self.rv, kind, pod))
+
+
+STORE = None
+
+
+def as_object(pod):
+    """A watch event's object names its kind, which a list's items need not (clients check)."""
+    return dict(pod, kind="Pod", apiVersion="v1")
 
 
 def status_body(code, reason, message, details=None):
@@ -94,6 +194,26 @@ def status_body(code, reason, message, details=None):
     return body
 
 
+# What kubectl reads before it lists or watches pods (the discovery documents).
+DISCOVERY = {
+    "/version": {"major": "1", "minor": "30", "gitVersion": "v1.30.0-qoslet-test",
+                 "platform": "linux/amd64"},
+    "/api": {"kind": "APIVersions", "versions": ["v1"],
+             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0",
+                                             "serverAddress": "127.0.0.1"}]},
+    "/apis": {"kind": "APIGroupList", "apiVersion": "v1", "groups": []},
+    "/api/v1": {"kind": "APIResourceList", "groupVersion": "v1", "resources": [
+        {"name": "pods", "singularName": "pod", "namespaced": True, "kind": "Pod",
+         "verbs": ["get", "list", "watch"], "shortNames": ["po"], "categories": ["all"]},
+        {"name": "pods/eviction", "singularName": "", "namespaced": True, "group": "policy",
+         "version": "v1", "kind": "Eviction", "verbs": ["create"]},
+        {"name": "nodes", "singularName": "node", "namespaced": False, "kind": "Node",
+         "verbs": ["get", "list", "watch"], "shortNames": ["no"]},
+        {"name": "nodes/status", "singularName": "", "namespaced": False, "kind": "Node",
+         "verbs": ["get", "patch"]}]},
+}
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as libcurl reuses connections
     server_version = "kube-api-test"
@@ -103,12 +223,17 @@ class Handler(BaseHTTPRequestHandler):
 
     def parse_request(self):
         self.arrived = time.time()  # each request of a kept-alive connection
+        self.verb = None
         return super().parse_request()
 
-    def record(self, status, violations, body):
-        entry = {"method": self.command, "path": self.path, "status": status,
-                 "violations": violations, "body": body, "time": self.arrived}
-        if self.server.opts.log_auth:
+    def record(self, status, violations, body, sent=None, verb=None):
+        """One log line; sent: the response's bytes (a watch's at its end, as "watch-end")."""
+        entry = {"bytes": sent,
+                 "method": self.command, "path": self.path, "status": status,
+                 "violations": violations, "body": body, "time": self.arrived,
+                 "verb": verb or getattr(self, "verb", None),
+                 "agent": self.headers.get("User-Agent") if self.headers else None}
+        if self.server.opts.log_auth and self.headers:
             auth = self.headers.get("Authorization") or ""
             entry.update(user=self.cert_user(),
                          bearer=auth[7:] if auth.startswith("Bearer ") else None)
@@ -122,7 +247,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
-        self.record(status, violations, body)
+        self.record(status, violations, body, len(data))
 
     def token_valid(self, auth):
         with open(self.server.opts.token_file, encoding="utf-8") as f:
@@ -148,11 +273,18 @@ class Handler(BaseHTTPRequestHandler):
         v = []
         if not self.cert_user() and not self.token_valid(self.headers.get("Authorization") or ""):
             v.append("token")
+        if self.foreign():
+            return v
         if self.headers.get("Accept") != "application/json":
             v.append("accept")
         if not (self.headers.get("User-Agent") or "").startswith("qoslet/"):
             v.append("user-agent")
         return v
+
+    def foreign(self):
+        """With --foreign-clients, a client that is not qoslet (kubectl, a library)."""
+        return self.server.opts.foreign_clients and \
+            not (self.headers.get("User-Agent") or "").startswith("qoslet/")
 
     def read_body(self, v):
         n = int(self.headers.get("Content-Length") or 0)
@@ -201,29 +333,172 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.down():
             return
-        v = self.common_violations()
         url = urllib.parse.urlsplit(self.path)
-        if url.path != "/api/v1/pods":
-            self.reply(404, status_body(404, "NotFound", "the server could not find it"),
-                       v + ["unexpected-path"])
+        if url.path in DISCOVERY:
+            self.reply(200, DISCOVERY[url.path], [])
             return
+        if PODS_PATH.match(url.path):
+            self.get_pods(url, PODS_PATH.match(url.path).group(1))
+            return
+        self.reply(404, status_body(404, "NotFound", "the server could not find it"),
+                   self.common_violations() + ["unexpected-path"])
+
+    def get_pods(self, url, ns):
+        """LIST or WATCH of pods (the module's docstring says what is checked)."""
+        v = self.common_violations()
         try:
             query = urllib.parse.parse_qs(url.query, strict_parsing=True)
         except ValueError:  # empty or malformed query
             query = {}
-        sel = query.get("fieldSelector", [])
-        if len(sel) != 1 or not sel[0].startswith("spec.nodeName=") or len(query) != 1:
+        allowed = {"fieldSelector", "labelSelector", "limit", "continue", "resourceVersion",
+                   "resourceVersionMatch", "watch", "allowWatchBookmarks", "timeoutSeconds"}
+        q = {k: vals[-1] for k, vals in query.items()}
+        if any(len(vals) != 1 for vals in query.values()) or not set(q) <= allowed:
+            v.append("query")
+        sel = q.get("fieldSelector")
+        if sel is not None and not sel.startswith("spec.nodeName="):
+            v.append("field-selector")
+        if (sel is None and not self.foreign()) or ns is not None and not self.foreign():
             v.append("field-selector")
         if self.headers.get("Content-Length") not in (None, "0"):
             v.append("get-with-body")
+        watch = q.get("watch") in ("true", "1")
+        if watch and "continue" in q or "continue" in q and q.get("resourceVersion"):
+            v.append("continue-with-version")
+        if "limit" in q and not re.match(r"^[1-9][0-9]*$", q["limit"]):
+            v.append("limit")
+        self.verb = "watch" if watch else "list"
         if v:
             self.refuse(v)
             return
-        node = sel[0][len("spec.nodeName="):]
-        with open(self.server.opts.pods, encoding="utf-8") as f:
-            pods = json.load(f)
-        pods["items"] = [p for p in pods["items"] if p.get("spec", {}).get("nodeName") == node]
-        self.reply(200, pods, v)
+        node = sel[len("spec.nodeName="):] if sel else None
+
+        def wanted(p):
+            return (node is None or p.get("spec", {}).get("nodeName") == node) and \
+                (ns is None or p.get("metadata", {}).get("namespace") == ns)
+        if watch:
+            self.watch_pods(q, wanted)
+        else:
+            self.list_pods(q, wanted)
+
+    def list_pods(self, q, wanted):
+        with LOCK:
+            STORE.refresh()
+            rv, compacted = STORE.rv, STORE.compacted
+            pods = sorted((p for p in STORE.pods.values() if wanted(p)),
+                          key=lambda p: (p["metadata"].get("namespace", ""),
+                                         p["metadata"].get("name", "")))
+        start = 0
+        if "continue" in q:
+            try:
+                tok = json.loads(base64.b64decode(q["continue"]))
+                start, rv = int(tok["start"]), int(tok["rv"])
+            except (ValueError, KeyError, TypeError):
+                self.refuse(["continue-token"])
+                return
+            if rv < compacted:
+                self.reply(410, status_body(410, "Expired",
+                                            "The provided continue parameter is too old to "
+                                            "display a consistent list result."), [])
+                return
+        elif q.get("resourceVersion") not in (None, "", "0") and \
+                int(q["resourceVersion"]) < compacted:
+            self.reply(410, status_body(410, "Expired", "too old resource version: %s (%d)"
+                                        % (q["resourceVersion"], compacted)), [])
+            return
+        meta = {"resourceVersion": str(rv)}
+        if "limit" in q and len(pods) - start > int(q["limit"]):
+            end = start + int(q["limit"])
+            meta["continue"] = base64.b64encode(json.dumps(
+                {"rv": rv, "start": end}).encode()).decode()
+            meta["remainingItemCount"] = len(pods) - end
+        else:
+            end = len(pods)
+        self.reply(200, {"kind": "PodList", "apiVersion": "v1", "metadata": meta,
+                         "items": pods[start:end]}, [])
+
+    def chunk(self, doc):
+        data = json.dumps(doc).encode() + b"\n"
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+        self.streamed += len(data)
+
+    def watch_pods(self, q, wanted):
+        """Streams events from resourceVersion until timeoutSeconds, a compaction or a drop."""
+        opts = self.server.opts
+        timeout = float(q.get("timeoutSeconds") or opts.watch_timeout)
+        end = time.time() + timeout
+        bookmarks = q.get("allowWatchBookmarks") == "true"
+        drop_seen = SIGNALS["drop"]
+        with LOCK:
+            STORE.refresh()
+            since = q.get("resourceVersion") or "0"
+            gone = since != "0" and int(since) < STORE.compacted
+            if since == "0":
+                backlog = [("ADDED", p) for p in STORE.pods.values() if wanted(p)]
+                since = STORE.rv
+            else:
+                since = int(since)
+                backlog = []
+        if gone and opts.gone_status:
+            self.reply(410, status_body(410, "Expired", "too old resource version"), [])
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.record(200, [], None)
+        self.streamed = 0
+        try:
+            self.stream_events(q, wanted, gone, since, backlog, end, bookmarks, drop_seen)
+        finally:
+            self.record(200, [], None, self.streamed, "watch-end")
+
+    def stream_events(self, q, wanted, gone, since, backlog, end, bookmarks, drop_seen):
+        """The body of a watch (watch_pods), until its end, a compaction or a drop."""
+        opts = self.server.opts
+        try:
+            if gone:
+                self.chunk({"type": "ERROR", "object": status_body(
+                    410, "Expired", "too old resource version: %s" % since)})
+                self.wfile.write(b"0\r\n\r\n")
+                return
+            for kind, p in backlog:
+                self.chunk({"type": kind, "object": as_object(p)})
+            next_bookmark = time.time() + opts.bookmark_interval
+            while True:
+                with LOCK:
+                    STORE.cond.wait(0.1)
+                    STORE.refresh()
+                    compacted = STORE.compacted > since
+                    news = [(rv, k, p) for rv, k, p in STORE.history if rv > since]
+                    current = STORE.rv
+                if SIGNALS["drop"] != drop_seen:
+                    # A cut: the response ends without its last chunk.
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
+                    return
+                if compacted:  # what came between is gone: the client must list again
+                    self.chunk({"type": "ERROR", "object": status_body(
+                        410, "Expired", "too old resource version: %d" % since)})
+                    break
+                for rv, k, p in news:
+                    since = rv
+                    if wanted(p):
+                        self.chunk({"type": k, "object": as_object(p)})
+                since = max(since, current) if not news else since
+                now = time.time()
+                if bookmarks and now >= next_bookmark:
+                    self.chunk({"type": "BOOKMARK", "object": {
+                        "kind": "Pod", "apiVersion": "v1",
+                        "metadata": {"resourceVersion": str(since)}}})
+                    next_bookmark = now + opts.bookmark_interval
+                if now >= end:
+                    break
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
 
     def do_POST(self):
         if self.down():
@@ -438,18 +713,34 @@ def main():
                     "a verified certificate's CN is the user, and needs no token")
     ap.add_argument("--log-auth", action="store_true",
                     help="log each request's certificate user and bearer token")
+    ap.add_argument("--port", type=int, default=0,
+                    help="the port to listen on (0: any); a restart may take its old one")
+    ap.add_argument("--bookmark-interval", type=float, default=5.0,
+                    help="seconds between BOOKMARK events on a watch that allows them")
+    ap.add_argument("--watch-timeout", type=float, default=1800.0,
+                    help="a watch's end when it gives no timeoutSeconds")
+    ap.add_argument("--gone-status", action="store_true",
+                    help="answer a watch from a compacted version with HTTP 410, not an "
+                         "ERROR event")
+    ap.add_argument("--foreign-clients", action="store_true",
+                    help="let clients other than qoslet list and watch pods")
     opts = ap.parse_args()
+    global STORE
+    STORE = Store(opts.pods)
+    signal.signal(signal.SIGUSR1, lambda *_: SIGNALS.update(compact=SIGNALS["compact"] + 1))
+    signal.signal(signal.SIGUSR2, lambda *_: SIGNALS.update(drop=SIGNALS["drop"] + 1))
 
     class Server(ThreadingHTTPServer):
         address_family = socket.AF_INET6 if ":" in opts.bind else socket.AF_INET
         daemon_threads = True
+        allow_reuse_address = True  # a restarted server takes its port again at once
 
         def handle_error(self, request, client_address):
             # A client that gave up on a delayed answer is expected; the rest is a bug here.
             if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
                 super().handle_error(request, client_address)
 
-    srv = Server((opts.bind, 0), Handler)
+    srv = Server((opts.bind, opts.port), Handler)
     srv.opts = opts
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(opts.cert, opts.key)

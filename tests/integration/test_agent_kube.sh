@@ -12,7 +12,7 @@
 #                                    koordinator.sh/qosClass=BE: holds 300 MiB
 # with an 800 MiB memory limit on the parent (about 81% in use, over the 70%
 # memory eviction threshold) and evict.action "kubernetes". Asserted:
-#   - the pods are listed with fieldSelector spec.nodeName=<node>;
+#   - the pods are listed with fieldSelector spec.nodeName=<node>, then watched;
 #   - the label classes the Burstable pod BE: it is the one evicted (the
 #     largest BE), LS/LSR pods never are;
 #   - the eviction: scripted 429 then 201 gives the decision records
@@ -93,9 +93,13 @@ agent_start
 grep -q "Kubernetes API link on for node $NODE" "$AGENT_ERR" ||
 	fail "the agent does not say its API link is on: $(tail -n 3 "$AGENT_ERR")"
 
-kube_wait_api '.method == "GET" and .status == 200' 10 || fail "no pod list within 10 s: $(tail -n 3 "$AGENT_ERR")"
-assert_eq "$(kube_api '.method == "GET"' | jq -r '.[0].path')" \
-	"/api/v1/pods?fieldSelector=spec.nodeName%3D$NODE" "the pods are listed for this node only"
+kube_wait_api '.verb == "list" and .status == 200' 10 || fail "no pod list within 10 s: $(tail -n 3 "$AGENT_ERR")"
+assert_eq "$(kube_api '.verb == "list"' | jq -r '.[0].path')" \
+	"/api/v1/pods?fieldSelector=spec.nodeName%3D$NODE&limit=500&resourceVersion=0" \
+	"the pods are listed for this node only, from the watch cache, in pages"
+kube_wait_api '.verb == "watch"' 10 || fail "no pod watch within 10 s: $(tail -n 3 "$AGENT_ERR")"
+kube_api '.verb == "watch"' | jq -e '.[0].path | test("^/api/v1/pods[?]fieldSelector=spec.nodeName%3D'"$NODE"'&resourceVersion=[0-9]+&allowWatchBookmarks=true&timeoutSeconds=[0-9]+&watch=true$")' \
+	>/dev/null || fail "the watch: $(kube_api '.verb == "watch"' | jq -r '.[0].path')"
 log "rotating the service-account token"
 echo "token-two-$RANDOM" >"$KUBE_TMP/token.new"
 mv "$KUBE_TMP/token.new" "$KUBE_TMP/token"
@@ -154,11 +158,11 @@ assert_cmp "$down_calls" "<=" 6 "calls back off in the outage ($down_calls in 4 
 rm "$KUBE_TMP/down"
 mark=$(wc -l <"$KUBE_TMP/api.log")
 for _ in $(seq 1 100); do
-	tail -n +$((mark + 1)) "$KUBE_TMP/api.log" | jq -e 'select(.method == "GET" and .status == 200)' \
+	tail -n +$((mark + 1)) "$KUBE_TMP/api.log" | jq -e 'select(.verb == "list" and .status == 200)' \
 		>/dev/null 2>&1 && break
 	sleep 0.1
 done
-tail -n +$((mark + 1)) "$KUBE_TMP/api.log" | jq -e 'select(.method == "GET" and .status == 200)' \
+tail -n +$((mark + 1)) "$KUBE_TMP/api.log" | jq -e 'select(.verb == "list" and .status == 200)' \
 	>/dev/null || fail "no pod list within 10 s of the API's return"
 for _ in $(seq 1 20); do # the server logs the call before the agent reads the answer
 	grep -q "answers again" "$AGENT_ERR" && break

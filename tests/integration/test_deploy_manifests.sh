@@ -359,6 +359,9 @@ check(doc_rules and rules == doc_rules,
       "the ClusterRole's rules are exactly docs/deploy.md's: %s" % sorted(doc_rules))
 check(not any(r_[1] == "pods/eviction" for r_ in rules),
       "the base cannot evict: pods/eviction only in the enforce overlay")
+# The pod informer lists once and then watches (user/kube/informer.h); it gets nothing.
+check({("", "pods", "list"), ("", "pods", "watch")} <= rules and ("", "pods", "get") not in rules,
+      "pods: list and watch (the informer), no get")
 sa = get("ServiceAccount")
 crb = get("ClusterRoleBinding")
 check(crb["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",

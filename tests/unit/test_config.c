@@ -278,8 +278,8 @@ static const struct bad bad_docs[] = {
 	 "path, or \"\", at most 4095 bytes)"},
 	{"{\"kubernetes\": {\"events\": {\"per_minute\": 0}}}",
 	 "kubernetes.events.per_minute: 0 is out of range (allowed: 1 to 6000)"},
-	{"{\"kubernetes\": {\"resync_s\": 0.5}}",
-	 "kubernetes.resync_s: 0.5 is out of range (allowed: 1 to 3600)"},
+	{"{\"kubernetes\": {\"resync_s\": -1}}",
+	 "kubernetes.resync_s: -1 is out of range (allowed: 0 to 86400)"},
 	{"{\"state_dir\": \"run/qoslet\"}",
 	 "state_dir: \"run/qoslet\" is not an absolute path (allowed: an absolute path, at most "
 	 "4095 bytes)"},

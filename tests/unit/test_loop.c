@@ -18,6 +18,8 @@ struct fake {
 	size_t n_alerts, next_alert;
 	const uint64_t *trees; /* times a cgroup appeared, ascending */
 	size_t n_trees, next_tree;
+	const uint64_t *pods; /* pod watch events, ascending */
+	size_t n_pods, next_pod;
 	uint64_t slow_at, slow_ns; /* the tick starting at slow_at takes slow_ns */
 	unsigned int missing;	   /* this many ticks, from missing_at on, find a cgroup missing */
 	uint64_t missing_at;
@@ -43,10 +45,18 @@ static enum loop_wake fake_wait(void *ctx, uint64_t deadline)
 		f->next_alert++; /* came while a tick ran: the ring buffer holds it */
 	while (f->next_tree < f->n_trees && f->trees[f->next_tree] < f->now)
 		f->next_tree++; /* came before the last tick, which applied it */
+	while (f->next_pod < f->n_pods && f->pods[f->next_pod] < f->now)
+		f->next_pod++;
 	if (f->next_tree < f->n_trees && f->trees[f->next_tree] < deadline &&
-	    (f->next_alert == f->n_alerts || f->trees[f->next_tree] < f->alerts[f->next_alert])) {
+	    (f->next_alert == f->n_alerts || f->trees[f->next_tree] < f->alerts[f->next_alert]) &&
+	    (f->next_pod == f->n_pods || f->trees[f->next_tree] < f->pods[f->next_pod])) {
 		f->now = f->trees[f->next_tree++];
 		return LOOP_WAKE_TREE;
+	}
+	if (f->next_pod < f->n_pods && f->pods[f->next_pod] < deadline &&
+	    (f->next_tree == f->n_trees || f->pods[f->next_pod] < f->trees[f->next_tree])) {
+		f->now = f->pods[f->next_pod++];
+		return LOOP_WAKE_PODS;
 	}
 	if (f->next_alert < f->n_alerts && f->alerts[f->next_alert] < deadline) {
 		f->now =
@@ -215,6 +225,24 @@ static void test_tree_follow_ups(void **state)
 	}
 }
 
+/*
+ * A pod's event ticks at once, and the cgroup that comes 20 ms later ticks at
+ * once too (their gaps are their own); a second pod event within the gap
+ * waits for it.
+ */
+static void test_pod_then_cgroup(void **state)
+{
+	const uint64_t pods[] = {1300 * MS, 1350 * MS}, trees[] = {1320 * MS};
+	struct fake f = {
+		.stop_at = 2 * S + 1, .trees = trees, .n_trees = 1, .pods = pods, .n_pods = 2};
+	const uint64_t at[] = {0, 1 * S, 1300 * MS, 1320 * MS, 1400 * MS, 2 * S};
+	const bool fast[] = {false, false, true, true, true, false};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 6);
+}
+
 /* A storm of cgroups: at most one tick of theirs per LOOP_TREE_GAP_NS, one for all that wait. */
 static void test_tree_storm(void **state)
 {
@@ -380,6 +408,7 @@ int main(void)
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_tree_ticks_at_once),
 		cmocka_unit_test(test_tree_storm),
+		cmocka_unit_test(test_pod_then_cgroup),
 		cmocka_unit_test(test_tree_follow_ups),
 		cmocka_unit_test(test_tree_served_by_another_tick),
 		cmocka_unit_test(test_tree_after_an_alert),

@@ -779,6 +779,12 @@ static void test_kube_stats(void **state)
 		.events_dropped = 6,
 		.pods = 31,
 		.last_list_ns = 1700000000250000000ull,
+		.pod_lists = 2,
+		.pod_events = 17,
+		.pod_expired = 1,
+		.pod_watch_broken = 3,
+		.pod_oversize = 4,
+		.pods_degraded = "pod list over the size cap: too large",
 		.condition_known = true,
 		.condition = true,
 		.batch_known = true,
@@ -795,6 +801,7 @@ static void test_kube_stats(void **state)
 		"qoslet_kube_requests_total{call=\"event_patch\"} 0\n"
 		"qoslet_kube_requests_total{call=\"node_status\"} 0\n"
 		"qoslet_kube_requests_total{call=\"node_batch\"} 0\n"
+		"qoslet_kube_requests_total{call=\"watch_pods\"} 0\n"
 		"# HELP qoslet_kube_request_errors_total Kubernetes API calls that got no answer or an "
 		"error status, by call.\n"
 		"# TYPE qoslet_kube_request_errors_total counter\n"
@@ -804,6 +811,7 @@ static void test_kube_stats(void **state)
 		"qoslet_kube_request_errors_total{call=\"event_patch\"} 0\n"
 		"qoslet_kube_request_errors_total{call=\"node_status\"} 3\n"
 		"qoslet_kube_request_errors_total{call=\"node_batch\"} 0\n"
+		"qoslet_kube_request_errors_total{call=\"watch_pods\"} 0\n"
 		"# HELP qoslet_kube_events_aggregated_total Occurrences folded into an existing "
 		"Kubernetes Event's series.\n"
 		"# TYPE qoslet_kube_events_aggregated_total counter\n"
@@ -811,13 +819,38 @@ static void test_kube_stats(void **state)
 		"# HELP qoslet_kube_events_dropped_total Occurrences the Event rate limit dropped.\n"
 		"# TYPE qoslet_kube_events_dropped_total counter\n"
 		"qoslet_kube_events_dropped_total 6\n"
-		"# HELP qoslet_kube_pods Pods on this node in the last successful list.\n"
+		"# HELP qoslet_kube_pods Pods on this node as the pod watch knows them.\n"
 		"# TYPE qoslet_kube_pods gauge\n"
 		"qoslet_kube_pods 31\n"
-		"# HELP qoslet_kube_last_pod_list_timestamp_seconds Unix time of the last successful "
-		"pod list; 0 before the first.\n"
+		"# HELP qoslet_kube_last_pod_list_timestamp_seconds Unix time the pod set was last "
+		"known current (a list, a watch event or bookmark, a watch's clean end); 0 before the "
+		"first list.\n"
 		"# TYPE qoslet_kube_last_pod_list_timestamp_seconds gauge\n"
 		"qoslet_kube_last_pod_list_timestamp_seconds 1700000000.25\n"
+		"# HELP qoslet_kube_pod_lists_total Complete pod lists: the first, then after a 410 "
+		"Gone, a broken watch or a resync.\n"
+		"# TYPE qoslet_kube_pod_lists_total counter\n"
+		"qoslet_kube_pod_lists_total 2\n"
+		"# HELP qoslet_kube_pod_watch_events_total Pod watch events applied (ADDED, MODIFIED, "
+		"DELETED).\n"
+		"# TYPE qoslet_kube_pod_watch_events_total counter\n"
+		"qoslet_kube_pod_watch_events_total 17\n"
+		"# HELP qoslet_kube_pod_expired_total 410 Gone answers to a pod list or watch: the "
+		"version was compacted, listed again.\n"
+		"# TYPE qoslet_kube_pod_expired_total counter\n"
+		"qoslet_kube_pod_expired_total 1\n"
+		"# HELP qoslet_kube_pod_watch_broken_total Pod watches cut, refused or unreadable "
+		"before their server timeout.\n"
+		"# TYPE qoslet_kube_pod_watch_broken_total counter\n"
+		"qoslet_kube_pod_watch_broken_total 3\n"
+		"# HELP qoslet_kube_pod_oversize_total Pod list pages or watch events over the size "
+		"cap.\n"
+		"# TYPE qoslet_kube_pod_oversize_total counter\n"
+		"qoslet_kube_pod_oversize_total 4\n"
+		"# HELP qoslet_kube_pods_degraded 1 while the pod list is over the size cap (/readyz "
+		"says why), else 0.\n"
+		"# TYPE qoslet_kube_pods_degraded gauge\n"
+		"qoslet_kube_pods_degraded 1\n"
 		"# HELP qoslet_kube_node_interference The node condition the agent last wrote: 1 "
 		"interference, 0 none.\n"
 		"# TYPE qoslet_kube_node_interference gauge\n"

@@ -460,13 +460,26 @@ static int tick_once(struct agent *a, bool fast)
 #define HEALTH_STALE_INTERVALS 5
 #define HEALTH_STALE_MIN_NS    (5 * 1000000000ull)
 
-/* Why the agent is not ready although it ticks: a probe an enabled policy needs is off. */
+/*
+ * Why the agent is not ready although it ticks: the pod data is over its
+ * size cap (new pods stay unknown, BE ones unmanaged), or a probe an enabled
+ * policy needs is off.
+ */
 static const char *not_ready(const struct agent *a, char *buf, size_t size)
 {
 	const struct interference_config *in = &a->cfg.policy.interference;
 	enum probe_id id;
 	const char *policy;
 
+	if (a->kube) {
+		struct kube_link_stats k;
+
+		kube_sync_stats(a->kube, &k);
+		if (k.pods_degraded[0]) {
+			snprintf(buf, size, "%s", k.pods_degraded);
+			return buf;
+		}
+	}
 	if (a->args.mode != AGENT_RUN || !in->enabled)
 		return NULL;
 	if (!(a->parts & CG_RQ))
@@ -517,9 +530,9 @@ static int tick(struct agent *a, bool fast)
 static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 {
 	struct agent *a = ctx;
-	struct pollfd pfd[4];
+	struct pollfd pfd[5];
 	nfds_t n = 0;
-	int fp = -1, render = -1, watch = -1, tree = -1;
+	int fp = -1, render = -1, watch = -1, tree = -1, pods = -1;
 
 	if (a->fp) {
 		fp = (int)n;
@@ -536,6 +549,10 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 	if (collector_tree_fd(a->coll) >= 0) {
 		tree = (int)n;
 		pfd[n++] = (struct pollfd){.fd = collector_tree_fd(a->coll), .events = POLLIN};
+	}
+	if (a->kube) {
+		pods = (int)n;
+		pfd[n++] = (struct pollfd){.fd = kube_sync_fd(a->kube), .events = POLLIN};
 	}
 	while (!stop) {
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
@@ -582,6 +599,15 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 				return LOOP_WAKE_TREE;
 			/* Nothing new, or a failed read: not polled again now (no spin). */
 			pfd[tree].fd = -1;
+		}
+		/*
+		 * A pod changed in the API: decided again at once, like a cgroup
+		 * that came (the tick takes the set and reclasses the units; a gap
+		 * bounds a burst of events to 10 ticks a second, loop.h).
+		 */
+		if (pods >= 0 && (pfd[pods].revents & POLLIN)) {
+			kube_sync_drain(a->kube); /* quiet while the loop lets the gap pass */
+			return LOOP_WAKE_PODS;
 		}
 	}
 	return stop ? LOOP_WAKE_STOP : LOOP_WAKE_TIMEOUT;
@@ -843,8 +869,9 @@ static int setup(struct agent *a)
 			log_err("agent: kubernetes: %s; nothing was changed", err);
 			return 2;
 		}
-		log_info("agent: Kubernetes API link on for node %s (pods every %g s)",
-			 kube_sync_node(a->kube), a->cfg.kube.resync_s);
+		log_info("agent: Kubernetes API link on for node %s (pods listed, then watched%s)",
+			 kube_sync_node(a->kube),
+			 a->cfg.kube.resync_s > 0 ? "; relisted every resync_s" : "");
 	}
 	if (a->cfg.decisions_file[0] && a->args.mode == AGENT_RUN) {
 		a->decisions = open_output(a->cfg.decisions_file, "decisions file");

@@ -339,7 +339,7 @@ static const struct field kube_fields[] = {
 	BOOL("enabled", kube.enabled),
 	STR("kubeconfig", kube.kubeconfig, S_ABS_OPT),
 	STR("node_name", kube.node_name, S_NAME),
-	NUM("resync_s", kube.resync_s, 1, 3600),
+	NUM("resync_s", kube.resync_s, 0, 86400),
 	NUM("timeout_s", kube.timeout_s, 1, 120),
 	OBJ("events", kube_event_fields),
 	OBJ("node_condition", kube_condition_fields),

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The thread behind user/agent/kube_sync.h. Everything shared with the loop
- * sits under one lock; API calls are made without it, on copies, so the
- * loop never waits for the network. After a call that got no answer (or a
- * 5xx) the whole link backs off, doubling from 1 s up to the resync
- * interval, so an API server in trouble sees a trickle, not a storm.
+ * The threads behind user/agent/kube_sync.h: one for the calls the loop
+ * asks for (evictions, Events, the node's status), one for the pod informer
+ * (user/kube/informer.h), whose watch holds its connection for minutes.
+ * Everything shared with the loop sits under one lock; API calls are made
+ * without it, on copies, so the loop never waits for the network. After a
+ * call that got no answer (or a 5xx) the calls thread backs off, doubling
+ * from 1 s up to 30 s, so an API server in trouble sees a trickle, not a
+ * storm; the informer backs off on its own the same way.
  */
 #include "kube_sync.h"
 
@@ -14,15 +17,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 
 #include "../clock.h"
 #include "../grow.h"
 #include "../kube/events.h"
+#include "../kube/informer.h"
+#include "../kube/pod_set.h"
 #include "../kube/node_status.h"
 #include "../log.h"
 #include "../str.h"
 
 #define SEC 1000000000ull
+/* The calls thread's backoff after a failed call doubles up to this. */
+#define BACKOFF_MAX_NS (30 * SEC)
+/*
+ * The pod informer's bound on one watch event: etcd stores an object of at
+ * most 1.5 MiB by default, so this is never a real pod's; the same as a
+ * list page's bound (the client's max_body).
+ */
+#define MAX_POD_EVENT (16u << 20)
+/* A watch's own bound beyond its server timeout: the server ends it, not us. */
+#define WATCH_SLACK_MS 30000
 /* An eviction is tried for this long (429 and failures back off 1, 2, 4, ... s). */
 #define EVICT_LIFETIME_NS (60 * SEC)
 /* The node condition is rewritten this often even when unchanged: its heartbeat. */
@@ -50,13 +67,18 @@ struct series {
 
 struct kube_sync {
 	struct kubernetes_config cfg;
-	struct kube_client client; /* the thread's alone */
+	struct kube_client client;	 /* the calls thread's alone */
+	struct kube_client watch_client; /* the informer thread's alone */
+	struct informer inf;		 /* the informer thread's */
+	unsigned int seed;		 /* the informer's jitter */
 	char node[254], instance[300];
-	pthread_t thread;
-	bool running; /* the thread was started */
+	pthread_t thread, informer_thread;
+	bool running, informer_running; /* the threads were started */
 	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	int stopping; /* also the client's cancel flag */
+	pthread_cond_t wake, informer_wake;
+	int stopping; /* also the clients' cancel flag */
+	int pods_fd;  /* eventfd: the pod set changed (kube_sync_fd()) */
+	bool kicked;  /* under lock: the loop queued work for the calls thread */
 
 	/* under lock */
 	struct kube_link_stats stats;
@@ -73,9 +95,10 @@ struct kube_sync {
 	bool batch_put; /* the loop put a batch value */
 	uint64_t batch_want[2], batch_put_at, batch_valid_ns;
 
-	/* the thread's own */
-	uint64_t next_list, backoff_until, backoff_ns;
-	bool api_down; /* logged once per outage */
+	bool api_down; /* under lock: logged once per outage, by either thread */
+
+	/* the calls thread's own */
+	uint64_t backoff_until, backoff_ns;
 	double tokens; /* event rate limit: a bucket of events_per_minute */
 	uint64_t tokens_at;
 	bool condition_written, written_status;
@@ -84,6 +107,13 @@ struct kube_sync {
 	bool batch_refused; /* the last write was refused: even a 0 waits min_interval_s */
 	uint64_t batch_done[2], batch_at; /* what the API took, and when it was tried */
 };
+
+/* Under the lock: wakes the calls thread, or keeps it from sleeping when it is not waiting. */
+static void kick(struct kube_sync *ks)
+{
+	ks->kicked = true;
+	pthread_cond_signal(&ks->wake);
+}
 
 /* The API server's or the network's trouble, not a refusal of the request itself. */
 static bool transient(int rc)
@@ -100,64 +130,42 @@ static bool transient(int rc)
 	}
 }
 
-/* Counts a call; a transient failure backs the whole link off. */
-static void account(struct kube_sync *ks, enum kube_call call, int rc, const char *err)
+/* Counts a call of either thread, and logs an outage once and its end. */
+static void note_call(struct kube_sync *ks, enum kube_call call, int rc, const char *err)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	bool outage = transient(rc);
 
 	pthread_mutex_lock(&ks->lock);
 	ks->stats.requests[call]++;
 	ks->stats.errors[call] += rc != 0;
+	if (outage && !ks->api_down)
+		log_warn("kube: %s: %s; backing off (the agent keeps protecting the node)",
+			 kube_call_name(call), err);
+	else if (!outage && rc)
+		log_warn("kube: %s: %s", kube_call_name(call), err);
+	else if (!rc && ks->api_down)
+		log_info("kube: the API server answers again");
+	ks->api_down = outage || (ks->api_down && rc);
 	pthread_mutex_unlock(&ks->lock);
-	if (!outage) {
-		if (ks->api_down && !rc)
-			log_info("kube: the API server answers again");
-		ks->api_down = ks->api_down && rc;
+}
+
+/* Counts a call of the calls thread; a transient failure backs that thread off. */
+static void account(struct kube_sync *ks, enum kube_call call, int rc, const char *err)
+{
+	note_call(ks, call, rc, err);
+	if (!transient(rc)) {
 		ks->backoff_ns = 0;
-		if (rc)
-			log_warn("kube: %s: %s", kube_call_name(call), err);
 		return;
 	}
 	ks->backoff_ns = ks->backoff_ns ? 2 * ks->backoff_ns : SEC;
-	if (ks->backoff_ns > (uint64_t)(ks->cfg.resync_s * SEC))
-		ks->backoff_ns = (uint64_t)(ks->cfg.resync_s * SEC);
-	ks->backoff_until = now + ks->backoff_ns;
-	if (!ks->api_down)
-		log_warn("kube: %s: %s; backing off (the agent keeps protecting the node)",
-			 kube_call_name(call), err);
-	ks->api_down = true;
+	if (ks->backoff_ns > BACKOFF_MAX_NS)
+		ks->backoff_ns = BACKOFF_MAX_NS;
+	ks->backoff_until = clock_ns(CLOCK_MONOTONIC) + ks->backoff_ns;
 }
 
 static bool backing_off(const struct kube_sync *ks, uint64_t now)
 {
 	return now < ks->backoff_until;
-}
-
-static void list_pods(struct kube_sync *ks, uint64_t now)
-{
-	struct kube_pod_list l;
-	char err[256];
-	int rc;
-
-	if (now < ks->next_list || backing_off(ks, now))
-		return;
-	rc = kube_pods_list(&ks->client, ks->node, &l, err, sizeof(err));
-	account(ks, KUBE_CALL_LIST_PODS, rc, err);
-	/* After an outage, again once the backoff allows; a refusal (403, 400) waits a resync. */
-	ks->next_list = now + (transient(rc) ? SEC : (uint64_t)(ks->cfg.resync_s * SEC));
-	if (rc)
-		return;
-	kube_pod_list_sort(&l);
-	if (l.skipped)
-		log_warn("kube: %zu pods in the list were unusable and skipped", l.skipped);
-	pthread_mutex_lock(&ks->lock);
-	kube_pod_list_free(&ks->fresh);
-	ks->fresh = l;
-	ks->fresh_ready = true;
-	ks->stats.pods = l.n;
-	ks->stats.last_list_ns = clock_ns(CLOCK_REALTIME);
-	pthread_mutex_unlock(&ks->lock);
 }
 
 /* Under the lock: hands one attempt's result to the loop. */
@@ -468,7 +476,6 @@ static void *run(void *arg)
 		uint64_t next;
 		bool busy;
 
-		list_pods(ks, now);
 		busy = evict_one(ks, now);
 		busy |= event_one(ks, now);
 		expire_series(ks, now);
@@ -483,8 +490,153 @@ static void *run(void *arg)
 		next = clock_ns(CLOCK_MONOTONIC) + SEC;
 		until = (struct timespec){(time_t)(next / SEC), (long)(next % SEC)};
 		pthread_mutex_lock(&ks->lock);
-		if (!__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED))
+		/* work queued while this round ran is not slept over */
+		if (!__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED) && !ks->kicked)
 			pthread_cond_timedwait(&ks->wake, &ks->lock, &until);
+		ks->kicked = false;
+		pthread_mutex_unlock(&ks->lock);
+	}
+	return NULL;
+}
+
+/* ---- the pod informer's transport and its thread ---- */
+
+static int inf_list(void *ctx, const char *path, struct kube_response *resp, char *err,
+		    size_t errlen)
+{
+	struct kube_sync *ks = ctx;
+
+	return kube_request(&ks->watch_client, "GET", path, NULL, resp, err, errlen);
+}
+
+struct feed {
+	struct watch_stream *s;
+	char err[512];
+};
+
+static int inf_feed(const char *data, size_t n, void *user)
+{
+	struct feed *f = user;
+
+	return watch_stream_feed(f->s, data, n, f->err, sizeof(f->err));
+}
+
+static int inf_watch(void *ctx, const char *path, long timeout_s, struct watch_stream *s,
+		     long *status, char *err, size_t errlen)
+{
+	struct kube_sync *ks = ctx;
+	struct feed f = {.s = s};
+	int rc = kube_stream(&ks->watch_client, path, timeout_s * 1000 + WATCH_SLACK_MS, inf_feed,
+			     &f, status, err, errlen);
+
+	if (rc && f.err[0])
+		snprintf(err, errlen, "%s", f.err); /* the stream's own error */
+	return rc;
+}
+
+/* A copy of the set for the loop, which takes it at its next tick; the loop is woken. */
+static void inf_changed(void *ctx, const struct kube_pod_list *pods)
+{
+	struct kube_sync *ks = ctx;
+	struct kube_pod_list copy;
+	uint64_t one = 1;
+
+	if (kube_pod_set_copy(&copy, pods)) {
+		log_err("kube: out of memory copying %zu pods for the loop", pods->n);
+		return;
+	}
+	pthread_mutex_lock(&ks->lock);
+	kube_pod_list_free(&ks->fresh);
+	ks->fresh = copy;
+	ks->fresh_ready = true;
+	ks->stats.pods = copy.n;
+	pthread_mutex_unlock(&ks->lock);
+	if (write(ks->pods_fd, &one, sizeof(one)) < 0)
+		log_debug("kube: cannot wake the loop: %s", strerror(errno));
+}
+
+static void inf_current(void *ctx)
+{
+	struct kube_sync *ks = ctx;
+	const struct informer_stats *st = &ks->inf.st;
+
+	pthread_mutex_lock(&ks->lock);
+	ks->stats.last_list_ns = clock_ns(CLOCK_REALTIME);
+	ks->stats.pod_lists = st->lists;
+	ks->stats.pod_expired = st->expired;
+	ks->stats.pod_watch_broken = st->broken;
+	ks->stats.pod_oversize = st->oversize;
+	ks->stats.pod_events = st->events;
+	pthread_mutex_unlock(&ks->lock);
+}
+
+static void inf_result(void *ctx, enum kube_call call, int rc, const char *err)
+{
+	struct kube_sync *ks = ctx;
+	const struct informer_stats *st = &ks->inf.st;
+
+	if (__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED))
+		return; /* the watch abandoned for the stop: no failure */
+	note_call(ctx, call, rc, err);
+	pthread_mutex_lock(&ks->lock);
+	ks->stats.pod_expired = st->expired;
+	ks->stats.pod_watch_broken = st->broken;
+	ks->stats.pod_oversize = st->oversize;
+	pthread_mutex_unlock(&ks->lock);
+}
+
+static void inf_degraded(void *ctx, const char *why)
+{
+	struct kube_sync *ks = ctx;
+
+	pthread_mutex_lock(&ks->lock);
+	snprintf(ks->stats.pods_degraded, sizeof(ks->stats.pods_degraded), "%s", why ? why : "");
+	ks->stats.pod_oversize = ks->inf.st.oversize;
+	pthread_mutex_unlock(&ks->lock);
+	if (!why)
+		log_info("kube: the pod list fits the size cap again");
+}
+
+static double inf_random(void *ctx)
+{
+	struct kube_sync *ks = ctx;
+
+	return (double)rand_r(&ks->seed) / ((double)RAND_MAX + 1);
+}
+
+static uint64_t inf_now(void *ctx)
+{
+	(void)ctx;
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+static const struct informer_ops inf_ops = {
+	.list = inf_list,
+	.watch = inf_watch,
+	.changed = inf_changed,
+	.current = inf_current,
+	.result = inf_result,
+	.degraded = inf_degraded,
+	.random = inf_random,
+	.now = inf_now,
+};
+
+static void *inform(void *arg)
+{
+	struct kube_sync *ks = arg;
+
+	while (!__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED)) {
+		uint64_t wait = informer_step(&ks->inf), until;
+		struct timespec ts;
+
+		if (!wait)
+			continue;
+		until = clock_ns(CLOCK_MONOTONIC) + wait;
+		ts = (struct timespec){(time_t)(until / SEC), (long)(until % SEC)};
+		pthread_mutex_lock(&ks->lock);
+		while (!__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED) &&
+		       pthread_cond_timedwait(&ks->informer_wake, &ks->lock, &ts) != ETIMEDOUT)
+			;
 		pthread_mutex_unlock(&ks->lock);
 	}
 	return NULL;
@@ -516,6 +668,11 @@ static int resolve(struct kube_sync *ks, const struct kubernetes_config *cfg, ch
 	if (rc)
 		return rc;
 	rc = kube_client_init(&ks->client, &api, err, errlen);
+	if (!rc) {
+		rc = kube_client_init(&ks->watch_client, &api, err, errlen);
+		if (rc)
+			kube_client_free(&ks->client);
+	}
 	explicit_bzero(&api, sizeof(api));
 	return rc;
 }
@@ -538,10 +695,24 @@ int kube_sync_open(struct kube_sync **out, const struct kubernetes_config *cfg, 
 		free(ks);
 		return rc;
 	}
-	ks->client.timeout_ms = (long)(cfg->timeout_s * 1000);
-	if (ks->client.connect_timeout_ms > ks->client.timeout_ms)
-		ks->client.connect_timeout_ms = ks->client.timeout_ms;
-	ks->client.cancel = &ks->stopping;
+	ks->pods_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ks->pods_fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot make an eventfd: %s", strerror(-rc));
+		kube_client_free(&ks->client);
+		kube_client_free(&ks->watch_client);
+		free(ks);
+		return rc;
+	}
+	for (struct kube_client *c = &ks->client; c;
+	     c = c == &ks->client ? &ks->watch_client : NULL) {
+		c->timeout_ms = (long)(cfg->timeout_s * 1000);
+		if (c->connect_timeout_ms > c->timeout_ms)
+			c->connect_timeout_ms = c->timeout_ms;
+		c->cancel = &ks->stopping;
+	}
+	ks->seed = (unsigned int)(clock_ns(CLOCK_MONOTONIC) ^ (uint64_t)getpid());
+	informer_init(&ks->inf, &inf_ops, ks, ks->node, cfg->resync_s, MAX_POD_EVENT);
 	ks->tokens = cfg->events_per_minute;
 	ks->tokens_at = clock_ns(CLOCK_MONOTONIC);
 	snprintf(ks->condition_msg, sizeof(ks->condition_msg), "no interference seen");
@@ -549,6 +720,7 @@ int kube_sync_open(struct kube_sync **out, const struct kubernetes_config *cfg, 
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&ks->wake, &ca);
+	pthread_cond_init(&ks->informer_wake, &ca);
 	pthread_condattr_destroy(&ca);
 	*out = ks;
 	return 0;
@@ -558,9 +730,15 @@ int kube_sync_start(struct kube_sync *ks, char *err, size_t errlen)
 {
 	int rc = -pthread_create(&ks->thread, NULL, run, ks);
 
-	if (rc)
+	if (rc) {
 		snprintf(err, errlen, "cannot start the API thread: %s", strerror(-rc));
-	ks->running = !rc;
+		return rc;
+	}
+	ks->running = true;
+	rc = -pthread_create(&ks->informer_thread, NULL, inform, ks);
+	if (rc)
+		snprintf(err, errlen, "cannot start the pod informer's thread: %s", strerror(-rc));
+	ks->informer_running = !rc;
 	return rc;
 }
 
@@ -570,10 +748,13 @@ void kube_sync_stop(struct kube_sync *ks)
 		return;
 	__atomic_store_n(&ks->stopping, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&ks->lock);
-	pthread_cond_signal(&ks->wake);
+	kick(ks);
+	pthread_cond_signal(&ks->informer_wake);
 	pthread_mutex_unlock(&ks->lock);
 	if (ks->running)
 		pthread_join(ks->thread, NULL);
+	if (ks->informer_running)
+		pthread_join(ks->informer_thread, NULL);
 	/*
 	 * Zero is safer than stale: a scheduler that believed a stopped agent's
 	 * last value would keep placing BE pods on a node nobody watches. The
@@ -592,11 +773,15 @@ void kube_sync_stop(struct kube_sync *ks)
 			log_info("kube: the node's batch resources set to 0 at stop");
 	}
 	kube_client_free(&ks->client);
+	kube_client_free(&ks->watch_client);
+	informer_free(&ks->inf);
+	close(ks->pods_fd);
 	kube_pod_list_free(&ks->fresh);
 	free(ks->jobs);
 	free(ks->results);
 	free(ks->series);
 	pthread_cond_destroy(&ks->wake);
+	pthread_cond_destroy(&ks->informer_wake);
 	pthread_mutex_destroy(&ks->lock);
 	free(ks);
 }
@@ -611,6 +796,19 @@ void kube_sync_stats(struct kube_sync *ks, struct kube_link_stats *out)
 	pthread_mutex_lock(&ks->lock);
 	*out = ks->stats;
 	pthread_mutex_unlock(&ks->lock);
+}
+
+int kube_sync_fd(const struct kube_sync *ks)
+{
+	return ks->pods_fd;
+}
+
+void kube_sync_drain(struct kube_sync *ks)
+{
+	uint64_t n;
+
+	if (read(ks->pods_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_debug("kube: reading the pods eventfd: %s", strerror(errno));
 }
 
 bool kube_sync_take_pods(struct kube_sync *ks, struct kube_pod_list *pods)
@@ -643,7 +841,7 @@ int kube_sync_evict(struct kube_sync *ks, const struct kube_evict_req *req)
 	if (!rc) {
 		ks->jobs[ks->n_jobs++] = (struct evict_job){
 			.req = *req, .deadline = now + EVICT_LIFETIME_NS, .not_before = now};
-		pthread_cond_signal(&ks->wake);
+		kick(ks);
 	}
 	pthread_mutex_unlock(&ks->lock);
 	return rc;
@@ -685,7 +883,7 @@ void kube_sync_event(struct kube_sync *ks, const struct kube_event_req *ev)
 		p = &ks->series[ks->n_series++];
 		*p = (struct series){
 			.first = *ev, .seen = 1, .last_ns = ev->ts_ns, .last_seen = now};
-		pthread_cond_signal(&ks->wake);
+		kick(ks);
 	} else {
 		ks->stats.events_dropped++;
 	}
@@ -696,7 +894,7 @@ void kube_sync_condition(struct kube_sync *ks, bool interference, const char *me
 {
 	pthread_mutex_lock(&ks->lock);
 	if (interference != ks->want_condition)
-		pthread_cond_signal(&ks->wake);
+		kick(ks);
 	ks->want_condition = interference;
 	snprintf(ks->condition_msg, sizeof(ks->condition_msg), "%s", message);
 	pthread_mutex_unlock(&ks->lock);
@@ -707,7 +905,7 @@ void kube_sync_batch(struct kube_sync *ks, uint64_t cpu_milli, uint64_t mem_byte
 {
 	pthread_mutex_lock(&ks->lock);
 	if (!ks->batch_put || cpu_milli != ks->batch_want[0] || mem_bytes != ks->batch_want[1])
-		pthread_cond_signal(&ks->wake);
+		kick(ks);
 	ks->batch_put = true;
 	ks->batch_want[0] = cpu_milli;
 	ks->batch_want[1] = mem_bytes;

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The agent's link to the Kubernetes API, on a thread of its own so that a
- * slow or absent API server never delays the loop: it lists the pods on
- * this node every resync interval, sends the evictions, Events and node
- * condition the loop asks for, backs off when the API fails, and hands the
+ * The agent's link to the Kubernetes API, on threads of its own so that a
+ * slow or absent API server never delays the loop: a pod informer lists
+ * the pods on this node once and then watches them (user/kube/informer.h),
+ * so the loop knows a pod when the scheduler binds it, before the kubelet
+ * makes its cgroup; the other thread sends the evictions, Events and node
+ * status the loop asks for. Both back off when the API fails and hand the
  * results back. The loop only ever takes and puts under a short lock.
  */
 #ifndef QOSLET_AGENT_KUBE_SYNC_H
@@ -70,7 +72,15 @@ const char *kube_sync_node(const struct kube_sync *ks);
 /* A copy of the counters (under the lock). */
 void kube_sync_stats(struct kube_sync *ks, struct kube_link_stats *out);
 
-/* When a newer pod list came, frees *pods and puts it there (sorted by uid); true then. */
+/*
+ * A descriptor that polls readable when the pod set changed (an event, a
+ * list): the loop wakes and re-decides at once. kube_sync_drain() quiets it
+ * (the set itself waits for kube_sync_take_pods()).
+ */
+int kube_sync_fd(const struct kube_sync *ks);
+void kube_sync_drain(struct kube_sync *ks);
+
+/* When a newer pod set came, frees *pods and puts it there (sorted by uid); true then. */
 bool kube_sync_take_pods(struct kube_sync *ks, struct kube_pod_list *pods);
 
 /* Queues an eviction. -EALREADY when that pod's eviction is still being tried, -ENOMEM. */

@@ -8,8 +8,9 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 	uint64_t end = duration_ns ? start + duration_ns : 0;
 	uint64_t tree_due = 0;	/* the tick the tree asked for, once the gap is over; 0: none */
 	uint64_t last_tree = 0; /* the last tick the tree asked for */
-	uint64_t retry_due = 0; /* the retry's tick; 0: none */
-	uint64_t quick_due = 0; /* a displacement's second tick; 0: none */
+	uint64_t pods_due = 0, last_pods = 0; /* the same for the pod watch */
+	uint64_t retry_due = 0;		      /* the retry's tick; 0: none */
+	uint64_t quick_due = 0;		      /* a displacement's second tick; 0: none */
 	uint64_t last_displaced = 0;
 	bool displaced_seen = false; /* last_displaced holds */
 	unsigned int follow_ups = 0;
@@ -26,7 +27,7 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 	while (!err) {
 		uint64_t step = ops->interval_ns(ctx), follow = last_tick + LOOP_FOLLOW_UP_NS, now;
 		uint64_t until = follow_ups && follow < deadline ? follow : deadline;
-		bool regular, alert, follow_up, tree, retry, displaced, quick;
+		bool regular, alert, follow_up, tree, retry, displaced, quick, pods;
 		enum loop_wake wake;
 
 		if (ticked && ops->retry) {
@@ -40,6 +41,8 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 		ticked = false;
 		if (tree_due && tree_due < until)
 			until = tree_due;
+		if (pods_due && pods_due < until)
+			until = pods_due;
 		if (retry_due && retry_due < until)
 			until = retry_due;
 		if (quick_due && quick_due < until)
@@ -53,6 +56,9 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 		if (wake == LOOP_WAKE_TREE && !tree_due)
 			tree_due = last_tree + LOOP_TREE_GAP_NS > now ? last_tree + LOOP_TREE_GAP_NS
 								      : now;
+		if (wake == LOOP_WAKE_PODS && !pods_due)
+			pods_due = last_pods + LOOP_TREE_GAP_NS > now ? last_pods + LOOP_TREE_GAP_NS
+								      : now;
 		regular = now >= deadline;
 		alert = wake == LOOP_WAKE_ALERT && now - last_tick >= LOOP_FAST_GAP_NS;
 		follow_up = follow_ups && now >= follow;
@@ -61,12 +67,17 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 		displaced = wake == LOOP_WAKE_DISPLACED &&
 			    (!displaced_seen || now - last_displaced >= LOOP_DISPLACED_GAP_NS);
 		quick = quick_due && now >= quick_due;
-		if (!regular && !alert && !follow_up && !tree && !retry && !displaced && !quick)
+		pods = pods_due && now >= pods_due;
+		if (!regular && !alert && !follow_up && !tree && !retry && !displaced && !quick &&
+		    !pods)
 			continue;
 		last_tick = now;
 		/* a follow-up that serves the tree is the tree's tick: the gap holds with them */
 		if (tree && !regular && !alert && !displaced)
 			last_tree = now;
+		if (pods && !tree && !regular && !alert && !displaced)
+			last_pods = now;
+		pods_due = 0;  /* and the pods' */
 		tree_due = 0;  /* every tick applies the tree's news */
 		retry_due = 0; /* and writes again what failed */
 		err = ops->tick(ctx, !regular);

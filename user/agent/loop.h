@@ -33,6 +33,11 @@
  * second, the series still cost at most two ticks and the follow-ups a
  * second.
  *
+ * A pod that changed in the API (the pod watch) ticks at once too, at most
+ * one such tick per LOOP_TREE_GAP_NS, on a gap of its own: the scheduler's
+ * binding comes just before the kubelet makes the pod's cgroup, and the
+ * cgroup's tick must not wait out the gap of the pod's.
+ *
  * Pure scheduling: the clock, the waiting and the tick are the caller's
  * (struct loop_ops), so tests drive it with a fake clock.
  */
@@ -56,6 +61,7 @@ enum loop_wake {
 	LOOP_WAKE_ALERT,       /* a fast-path alert came first */
 	LOOP_WAKE_DISPLACED,   /* a fast-path displacement alert came first */
 	LOOP_WAKE_TREE,	       /* a cgroup appeared or went first */
+	LOOP_WAKE_PODS,	       /* a pod changed in the API first */
 	LOOP_WAKE_STOP,	       /* stop: the loop ends without another tick */
 };
 

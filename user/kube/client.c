@@ -70,7 +70,7 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
 	size_t n = size * nmemb, cap;
 	char *p;
 
-	if (n > b->max - b->len) {
+	if (b->max < b->len || n > b->max - b->len) {
 		b->too_large = true;
 		return 0; /* makes libcurl stop with CURLE_WRITE_ERROR */
 	}
@@ -161,7 +161,8 @@ static bool set_tls(struct kube_client *c, CURL *h)
 
 /* Sets every option of one request; false when libcurl refused one (then err says which). */
 static bool set_options(struct kube_client *c, CURL *h, const char *url, const char *method,
-			const char *payload, struct curl_slist *hdrs, struct body_buf *b)
+			const char *payload, struct curl_slist *hdrs, curl_write_callback write,
+			void *data)
 {
 	static const char agent[] = "qoslet/" QOSLET_VERSION;
 	CURLcode rc = CURLE_OK;
@@ -185,8 +186,8 @@ static bool set_options(struct kube_client *c, CURL *h, const char *url, const c
 	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body);
 	SET(CURLOPT_USERAGENT, agent);
 	SET(CURLOPT_HTTPHEADER, hdrs);
-	SET(CURLOPT_WRITEFUNCTION, on_body);
-	SET(CURLOPT_WRITEDATA, b);
+	SET(CURLOPT_WRITEFUNCTION, write);
+	SET(CURLOPT_WRITEDATA, data);
 	if (c->cancel) {
 		SET(CURLOPT_NOPROGRESS, 0L);
 		SET(CURLOPT_XFERINFOFUNCTION, on_progress);
@@ -249,7 +250,7 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 	hdrs = headers(&c->cfg, payload ? content_type : NULL, err, errlen);
 	if (!hdrs)
 		return -EACCES;
-	if (!set_options(c, c->curl, url, method, payload, hdrs, &b) ||
+	if (!set_options(c, c->curl, url, method, payload, hdrs, on_body, &b) ||
 	    curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, cerr) != CURLE_OK) {
 		curl_slist_free_all(hdrs);
 		snprintf(err, errlen, "%s %s: libcurl refused an option", method, path);
@@ -349,4 +350,90 @@ const char *kube_status_message(const json_t *body)
 	const char *m = json_string_value(json_object_get(body, "message"));
 
 	return m ? m : "";
+}
+
+/* A streamed answer: 2xx bodies go to the caller as they come, others into err's Status. */
+struct stream_ctx {
+	CURL *h;
+	long status; /* 0 until the first bytes */
+	kube_stream_fn on_data;
+	void *user;
+	int rc; /* on_data's error, which stopped the transfer */
+	struct body_buf error_body;
+};
+
+static size_t on_stream(char *ptr, size_t size, size_t nmemb, void *user)
+{
+	struct stream_ctx *s = user;
+	size_t n = size * nmemb;
+
+	if (!s->status)
+		curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &s->status);
+	if (s->status < 200 || s->status > 299)
+		return on_body(ptr, size, nmemb, &s->error_body);
+	s->rc = s->on_data(ptr, n, s->user);
+	return s->rc ? 0 : n;
+}
+
+int kube_stream(struct kube_client *c, const char *path, long timeout_ms, kube_stream_fn on_data,
+		void *user, long *status, char *err, size_t errlen)
+{
+	char url[sizeof(c->cfg.server) + 2048], cerr[CURL_ERROR_SIZE] = "";
+	struct stream_ctx s = {
+		.h = c->curl, .on_data = on_data, .user = user, .error_body = {.max = 64 * 1024}};
+	struct curl_slist *hdrs;
+	CURLcode rc;
+	int ret = 0;
+
+	*status = 0;
+	c->stats.requests++;
+	if ((size_t)snprintf(url, sizeof(url), "%s%s", c->cfg.server, path) >= sizeof(url)) {
+		snprintf(err, errlen, "GET %s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	hdrs = headers(&c->cfg, NULL, err, errlen);
+	if (!hdrs)
+		return -EACCES;
+	/*
+	 * The request's own bound is the watch's; keepalive probes find a peer
+	 * that vanished without a word (a node cut off) long before that.
+	 */
+	if (!set_options(c, c->curl, url, "GET", NULL, hdrs, on_stream, &s) ||
+	    curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, timeout_ms) != CURLE_OK ||
+	    curl_easy_setopt(c->curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)0) != CURLE_OK ||
+	    curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
+	    curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPIDLE, 30L) != CURLE_OK ||
+	    curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPINTVL, 10L) != CURLE_OK ||
+	    curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, cerr) != CURLE_OK) {
+		curl_slist_free_all(hdrs);
+		snprintf(err, errlen, "GET %s: libcurl refused an option", path);
+		return -EINVAL;
+	}
+	rc = curl_easy_perform(c->curl);
+	curl_slist_free_all(hdrs);
+	if (rc == CURLE_WRITE_ERROR && s.rc) {
+		ret = s.rc; /* on_data set err */
+	} else if (rc != CURLE_OK) {
+		ret = curl_errno(rc, &s.error_body);
+		snprintf(err, errlen, "GET %s%s: %s", c->cfg.server, path,
+			 cerr[0] ? cerr : curl_easy_strerror(rc));
+	} else {
+		curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, status);
+		if (*status < 200 || *status > 299) {
+			json_t *body = s.error_body.len ? json_loadb(s.error_body.data,
+								     s.error_body.len, 0, NULL)
+							: NULL;
+
+			snprintf(err, errlen, "status %ld %s", *status, kube_status_message(body));
+			json_decref(body);
+		}
+	}
+	free(s.error_body.data);
+	if (ret == -EFBIG || ret == -EBADMSG)
+		c->stats.parse_errors++;
+	else if (ret)
+		c->stats.transport_errors++;
+	else if (*status >= 400)
+		c->stats.http_errors++;
+	return ret;
 }

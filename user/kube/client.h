@@ -75,6 +75,19 @@ int kube_request_as(struct kube_client *c, const char *method, const char *path,
 int kube_call(struct kube_client *c, const char *method, const char *path, json_t *body,
 	      const char *ctype, char *err, size_t errlen);
 
+/* Takes n bytes of a streamed body: 0 goes on, a negative errno stops the transfer. */
+typedef int (*kube_stream_fn)(const char *data, size_t n, void *user);
+
+/*
+ * A GET whose body streams (a watch): 2xx bytes go to on_data as they
+ * arrive, for up to timeout_ms, with no size bound here (on_data bounds what
+ * it keeps). 0 when the server answered and ended the body (*status set; for
+ * an error status err holds the Status message), on_data's error, or the
+ * transport's (-EIO for a connection cut mid-body, -ETIMEDOUT, ...) with err.
+ */
+int kube_stream(struct kube_client *c, const char *path, long timeout_ms, kube_stream_fn on_data,
+		void *user, long *status, char *err, size_t errlen);
+
 /*
  * An error status as an errno: -EACCES for 401/403 (the credentials),
  * -EAGAIN for 429 and 5xx (the server's trouble: worth retrying later), else

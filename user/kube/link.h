@@ -17,7 +17,7 @@ struct kubernetes_config {
 	bool enabled;		    /* false: no API calls at all */
 	char kubeconfig[PATH_MAX];  /* "": in-cluster (service account) */
 	char node_name[254];	    /* "": the NODE_NAME environment variable */
-	double resync_s;	    /* 30: how often the pods on this node are listed */
+	double resync_s;	    /* > 0: a full relist at least this often; 0: none */
 	double timeout_s;	    /* 10: one API call, connection included */
 	bool events;		    /* true: Events on the pods the decisions concern */
 	double event_interval_s;    /* 60: one API call per (pod, reason) at most this often */
@@ -39,10 +39,12 @@ enum kube_call {
 	KUBE_CALL_EVENT_PATCH,
 	KUBE_CALL_NODE_STATUS,
 	KUBE_CALL_NODE_BATCH, /* the node's batch resources (also a status patch) */
+	KUBE_CALL_WATCH_PODS, /* a watch of the pods on this node (it lasts minutes) */
 	KUBE_CALL_NR,
 };
 
-/* "list_pods", "evict", "event_create", "event_patch", "node_status", "node_batch". */
+/* "list_pods", "evict", "event_create", "event_patch", "node_status", "node_batch",
+ * "watch_pods". */
 const char *kube_call_name(enum kube_call c);
 
 struct kube_link_stats {
@@ -50,12 +52,20 @@ struct kube_link_stats {
 	uint64_t errors[KUBE_CALL_NR];	 /* of those: no answer, or an error status */
 	uint64_t events_aggregated;	 /* occurrences folded into an Event's series */
 	uint64_t events_dropped;	 /* occurrences the rate limit dropped */
-	uint64_t pods;			 /* pods in the last successful list */
-	uint64_t last_list_ns;		 /* CLOCK_REALTIME of that list; 0 before the first */
-	bool condition_known;		 /* the node condition was written at least once */
-	bool condition;			 /* ... and says "interference" */
-	bool batch_known;		 /* the batch resources were written at least once */
-	uint64_t batch_cpu_milli;	 /* ... the last values the API took */
+	uint64_t pods;			 /* pods on this node as the informer knows them */
+	/* CLOCK_REALTIME when the set was last known current (a list, a watch event, a
+	 * bookmark, a watch's clean end); 0 before the first list */
+	uint64_t last_list_ns;
+	uint64_t pod_lists;	   /* complete pod lists: the first, then after a 410 or a break */
+	uint64_t pod_expired;	   /* 410 Gone from a list or a watch */
+	uint64_t pod_watch_broken; /* watches cut, refused or unreadable */
+	uint64_t pod_oversize;	   /* pod list pages or watch events over the size cap */
+	uint64_t pod_events;	   /* watch events applied: ADDED, MODIFIED, DELETED */
+	char pods_degraded[256];   /* why the pod data is degraded (a list over the cap); "" */
+	bool condition_known;	   /* the node condition was written at least once */
+	bool condition;		   /* ... and says "interference" */
+	bool batch_known;	   /* the batch resources were written at least once */
+	uint64_t batch_cpu_milli;  /* ... the last values the API took */
 	uint64_t batch_mem_bytes;
 };
 

@@ -292,7 +292,7 @@ static uint64_t parse_start(const json_t *status)
 	return t > 0 && (uint64_t)t < UINT64_MAX / 1000000000ULL ? (uint64_t)t * 1000000000ULL : 0;
 }
 
-static bool parse_pod(struct kube_pod *p, const json_t *item)
+bool kube_pod_parse(const json_t *item, struct kube_pod *p)
 {
 	const json_t *meta = json_object_get(item, "metadata");
 	const json_t *labels = json_object_get(meta, "labels");
@@ -306,6 +306,9 @@ static bool parse_pod(struct kube_pod *p, const json_t *item)
 	if (!json_is_object(meta) || (labels && !json_is_object(labels)) ||
 	    (annotations && !json_is_object(annotations)))
 		return false;
+	/* only compared (an unchanged relist wakes nothing): one too long is no version */
+	if (!copy_opt(p->rv, sizeof(p->rv), meta, "resourceVersion"))
+		p->rv[0] = '\0';
 	p->mirror = json_object_get(annotations, MIRROR_ANNOTATION) != NULL;
 	parse_evict_controls(p, annotations);
 	parse_rq_target(p, annotations);
@@ -358,11 +361,10 @@ int kube_pods_parse(const json_t *doc, struct kube_pod_list *out, char *err, siz
 	{
 		struct kube_pod *p = &out->pods[out->n];
 
-		if (parse_pod(p, item)) {
+		if (kube_pod_parse(item, p)) {
 			out->n++;
 		} else {
-			free(p->containers);
-			free(p->labels);
+			kube_pod_free(p);
 			out->skipped++;
 		}
 	}
@@ -444,12 +446,19 @@ bool kube_pod_protected(const struct kube_pod *p, const char **why)
 	return *why != NULL;
 }
 
+void kube_pod_free(struct kube_pod *p)
+{
+	free(p->containers);
+	free(p->labels);
+	p->containers = NULL;
+	p->labels = NULL;
+	p->n_containers = 0;
+}
+
 void kube_pod_list_free(struct kube_pod_list *list)
 {
-	for (size_t i = 0; i < list->n; i++) {
-		free(list->pods[i].containers);
-		free(list->pods[i].labels);
-	}
+	for (size_t i = 0; i < list->n; i++)
+		kube_pod_free(&list->pods[i]);
 	free(list->pods);
 	memset(list, 0, sizeof(*list));
 }

@@ -30,6 +30,7 @@ struct kube_container {
 
 struct kube_pod {
 	char uid[40];	      /* metadata.uid */
+	char rv[32];	      /* metadata.resourceVersion; "" absent or longer than this holds */
 	char ns[64];	      /* metadata.namespace (DNS label, <= 63) */
 	char name[254];	      /* metadata.name (DNS subdomain, <= 253) */
 	char koord_qos[64];   /* label koordinator.sh/qosClass (label value, <= 63); "" if absent */
@@ -92,6 +93,16 @@ struct kube_pod_list {
  * document itself is not a PodList (-EBADMSG) or memory ran out (-ENOMEM).
  */
 int kube_pods_parse(const json_t *doc, struct kube_pod_list *out, char *err, size_t errlen);
+
+/*
+ * Parses one Pod object (a list's item, a watch event's object) into p,
+ * which kube_pod_free() frees whatever the result. False when it is not a
+ * usable pod (no uid, namespace or name, a field of the wrong type or over
+ * its API length).
+ */
+bool kube_pod_parse(const json_t *item, struct kube_pod *p);
+
+void kube_pod_free(struct kube_pod *p);
 
 /*
  * Lists the pods whose spec.nodeName is node. 0, or a negative errno with err

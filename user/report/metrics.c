@@ -724,12 +724,31 @@ static void kube(FILE *f, const struct kube_link_stats *k)
 	family(f, "qoslet_kube_events_dropped_total", "counter",
 	       "Occurrences the Event rate limit dropped.");
 	fprintf(f, "qoslet_kube_events_dropped_total %" PRIu64 "\n", k->events_dropped);
-	family(f, "qoslet_kube_pods", "gauge", "Pods on this node in the last successful list.");
+	family(f, "qoslet_kube_pods", "gauge", "Pods on this node as the pod watch knows them.");
 	fprintf(f, "qoslet_kube_pods %" PRIu64 "\n", k->pods);
 	family(f, "qoslet_kube_last_pod_list_timestamp_seconds", "gauge",
-	       "Unix time of the last successful pod list; 0 before the first.");
+	       "Unix time the pod set was last known current (a list, a watch event or "
+	       "bookmark, a watch's clean end); 0 before the first list.");
 	fprintf(f, "qoslet_kube_last_pod_list_timestamp_seconds %s\n",
 		seconds(buf, k->last_list_ns));
+	family(f, "qoslet_kube_pod_lists_total", "counter",
+	       "Complete pod lists: the first, then after a 410 Gone, a broken watch or a resync.");
+	fprintf(f, "qoslet_kube_pod_lists_total %" PRIu64 "\n", k->pod_lists);
+	family(f, "qoslet_kube_pod_watch_events_total", "counter",
+	       "Pod watch events applied (ADDED, MODIFIED, DELETED).");
+	fprintf(f, "qoslet_kube_pod_watch_events_total %" PRIu64 "\n", k->pod_events);
+	family(f, "qoslet_kube_pod_expired_total", "counter",
+	       "410 Gone answers to a pod list or watch: the version was compacted, listed again.");
+	fprintf(f, "qoslet_kube_pod_expired_total %" PRIu64 "\n", k->pod_expired);
+	family(f, "qoslet_kube_pod_watch_broken_total", "counter",
+	       "Pod watches cut, refused or unreadable before their server timeout.");
+	fprintf(f, "qoslet_kube_pod_watch_broken_total %" PRIu64 "\n", k->pod_watch_broken);
+	family(f, "qoslet_kube_pod_oversize_total", "counter",
+	       "Pod list pages or watch events over the size cap.");
+	fprintf(f, "qoslet_kube_pod_oversize_total %" PRIu64 "\n", k->pod_oversize);
+	family(f, "qoslet_kube_pods_degraded", "gauge",
+	       "1 while the pod list is over the size cap (/readyz says why), else 0.");
+	fprintf(f, "qoslet_kube_pods_degraded %d\n", k->pods_degraded[0] != '\0');
 	if (k->condition_known) {
 		family(f, "qoslet_kube_node_interference", "gauge",
 		       "The node condition the agent last wrote: 1 interference, 0 none.");
