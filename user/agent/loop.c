@@ -8,6 +8,7 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 	uint64_t end = duration_ns ? start + duration_ns : 0;
 	uint64_t tree_due = 0;	/* the tick the tree asked for, once the gap is over; 0: none */
 	uint64_t last_tree = 0; /* the last tick the tree asked for */
+	bool tree_woke = false; /* the tree, not an outside write, asked for tree_due */
 	uint64_t retry_due = 0; /* the retry's tick; 0: none */
 	uint64_t quick_due = 0; /* a displacement's second tick; 0: none */
 	uint64_t last_displaced = 0;
@@ -50,9 +51,10 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 		now = ops->now(ctx);
 		if (wake == LOOP_WAKE_STOP || (end && now >= end))
 			break;
-		if (wake == LOOP_WAKE_TREE && !tree_due)
+		if ((wake == LOOP_WAKE_TREE || wake == LOOP_WAKE_WRITE) && !tree_due)
 			tree_due = last_tree + LOOP_TREE_GAP_NS > now ? last_tree + LOOP_TREE_GAP_NS
 								      : now;
+		tree_woke |= wake == LOOP_WAKE_TREE;
 		regular = now >= deadline;
 		alert = wake == LOOP_WAKE_ALERT && now - last_tick >= LOOP_FAST_GAP_NS;
 		follow_up = follow_ups && now >= follow;
@@ -80,9 +82,10 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 			follow_ups = LOOP_FOLLOW_UPS;
 		} else if (follow_up) {
 			follow_ups--;
-		} else if (tree && ops->tree_follow_ups && ops->tree_follow_ups(ctx)) {
+		} else if (tree && tree_woke && ops->tree_follow_ups && ops->tree_follow_ups(ctx)) {
 			follow_ups = LOOP_FOLLOW_UPS;
 		}
+		tree_woke = false;
 		if (quick) {
 			quick_due = 0;
 			follow_ups = LOOP_FOLLOW_UPS;
