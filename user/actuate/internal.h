@@ -33,7 +33,7 @@ void act_cpus_union(struct act_cpus *out, const struct act_cpus *a, const struct
 struct act_written {
 	char last[ACT_TEXT_MAX]; /* as read back after the last write; "" not written */
 	bool noted;		 /* another writer changed it since: not answered yet */
-	enum act_kind kind;	    /* the action that last wrote it */
+	enum act_kind kind;	 /* the action that last wrote it */
 	uint64_t id;
 	enum qos_class cls;
 	const char *rule; /* static, as the action's */
@@ -85,7 +85,7 @@ struct actuator {
 	void *ctx;
 	struct journal j;
 	size_t reconciled;
-	int lock_fd; /* flock on state_dir/lock: one agent per state directory */
+	int lock_fd;		  /* flock on state_dir/lock: one agent per state directory */
 	const struct action *cur; /* the action actuator_apply is writing; NULL otherwise */
 	uint64_t watch_gen;	  /* changes when a file starts or stops being watched */
 };

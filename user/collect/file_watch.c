@@ -15,9 +15,9 @@
 struct watched {
 	enum cg_knob knob;
 	char *rel;
-	int wd;		/* -1: not watched (gone, or no watch left) */
-	uint64_t seen;	/* the begin/end round that last named it */
-	bool dirty;	/* changed since the last drain */
+	int wd;	       /* -1: not watched (gone, or no watch left) */
+	uint64_t seen; /* the begin/end round that last named it */
+	bool dirty;    /* changed since the last drain */
 };
 
 struct file_watch {
