@@ -22,6 +22,9 @@
 #   slobench       request latency of real servers (nginx, redis) under closed
 #                  and open-loop load next to BE batch, without and with
 #                  `qoslet agent` (scripts/bench/slobench.sh) -> docs/bench/slobench.md
+#   reassert       time from another writer's change of a setting the agent
+#                  applied to the agent's write-back (scripts/bench/reassert.sh)
+#                  -> docs/bench/reassert.md
 #
 # A benchmark that cannot run here (exit 77: a tool is missing, not root)
 # is reported as skipped with its reason and leaves its report untouched; a
@@ -50,6 +53,7 @@
 #                     default agent-split_slo, the node split with the SLO
 #                     controller (docs/slo-control.md, issue 14's targets); set
 #                     empty for none
+#   REASSERT_ROUNDS   rounds of reassert (default 30, about a second each)
 #   BENCHES           space-separated benchmarks to run (default: all)
 set -euo pipefail
 
@@ -59,7 +63,7 @@ ROUNDS=${BENCH_ROUNDS:-15}
 LOOPS=${BENCH_LOOPS:-100000}
 CPU=${BENCH_CPU:-0}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
-BENCHES=${BENCHES:-ctxsw ctxsw-xcg top_footprint colobench agent_footprint detectbench slobench}
+BENCHES=${BENCHES:-ctxsw ctxsw-xcg top_footprint colobench agent_footprint detectbench slobench reassert}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench: not root: configurations that load BPF programs will be skipped" >&2
@@ -113,6 +117,10 @@ for b in $BENCHES; do
 		share=${SLOBENCH_SHARE-0.5}
 		scripts/bench/slobench.sh -r "${SLOBENCH_ROUNDS:-5}" -s "${SLOBENCH_SECS:-15}" -q "$QUIET_WAIT" \
 			${share:+-u "$share"} ${extra:+-x "$extra"} -o "$tmp" >"$tmp.stdout" || rc=$?
+		;;
+	reassert)
+		echo "bench: $b: another writer's cpu.idle=0 on a BE pod, time to the agent's write-back, ${REASSERT_ROUNDS:-30} rounds"
+		scripts/bench/reassert.sh -r "${REASSERT_ROUNDS:-30}" -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	*)
 		echo "bench: unknown benchmark '$b'" >&2

@@ -87,6 +87,21 @@ static bool owners_value(const struct journal_entry *e)
 	return e->knob == CG_KNOB_QUOTA && qos_is_ls(e->w.cls);
 }
 
+/*
+ * Whatever the answer, the other writer's value is the owner's word: what
+ * a stop restores. Most rewrites (systemd re-applying a unit) put back the
+ * original itself: no journal write then.
+ */
+static int adopt_original(struct actuator *a, size_t i, const char *text)
+{
+	int err;
+
+	if (!strcmp(a->j.v[i].orig, text))
+		return 0;
+	err = journal_set_original(&a->j, i, text);
+	return err ? err : journal_sync(&a->j, a->c, a->subtree);
+}
+
 static void fail(struct act_answer *ans, int err, const char *what)
 {
 	ans->r.outcome = OUT_FAILED;
@@ -125,19 +140,15 @@ static bool answer(struct actuator *a, size_t i, bool hold_over, uint64_t now_ns
 	if (v == CONTEST_HELD)
 		return false;
 	snprintf(r->after, sizeof(r->after), "%s", r->before);
-	/* Whatever the answer, the other writer's value is the owner's word: a stop restores it. */
-	err = journal_set_original(&a->j, i, r->before);
-	if (!err)
-		err = journal_sync(&a->j, a->c, a->subtree);
-	if (err) {
-		fail(ans, err, "journal");
-		return true;
-	}
 	if (v == CONTEST_BACK_OFF) {
 		a->watch_gen++; /* unwatched while held: its writes no longer wake the agent */
 		ans->kind = ACT_ANSWER_CONTESTED;
 		ans->hold_ns = contest_hold_ns(&e->w.contest);
 		r->outcome = OUT_CONTESTED;
+		if ((err = adopt_original(a, i, r->before))) {
+			fail(ans, err, "journal");
+			return true;
+		}
 		snprintf(r->why, sizeof(r->why),
 			 "another writer undid %u write-backs in a row, each within %llu s: "
 			 "\"%.60s\" is written back in %llu s",
@@ -146,6 +157,10 @@ static bool answer(struct actuator *a, size_t i, bool hold_over, uint64_t now_ns
 		return true;
 	}
 	if (owners_value(e)) {
+		if ((err = adopt_original(a, i, r->before))) {
+			fail(ans, err, "journal");
+			return true;
+		}
 		snprintf(e->w.last, sizeof(e->w.last), "%s", r->before);
 		ans->kind = ACT_ANSWER_ADOPTED;
 		r->outcome = OUT_ADOPTED;
@@ -163,6 +178,12 @@ static bool answer(struct actuator *a, size_t i, bool hold_over, uint64_t now_ns
 	if (cg_read_knob(a->c, e->knob, e->rel, r->after, sizeof(r->after)))
 		snprintf(r->after, sizeof(r->after), "%s", e->w.last);
 	r->outcome = OUT_REASSERTED;
+	/* After the write back, which is what the wait is for: a sync is two fsyncs. */
+	if ((err = adopt_original(a, i, r->before)))
+		snprintf(r->why, sizeof(r->why),
+			 "written back, but the journal keeps the old "
+			 "original: %s",
+			 strerror(-err));
 	if (hold_over)
 		snprintf(r->why, sizeof(r->why), "the hold of a contest ended");
 	return true;
