@@ -70,8 +70,8 @@ for _ in $(seq 1 $(($(time_bound_ms 1000) / 10))); do
 	sleep 0.01
 done
 [ -n "$undone" ] || fail "the outside write of cpu.idle=0 was not undone within $(time_bound_ms 1000) ms"
-d=$(wait_decision '.outcome == "reasserted" and .target.cgroup == "'"$BE_REL"'"' 2) ||
-	fail "no reasserted decision: $(tail -n 3 "$AGENT_OUT")"
+d=$(wait_decision '.outcome == "reasserted" and .target.cgroup == "'"$BE_REL"'"' "$(($(time_bound_ms 2000) / 1000))") ||
+	fail "no reasserted decision (cpu.idle back to 1 after $undone ms): $(decisions '.target.cgroup == "'"$BE_REL"'"' | jq -c 'map([.seq, .ts, .rule, .outcome, .before, .after])'); log: $(grep -v "info qoslet: .* probe" "$AGENT_ERR" | tail -n 8)"
 assert_json "$d" '.kind == "cpu_idle" and .cause == "outside_write" and .before == "0" and .after == "1" and .rule == "suppress.cpu_idle"' \
 	"the reasserted decision"
 log "ok: cpu.idle=0 written by another writer undone in $undone ms"
@@ -86,7 +86,7 @@ while [ "$(date +%s%N)" -lt "$end" ]; do
 	sleep 0.01
 done
 n1=$(decisions '.outcome == "reasserted"' | jq length)
-c=$(wait_decision '.outcome == "contested" and .target.cgroup == "'"$BE_REL"'"' 2) ||
+c=$(wait_decision '.outcome == "contested" and .target.cgroup == "'"$BE_REL"'"' "$(($(time_bound_ms 2000) / 1000))") ||
 	fail "no contested decision after $writes outside writes in 3 s: $((n1 - n0)) write-backs"
 assert_json "$c" '.cause == "outside_write" and (.why | test("written back in [0-9]+ s"))' "the contested decision"
 # Without the back-off the agent would answer every tick the writes wake, 10 a second.
@@ -117,7 +117,7 @@ if [ "$q" -le "$LIMIT_US" ]; then
 	test_end
 fi
 resize "$NEW_LIMIT_US"
-a=$(wait_decision '.outcome == "adopted" and .target.cgroup == "'"$LS_REL"'"' 2) ||
+a=$(wait_decision '.outcome == "adopted" and .target.cgroup == "'"$LS_REL"'"' "$(($(time_bound_ms 2000) / 1000))") ||
 	fail "the resize was not adopted: $(decisions '.target.cgroup == "'"$LS_REL"'"' | jq -c '.[-3:]')"
 assert_json "$a" '.kind == "cpu_quota" and .cause == "outside_write" and .value == '"$NEW_LIMIT_US" "the adopted decision"
 for _ in $(seq 1 10); do
