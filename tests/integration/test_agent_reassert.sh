@@ -60,16 +60,33 @@ wait_decision '.kind == "cpu_idle" and .target.cgroup == "'"$BE_REL"'" and .outc
 	fail "cpu.idle was never applied to $BE_REL: $(tail -n 5 "$AGENT_ERR")"
 assert_eq "$(cat "$be/cpu.idle")" 1 "cpu.idle of the BE unit"
 
+# now_us: the clock without a fork (a fork costs a good part of a second under TCG).
+now_us() {
+	local t=${EPOCHREALTIME/./}
+	echo "$t"
+}
+
+# wait_value FILE VALUE MS: polls FILE until it reads VALUE, for at most MS;
+# WAITED is how long it took (ms), empty when it never did.
+wait_value() {
+	local t0 end v
+	t0=$(now_us)
+	end=$((t0 + $3 * 1000))
+	WAITED=""
+	while [ "$(now_us)" -lt "$end" ]; do
+		read -r v <"$1"
+		[ "$v" = "$2" ] && { WAITED=$((($(now_us) - t0) / 1000)); return 0; }
+		sleep 0.01
+	done
+	return 1
+}
+
 # 1. One outside write, undone.
 sleep 0.5
 echo 0 >"$be/cpu.idle"
-t0=$(date +%s%N)
-undone=""
-for _ in $(seq 1 $(($(time_bound_ms 1000) / 10))); do
-	[ "$(cat "$be/cpu.idle")" = 1 ] && { undone=$(( ($(date +%s%N) - t0) / 1000000 )); break; }
-	sleep 0.01
-done
-[ -n "$undone" ] || fail "the outside write of cpu.idle=0 was not undone within $(time_bound_ms 1000) ms"
+wait_value "$be/cpu.idle" 1 "$(time_bound_ms 1000)" ||
+	fail "the outside write of cpu.idle=0 was not undone within $(time_bound_ms 1000) ms: $(decisions '.target.cgroup == "'"$BE_REL"'"' | jq -c 'map([.seq, .ts, .rule, .outcome, .before, .after])'); log: $(grep -v "info qoslet: .* probe" "$AGENT_ERR" | tail -n 8)"
+undone=$WAITED
 d=$(wait_decision '.outcome == "reasserted" and .target.cgroup == "'"$BE_REL"'"' "$(($(time_bound_ms 2000) / 1000))") ||
 	fail "no reasserted decision (cpu.idle back to 1 after $undone ms): $(decisions '.target.cgroup == "'"$BE_REL"'"' | jq -c 'map([.seq, .ts, .rule, .outcome, .before, .after])'); log: $(grep -v "info qoslet: .* probe" "$AGENT_ERR" | tail -n 8)"
 assert_json "$d" '.kind == "cpu_idle" and .cause == "outside_write" and .before == "0" and .after == "1" and .rule == "suppress.cpu_idle"' \
@@ -78,9 +95,9 @@ log "ok: cpu.idle=0 written by another writer undone in $undone ms"
 
 # 2. A fight: 3 s of rewrites every 10 ms.
 n0=$(decisions '.outcome == "reasserted"' | jq length)
-end=$(($(date +%s%N) + 3000000000))
+end=$(($(now_us) + 3000000))
 writes=0
-while [ "$(date +%s%N)" -lt "$end" ]; do
+while [ "$(now_us)" -lt "$end" ]; do
 	echo 0 >"$be/cpu.idle"
 	writes=$((writes + 1))
 	sleep 0.01
@@ -93,20 +110,13 @@ assert_json "$c" '.cause == "outside_write" and (.why | test("written back in [0
 assert_cmp "$((n1 - n0))" "<=" 10 "write-backs during 3 s of $writes outside writes"
 log "ok: $writes outside writes in 3 s, $((n1 - n0)) write-backs, then: $(jq -r .why <<<"$c")"
 # The loop stopped: the hold ends (at most 2 s here, then a tick) and the value comes back.
-back=""
-for _ in $(seq 1 $(($(time_bound_ms 8000) / 100))); do
-	[ "$(cat "$be/cpu.idle")" = 1 ] && { back=1; break; }
-	sleep 0.1
-done
-[ -n "$back" ] || fail "cpu.idle did not come back after the fight: $(decisions '.target.cgroup == "'"$BE_REL"'"' | jq -c '.[-3:]')"
+wait_value "$be/cpu.idle" 1 "$(time_bound_ms 8000)" || fail "cpu.idle did not come back after the fight: $(decisions '.target.cgroup == "'"$BE_REL"'"' | jq -c '.[-3:]')"
 log "ok: cpu.idle written back when the hold ended"
 
 # 3. A resize of the LS unit's limit, after burst raised its quota.
-q=""
-for _ in $(seq 1 $(($(time_bound_ms 15000) / 100))); do
-	q=$(cfs_quota "$ls")
-	[ "$q" -gt "$LIMIT_US" ] && break
-	sleep 0.1
+end=$(($(now_us) + $(time_bound_ms 15000) * 1000))
+while q=$(cfs_quota "$ls") && [ "$q" -le "$LIMIT_US" ] && [ "$(now_us)" -lt "$end" ]; do
+	sleep 0.2
 done
 if [ "$q" -le "$LIMIT_US" ]; then
 	# Burst grows no quota while the node is 90% busy or more (docs/agent-policies.md):
