@@ -405,7 +405,7 @@ static void on_file_read(void *ctx, enum cg_knob knob, const char *rel, const ch
 	struct agent *a = ctx;
 
 	if (actuator_note(a->act, knob, rel, text))
-		a->outside_noted = true;
+		a->outside_noted = a->outside_wake = true;
 }
 
 /*
@@ -450,7 +450,7 @@ static void answer_outside(struct agent *a)
 {
 	if (!a->files)
 		return;
-	a->outside_noted = false;
+	a->outside_noted = a->outside_wake = false;
 	actuator_answer(a->act, clock_ns(CLOCK_MONOTONIC), on_answer, a);
 }
 
@@ -473,6 +473,8 @@ static void watch_files(struct agent *a)
 	file_watch_begin(a->files);
 	actuator_watch_list(a->act, want_file, a->files);
 	file_watch_end(a->files);
+	/* The files newly watched: another writer may have come before the watch did. */
+	file_watch_drain(a->files, on_file_read, a);
 }
 
 /*
@@ -620,6 +622,11 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 		files = (int)n;
 		pfd[n++] = (struct pollfd){.fd = file_watch_fd(a->files), .events = POLLIN};
 	}
+	/* Noted while the watch was set (watch_files): wakes the loop once, as an event would. */
+	if (a->outside_wake) {
+		a->outside_wake = false;
+		return LOOP_WAKE_WRITE;
+	}
 	while (!stop) {
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 		int timeout =
@@ -663,8 +670,10 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 		if (files >= 0 && (pfd[files].revents & POLLIN)) {
 			if (file_watch_drain(a->files, on_file_read, a) < 0)
 				pfd[files].fd = -1; /* not polled again now (no spin) */
-			if (a->outside_noted)
+			if (a->outside_wake) {
+				a->outside_wake = false;
 				return LOOP_WAKE_WRITE;
+			}
 		}
 		/* Read now, so the fd stays quiet while the loop lets the gap pass. */
 		if (tree >= 0 && (pfd[tree].revents & POLLIN)) {

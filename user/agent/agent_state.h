@@ -85,6 +85,7 @@ struct agent {
 	struct file_watch *files;
 	uint64_t files_gen;		 /* the actuator's watch generation the watch is set to */
 	bool outside_noted;		 /* another writer changed one: the next tick answers */
+	bool outside_wake;		 /* ... and the loop has not been woken for it yet */
 	uint64_t answers[ACT_ANSWER_NR]; /* by kind: qoslet_agent_outside_writes_total */
 };
 

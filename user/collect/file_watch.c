@@ -108,6 +108,9 @@ static void add_watch(struct file_watch *w, struct watched *f)
 
 	f->wd = err ? -1 : inotify_add_watch(w->ino, path, IN_MODIFY);
 	if (f->wd >= 0) {
+		/* A change between the write and the watch raised nothing: the next drain reads it.
+		 */
+		f->dirty = true;
 		if (tsearch(f, &w->by_wd, cmp_wd))
 			return;
 		inotify_rm_watch(w->ino, f->wd);

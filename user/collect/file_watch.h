@@ -32,7 +32,9 @@ int file_watch_fd(const struct file_watch *w);
 /*
  * Sets the files watched: file_watch_want for each between begin and end;
  * the ones not named again are dropped. A file that cannot be watched (gone,
- * fs.inotify.max_user_watches) is left out, said once.
+ * fs.inotify.max_user_watches) is left out, said once. A file newly watched
+ * is read at the next drain whatever the events: a change made before its
+ * watch was added raised none.
  */
 void file_watch_begin(struct file_watch *w);
 void file_watch_want(struct file_watch *w, enum cg_knob knob, const char *rel);
