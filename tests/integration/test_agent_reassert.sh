@@ -54,7 +54,7 @@ agent_config '{'"$AGENT_POLICIES_OFF"', "interval_s": 2,
 	"suppress": {"enabled": true, "cpu_idle": true, "threshold_percent": 100},
 	"burst": {"policy": "cfsQuotaBurstOnly", "shared_pool_busy_percent": 100},
 	"classes": [{"glob": "'"${BE_REL#/}"'", "class": "BE"}, {"glob": "'"${LS_REL#/}"'", "class": "LS"}]}'
-agent_start
+agent_start -v
 wait_decision '.kind == "cpu_idle" and .target.cgroup == "'"$BE_REL"'" and .outcome == "applied"' \
 	"$(($(time_bound_ms 15000) / 1000))" >/dev/null ||
 	fail "cpu.idle was never applied to $BE_REL: $(tail -n 5 "$AGENT_ERR")"
@@ -81,11 +81,22 @@ wait_value() {
 	return 1
 }
 
+# What the agent is doing, for a failure's diagnosis: its state, and its inotify watches.
+agent_state() {
+	local fd
+	echo "state $(awk '/^State/ {print $2}' "/proc/$AGENT_PID/status") wchan $(cat "/proc/$AGENT_PID/wchan") syscall $(cut -d' ' -f1 "/proc/$AGENT_PID/syscall" 2>/dev/null)"
+	for fd in /proc/"$AGENT_PID"/fdinfo/*; do
+		grep -h "^inotify" "$fd" 2>/dev/null | awk -v f="${fd##*/}" '{print "fd " f ": " $0}'
+	done | head -n 12
+	echo "ino of cpu.idle $(stat -c %i "$be/cpu.idle") cpu.max $(stat -c %i "$be/cpu.max" 2>/dev/null)"
+	grep "collect: .*watch\|collect: .* is gone" "$AGENT_ERR" | tail -n 8
+}
+
 # 1. One outside write, undone.
 sleep 0.5
 echo 0 >"$be/cpu.idle"
 wait_value "$be/cpu.idle" 1 "$(time_bound_ms 1000)" ||
-	fail "the outside write of cpu.idle=0 was not undone within $(time_bound_ms 1000) ms: $(decisions '.target.cgroup == "'"$BE_REL"'"' | jq -c 'map([.seq, .ts, .rule, .outcome, .before, .after])'); log: $(grep -v "info qoslet: .* probe" "$AGENT_ERR" | tail -n 8)"
+	fail "the outside write of cpu.idle=0 was not undone within $(time_bound_ms 1000) ms: $(agent_state); $(decisions '.target.cgroup == "'"$BE_REL"'"' | jq -c 'map([.seq, .ts, .rule, .outcome, .before, .after])'); log: $(grep -v "info qoslet: .* probe" "$AGENT_ERR" | tail -n 8)"
 undone=$WAITED
 d=$(wait_decision '.outcome == "reasserted" and .target.cgroup == "'"$BE_REL"'"' "$(($(time_bound_ms 2000) / 1000))") ||
 	fail "no reasserted decision (cpu.idle back to 1 after $undone ms): $(decisions '.target.cgroup == "'"$BE_REL"'"' | jq -c 'map([.seq, .ts, .rule, .outcome, .before, .after])'); log: $(grep -v "info qoslet: .* probe" "$AGENT_ERR" | tail -n 8)"

@@ -108,9 +108,9 @@ static void add_watch(struct file_watch *w, struct watched *f)
 
 	f->wd = err ? -1 : inotify_add_watch(w->ino, path, IN_MODIFY);
 	if (f->wd >= 0) {
-		/* A change between the write and the watch raised nothing: the next drain reads it.
-		 */
+		/* A change before the watch raised nothing: the next drain reads the file. */
 		f->dirty = true;
+		log_debug("collect: watching %s (wd %d)", path, f->wd);
 		if (tsearch(f, &w->by_wd, cmp_wd))
 			return;
 		inotify_rm_watch(w->ino, f->wd);
@@ -143,13 +143,14 @@ void file_watch_want(struct file_watch *w, enum cg_knob knob, const char *rel)
 		w->cap = cap;
 	}
 	f = calloc(1, sizeof(*f));
+	if (f)
+		f->knob = knob; /* before the insert: the tree is ordered by it */
 	if (!f || !(f->rel = strdup(rel)) || !tsearch(f, &w->by_file, cmp_file)) {
 		if (f)
 			free(f->rel);
 		free(f);
 		return;
 	}
-	f->knob = knob;
 	f->seen = w->round;
 	add_watch(w, f);
 	w->all[w->n++] = f;
@@ -160,10 +161,13 @@ void file_watch_end(struct file_watch *w)
 	size_t k = 0;
 
 	for (size_t i = 0; i < w->n; i++) {
-		if (w->all[i]->seen == w->round)
+		if (w->all[i]->seen == w->round) {
 			w->all[k++] = w->all[i];
-		else
-			drop(w, w->all[i]);
+			continue;
+		}
+		log_debug("collect: no longer watching %s/%s (wd %d)", w->all[i]->rel,
+			  cg_knob_file(w->ctrls, w->all[i]->knob), w->all[i]->wd);
+		drop(w, w->all[i]);
 	}
 	w->n = k;
 }
@@ -181,6 +185,8 @@ static bool apply(struct file_watch *w, const struct inotify_event *e)
 	if (e->mask & IN_IGNORED) { /* the file went with its cgroup */
 		struct watched *f = *found;
 
+		log_debug("collect: %s/%s is gone (wd %d)", f->rel, cg_knob_file(w->ctrls, f->knob),
+			  f->wd);
 		tdelete(f, &w->by_wd, cmp_wd);
 		f->wd = -1;
 		return false;
