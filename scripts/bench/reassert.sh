@@ -130,9 +130,10 @@ FILES=()
 for i in $(seq 1 "$PODS"); do
 	pod=$NAME/kubepods/besteffort/pod$i
 	mkcg "$pod"
+	dirs=()
+	for h in "${HIER[@]}"; do dirs+=("$h/$pod"); done
 	# shellcheck disable=SC2016
-	sh -c 'for h; do echo $$ >"$h/cgroup.procs"; done; exec sleep 3600' sh \
-		$(printf '%s\n' "${HIER[@]}" | sed "s|\$|/$pod|") &
+	sh -c 'for h; do echo $$ >"$h/cgroup.procs"; done; exec sleep 3600' sh "${dirs[@]}" &
 	PIDS+=("$!")
 	FILES+=("$ROOT/$pod/cpu.idle")
 done
