@@ -25,6 +25,9 @@
 #   newpod         new-pod protection time with the Kubernetes link on (pod in the
 #                  API, then its cgroup: mkdir to cpu.idle), 10 pods, and one node's
 #                  API footprint (scripts/bench/newpod.sh) -> docs/bench/newpod.md
+#   reassert       time from another writer's change of a setting the agent
+#                  applied to the agent's write-back (scripts/bench/reassert.sh)
+#                  -> docs/bench/reassert.md
 #
 # A benchmark that cannot run here (exit 77: a tool is missing, not root)
 # is reported as skipped with its reason and leaves its report untouched; a
@@ -53,6 +56,7 @@
 #                     default agent-split_slo, the node split with the SLO
 #                     controller (docs/slo-control.md, issue 14's targets); set
 #                     empty for none
+#   REASSERT_ROUNDS   rounds of reassert (default 30, about a second each)
 #   BENCHES           space-separated benchmarks to run (default: all)
 set -euo pipefail
 
@@ -62,7 +66,7 @@ ROUNDS=${BENCH_ROUNDS:-15}
 LOOPS=${BENCH_LOOPS:-100000}
 CPU=${BENCH_CPU:-0}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
-BENCHES=${BENCHES:-ctxsw ctxsw-xcg top_footprint colobench agent_footprint detectbench slobench newpod}
+BENCHES=${BENCHES:-ctxsw ctxsw-xcg top_footprint colobench agent_footprint detectbench slobench newpod reassert}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench: not root: configurations that load BPF programs will be skipped" >&2
@@ -120,6 +124,10 @@ for b in $BENCHES; do
 	newpod)
 		echo "bench: $b: 10 BestEffort pods in the API, then their cgroups: mkdir to cpu.idle; API bytes of a node"
 		scripts/bench/newpod.sh -n 10 -o "$tmp" >"$tmp.stdout" || rc=$?
+		;;
+	reassert)
+		echo "bench: $b: another writer's cpu.idle=0 on a BE pod, time to the agent's write-back, ${REASSERT_ROUNDS:-30} rounds"
+		scripts/bench/reassert.sh -r "${REASSERT_ROUNDS:-30}" -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	*)
 		echo "bench: unknown benchmark '$b'" >&2

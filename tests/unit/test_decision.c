@@ -14,8 +14,9 @@
 static void test_outcome_names(void **state)
 {
 	static const char *const want[OUT_NR] = {
-		"applied", "dry_run", "evicted",  "failed",    "gone",	"pending",
-		"refused", "replay",  "reported", "requested", "retry", "unchanged",
+		"adopted", "applied",  "contested", "dry_run",	  "evicted",
+		"failed",  "gone",     "pending",   "reasserted", "refused",
+		"replay",  "reported", "requested", "retry",	  "unchanged",
 	};
 
 	(void)state;

@@ -27,6 +27,7 @@ struct fake {
 	bool last_missing;	   /* the last tick found one (fake_retry takes it) */
 	bool tree_follow_ups;
 	bool displaced; /* the alerts are displacement alerts */
+	bool writes;	/* the trees are outside writes to a file the actuator wrote */
 	uint64_t ticks[64];
 	bool fast[64];
 	size_t n_ticks;
@@ -51,7 +52,7 @@ static enum loop_wake fake_wait(void *ctx, uint64_t deadline)
 	    (f->next_alert == f->n_alerts || f->trees[f->next_tree] < f->alerts[f->next_alert]) &&
 	    (f->next_pod == f->n_pods || f->trees[f->next_tree] < f->pods[f->next_pod])) {
 		f->now = f->trees[f->next_tree++];
-		return LOOP_WAKE_TREE;
+		return f->writes ? LOOP_WAKE_WRITE : LOOP_WAKE_TREE;
 	}
 	if (f->next_pod < f->n_pods && f->pods[f->next_pod] < deadline &&
 	    (f->next_tree == f->n_trees || f->pods[f->next_pod] < f->trees[f->next_tree])) {
@@ -256,6 +257,26 @@ static void test_tree_storm(void **state)
 	expect_ticks(&f, at, fast, 5);
 }
 
+/*
+ * Another writer's change ticks at once, in the tree's gap (a writer in a
+ * loop: at most one tick per LOOP_TREE_GAP_NS), and never with follow-ups.
+ */
+static void test_outside_writes(void **state)
+{
+	const uint64_t writes[] = {1030 * MS, 1050 * MS, 1090 * MS, 1300 * MS};
+	struct fake f = {.stop_at = 2 * S + 1,
+			 .trees = writes,
+			 .n_trees = 4,
+			 .writes = true,
+			 .tree_follow_ups = true};
+	const uint64_t at[] = {0, 1 * S, 1030 * MS, 1030 * MS + LOOP_TREE_GAP_NS, 1300 * MS, 2 * S};
+	const bool fast[] = {false, false, true, true, true, false};
+
+	(void)state;
+	assert_int_equal(loop_run(&ops, &f, 0), 0);
+	expect_ticks(&f, at, fast, 6);
+}
+
 /* A tick that comes while the tree's waits for its gap applies the news: no tick of its own. */
 static void test_tree_served_by_another_tick(void **state)
 {
@@ -409,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_tree_ticks_at_once),
 		cmocka_unit_test(test_tree_storm),
 		cmocka_unit_test(test_pod_then_cgroup),
+		cmocka_unit_test(test_outside_writes),
 		cmocka_unit_test(test_tree_follow_ups),
 		cmocka_unit_test(test_tree_served_by_another_tick),
 		cmocka_unit_test(test_tree_after_an_alert),

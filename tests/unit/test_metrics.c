@@ -34,6 +34,14 @@ static const char health_empty[] =
 	"# TYPE qoslet_agent_fast_path_alerts_total counter\n"
 	"qoslet_agent_fast_path_alerts_total{kind=\"wait\"} 0\n"
 	"qoslet_agent_fast_path_alerts_total{kind=\"displaced\"} 0\n"
+	"# HELP qoslet_agent_outside_writes_total Changes another writer made to a cgroup file "
+	"qoslet wrote, by the answer: written back (reasserted), taken as the owner's new "
+	"original (adopted), backed off from a writer that keeps undoing the write-backs "
+	"(contested).\n"
+	"# TYPE qoslet_agent_outside_writes_total counter\n"
+	"qoslet_agent_outside_writes_total{answer=\"adopted\"} 0\n"
+	"qoslet_agent_outside_writes_total{answer=\"contested\"} 0\n"
+	"qoslet_agent_outside_writes_total{answer=\"reasserted\"} 0\n"
 	"# HELP qoslet_agent_loop_duration_seconds How long the last tick of the agent loop "
 	"took.\n"
 	"# TYPE qoslet_agent_loop_duration_seconds gauge\n"
@@ -681,6 +689,8 @@ static void test_decisions_and_health(void **state)
 		.fast_ticks = 3,
 		.alerts_wait = 5,
 		.alerts_displaced = 2,
+		.outside_reasserted = 4,
+		.outside_contested = 1,
 		.loop_ns = 1500000,
 		.probes = probes,
 		.n_probes = ARRAY_LEN(probes),
@@ -717,6 +727,8 @@ static void test_decisions_and_health(void **state)
 	assert_line(text, "qoslet_agent_fast_path_ticks_total 3");
 	assert_line(text, "qoslet_agent_fast_path_alerts_total{kind=\"wait\"} 5");
 	assert_line(text, "qoslet_agent_fast_path_alerts_total{kind=\"displaced\"} 2");
+	assert_line(text, "qoslet_agent_outside_writes_total{answer=\"reasserted\"} 4");
+	assert_line(text, "qoslet_agent_outside_writes_total{answer=\"contested\"} 1");
 	assert_line(text, "qoslet_agent_loop_duration_seconds 0.0015");
 	assert_line(text, "qoslet_agent_errors_total{kind=\"probe_read\"} 2");
 	assert_line(text, "qoslet_agent_errors_total{kind=\"cgroup_read\"} 0");

@@ -90,6 +90,72 @@ bool actuator_changed(const struct actuator *a, size_t i, enum cg_knob *knob, co
 void actuator_forget(struct actuator *a, const char *rel);
 
 /*
+ * Settings that stay applied (docs/agent-actuator.md). Another writer (the
+ * kubelet, systemd, an operator) may change a file the actuator wrote; the
+ * caller watches those files and tells the actuator what they read after
+ * each change, and the actuator answers at the next tick: it writes its
+ * value back (reasserted), or, for a value it only scales from (an LS
+ * unit's CPU limit), takes the owner's new value as the original (adopted).
+ * Either way the other writer's value is what a stop restores. A writer
+ * that keeps undoing the write-backs is contested: the actuator backs off
+ * (contest.h).
+ */
+
+/*
+ * Calls fn with each file to watch: those the actuator wrote and has not
+ * given back, except while a contest holds them.
+ */
+void actuator_watch_list(const struct actuator *a,
+			 void (*fn)(void *ctx, enum cg_knob knob, const char *rel), void *ctx);
+
+/* Changes whenever the list does. */
+uint64_t actuator_watch_generation(const struct actuator *a);
+
+/*
+ * A watched file reads text after a change: true when that is not what
+ * the actuator's last write left there (another writer's change, then
+ * answered by the next actuator_answer); false for the actuator's own
+ * writes and for files it does not hold.
+ */
+bool actuator_note(struct actuator *a, enum cg_knob k, const char *rel, const char *text);
+
+enum act_answer_kind {
+	ACT_ANSWER_REASSERTED = 0, /* written back */
+	ACT_ANSWER_ADOPTED,	   /* the owner's new value taken as the original */
+	ACT_ANSWER_CONTESTED,	   /* backed off: written back when the hold ends */
+	ACT_ANSWER_NR,
+};
+
+/* "reasserted", "adopted", "contested". */
+const char *act_answer_name(enum act_answer_kind k);
+
+struct act_answer {
+	enum act_answer_kind kind;
+	enum cg_knob knob;
+	const char *rel; /* the file's cgroup; valid during the callback */
+	/* The action that last wrote the file (its unit, which may be an ancestor of rel). */
+	enum act_kind act_kind;
+	uint64_t id;
+	enum qos_class cls;
+	const char *rule;
+	/*
+	 * outcome OUT_REASSERTED, _ADOPTED, _CONTESTED, or _FAILED (the write
+	 * back or the journal failed: err, why); before: the other writer's
+	 * text; after: the file now.
+	 */
+	struct act_result r;
+	uint64_t hold_ns; /* CONTESTED: for how long */
+};
+
+/*
+ * At a tick (now_ns CLOCK_MONOTONIC): answers every change noted since the
+ * last call, and writes back the files whose hold ended, calling fn with
+ * each answer.
+ */
+void actuator_answer(struct actuator *a, uint64_t now_ns,
+		     void (*fn)(void *ctx, const struct act_answer *ans), void *ctx);
+
+/*
  * Clean stop: writes back every original (in an order the kernel accepts)
  * and removes the journal. Returns the number of settings that failed (they
  * stay journaled), or -errno when the journal cannot be updated.

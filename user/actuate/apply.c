@@ -612,11 +612,10 @@ static void apply_restore(struct actuator *a, const struct action *act, const ch
 		r->outcome = a->dry_run ? OUT_DRY_RUN : restored ? OUT_APPLIED : OUT_UNCHANGED;
 }
 
-void actuator_apply(struct actuator *a, const struct action *act, struct act_result *r)
+static void apply(struct actuator *a, const struct action *act, struct act_result *r)
 {
 	char rel[POL_PATH_MAX];
 
-	memset(r, 0, sizeof(*r));
 	if (act->kind == ACT_REPORT) {
 		set_outcome(r, OUT_REPORTED, 0, "a finding: nothing to write");
 		return;
@@ -685,4 +684,12 @@ void actuator_apply(struct actuator *a, const struct action *act, struct act_res
 		set_outcome(r, OUT_REFUSED, 0, "unknown action kind %d", act->kind);
 		break;
 	}
+}
+
+void actuator_apply(struct actuator *a, const struct action *act, struct act_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	a->cur = act; /* who wrote each file: an answer to another writer names it */
+	apply(a, act, r);
+	a->cur = NULL;
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "actuator.h"
+#include "contest.h"
 
 /* CPU sets. The kernel's largest NR_CPUS is 8192, so no real list names a CPU past it. */
 #define ACT_CPUS_MAX 8192
@@ -24,11 +25,27 @@ bool act_cpus_subset(const struct act_cpus *a, const struct act_cpus *b); /* a w
 bool act_cpus_empty(const struct act_cpus *m);
 void act_cpus_union(struct act_cpus *out, const struct act_cpus *a, const struct act_cpus *b);
 
+/*
+ * What the actuator remembers of a file it wrote, in memory only, for the
+ * answer to another writer (reassert.c): the file as its last write left
+ * it, who wrote it, and the other writers' changes.
+ */
+struct act_written {
+	char last[ACT_TEXT_MAX]; /* as read back after the last write; "" not written */
+	bool noted;		 /* another writer changed it since: not answered yet */
+	enum act_kind kind;	 /* the action that last wrote it */
+	uint64_t id;
+	enum qos_class cls;
+	const char *rule; /* static, as the action's */
+	struct contest contest;
+};
+
 /* The journal: each (cgroup, knob) qoslet changed, with its text before the first change. */
 struct journal_entry {
 	enum cg_knob knob;
 	char rel[POL_PATH_MAX];
 	char orig[ACT_TEXT_MAX];
+	struct act_written w; /* not saved */
 };
 
 struct journal {
@@ -36,6 +53,7 @@ struct journal {
 	char boot_id[40];	 /* this boot's; a journal of another boot is stale */
 	struct journal_entry *v; /* in the order of first change */
 	size_t n, cap;
+	uint64_t gen; /* changes with every entry added or removed */
 };
 
 /*
@@ -52,6 +70,11 @@ const struct journal_entry *journal_find(const struct journal *j, enum cg_knob k
 int journal_add(struct journal *j, enum cg_knob k, const char *rel, const char *orig);
 void journal_remove_at(struct journal *j, size_t i);
 void journal_free(struct journal *j);
+/*
+ * The owner changed entry i's file: text is its new original (what a
+ * restore writes back). The caller syncs the journal.
+ */
+int journal_set_original(struct journal *j, size_t i, const char *text);
 
 struct actuator {
 	const struct cgroup_ctrls *c;
@@ -62,7 +85,9 @@ struct actuator {
 	void *ctx;
 	struct journal j;
 	size_t reconciled;
-	int lock_fd; /* flock on state_dir/lock: one agent per state directory */
+	int lock_fd;		  /* flock on state_dir/lock: one agent per state directory */
+	const struct action *cur; /* the action actuator_apply is writing; NULL otherwise */
+	uint64_t watch_gen;	  /* changes when a file starts or stops being watched */
 };
 
 /* memory.min / memory.low: the knobs whose protection needs every ancestor to carry it. */
@@ -142,6 +167,13 @@ int journal_first(struct actuator *a, enum cg_knob k, const char *rel, char *why
  */
 int act_write(struct actuator *a, enum cg_knob k, const char *rel, const char *text, bool journal,
 	      char *why, size_t whylen);
+
+/*
+ * After a write of (rel, k) that landed: the file as it now reads, and the
+ * action that wrote it (a->cur), are what an answer to another writer
+ * writes back (reassert.c).
+ */
+void act_written(struct actuator *a, enum cg_knob k, const char *rel, const char *text);
 
 /*
  * Writes back every journaled original, drops the entries restored or whose

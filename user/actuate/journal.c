@@ -46,10 +46,12 @@ int journal_add(struct journal *j, enum cg_knob k, const char *rel, const char *
 		j->cap = cap;
 	}
 	e = &j->v[j->n];
+	memset(e, 0, sizeof(*e));
 	e->knob = k;
 	if (str_copy(e->rel, sizeof(e->rel), rel) || str_copy(e->orig, sizeof(e->orig), orig))
 		return -ENAMETOOLONG;
 	j->n++;
+	j->gen++;
 	return 0;
 }
 
@@ -65,6 +67,7 @@ void journal_remove_at(struct journal *j, size_t i)
 {
 	memmove(&j->v[i], &j->v[i + 1], (j->n - i - 1) * sizeof(j->v[0]));
 	j->n--;
+	j->gen++;
 }
 
 void journal_free(struct journal *j)
@@ -252,4 +255,9 @@ int journal_sync(const struct journal *j, const struct cgroup_ctrls *c, const ch
 		return err;
 	}
 	return fsync_dir_of(j->path);
+}
+
+int journal_set_original(struct journal *j, size_t i, const char *text)
+{
+	return str_copy(j->v[i].orig, sizeof(j->v[i].orig), text) ? -ENAMETOOLONG : 0;
 }

@@ -135,6 +135,8 @@ int act_write(struct actuator *a, enum cg_knob k, const char *rel, const char *t
 	}
 	err = cg_write_knob(a->c, k, rel, text);
 	act_notify(a, path, text, err);
+	if (!err && journal)
+		act_written(a, k, rel, text);
 	/*
 	 * The kernel checks a cgroup write before it applies it: a refused one
 	 * changed nothing, and its original, journaled just now, would only

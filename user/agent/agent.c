@@ -399,6 +399,84 @@ static void watch_sync(struct agent *a)
 	free(want);
 }
 
+/* A watched file read after a change: the actuator says whether another writer made it. */
+static void on_file_read(void *ctx, enum cg_knob knob, const char *rel, const char *text)
+{
+	struct agent *a = ctx;
+
+	if (actuator_note(a->act, knob, rel, text))
+		a->outside_noted = a->outside_wake = true;
+}
+
+/*
+ * The actuator's answer to another writer, as a decision of the action that
+ * last wrote the file (its kind, rule and class), cause "outside_write".
+ * The target is the file's cgroup; its cgroup_id is the unit's when that is
+ * the unit itself, else 0 (an ancestor's protection sum, a container's
+ * nested quota).
+ */
+static void on_answer(void *ctx, const struct act_answer *ans)
+{
+	struct agent *a = ctx;
+	const struct pol_unit *u = pol_input_owner(&a->rec->in, ans->id);
+	struct decision d = {.ts_ns = clock_ns(CLOCK_REALTIME), .outcome = ans->r.outcome};
+	struct action *act = &d.act;
+
+	act->kind = ans->act_kind;
+	act->cls = ans->cls;
+	act->rule = ans->rule ? ans->rule : "";
+	act->cause = "outside_write";
+	snprintf(act->path, sizeof(act->path), "%s", ans->rel);
+	act->id = u && !strcmp(u->path, ans->rel) ? ans->id : 0;
+	if (ans->knob == CG_KNOB_CPUS)
+		snprintf(act->cpus, sizeof(act->cpus), "%s", ans->r.after);
+	else if (cg_knob_parse(&a->ctrls, ans->knob, ans->r.after, &act->value))
+		act->value = 0;
+	if (u)
+		snprintf(d.pod_uid, sizeof(d.pod_uid), "%s", u->pod_uid);
+	d.err = -ans->r.err;
+	snprintf(d.before, sizeof(d.before), "%s", ans->r.before);
+	snprintf(d.after, sizeof(d.after), "%s", ans->r.after);
+	snprintf(d.why, sizeof(d.why), "%s", ans->r.why);
+	a->answers[ans->kind]++;
+	/* the owner's new limit: the policies decide from it at this tick */
+	if (ans->kind == ACT_ANSWER_ADOPTED)
+		collector_settings_changed(a->coll, ans->id);
+	agent_record_decision(a, &d);
+}
+
+/* Before the tick reads the node: another writer's changes answered, ended holds written back. */
+static void answer_outside(struct agent *a)
+{
+	if (!a->files)
+		return;
+	a->outside_noted = a->outside_wake = false;
+	actuator_answer(a->act, clock_ns(CLOCK_MONOTONIC), on_answer, a);
+}
+
+static void want_file(void *ctx, enum cg_knob knob, const char *rel)
+{
+	file_watch_want(ctx, knob, rel);
+}
+
+/* After a tick: the watch follows the files the actuator holds (changed only when they did). */
+static void watch_files(struct agent *a)
+{
+	uint64_t gen;
+
+	if (!a->files)
+		return;
+	gen = actuator_watch_generation(a->act);
+	if (gen == a->files_gen)
+		return;
+	a->files_gen = gen;
+	file_watch_begin(a->files);
+	actuator_watch_list(a->act, want_file, a->files);
+	file_watch_end(a->files);
+	/* The files newly watched: another writer may have come before the watch did. */
+	file_watch_drain(a->files, on_file_read, a);
+}
+
 /*
  * One tick. The first one only primes the counters (there is no interval
  * yet to judge), so policies run from the second on.
@@ -413,6 +491,7 @@ static int tick_once(struct agent *a, bool fast)
 		log_debug("agent: %zu pods on this node from the API", a->pods.n);
 		collector_reclassify(a->coll);
 	}
+	answer_outside(a);
 	rec = collector_read(a->coll, clock_ns(CLOCK_REALTIME), a->last_tick_ns, &err);
 	if (!rec) {
 		a->errors[METRICS_ERR_SUBTREE_READ]++;
@@ -509,6 +588,7 @@ static int tick(struct agent *a, bool fast)
 {
 	int err = tick_once(a, fast);
 
+	watch_files(a);
 	/*
 	 * Decided: the records keep what the actions said. Most ticks have
 	 * none, and the first ones can have two per pod (1.5 KB each): not kept.
@@ -530,9 +610,9 @@ static int tick(struct agent *a, bool fast)
 static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 {
 	struct agent *a = ctx;
-	struct pollfd pfd[5];
+	struct pollfd pfd[6];
 	nfds_t n = 0;
-	int fp = -1, render = -1, watch = -1, tree = -1, pods = -1;
+	int fp = -1, render = -1, watch = -1, tree = -1, pods = -1, files = -1;
 
 	if (a->fp) {
 		fp = (int)n;
@@ -553,6 +633,16 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 	if (a->kube) {
 		pods = (int)n;
 		pfd[n++] = (struct pollfd){.fd = kube_sync_fd(a->kube), .events = POLLIN};
+	}
+	/* Noted changes wait for their tick: a writer in a loop wakes it once, not per write. */
+	if (a->files && !a->outside_noted) {
+		files = (int)n;
+		pfd[n++] = (struct pollfd){.fd = file_watch_fd(a->files), .events = POLLIN};
+	}
+	/* Noted while the watch was set (watch_files): wakes the loop once, as an event would. */
+	if (a->outside_wake) {
+		a->outside_wake = false;
+		return LOOP_WAKE_WRITE;
 	}
 	while (!stop) {
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
@@ -592,6 +682,15 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 			return got.displaced ? LOOP_WAKE_DISPLACED
 			       : got.waits   ? LOOP_WAKE_ALERT
 					     : LOOP_WAKE_TIMEOUT;
+		}
+		/* The actuator's own writes wake this too: only another writer's wake the loop. */
+		if (files >= 0 && (pfd[files].revents & POLLIN)) {
+			if (file_watch_drain(a->files, on_file_read, a) < 0)
+				pfd[files].fd = -1; /* not polled again now (no spin) */
+			if (a->outside_wake) {
+				a->outside_wake = false;
+				return LOOP_WAKE_WRITE;
+			}
 		}
 		/* Read now, so the fd stays quiet while the loop lets the gap pass. */
 		if (tree >= 0 && (pfd[tree].revents & POLLIN)) {
@@ -893,6 +992,9 @@ static int setup(struct agent *a)
 	log_hook_libbpf();
 	if (open_actuator(a))
 		return 1;
+	/* Settings that stay applied: nothing to watch in dry-run, which writes nothing. */
+	if (!a->cfg.dry_run && a->args.mode == AGENT_RUN)
+		a->files = file_watch_new(&a->ctrls);
 	/* Names blame culprits outside the units: for the metrics and the breach reports. */
 	a->names = cgroup_names_new(&a->fs);
 	if (!a->names)
@@ -936,6 +1038,7 @@ static void teardown(struct agent *a)
 			log_warn("agent: %d cgroup settings could not be restored", failed);
 		actuator_close(a->act);
 	}
+	file_watch_free(a->files);
 	/*
 	 * After the restore, which the API never holds up: a call in flight is
 	 * abandoned, then the node's batch resources go to 0 (docs/capacity.md),

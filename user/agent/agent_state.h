@@ -13,6 +13,8 @@
 #include <stdio.h>
 
 #include "../cgroup.h"
+#include "actuate/actuator.h"
+#include "collect/file_watch.h"
 #include "../collect/collect.h"
 #include "../policy/batch_evict.h"
 #include "../policy/capacity.h"
@@ -79,6 +81,12 @@ struct agent {
 	struct capacity_result cap_result;
 	bool cap_have;			      /* cap_result holds a tick's result */
 	struct batch_evict_state batch_evict; /* eviction on batch overcommit (capacity.c) */
+	/* Settings that stay applied: the files the actuator wrote, watched; NULL in dry-run. */
+	struct file_watch *files;
+	uint64_t files_gen;		 /* the actuator's watch generation the watch is set to */
+	bool outside_noted;		 /* another writer changed one: the next tick answers */
+	bool outside_wake;		 /* ... and the loop has not been woken for it yet */
+	uint64_t answers[ACT_ANSWER_NR]; /* by kind: qoslet_agent_outside_writes_total */
 };
 
 /*

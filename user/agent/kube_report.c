@@ -24,6 +24,10 @@ static struct event_kind event_kind_of(const struct decision *d)
 	enum decision_outcome out = d->outcome;
 	bool applied = out == OUT_APPLIED;
 
+	/* Two writers fighting over the pod's setting: its owner should know (write-backs do not).
+	 */
+	if (out == OUT_CONTESTED)
+		return (struct event_kind){"Warning", "SettingContested", "Reassert"};
 	switch (d->act.kind) {
 	case ACT_REPORT:
 		/* the other reports: an eviction round passed a guarded pod by */

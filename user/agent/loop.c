@@ -11,6 +11,7 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 	uint64_t pods_due = 0, last_pods = 0; /* the same for the pod watch */
 	uint64_t retry_due = 0;		      /* the retry's tick; 0: none */
 	uint64_t quick_due = 0;		      /* a displacement's second tick; 0: none */
+	bool tree_woke = false; /* the tree, not an outside write, asked for tree_due */
 	uint64_t last_displaced = 0;
 	bool displaced_seen = false; /* last_displaced holds */
 	unsigned int follow_ups = 0;
@@ -53,12 +54,13 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 		now = ops->now(ctx);
 		if (wake == LOOP_WAKE_STOP || (end && now >= end))
 			break;
-		if (wake == LOOP_WAKE_TREE && !tree_due)
+		if ((wake == LOOP_WAKE_TREE || wake == LOOP_WAKE_WRITE) && !tree_due)
 			tree_due = last_tree + LOOP_TREE_GAP_NS > now ? last_tree + LOOP_TREE_GAP_NS
 								      : now;
 		if (wake == LOOP_WAKE_PODS && !pods_due)
 			pods_due = last_pods + LOOP_TREE_GAP_NS > now ? last_pods + LOOP_TREE_GAP_NS
 								      : now;
+		tree_woke |= wake == LOOP_WAKE_TREE;
 		regular = now >= deadline;
 		alert = wake == LOOP_WAKE_ALERT && now - last_tick >= LOOP_FAST_GAP_NS;
 		follow_up = follow_ups && now >= follow;
@@ -91,9 +93,10 @@ int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 			follow_ups = LOOP_FOLLOW_UPS;
 		} else if (follow_up) {
 			follow_ups--;
-		} else if (tree && ops->tree_follow_ups && ops->tree_follow_ups(ctx)) {
+		} else if (tree && tree_woke && ops->tree_follow_ups && ops->tree_follow_ups(ctx)) {
 			follow_ups = LOOP_FOLLOW_UPS;
 		}
+		tree_woke = false;
 		if (quick) {
 			quick_due = 0;
 			follow_ups = LOOP_FOLLOW_UPS;

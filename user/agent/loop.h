@@ -11,7 +11,11 @@
  * LOOP_TREE_GAP_NS (one serves every change until it runs, and so does any
  * other tick): a new BE pod gets its settings when it starts, not up to an
  * interval later, and a storm of pods costs at most 10 more ticks a second.
- * Such a tick has follow-ups too when the caller asks (tree_follow_ups): a
+ * Another writer's change to a file the actuator wrote ticks the same way,
+ * sharing the tree's gap: the tick answers it (writes the value back) within
+ * milliseconds, and a writer that rewrites the file in a loop costs at most
+ * 10 ticks a second until the actuator backs off (user/actuate/contest.h).
+ * Such a tree tick has follow-ups too when the caller asks (tree_follow_ups): a
  * policy that judges what a new pod does to the others needs intervals
  * that lie after its start; one still ticks at most every 100 ms.
  * A tick whose write raced the making of its cgroup ticks again
@@ -62,6 +66,7 @@ enum loop_wake {
 	LOOP_WAKE_DISPLACED,   /* a fast-path displacement alert came first */
 	LOOP_WAKE_TREE,	       /* a cgroup appeared or went first */
 	LOOP_WAKE_PODS,	       /* a pod changed in the API first */
+	LOOP_WAKE_WRITE,       /* another writer changed a file the actuator wrote, first */
 	LOOP_WAKE_STOP,	       /* stop: the loop ends without another tick */
 };
 

@@ -15,7 +15,9 @@
  * every COLLECT_SETTINGS_NS to notice the owner's changes: 30 s, because
  * owners (the kubelet on a resize, an operator by hand) seldom write them,
  * and each read opens five or six files by path (1.3 to 2.2 us each); at
- * 10 s that was a tenth of the agent's CPU on a 500-pod node. PSI averages move
+ * 10 s that was a tenth of the agent's CPU on a 500-pod node. (Another
+ * writer's change of a file the actuator wrote arrives at once, through
+ * file_watch.h, and is answered before the tick reads.) PSI averages move
  * every 2 s in the kernel and are read that often. Counters are read only
  * where a consumer uses them: CFS counters of units with a quota (v1), and
  * the memory of BE units while the node nears the memory-eviction threshold

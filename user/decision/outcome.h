@@ -13,12 +13,15 @@
  * with this order comparing the values does the same (tests/unit/test_decision.c).
  */
 enum decision_outcome {
-	OUT_APPLIED = 0, /* written (evict.action "kill": the tasks killed) */
+	OUT_ADOPTED = 0, /* another writer changed an owner's value: taken as the new original */
+	OUT_APPLIED,	 /* written (evict.action "kill": the tasks killed) */
+	OUT_CONTESTED,	 /* another writer keeps undoing a setting: written back later */
 	OUT_DRY_RUN,	 /* would have been written: dry-run */
 	OUT_EVICTED,	 /* the Eviction API accepted the eviction */
 	OUT_FAILED,	 /* tried and failed: errno and why say how */
 	OUT_GONE,	 /* the pod to evict no longer exists: counts as done */
 	OUT_PENDING,	 /* an eviction of that pod is still being tried */
+	OUT_REASSERTED,	 /* another writer changed a setting: written back */
 	OUT_REFUSED,	 /* the actuator's rules forbid it: nothing written */
 	OUT_REPLAY,	 /* `qoslet replay`: decided, not acted on */
 	OUT_REPORTED,	 /* a finding, or evict.action "report": nothing to write */

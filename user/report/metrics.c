@@ -630,6 +630,16 @@ static void health(FILE *f, const struct metrics_input *in)
 		in->alerts_wait);
 	fprintf(f, "qoslet_agent_fast_path_alerts_total{kind=\"displaced\"} %" PRIu64 "\n",
 		in->alerts_displaced);
+	family(f, "qoslet_agent_outside_writes_total", "counter",
+	       "Changes another writer made to a cgroup file qoslet wrote, by the answer: "
+	       "written back (reasserted), taken as the owner's new original (adopted), backed "
+	       "off from a writer that keeps undoing the write-backs (contested).");
+	fprintf(f, "qoslet_agent_outside_writes_total{answer=\"adopted\"} %" PRIu64 "\n",
+		in->outside_adopted);
+	fprintf(f, "qoslet_agent_outside_writes_total{answer=\"contested\"} %" PRIu64 "\n",
+		in->outside_contested);
+	fprintf(f, "qoslet_agent_outside_writes_total{answer=\"reasserted\"} %" PRIu64 "\n",
+		in->outside_reasserted);
 	family(f, "qoslet_agent_loop_duration_seconds", "gauge",
 	       "How long the last tick of the agent loop took.");
 	fprintf(f, "qoslet_agent_loop_duration_seconds %s\n", seconds(buf, in->loop_ns));

@@ -97,7 +97,9 @@ struct metrics_input {
 	size_t n_breaches;
 	uint64_t ticks, fast_ticks;
 	uint64_t alerts_wait, alerts_displaced; /* fast-path alerts by kind */
-	uint64_t loop_ns;			/* how long the last tick took */
+	/* Other writers' changes to files qoslet wrote, by the answer (docs/agent-actuator.md). */
+	uint64_t outside_reasserted, outside_adopted, outside_contested;
+	uint64_t loop_ns; /* how long the last tick took */
 	const struct metrics_probe *probes;
 	size_t n_probes;
 	uint64_t errors[METRICS_ERR_NR];
