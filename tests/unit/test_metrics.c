@@ -52,6 +52,8 @@ static const char health_empty[] =
 	"qoslet_agent_errors_total{kind=\"subtree_read\"} 0\n"
 	"qoslet_agent_errors_total{kind=\"cgroup_read\"} 0\n"
 	"qoslet_agent_errors_total{kind=\"render\"} 0\n"
+	"qoslet_agent_errors_total{kind=\"journal_set_aside\"} 0\n"
+	"qoslet_agent_errors_total{kind=\"journal_write\"} 0\n"
 	"# HELP qoslet_agent_probe_up 1 when the probe runs, 0 when it is off.\n"
 	"# TYPE qoslet_agent_probe_up gauge\n"
 	"# HELP qoslet_agent_probe_info Always 1: the path a running probe takes its data by "

@@ -39,13 +39,53 @@ static int reconcile(struct actuator *a, char *err, size_t errlen)
 		log_info("dry run: %s holds %zu originals a previous run left; restoring none",
 			 a->j.path, a->j.n);
 	ret = act_restore_all(a, &a->reconciled);
-	if (ret < 0) {
+	/*
+	 * The writes were made; only the journal could not shrink (a full
+	 * disk): the file on disk still lists what was restored, and restoring
+	 * an original twice is harmless. Not a reason to stop the start.
+	 */
+	if (ret == -ENOMEM) {
 		snprintf(err, errlen, "%s: %s", a->j.path, strerror(-ret));
 		return ret;
 	}
-	if (!a->dry_run)
+	if (ret < 0)
+		log_err("reconciled %s: %zu settings restored, but the journal still lists them (%s)",
+			a->j.path, a->reconciled, strerror(-ret));
+	else if (!a->dry_run)
 		log_info("reconciled %s: %zu settings restored, %d failed (kept in the journal)",
 			 a->j.path, a->reconciled, ret);
+	return 0;
+}
+
+/*
+ * A damaged journal never stops the start (unless it cannot even be moved
+ * aside): it is kept for a person under another name, said loudly, and what
+ * it provably holds is written to a fresh journal before the reconcile
+ * restores it, so that a crash in between loses nothing. A stale one is
+ * removed. Dry-run leaves the file where it is.
+ */
+static int settle_journal(struct actuator *a, bool stale, char *err, size_t errlen)
+{
+	struct journal *j = &a->j;
+	int ret;
+
+	if (j->damage[0] && a->dry_run) {
+		log_err("%s is damaged (%s); dry run: leaving it in place; %zu settings it provably "
+			"holds",
+			j->path, j->damage, j->n);
+		return 0;
+	}
+	if (j->damage[0]) {
+		ret = journal_set_aside(j, err, errlen);
+		if (ret)
+			return ret;
+		log_err("%s is damaged (%s): moved aside to %s for a person to read; restoring the "
+			"%zu settings it provably holds%s",
+			j->path, j->damage, j->set_aside, j->n,
+			j->n ? "" : " (any others it names must be restored by hand)");
+	}
+	if (!a->dry_run && (stale || j->set_aside[0]))
+		journal_sync(j, a->c, a->subtree); /* a failure is logged and counted there */
 	return 0;
 }
 
@@ -119,9 +159,11 @@ int actuator_open(struct actuator **out, const struct actuator_opts *o, char *er
 	ret = lock_state_dir(a, o->state_dir, err, errlen);
 	if (ret)
 		goto fail;
-	ret = journal_load(&a->j, a->c, &stale, err, errlen);
-	if (!ret && stale && !a->dry_run)
-		ret = journal_sync(&a->j, a->c, a->subtree); /* empty: removes the stale file */
+	ret = journal_load(&a->j, a->c, &stale);
+	if (ret)
+		snprintf(err, errlen, "%s: %s", a->j.path, strerror(-ret));
+	else
+		ret = settle_journal(a, stale, err, errlen);
 	if (!ret && a->j.n)
 		ret = reconcile(a, err, errlen);
 	if (ret)
@@ -141,6 +183,12 @@ void actuator_set_evict(struct actuator *a, enum evict_action evict)
 size_t actuator_reconciled(const struct actuator *a)
 {
 	return a->reconciled;
+}
+
+void actuator_journal_errors(const struct actuator *a, uint64_t *set_aside, uint64_t *write_errors)
+{
+	*set_aside = a->j.set_aside[0] != '\0';
+	*write_errors = a->j.write_errors;
 }
 
 bool actuator_original_quota(const struct actuator *a, const char *rel, int64_t *quota_us)

@@ -73,6 +73,14 @@ void actuator_set_evict(struct actuator *a, enum evict_action evict);
 /* Settings restored at open. */
 size_t actuator_reconciled(const struct actuator *a);
 
+/*
+ * The journal's trouble, for the metrics: journals found damaged and moved
+ * aside at open (0 or 1), and journal writes that failed (each refused the
+ * cgroup write whose original it was to hold, or left restored entries
+ * listed).
+ */
+void actuator_journal_errors(const struct actuator *a, uint64_t *set_aside, uint64_t *write_errors);
+
 void actuator_apply(struct actuator *a, const struct action *act, struct act_result *r);
 
 /* The owner's quota before qoslet changed it, if qoslet did. */

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "actuator.h"
 #include "contest.h"
@@ -54,18 +55,32 @@ struct journal {
 	struct journal_entry *v; /* in the order of first change */
 	size_t n, cap;
 	uint64_t gen; /* changes with every entry added or removed */
+	char damage[256];	       /* journal_load(): why the file is not trusted whole; "" */
+	char set_aside[PATH_MAX + 32]; /* journal_set_aside(): where it went; "" */
+	uint64_t write_errors;	       /* journal_sync() failures */
+	bool failing;		       /* the last journal_sync() failed */
 };
 
 /*
  * Loads j->path (a missing file is an empty journal). A journal from an
  * earlier boot is ignored (its cgroups are gone) and *stale set. Entries
  * naming a file this host does not have are dropped with a warning.
+ * A journal that cannot be trusted whole (unreadable, not JSON, truncated,
+ * another version, an entry of the wrong shape) gets its reason in
+ * j->damage, and j holds what it provably says: the whole entries of a
+ * version 1 journal of this boot, in order, up to the first damage
+ * (nothing for another version: its entries may mean something else).
+ * Returns 0, or -ENOMEM.
  */
-int journal_load(struct journal *j, const struct cgroup_ctrls *c, bool *stale, char *err,
-		 size_t errlen);
+int journal_load(struct journal *j, const struct cgroup_ctrls *c, bool *stale);
+/*
+ * Moves a damaged j->path aside, for a person, to j->path.bad-<UTC time>
+ * (j->set_aside). 0, or -errno with err set (then nothing moved).
+ */
+int journal_set_aside(struct journal *j, char *err, size_t errlen);
 /* Rewrites the file atomically (tmp, fsync, rename, fsync of the directory), or removes it when
- * empty. */
-int journal_sync(const struct journal *j, const struct cgroup_ctrls *c, const char *subtree);
+ * empty. A failure is counted in write_errors and logged when writes start and stop failing. */
+int journal_sync(struct journal *j, const struct cgroup_ctrls *c, const char *subtree);
 const struct journal_entry *journal_find(const struct journal *j, enum cg_knob k, const char *rel);
 int journal_add(struct journal *j, enum cg_knob k, const char *rel, const char *orig);
 void journal_remove_at(struct journal *j, size_t i);

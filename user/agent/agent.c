@@ -951,14 +951,23 @@ static int setup(struct agent *a)
 		int rc = http_listen(&a->http, a->cfg.http.address, (uint16_t)a->cfg.http.port, err,
 				     sizeof(err));
 
+		if (!rc && a->cfg.http.health_port)
+			rc = http_listen_health(a->http, (uint16_t)a->cfg.http.health_port, err,
+						sizeof(err));
 		if (rc) {
 			log_err("agent: %s%s; nothing was changed", err,
-				rc == -ELIBACC ? "" : " (config http.address, http.port)");
+				rc == -ELIBACC
+					? ""
+					: " (config http.address, http.port, http.health_port)");
 			return 1;
 		}
 		log_info("agent: serving http://%s%s%s:%u/metrics",
 			 strchr(a->cfg.http.address, ':') ? "[" : "", a->cfg.http.address,
 			 strchr(a->cfg.http.address, ':') ? "]" : "", a->cfg.http.port);
+		if (a->cfg.http.health_port)
+			log_info("agent: health checks on their own port too: /healthz, /readyz "
+				 "on port %u",
+				 a->cfg.http.health_port);
 	}
 	/* Also before any write: a missing token or node name is a configuration error. */
 	if (a->cfg.kube.enabled && a->args.mode == AGENT_RUN) {

@@ -318,6 +318,7 @@ static const struct field http_fields[] = {
 	BOOL("enabled", http.enabled),
 	STR("address", http.address, S_ADDR),
 	INT("port", http.port, 1, 65535),
+	INT("health_port", http.health_port, 0, 65535),
 	ENUM("cgroups", http.cgroups, metrics_scopes),
 	{0},
 };

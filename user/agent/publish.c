@@ -423,6 +423,9 @@ static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 		in.n_refusals = POD_REFUSE_NR - 1;
 	}
 	memcpy(in.errors, a->errors, sizeof(in.errors));
+	if (a->act)
+		actuator_journal_errors(a->act, &in.errors[METRICS_ERR_JOURNAL_SET_ASIDE],
+					&in.errors[METRICS_ERR_JOURNAL_WRITE]);
 	if (a->cap_have) {
 		in.capacity = &a->cap_result;
 		for (int r = 0; r < CAP_NR; r++)

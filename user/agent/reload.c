@@ -91,7 +91,7 @@ static const char *restart_only_change(const struct agent_config *o, const struc
 	    (o->evict_action == EVICT_KILL || n->evict_action == EVICT_KILL))
 		return "evict.action (to or from \"kill\")";
 	if (o->http.enabled != n->http.enabled || strcmp(o->http.address, n->http.address) ||
-	    o->http.port != n->http.port)
+	    o->http.port != n->http.port || o->http.health_port != n->http.health_port)
 		return "http";
 	if (!kube_same(&o->kube, &n->kube))
 		return "kubernetes";

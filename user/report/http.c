@@ -24,14 +24,37 @@
 #include "../clock.h"
 #include "../log.h"
 #include "mhd_dl.h"
+#include "report/http_conns.h"
 
 /* Request line and headers must fit here; MHD answers larger ones itself (431). */
 #define HTTP_CONN_MEMORY (16 * 1024)
-/* A scraper or two and a person with curl: more is a misbehaving client. */
-#define HTTP_MAX_CONNS 32
-#define HTTP_TIMEOUT_S 10
 /* How long a scrape waits for the loop to render the last tick. */
 #define HTTP_RENDER_WAIT_NS (2 * 1000000000ll)
+
+/*
+ * What one client may hold of a listener. The idle timeout is MHD's (any
+ * byte renews it); the deadline is a request's whole life, from the
+ * connection's start or the end of its last request, however it trickles
+ * (http_conns.h). The per-IP limit applies to accepted connections only:
+ * connections handed over with http_add_connection() all look like
+ * loopback.
+ */
+struct limits {
+	unsigned int conns, per_ip, idle_s;
+	uint64_t deadline_ns;
+};
+
+/*
+ * The scrape port: a scraper or two and a person with curl. A /metrics
+ * request may wait 2 s for the render and then send megabytes to a slow
+ * reader: 10 s covers both.
+ */
+static const struct limits scrape_limits = {32, 4, 10, 10 * 1000000000ull};
+/*
+ * The health port: the kubelet's two probes, from one address, each answered
+ * at once from memory; nothing honest takes 2 s (the probes' timeout).
+ */
+static const struct limits health_limits = {16, 4, 2, 2 * 1000000000ull};
 
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define JSON_TYPE    "application/json"
@@ -48,10 +71,20 @@ struct text {
 	char *data;
 };
 
-struct http_server {
+/* One listening socket and the MHD daemon (its own thread) serving it. */
+struct listener {
 	struct MHD_Daemon *d;
-	int fd;	     /* the listening socket until MHD owns it (MHD_stop_daemon() closes it) */
-	int want_fd; /* eventfd: a request wants the last tick rendered; -1 off */
+	int fd; /* the listening socket until MHD owns it (MHD_stop_daemon() closes it); -1 none */
+	struct http_deadline deadline; /* the closure of its connection callbacks */
+};
+
+struct http_server {
+	struct listener scrape; /* every path */
+	struct listener health; /* /healthz and /readyz only (http_listen_health()) */
+	struct http_conns *conns;
+	struct http_log_limit log;
+	char address[64];
+	int want_fd;	    /* eventfd: a request wants the last tick rendered; -1 off */
 	pthread_mutex_t mu; /* guards everything below */
 	pthread_cond_t published;
 	/*
@@ -199,20 +232,31 @@ static bool has_body(struct MHD_Connection *c)
 	       MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
 }
 
+/* GET or HEAD without a body, as a read-only endpoint takes; else true with the refusal queued. */
+static bool refused(struct MHD_Connection *c, const char *method, enum MHD_Result *ret)
+{
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		*ret = reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only: GET or HEAD\n");
+	else if (has_body(c))
+		*ret = reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "requests take no body\n");
+	else
+		return false;
+	return true;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **con_cls)
 {
 	struct http_server *s = cls;
+	enum MHD_Result ret;
 
 	(void)version;
 	(void)upload_data;
 	(void)upload_data_size;
 	(void)con_cls;
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only: GET or HEAD\n");
-	if (has_body(c))
-		return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "requests take no body\n");
+	if (refused(c, method, &ret))
+		return ret;
 	if (!strcmp(url, "/metrics"))
 		return reply_published(s, c, HTTP_METRICS);
 	if (!strcmp(url, "/decisions"))
@@ -223,14 +267,45 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			  "not found: /metrics, /healthz, /readyz, /decisions\n");
 }
 
+/* The health port: the probes' paths only, so that nothing there ever waits for the loop. */
+static enum MHD_Result handle_health(void *cls, struct MHD_Connection *c, const char *url,
+				     const char *method, const char *version,
+				     const char *upload_data, size_t *upload_data_size,
+				     void **con_cls)
+{
+	struct http_server *s = cls;
+	enum MHD_Result ret;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)con_cls;
+	if (refused(c, method, &ret))
+		return ret;
+	if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz"))
+		return reply_health(s, c, !strcmp(url, "/readyz"));
+	return reply_text(c, MHD_HTTP_NOT_FOUND,
+			  "not found: the health port serves /healthz and /readyz\n");
+}
+
+/* MHD's warnings are mostly about clients (each refused connection): rate-limited. */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	struct http_server *s = cls;
 	char msg[512];
 
-	(void)cls;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	memcpy(msg, "http: ", 6);
+	vsnprintf(msg + 6, sizeof(msg) - 6, fmt, ap);
 	msg[strcspn(msg, "\n")] = '\0';
-	log_warn("http: %s", msg);
+	http_warn_limited(&s->log, msg);
+}
+
+/* "[::1]:9464" or "127.0.0.1:9464", for messages. */
+static void name_address(char *buf, size_t size, const char *address, uint16_t port)
+{
+	bool v6 = strchr(address, ':');
+
+	snprintf(buf, size, "%s%s%s:%u", v6 ? "[" : "", address, v6 ? "]" : "", port);
 }
 
 /* Our own socket, so a bind failure has its errno. Returns the fd or -errno. */
@@ -267,10 +342,12 @@ static int listen_on(const char *address, uint16_t port)
 }
 
 /*
- * Starts MHD for s, listening on listen_fd (MHD owns it from here on), or
- * with no listening socket when listen_fd < 0. Returns 0 or -EIO.
+ * Starts MHD on l with handler h and limits lim, listening on l->fd (MHD owns
+ * it from here on), or with no listening socket when l->fd < 0. The
+ * connection table (and its watchdog) comes first. Returns 0 or -EIO.
  */
-static int start_daemon(struct http_server *s, int listen_fd)
+static int start_daemon(struct http_server *s, struct listener *l, MHD_AccessHandlerCallback h,
+			const struct limits *lim)
 {
 	/*
 	 * poll(), not select(): select breaks on fds past 1024, and the collector
@@ -279,70 +356,105 @@ static int start_daemon(struct http_server *s, int listen_fd)
 	 * corpus' "incomplete" stalled).
 	 */
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_POLL;
+	/* The logger first: MHD prints what comes before it to stderr (and warns about that). */
+	struct MHD_OptionItem opts[] = {
+		{MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s},
+		{MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY, NULL},
+		{MHD_OPTION_CONNECTION_LIMIT, lim->conns, NULL},
+		{MHD_OPTION_CONNECTION_TIMEOUT, lim->idle_s, NULL},
+		{MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)http_conns_notify, &l->deadline},
+		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)http_conns_completed, &l->deadline},
+		/* MHD refuses MHD_OPTION_LISTEN_SOCKET (even -1) with MHD_USE_NO_LISTEN_SOCKET */
+		{l->fd >= 0 ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_END, l->fd, NULL},
+		{l->fd >= 0 ? MHD_OPTION_PER_IP_CONNECTION_LIMIT : MHD_OPTION_END, lim->per_ip,
+		 NULL},
+		{MHD_OPTION_END, 0, NULL},
+	};
 	sigset_t all, old;
+
+	if (!s->conns && !(s->conns = http_conns_new()))
+		return -EIO;
+	l->deadline = (struct http_deadline){.conns = s->conns, .ns = lim->deadline_ns};
+	/* implies MHD_USE_ITC, which MHD_add_connection() needs to wake the server thread */
+	if (l->fd < 0)
+		flags |= MHD_USE_NO_LISTEN_SOCKET;
+	/* The server thread inherits this mask: SIGTERM must reach the agent loop. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	l->d = MHD_start_daemon(flags, 0, NULL, NULL, h, s, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!l->d)
+		return -EIO;
+	l->fd = -1;
+	return 0;
+}
+
+static struct http_server *server_new(void)
+{
+	struct http_server *s = calloc(1, sizeof(*s));
 	pthread_condattr_t ca;
 
-	/* implies MHD_USE_ITC, which MHD_add_connection() needs to wake the server thread */
-	if (listen_fd < 0)
-		flags |= MHD_USE_NO_LISTEN_SOCKET;
-	s->fd = listen_fd;
+	if (!s)
+		return NULL;
+	s->scrape.fd = s->health.fd = s->want_fd = -1;
+	s->log = (struct http_log_limit)HTTP_LOG_LIMIT_INIT;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->published, &ca);
 	pthread_condattr_destroy(&ca);
-	/* The server thread inherits this mask: SIGTERM must reach the agent loop. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	/* MHD refuses MHD_OPTION_LISTEN_SOCKET (even -1) with MHD_USE_NO_LISTEN_SOCKET: without
-	 * a socket the list ends one option earlier and the fd argument is never read. */
-	/* The logger first: MHD prints what comes before it to stderr (and warns about that). */
-	s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER,
-				mhd_log, NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-				(size_t)HTTP_CONN_MEMORY, MHD_OPTION_CONNECTION_LIMIT,
-				(unsigned int)HTTP_MAX_CONNS, MHD_OPTION_CONNECTION_TIMEOUT,
-				(unsigned int)HTTP_TIMEOUT_S,
-				listen_fd >= 0 ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_END,
-				listen_fd, MHD_OPTION_END);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!s->d)
-		return -EIO;
-	s->fd = -1;
+	return s;
+}
+
+/* Binds l to address:port; err names the address on failure. 0 or -errno. */
+static int listener_bind(struct listener *l, const char *address, uint16_t port, char *err,
+			 size_t errlen)
+{
+	char name[96];
+	int fd = listen_on(address, port);
+
+	if (fd < 0) {
+		name_address(name, sizeof(name), address, port);
+		snprintf(err, errlen, "cannot listen on %s: %s", name, strerror(-fd));
+		return fd;
+	}
+	l->fd = fd;
 	return 0;
 }
 
 int http_listen(struct http_server **out, const char *address, uint16_t port, char *err,
 		size_t errlen)
 {
-	struct http_server *s = calloc(1, sizeof(*s));
-	int fd;
+	struct http_server *s;
+	int rc;
 
 	*out = NULL;
+	/* First: a missing library must fail before the port is taken. */
+	rc = mhd_dl_open(err, errlen);
+	if (rc)
+		return rc;
+	s = server_new();
 	if (!s)
 		return -ENOMEM;
-	s->want_fd = -1;
-	/* First: a missing library must fail before the port is taken. */
-	fd = mhd_dl_open(err, errlen);
-	if (fd) {
-		free(s);
-		return fd;
+	snprintf(s->address, sizeof(s->address), "%s", address);
+	rc = listener_bind(&s->scrape, address, port, err, errlen);
+	if (rc) {
+		http_stop(s);
+		return rc;
 	}
-	fd = listen_on(address, port);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot listen on %s%s%s:%u: %s",
-			 strchr(address, ':') ? "[" : "", address, strchr(address, ':') ? "]" : "",
-			 port, strerror(-fd));
-		free(s);
-		return fd;
-	}
-	s->fd = fd;
 	*out = s;
 	return 0;
 }
 
+int http_listen_health(struct http_server *s, uint16_t port, char *err, size_t errlen)
+{
+	return listener_bind(&s->health, s->address, port, err, errlen);
+}
+
 int http_serve(struct http_server *s, char *err, size_t errlen)
 {
-	if (start_daemon(s, s->fd)) {
+	if (start_daemon(s, &s->scrape, handle, &scrape_limits) ||
+	    (s->health.fd >= 0 && start_daemon(s, &s->health, handle_health, &health_limits))) {
 		snprintf(err, errlen, "cannot start the HTTP server");
 		return -EIO;
 	}
@@ -363,21 +475,20 @@ int http_start(struct http_server **out, const char *address, uint16_t port, cha
 
 int http_start_unbound(struct http_server **out)
 {
-	struct http_server *s = calloc(1, sizeof(*s));
+	struct http_server *s;
 	char err[256];
 	int rc;
 
 	*out = NULL;
-	if (!s)
-		return -ENOMEM;
-	s->want_fd = -1;
 	rc = mhd_dl_open(err, sizeof(err));
 	if (rc) {
 		log_err("http: %s", err);
-		free(s);
 		return rc;
 	}
-	if (start_daemon(s, -1)) {
+	s = server_new();
+	if (!s)
+		return -ENOMEM;
+	if (start_daemon(s, &s->scrape, handle, &scrape_limits)) {
 		http_stop(s);
 		return -EIO;
 	}
@@ -391,7 +502,7 @@ int http_add_connection(struct http_server *s, int fd)
 	struct sockaddr_in peer = {.sin_family = AF_INET,
 				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 
-	if (MHD_add_connection(s->d, fd, (struct sockaddr *)&peer, sizeof(peer)) != MHD_YES)
+	if (MHD_add_connection(s->scrape.d, fd, (struct sockaddr *)&peer, sizeof(peer)) != MHD_YES)
 		return errno ? -errno : -EIO;
 	return 0;
 }
@@ -461,14 +572,22 @@ void http_health(struct http_server *s, const struct http_health *h)
 	pthread_mutex_unlock(&s->mu);
 }
 
+static void listener_stop(struct listener *l)
+{
+	if (l->d)
+		MHD_stop_daemon(l->d);
+	if (l->fd >= 0)
+		close(l->fd);
+}
+
 void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
-	if (s->d)
-		MHD_stop_daemon(s->d);
-	if (s->fd >= 0)
-		close(s->fd);
+	/* the daemons first: their last connections leave the table as they close */
+	listener_stop(&s->scrape);
+	listener_stop(&s->health);
+	http_conns_free(s->conns);
 	if (s->want_fd >= 0)
 		close(s->want_fd);
 	pthread_mutex_destroy(&s->mu);

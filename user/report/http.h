@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The agent's read-only HTTP endpoint (libmicrohttpd, one internal thread):
- * /metrics, /healthz, /readyz and /decisions. The agent loop publishes
+ * /metrics, /healthz, /readyz and /decisions; optionally a second port, with
+ * its own thread and connection budget, that serves only /healthz and
+ * /readyz (http_listen_health()). Every connection has a hard deadline
+ * (http_conns.h) and each client address a connection limit. The agent loop publishes
  * finished texts when a request asks; the HTTP thread serves them and never
  * touches agent state. Paths and statuses: docs/qoslet-agent.md, HTTP.
  */
@@ -23,6 +26,7 @@ struct http_config {
 	bool enabled;		    /* true */
 	char address[64];	    /* an IPv4 or IPv6 literal: "127.0.0.1" */
 	uint32_t port;		    /* 9464 */
+	uint32_t health_port;	    /* 0: none; else /healthz and /readyz alone there too */
 	enum metrics_scope cgroups; /* "units" */
 };
 
@@ -54,6 +58,14 @@ int http_start(struct http_server **out, const char *address, uint16_t port, cha
 int http_listen(struct http_server **out, const char *address, uint16_t port, char *err,
 		size_t errlen);
 int http_serve(struct http_server *s, char *err, size_t errlen);
+
+/*
+ * Between http_listen() and http_serve(): also listen on port, on the same
+ * address, for the health checks alone. No scrape, slow client or render
+ * wait on the first port can hold up an answer there. 0, or -errno with err
+ * naming the address.
+ */
+int http_listen_health(struct http_server *s, uint16_t port, char *err, size_t errlen);
 
 /*
  * The same server without a listening socket, for tests and fuzzing: it

@@ -47,6 +47,8 @@ const char *metrics_error_name(enum metrics_error e)
 		[METRICS_ERR_SUBTREE_READ] = "subtree_read",
 		[METRICS_ERR_CGROUP_READ] = "cgroup_read",
 		[METRICS_ERR_RENDER] = "render",
+		[METRICS_ERR_JOURNAL_SET_ASIDE] = "journal_set_aside",
+		[METRICS_ERR_JOURNAL_WRITE] = "journal_write",
 	};
 
 	return e < METRICS_ERR_NR ? names[e] : "unknown";

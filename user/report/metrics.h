@@ -58,10 +58,12 @@ struct metrics_probe {
 
 /* The agent's error counters, by kind: qoslet_agent_errors_total{kind}. */
 enum metrics_error {
-	METRICS_ERR_PROBE_READ = 0, /* a tick could not read the probes */
-	METRICS_ERR_SUBTREE_READ,   /* a tick could not read the managed subtree */
-	METRICS_ERR_CGROUP_READ,    /* a unit's file for the metrics could not be read */
-	METRICS_ERR_RENDER,	    /* the metrics could not be rendered (out of memory) */
+	METRICS_ERR_PROBE_READ = 0,    /* a tick could not read the probes */
+	METRICS_ERR_SUBTREE_READ,      /* a tick could not read the managed subtree */
+	METRICS_ERR_CGROUP_READ,       /* a unit's file for the metrics could not be read */
+	METRICS_ERR_RENDER,	       /* the metrics could not be rendered (out of memory) */
+	METRICS_ERR_JOURNAL_SET_ASIDE, /* a damaged journal was moved aside at start */
+	METRICS_ERR_JOURNAL_WRITE,     /* a journal write failed (a full disk) */
 	METRICS_ERR_NR,
 };
 
@@ -113,7 +115,7 @@ struct metrics_input {
 	double batch_requested[CAP_NR];
 };
 
-/* "probe_read", "subtree_read", "cgroup_read", "render". */
+/* "probe_read", "subtree_read", "cgroup_read", "render", "journal_set_aside", "journal_write". */
 const char *metrics_error_name(enum metrics_error e);
 
 /*
