@@ -57,7 +57,7 @@ uint32_t exclusive_cpus_of_pod(const struct exclusive_cpus *x, const char *uid);
 /*
  * Parses the checkpoint's JSON text into list and pods (malloc'd, sorted;
  * *pods NULL when none) and policy; -EINVAL when it is not the kubelet's
- * format. Also what the fuzz and unit tests call.
+ * format. Also what the unit tests call.
  */
 int exclusive_cpus_parse(const char *text, char *policy, size_t policy_size, char *list,
 			 size_t list_size, struct exclusive_pod **pods, size_t *n_pods);
