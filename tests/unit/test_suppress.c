@@ -954,6 +954,45 @@ static void test_pinned_split(void **state)
 	action_list_free(&out);
 }
 
+/*
+ * A pinned pod that a class rule calls BE keeps its CPUs: no policy of
+ * suppression acts on it, and alone it leaves nothing to share a quota by.
+ */
+static void test_pinned_be(void **state)
+{
+	static const enum suppress_policy policies[] = {SUPPRESS_CFS_QUOTA, SUPPRESS_CPUSET,
+							SUPPRESS_SPLIT};
+
+	(void)state;
+	for (size_t p = 0; p < sizeof(policies) / sizeof(policies[0]); p++) {
+		for (int with_shared = 0; with_shared < 2; with_shared++) {
+			struct suppress_config cfg = config();
+			struct suppress_state st = {0};
+			struct action_list out = {0};
+			struct world w;
+
+			cfg.policy = policies[p];
+			cfg.cpu_idle = true;
+			world_init(&w, 8);
+			w.in.has_cpu_idle = true;
+			two_node_topo(&w.in);
+			snprintf(w.in.cpu_list, sizeof(w.in.cpu_list), "0-7");
+			snprintf(w.in.exclusive_cpus, sizeof(w.in.exclusive_cpus), "0,2");
+			world_unit(&w, QOS_BE, 2, 2)->pinned_cpus = 2;
+			if (with_shared)
+				world_unit(&w, QOS_BE, 1, 1);
+			assert_int_equal(run(&w, &cfg, &st, &out), 0);
+			for (size_t i = 0; i < out.n; i++) {
+				assert_int_equal(out.v[i].id, 20);
+				assert_true(out.v[i].kind != ACT_CPU_QUOTA ||
+					    out.v[i].value < 1000000000);
+			}
+			assert_true(with_shared || out.n == 0);
+			action_list_free(&out);
+		}
+	}
+}
+
 static void test_nothing_to_do(void **state)
 {
 	struct suppress_config cfg = config();
@@ -1009,6 +1048,7 @@ int main(void)
 		cmocka_unit_test(test_nothing_to_do),
 		cmocka_unit_test(test_pinned_cpuset),
 		cmocka_unit_test(test_pinned_split),
+		cmocka_unit_test(test_pinned_be),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

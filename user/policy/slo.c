@@ -108,7 +108,8 @@ static int sync_units(struct slo_state *st, const struct pol_input *in)
 	for (size_t i = 0; i < in->n_units; i++) {
 		uint64_t id = in->units[i].id;
 
-		if (in->units[i].cls != QOS_BE)
+		/* a pod the kubelet pinned holds its CPUs whatever a class rule calls it */
+		if (in->units[i].cls != QOS_BE || in->units[i].pinned_cpus)
 			continue;
 		while (j < st->n && st->v[j].id < id)
 			j++;

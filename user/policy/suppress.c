@@ -34,6 +34,16 @@ struct sup_meas {
 };
 
 /*
+ * The units suppression acts on: BE, but for a pod the kubelet pinned (a
+ * class rule may call one BE): it holds its CPUs whatever its class, and
+ * measure() leaves it out of every sum.
+ */
+static bool suppressed(const struct pol_unit *u)
+{
+	return u->cls == QOS_BE && !u->pinned_cpus;
+}
+
+/*
  * With exclusive CPUs (the kubelet's static CPU manager) the model runs on
  * the shared pool: BE's containers run only there (the kubelet writes the
  * pool into their cpusets), and a pinned pod's use is on its own CPUs, so
@@ -59,7 +69,7 @@ static void measure(const struct pol_input *in, struct sup_meas *m)
 		const struct pol_unit *u = &in->units[i];
 
 		all += u->cpu_used;
-		if (u->pinned_cpus && in->exclusive_cpus[0])
+		if (u->pinned_cpus)
 			continue;
 		if (u->cls != QOS_BE) {
 			m->non_be += u->cpu_used;
@@ -126,7 +136,7 @@ static int emit_quotas(const struct pol_input *in, const struct suppress_config 
 		int64_t quota;
 		struct action *a;
 
-		if (u->cls != QOS_BE)
+		if (!suppressed(u))
 			continue;
 		share = m->be_request > 0 ? m->allowed * fmax(u->request_cpus, 0) / m->be_request
 					  : m->allowed / (double)m->n_be;
@@ -151,7 +161,7 @@ static int emit_be_list(const struct pol_input *in, const struct suppress_config
 		const struct pol_unit *u = &in->units[i];
 		struct action *a;
 
-		if (u->cls != QOS_BE)
+		if (!suppressed(u))
 			continue;
 		a = add(out, ACT_CPUSET, u, rule, cfg, m);
 		if (!a)
@@ -466,7 +476,7 @@ static int emit_idle(const struct pol_input *in, struct action_list *out)
 		const struct pol_unit *u = &in->units[i];
 		struct action *a;
 
-		if (u->cls != QOS_BE)
+		if (!suppressed(u))
 			continue;
 		a = action_add(out, ACT_CPU_IDLE, u, "suppress.cpu_idle");
 		if (!a)
