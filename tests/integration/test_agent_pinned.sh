@@ -29,7 +29,7 @@
 # X. A policy the load here did not drive to its cpuset step (the shared
 # host's other load counts as the system's) is a skipped part, not a pass.
 # Functional, not timed: each run is a few seconds (about 25 s in all).
-# The 4-CPU run: make test-kernels KERNELS=6.1 TESTS=test_agent_pinned VM_SMP=4.
+# The 4-CPU run: docs/testing.md (VM_SMP=4).
 # shellcheck disable=SC2016,SC2119
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
@@ -119,7 +119,8 @@ check_decisions() {
 }
 
 # run_policy NAME SECONDS JSON: one agent run with the policy JSON alone;
-# samples the files while it goes; leaves the decisions in $AGENT_OUT.
+# samples the files while it goes. stop_policy NAME stops it and checks its
+# decisions (the file is complete only once the agent stopped).
 run_policy() {
 	local name=$1 secs=$2
 	: >"$AGENT_OUT"
@@ -134,8 +135,12 @@ run_policy() {
 		kill -0 "$AGENT_PID" 2>/dev/null || fail "($name) agent exited: $(tail -n 5 "$AGENT_ERR")"
 		sleep 0.1
 	done
-	check_decisions "$name"
-	log "($name) done at ${SECONDS}s"
+}
+stop_policy() {
+	agent_stop
+	sample_files
+	check_decisions "$1"
+	log "($1) done at ${SECONDS}s"
 }
 
 PORT=$(free_port)
@@ -153,17 +158,15 @@ assert_eq "$(awk '$1 == "qoslet_exclusive_cpus" { print $2 }' <<<"$m")" $((NCPU 
 	"qoslet_exclusive_cpus counts X"
 grep -q "^qoslet_pinned_cpus{.*pod_uid=\"$G\".*qos=\"LSR\"} $((NCPU - NPOOL))\$" <<<"$m" ||
 	fail "no qoslet_pinned_cpus series for the pinned pod: $(grep pinned <<<"$m")"
-agent_stop
+stop_policy cpuset
 n=$(decisions '.rule == "suppress.cpuset" and .outcome == "applied" and (.target.cgroup | contains("pod'"$E"'"))' | jq length)
 assert_cmp "$n" ">=" 1 "(cpuset) BE's cpuset was written"
-sample_files
 kill -TERM "$LS_HOG" 2>/dev/null || true
 
 # (b) split: the LS pod light (0.1 CPU).
 agent_run "$b" "$POOL" "$DUTYCYCLE" 1000 9000 "$LIFE"
 run_policy split 5 '{"suppress": {"enabled": true, "policy": "split", "threshold_percent": 95}}'
-agent_stop
-sample_files
+stop_policy split
 if [ "$NPOOL" -lt 2 ]; then
 	assert_eq "$(decisions '.kind == "cpuset"' | jq length)" 0 "(split) one shared CPU: nothing to split"
 	assert_cmp "$(decisions '.rule == "suppress.cfs_quota"' | jq length)" ">=" 1 "(split) BE held by a quota instead"
@@ -176,8 +179,7 @@ fi
 # (c) SLO control: the LS wake-up loop on the pool's first CPU, against 100 us.
 agent_run "$b" "${POOL%%[,-]*}" "$DUTYCYCLE" 200 2000 "$LIFE"
 run_policy slo 5 '{"slo": {"enabled": true, "targets": {"ls_p99_us": 100}}}'
-agent_stop
-sample_files
+stop_policy slo
 log "(slo) decisions: $(decisions 'true' | jq -c 'map([.rule, .kind, .target.cgroup[-12:], .outcome]) | unique')"
 if [ "$NPOOL" -lt 2 ]; then
 	assert_eq "$(decisions '.kind == "cpuset"' | jq length)" 0 "(slo) one shared CPU: no confinement"
