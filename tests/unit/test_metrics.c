@@ -65,6 +65,12 @@ static const char runqueue_head[] =
 	"before running, since the sched probe started.\n"
 	"# TYPE qoslet_runqueue_wait_seconds histogram\n";
 
+static const char exclusive_empty[] =
+	"# HELP qoslet_exclusive_cpus CPUs pods hold alone (the kubelet's static CPU manager); no "
+	"BE and no moved LS unit is placed on them.\n"
+	"# TYPE qoslet_exclusive_cpus gauge\n"
+	"qoslet_exclusive_cpus 0\n";
+
 static const char decisions_head[] =
 	"# HELP qoslet_decisions_total Decisions the agent made since it started, by action "
 	"kind, policy rule and outcome.\n"
@@ -98,10 +104,14 @@ static void assert_line(const char *text, const char *line)
 		fail_msg("missing line\n%s\nin\n%s", line, text);
 }
 
-/* The text between the run-queue family's header and the decisions' (the per-cgroup families). */
+/*
+ * The text between the run-queue family's header and the exclusive CPUs'
+ * (the per-cgroup families, the settings and the pinned pods after them).
+ */
 static char *between_runqueue_and_decisions(const char *text)
 {
-	const char *from = strstr(text, runqueue_head), *to = strstr(text, decisions_head);
+	const char *from = strstr(text, runqueue_head),
+		   *to = strstr(text, "# HELP qoslet_exclusive_cpus ");
 
 	assert_non_null(from);
 	assert_non_null(to);
@@ -193,7 +203,8 @@ static void test_empty(void **state)
 	char *text, want[4096];
 
 	(void)state;
-	snprintf(want, sizeof(want), "%s%s%s", runqueue_head, decisions_head, health_empty);
+	snprintf(want, sizeof(want), "%s%s%s%s", runqueue_head, exclusive_empty, decisions_head,
+		 health_empty);
 	text = render(&in);
 	assert_string_equal(text, want);
 	assert_no_duplicate_series(text);
@@ -752,6 +763,29 @@ static void test_decisions_and_health(void **state)
  * then cause, with the victim's labels, right after the decisions; none:
  * no family at all.
  */
+/* Pinned pods: how many CPUs each holds alone, labelled as its cgroup; the node's count. */
+static void test_pinned(void **state)
+{
+	struct metrics_pinned p[] = {{"kubepods/pod2222-bb", "2222-bb", "LSR", 2}};
+	struct metrics_input in = {
+		.pinned = p, .n_pinned = ARRAY_LEN(p), .exclusive_cpus = 3, .pods = &pod_list};
+	static const char *const want[] = {
+		"qoslet_exclusive_cpus 3\n",
+		"# TYPE qoslet_pinned_cpus gauge\n"
+		"qoslet_pinned_cpus{cgroup=\"/kubepods/pod2222-bb\",pod_uid=\"2222-bb\","
+		"namespace=\"web\",pod=\"api\",qos=\"LSR\"} 2\n",
+	};
+	char *text;
+
+	(void)state;
+	text = render(&in);
+	for (size_t i = 0; i < ARRAY_LEN(want); i++)
+		if (!strstr(text, want[i]))
+			fail_msg("no %s in\n%s", want[i], text);
+	assert_no_duplicate_series(text);
+	free(text);
+}
+
 static void test_breaches(void **state)
 {
 	struct metrics_breach b[] = {
@@ -1052,6 +1086,7 @@ int main(void)
 		cmocka_unit_test(test_settings),
 		cmocka_unit_test(test_decisions_and_health),
 		cmocka_unit_test(test_breaches),
+		cmocka_unit_test(test_pinned),
 		cmocka_unit_test(test_kube_stats),
 		cmocka_unit_test(test_capacity),
 		cmocka_unit_test(test_node_scale),

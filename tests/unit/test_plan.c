@@ -460,6 +460,46 @@ static void test_target_text(void **state)
 	in.n_containers = 0;
 }
 
+/*
+ * Belt and braces: a cpuset wish naming a CPU a pod holds alone, or aimed
+ * at a pinned pod, is not asked but reported (its rule the cause); a wish
+ * on the shared pool goes out as ever.
+ */
+static void test_refuses_exclusive_cpus(void **state)
+{
+	struct plan_state st = {0};
+	struct action_list w = {0}, out = {0};
+	struct action *a;
+
+	(void)state;
+	reset_units();
+	snprintf(in.exclusive_cpus, sizeof(in.exclusive_cpus), "2-3");
+	a = action_add(&w, ACT_CPUSET, &units[0], "suppress.cpuset");
+	snprintf(a->cpus, sizeof(a->cpus), "1-2");
+	a = action_add(&w, ACT_CPUSET, &units[1], "suppress.cpuset");
+	snprintf(a->cpus, sizeof(a->cpus), "0-1");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 2);
+	assert_int_equal(out.v[0].kind, ACT_REPORT);
+	assert_string_equal(out.v[0].rule, "plan.exclusive_cpus");
+	assert_string_equal(out.v[0].cause, "suppress.cpuset");
+	assert_int_equal(out.v[0].id, units[0].id);
+	assert_int_equal(out.v[1].kind, ACT_CPUSET);
+	assert_string_equal(out.v[1].cpus, "0-1");
+	/* A pinned pod is never a cpuset's target, whatever the list. */
+	units[1].pinned_cpus = 2;
+	a = action_add(&w, ACT_CPUSET, &units[1], "slo.confine");
+	snprintf(a->cpus, sizeof(a->cpus), "0");
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 1);
+	assert_int_equal(out.v[0].kind, ACT_REPORT);
+	assert_true(out.v[0].pinned);
+	in.exclusive_cpus[0] = '\0';
+	plan_state_free(&st);
+	action_list_free(&w);
+	action_list_free(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -477,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_events_pass_every_time),
 		cmocka_unit_test(test_cpuset_compared_as_lists),
 		cmocka_unit_test(test_target_text),
+		cmocka_unit_test(test_refuses_exclusive_cpus),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

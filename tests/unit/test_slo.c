@@ -19,6 +19,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "cpulist.h"
 #include "policy/slo.h"
 #include "evidence.h"
 
@@ -26,7 +27,7 @@
 #define LS_ID	     10
 #define BE_A	     20
 #define BE_B	     30
-#define MAX_UNITS    4
+#define MAX_UNITS    5
 #define MAX_BLAME    4
 #define PERIOD_US    100000
 #define CEILING_CPUS 2.0
@@ -739,6 +740,120 @@ static void test_breach_and_displaced(void **state)
 	slo_state_free(&st);
 }
 
+#define PINNED_ID 40
+
+/*
+ * One tick of the pinned scenario on 8 CPUs: a Guaranteed pod pinned to
+ * excl (busy there), LS in window win, BE A blamed (idle already), BE B.
+ * Returns BE A's cpuset wish ("" none) in cpus; checks that neither BE
+ * unit's list names an exclusive CPU.
+ */
+static void pinned_tick(struct slo_state *st, const struct slo_config *cfg, double t,
+			enum window win, const char *excl, char *cpus)
+{
+	struct action_list out = {0};
+	const struct action *a, *b;
+	struct world w;
+	struct pol_unit *p;
+	bool on[POL_CPUS_MAX], ex[POL_CPUS_MAX];
+
+	world(&w, t, win, 1.0, 0.5);
+	p = unit(&w, PINNED_ID, QOS_LSR, 2);
+	p->pinned_cpus = 2;
+	topology(&w, 8);
+	snprintf(w.in.exclusive_cpus, sizeof(w.in.exclusive_cpus), "%s", excl);
+	w.in.has_cpu_idle = true;
+	w.units[1].idle = 1;
+	w.units[2].idle = 1;
+	wait(&w, BE_A, 5);
+	run(&w, cfg, st, &out);
+	a = find(&out, BE_A, ACT_CPUSET);
+	b = find(&out, BE_B, ACT_CPUSET);
+	assert_true(!a == !b);
+	snprintf(cpus, POL_CPULIST_MAX, "%s", a ? a->cpus : "");
+	assert_int_equal(cpu_list_parse(excl, ex, POL_CPUS_MAX), 0);
+	for (int k = 0; a && k < 2; k++) {
+		const struct action *x = k ? b : a;
+
+		assert_string_equal(x->cpus, a->cpus);
+		assert_int_equal(cpu_list_parse(x->cpus, on, POL_CPUS_MAX), 0);
+		for (int c = 0; c < POL_CPUS_MAX; c++)
+			if (on[c] && ex[c])
+				fail_msg("t=%g: BE on %s, CPU %d is pinned (%s)", t, x->cpus, c,
+					 excl);
+	}
+	action_list_free(&out);
+}
+
+/*
+ * SLO confinement with a pod pinned to CPUs 2-3 of 8: BE is confined
+ * within the other six (cut_factor of six, then one), grows back over them
+ * only (the pinned pod's own use is not LS's on the shared CPUs: it does
+ * not hold the growth back), and a CPU pinned while BE is confined leaves
+ * BE's set at once, another of the pool taking its place.
+ */
+static void test_confine_pinned(void **state)
+{
+	static const struct {
+		double t;
+		enum window win;
+		const char *excl, *want;
+	} ticks[] =
+		{
+			{0, BREACH, "2-3", "0-1,4"}, /* 3 of the 6 shared */
+			{0.2, BREACH, "2-3", "0"},
+			{1, SLACK, "2-3", "0"},
+			{4, SLACK, "2-3", "0-1"},
+			{7, SLACK, "2-3", "0-1,4"},
+			{7.5, SLACK, "1-3", "0,4-5"}, /* CPU 1 pinned meanwhile */
+			{10, SLACK, "1-3", "0,4-6"},
+			{13, SLACK, "1-3", "0,4-6"}, /* the last one waits for LS to go idle */
+		};
+	struct slo_config cfg = config();
+	struct slo_state st = {0};
+	char cpus[POL_CPULIST_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ticks) / sizeof(ticks[0]); i++) {
+		pinned_tick(&st, &cfg, ticks[i].t, ticks[i].win, ticks[i].excl, cpus);
+		if (strcmp(cpus, ticks[i].want))
+			fail_msg("t=%g: BE on \"%s\", want \"%s\"", ticks[i].t, cpus,
+				 ticks[i].want);
+	}
+	slo_state_free(&st);
+}
+
+/*
+ * A pinned LS unit over its target whose waits blame names no BE unit for
+ * (the system's threads on its CPUs): BE cannot run there, so nothing is
+ * cut. The same unit unpinned cuts every running BE unit.
+ */
+static void test_pinned_victim(void **state)
+{
+	for (int pinned = 0; pinned < 2; pinned++) {
+		struct slo_config cfg = config();
+		struct slo_state st = {0};
+		struct action_list out = {0};
+		struct world w;
+
+		(void)state;
+		world(&w, 0, BREACH, 1.0, 0.5);
+		w.in.has_cpu_idle = true;
+		w.units[1].idle = 0;
+		w.units[2].idle = 0;
+		if (pinned) {
+			w.units[0].pinned_cpus = 1;
+			snprintf(w.in.exclusive_cpus, sizeof(w.in.exclusive_cpus), "1");
+		}
+		wait(&w, POL_CULPRIT_OTHER, 5);
+		run(&w, &cfg, &st, &out);
+		assert_int_equal(find(&out, BE_A, ACT_CPU_IDLE) != NULL, !pinned);
+		assert_int_equal(find(&out, BE_B, ACT_CPU_IDLE) != NULL, !pinned);
+		action_list_free(&out);
+		slo_state_free(&st);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -756,6 +871,8 @@ int main(void)
 		cmocka_unit_test(test_confine),
 		cmocka_unit_test(test_displaced),
 		cmocka_unit_test(test_breach_and_displaced),
+		cmocka_unit_test(test_confine_pinned),
+		cmocka_unit_test(test_pinned_victim),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -829,6 +829,170 @@ static void test_split_short(void **state)
 	action_list_free(&out);
 }
 
+/* Whether a CPU list names any CPU of 0-7 that excl names. */
+static bool names_any(const char *list, const char *excl)
+{
+	uint64_t a[CPU_SET_WORDS] = {0}, b[CPU_SET_WORDS] = {0};
+
+	set_cpus(a, list);
+	set_cpus(b, excl);
+	return (a[0] & b[0]) != 0;
+}
+
+/*
+ * A pinned Guaranteed pod holds CPUs 0 and 2 (a whole core of node 0): the
+ * cpuset policy chooses from the other six only, on the shared pool's
+ * capacity, and the pinned pod's use is not the pool's.
+ */
+static void test_pinned_cpuset(void **state)
+{
+	static const struct {
+		double ls_used;
+		const char *want;
+	} ticks[] = {{5.5, "1"},     {5, "1"},	   {4, "1,3"},	 {3, "1,3-4"},
+		     {2, "1,3-4,6"}, {1, "1,3-6"}, {0, "1,3-7"}, {7, "1"}};
+	struct suppress_config cfg = config();
+	struct suppress_state st = {0};
+	struct action_list out = {0};
+
+	(void)state;
+	cfg.policy = SUPPRESS_CPUSET;
+	cfg.threshold = 1;
+	cfg.min_cpus = 0;
+	cfg.max_growth = 1;
+	cfg.min_change = 0;
+	for (size_t t = 0; t < sizeof(ticks) / sizeof(ticks[0]); t++) {
+		struct world w;
+		struct pol_unit *pinned;
+
+		world_init(&w, 8);
+		two_node_topo(&w.in);
+		snprintf(w.in.exclusive_cpus, sizeof(w.in.exclusive_cpus), "0,2");
+		world_unit(&w, QOS_LS, ticks[t].ls_used, 1);
+		pinned = world_unit(&w, QOS_LSR, 2, 2); /* busy on its own CPUs */
+		pinned->pinned_cpus = 2;
+		world_unit(&w, QOS_BE, 0, 1);
+		assert_int_equal(run(&w, &cfg, &st, &out), 0);
+		assert_int_equal(out.n, 1);
+		assert_int_equal(out.v[0].kind, ACT_CPUSET);
+		assert_false(names_any(out.v[0].cpus, "0,2"));
+		assert_string_equal(out.v[0].cpus, ticks[t].want);
+		assert_float_equal(evidence(&out.v[0], "capacity_cpus"), 6, 1e-9);
+		assert_float_equal(evidence(&out.v[0], "exclusive_cpus"), 2, 1e-9);
+		assert_float_equal(evidence(&out.v[0], "non_be_used_cpus"), ticks[t].ls_used, 1e-9);
+	}
+	action_list_free(&out);
+}
+
+/*
+ * The split with a pinned pod on CPUs 0 and 2: BE's CPUs and the LS units'
+ * come from the other six; the pinned pod is never moved, even one a label
+ * calls LS whose pod cgroup shows every CPU (the kubelet pins containers,
+ * not the pod), and a CPU pinned while the split is on leaves both lists.
+ */
+static void test_pinned_split(void **state)
+{
+	static const struct {
+		double ls_used;
+		const char *excl, *be, *ls;
+	} ticks[] = {
+		{3, "0,2", "1,3", "4-7"},     /* 3 of 6 spare, less the margin: 2 */
+		{3, "0,2", "1,3", "4-7"},     /* held */
+		{3, "0,2,4", "1,3", "5-7"},   /* CPU 4 pinned meanwhile */
+		{2, "0,2,4,7", "1,3", "5-6"}, /* and 7: 2 of 4 spare, held */
+		{5.5, "0,2", "", ""},	      /* 0.5 spare: off */
+	};
+	struct suppress_config cfg = config();
+	struct suppress_state st = {.trial_after_ns = UINT64_MAX};
+	struct action_list out = {0};
+	const char *ls_now = "0-7";
+
+	(void)state;
+	cfg.policy = SUPPRESS_SPLIT;
+	cfg.threshold = 1;
+	cfg.min_change = 0;
+	for (size_t t = 0; t < sizeof(ticks) / sizeof(ticks[0]); t++) {
+		struct world w;
+		struct pol_unit *u;
+		const char *be = "", *ls = "";
+
+		print_message("tick %zu: LS uses %.1f CPUs, %s pinned\n", t, ticks[t].ls_used,
+			      ticks[t].excl);
+		world_init(&w, 8);
+		w.in.interval_s = 1; /* a whole window each tick */
+		two_node_topo(&w.in);
+		snprintf(w.in.cpu_list, sizeof(w.in.cpu_list), "0-7");
+		snprintf(w.in.exclusive_cpus, sizeof(w.in.exclusive_cpus), "%s", ticks[t].excl);
+		snprintf(world_unit(&w, QOS_LS, ticks[t].ls_used, 1)->cpus, POL_CPULIST_MAX, "%s",
+			 ls_now);
+		u = world_unit(&w, QOS_LS, 1, 1); /* labelled LS, pinned by the kubelet */
+		u->pinned_cpus = 1;
+		snprintf(u->cpus, POL_CPULIST_MAX, "0-7");
+		u = world_unit(&w, QOS_LSR, 1, 1);
+		u->pinned_cpus = 1;
+		snprintf(u->cpus, POL_CPULIST_MAX, "0-7");
+		world_unit(&w, QOS_BE, 0, 1);
+		action_list_clear(&out);
+		assert_int_equal(suppress_run(&w.in, &cfg, NULL, &st, &out), 0);
+		for (size_t i = 0; i < out.n; i++) {
+			const struct action *a = &out.v[i];
+
+			if (a->kind != ACT_CPUSET)
+				continue;
+			assert_false(names_any(a->cpus, ticks[t].excl));
+			if (a->id == 40) {
+				be = a->cpus;
+				continue;
+			}
+			assert_int_equal(a->id, 10); /* never 20 nor 30 */
+			ls = a->cpus;
+		}
+		assert_string_equal(be, ticks[t].be);
+		assert_string_equal(ls, ticks[t].ls);
+		ls_now = ls[0] ? ls : "0-7";
+	}
+	action_list_free(&out);
+}
+
+/*
+ * A pinned pod that a class rule calls BE keeps its CPUs: no policy of
+ * suppression acts on it, and alone it leaves nothing to share a quota by.
+ */
+static void test_pinned_be(void **state)
+{
+	static const enum suppress_policy policies[] = {SUPPRESS_CFS_QUOTA, SUPPRESS_CPUSET,
+							SUPPRESS_SPLIT};
+
+	(void)state;
+	for (size_t p = 0; p < sizeof(policies) / sizeof(policies[0]); p++) {
+		for (int with_shared = 0; with_shared < 2; with_shared++) {
+			struct suppress_config cfg = config();
+			struct suppress_state st = {0};
+			struct action_list out = {0};
+			struct world w;
+
+			cfg.policy = policies[p];
+			cfg.cpu_idle = true;
+			world_init(&w, 8);
+			w.in.has_cpu_idle = true;
+			two_node_topo(&w.in);
+			snprintf(w.in.cpu_list, sizeof(w.in.cpu_list), "0-7");
+			snprintf(w.in.exclusive_cpus, sizeof(w.in.exclusive_cpus), "0,2");
+			world_unit(&w, QOS_BE, 2, 2)->pinned_cpus = 2;
+			if (with_shared)
+				world_unit(&w, QOS_BE, 1, 1);
+			assert_int_equal(run(&w, &cfg, &st, &out), 0);
+			for (size_t i = 0; i < out.n; i++) {
+				assert_int_equal(out.v[i].id, 20);
+				assert_true(out.v[i].kind != ACT_CPU_QUOTA ||
+					    out.v[i].value < 1000000000);
+			}
+			assert_true(with_shared || out.n == 0);
+			action_list_free(&out);
+		}
+	}
+}
+
 static void test_nothing_to_do(void **state)
 {
 	struct suppress_config cfg = config();
@@ -882,6 +1046,9 @@ int main(void)
 		cmocka_unit_test(test_split_short),
 		cmocka_unit_test(test_cpu_idle),
 		cmocka_unit_test(test_nothing_to_do),
+		cmocka_unit_test(test_pinned_cpuset),
+		cmocka_unit_test(test_pinned_split),
+		cmocka_unit_test(test_pinned_be),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

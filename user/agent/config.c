@@ -360,6 +360,7 @@ static const struct field top_fields[] = {
 	BOOL("dry_run", dry_run),
 	BOOL("fast_path", fast_path),
 	STR("state_dir", state_dir, S_ABS),
+	STR("cpu_manager_state", cpu_manager_state, S_ABS_OPT),
 	OBJ("decisions", decisions_fields),
 	{.key = "classes", .type = F_RULES},
 	OBJ("qos_label", qos_label_fields),

@@ -49,6 +49,8 @@ struct agent_config {
 	bool dry_run;		    /* false */
 	bool fast_path;		    /* true: BPF wakes the loop on an LS wait over rq_p99_us */
 	char state_dir[PATH_MAX];   /* /run/qoslet: what to restore after a crash */
+	/* The kubelet's CPU manager checkpoint: exclusive CPUs; "" none */
+	char cpu_manager_state[PATH_MAX];
 	char decisions_file[PATH_MAX]; /* JSON lines; "-" stdout, "" none: "-" */
 	size_t decisions_ring;	       /* decisions kept in memory: 1024 */
 	enum evict_action evict_action;

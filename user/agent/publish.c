@@ -44,6 +44,8 @@ struct inputs {
 	const struct pol_unit **by_path; /* the units, sorted by path */
 	struct metrics_breach *breaches;
 	size_t n_breaches;
+	struct metrics_pinned *pinned; /* sorted by path, as by_path */
+	size_t n_pinned;
 };
 
 /* The path of a cgroup: the collector's for the subtree, the name cache's outside it. */
@@ -267,6 +269,24 @@ static int build_settings(struct agent *a, struct inputs *x)
 	return 0;
 }
 
+/* The pods the kubelet pinned, labelled as their units are (after build_settings: by_path). */
+static int build_pinned(struct agent *a, struct inputs *x)
+{
+	const struct pol_input *in = &a->rec->in;
+
+	x->pinned = calloc(in->n_units + 1, sizeof(*x->pinned));
+	if (!x->pinned)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_units; i++) {
+		const struct pol_unit *u = x->by_path[i];
+
+		if (u->pinned_cpus)
+			x->pinned[x->n_pinned++] = (struct metrics_pinned){
+				u->path, u->pod_uid, qos_class_name(u->cls), u->pinned_cpus};
+	}
+	return 0;
+}
+
 /* The breaches reported per victim, labelled as the victim unit is. */
 static int build_breaches(struct agent *a, struct inputs *x)
 {
@@ -364,6 +384,7 @@ static void inputs_free(struct inputs *x)
 	free(x->settings);
 	free(x->by_path);
 	free(x->breaches);
+	free(x->pinned);
 }
 
 /* The metrics text, or NULL with the error counted and logged. */
@@ -391,8 +412,10 @@ static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 				   .pods = &a->pods,
 				   .process = &proc};
 	char *metrics = NULL;
+	int n_excl;
 	int err = build_cgroups(a, &x, clock_ns(CLOCK_MONOTONIC)) ?: build_settings(a, &x)
-								     ?: build_breaches(a, &x);
+								     ?: build_breaches(a, &x)
+									     ?: build_pinned(a, &x);
 
 	in.cgroups = x.cgs;
 	in.n_cgroups = x.n_cgs;
@@ -400,6 +423,10 @@ static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 	in.n_settings = x.n_settings;
 	in.breaches = x.breaches;
 	in.n_breaches = x.n_breaches;
+	in.pinned = x.pinned;
+	in.n_pinned = x.n_pinned;
+	n_excl = cpu_list_count(a->rec->in.exclusive_cpus);
+	in.exclusive_cpus = n_excl > 0 ? (uint32_t)n_excl : 0;
 	if (a->rec->probes) {
 		in.cpi_hardware = a->rec->probes->cpi_hardware;
 		in.blame = a->rec->probes->blame;

@@ -53,6 +53,8 @@ static json_t *unit_to_json(const struct pol_unit *u)
 		json_object_set_new(o, "start_ns", U64(u->start_ns));
 	if (u->rq_target_us)
 		json_object_set_new(o, "rq_target_us", U64(u->rq_target_us));
+	if (u->pinned_cpus)
+		json_object_set_new(o, "pinned_cpus", U64(u->pinned_cpus));
 	/* only what a policy reads (batch resources' weight): a few bytes per unit and tick */
 	if (u->weight >= 0 && u->batch.cpu_request)
 		json_object_set_new(o, "weight", json_integer(u->weight));
@@ -112,6 +114,9 @@ json_t *record_input_to_json(const struct pol_input *in)
 			  U64(in->mem_capacity), "mem_used", U64(in->mem_used), "node_cpu_used",
 			  in->node_cpu_used, "units", units, "blame", blame, "outside", outside);
 
+	/* only when some: recordings from nodes without pinned pods keep their shape */
+	if (o && in->exclusive_cpus[0])
+		json_object_set_new(o, "exclusive_cpus", json_string(in->exclusive_cpus));
 	/* only when some: recordings without batch containers keep their shape */
 	if (o && in->n_containers) {
 		json_t *containers = json_array();
@@ -206,7 +211,8 @@ static int mem_qos_from_json(json_t *o, struct pol_unit *u, char *err, size_t er
 static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t errlen)
 {
 	json_int_t id, quota, period, burst, periods, throttled, anon, used, request_mem = 0;
-	json_int_t start_ns = 0, rq_target = 0, weight = -1, mem_max = -1, batch[BATCH_KEYS] = {0};
+	json_int_t start_ns = 0, rq_target = 0, pinned = 0, weight = -1, mem_max = -1,
+		   batch[BATCH_KEYS] = {0};
 	const char *path, *uid, *cls, *cpus, *guard = "";
 	json_t *rq = NULL, *cpi = NULL, *mem_qos = NULL;
 	json_error_t e;
@@ -214,7 +220,7 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 
 	static const char fmt[] = "{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, "
 				  "s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o, s?s, s?i, s?I, "
-				  "s?I, s?I, s?I, s?I, s?I, s?I, s?o, s?I}";
+				  "s?I, s?I, s?I, s?I, s?I, s?I, s?o, s?I, s?I}";
 	static const char *const keys[] = {"id",
 					   "path",
 					   "pod_uid",
@@ -245,7 +251,8 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 					   "batch_mem_request",
 					   "batch_mem_limit",
 					   "mem_qos",
-					   "rq_target_us"};
+					   "rq_target_us",
+					   "pinned_cpus"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "id", &id, "path", &path, "pod_uid",
 			   &uid, "class", &cls, "priority", &priority, "quota_us", &quota,
@@ -257,7 +264,7 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 			   "evict_priority", &evict_priority, "start_ns", &start_ns, "weight",
 			   &weight, "mem_max", &mem_max, batch_keys[0], &batch[0], batch_keys[1],
 			   &batch[1], batch_keys[2], &batch[2], batch_keys[3], &batch[3], "mem_qos",
-			   &mem_qos, "rq_target_us", &rq_target)) {
+			   &mem_qos, "rq_target_us", &rq_target, "pinned_cpus", &pinned)) {
 		name_bad_key(o, fmt, keys, "unit.", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -291,6 +298,11 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 		return -EINVAL;
 	}
 	u->rq_target_us = (uint32_t)rq_target;
+	if (pinned < 0 || pinned > POL_CPUS_MAX) {
+		snprintf(err, errlen, "unit %s: pinned_cpus: out of range", path);
+		return -EINVAL;
+	}
+	u->pinned_cpus = (uint32_t)pinned;
 	u->weight = weight;
 	u->mem_max = mem_max;
 	u->batch = (struct pol_batch){(uint64_t)batch[0], (uint64_t)batch[1], (uint64_t)batch[2],
@@ -425,7 +437,7 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 {
 	json_t *topo, *units, *blame, *outside = NULL, *containers = NULL, *v;
 	json_int_t ts, cap, used;
-	const char *cpu_list;
+	const char *cpu_list, *exclusive = "";
 	json_error_t e;
 	int v2, idle;
 	size_t i;
@@ -433,17 +445,18 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 	pol_input_free(in);
 	memset(in, 0, sizeof(*in));
 	static const char fmt[] =
-		"{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o, s?o, s?o}";
-	static const char *const keys[] = {"ts_ns",    "interval_s",	"cgroup_v2", "has_cpu_idle",
-					   "cpus",     "cpu_list",	"topo",	     "mem_capacity",
-					   "mem_used", "node_cpu_used", "units",     "blame",
-					   "outside",  "containers"};
+		"{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o, s?o, s?o, s?s}";
+	static const char *const keys[] = {
+		"ts_ns",    "interval_s", "cgroup_v2",	  "has_cpu_idle", "cpus",
+		"cpu_list", "topo",	  "mem_capacity", "mem_used",	  "node_cpu_used",
+		"units",    "blame",	  "outside",	  "containers",	  "exclusive_cpus"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "ts_ns", &ts, "interval_s",
 			   &in->interval_s, "cgroup_v2", &v2, "has_cpu_idle", &idle, "cpus",
 			   &in->cpus, "cpu_list", &cpu_list, "topo", &topo, "mem_capacity", &cap,
 			   "mem_used", &used, "node_cpu_used", &in->node_cpu_used, "units", &units,
-			   "blame", &blame, "outside", &outside, "containers", &containers)) {
+			   "blame", &blame, "outside", &outside, "containers", &containers,
+			   "exclusive_cpus", &exclusive)) {
 		name_bad_key(o, fmt, keys, "", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -457,6 +470,8 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 	in->mem_capacity = cap;
 	in->mem_used = used;
 	if (copy_str(in->cpu_list, sizeof(in->cpu_list), cpu_list, "cpu_list", err, errlen) ||
+	    copy_str(in->exclusive_cpus, sizeof(in->exclusive_cpus), exclusive, "exclusive_cpus",
+		     err, errlen) ||
 	    topo_from_json(topo, in, err, errlen))
 		return -EINVAL;
 	in->units = calloc(json_array_size(units) + 1, sizeof(*in->units));

@@ -13,6 +13,7 @@
 #include "../log.h"
 #include "../probes/probes.h"
 #include "../str.h"
+#include "collect/exclusive_cpus.h"
 #include "collect/pod_trust.h"
 #include "containers.h"
 #include "fold.h"
@@ -42,8 +43,9 @@ struct collector {
 	const struct collect_opts *o;
 	struct cg_tree *tree;
 	struct node_reader *node;
-	bool classify;		  /* the classes' inputs changed */
-	struct unit_state *units; /* sorted by id */
+	struct exclusive_cpus exclusive; /* the kubelet's pinned pods */
+	bool classify;			 /* the classes' inputs changed */
+	struct unit_state *units;	 /* sorted by id */
 	size_t n_units, cap_units;
 	struct container_set containers; /* with their own batch settings */
 	struct collect_member *members;	 /* sorted by cgid */
@@ -90,6 +92,7 @@ void collector_free(struct collector *c)
 	free(c->member_paths);
 	cg_tree_free(c->tree);
 	node_reader_free(c->node);
+	exclusive_cpus_free(&c->exclusive);
 	snapshot_free(&c->before);
 	free(c->rec.in.blame);
 	free(c->rec.in.outside);
@@ -781,6 +784,20 @@ static int grow_out(struct collector *c)
 	return 0;
 }
 
+/*
+ * The kubelet's exclusive CPUs into the record, and each pod's share of
+ * them. A failed reading keeps the last good one (exclusive_cpus.h): the
+ * tick goes on.
+ */
+static void mark_pinned(struct collector *c, struct pol_input *in)
+{
+	exclusive_cpus_update(&c->exclusive, c->o->cfg->cpu_manager_state);
+	snprintf(in->exclusive_cpus, sizeof(in->exclusive_cpus), "%s", c->exclusive.list);
+	for (size_t i = 0; i < in->n_units; i++)
+		in->units[i].pinned_cpus =
+			exclusive_cpus_of_pod(&c->exclusive, in->units[i].pod_uid);
+}
+
 const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, uint64_t mono_ns,
 					 int *err)
 {
@@ -820,6 +837,8 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 	}
 	in->units = c->out;
 	in->n_units = n;
+	if (!*err)
+		mark_pinned(c, in);
 	if (!*err)
 		*err = container_set_read(&c->containers, c->o->ctrls, mono_ns, &in->containers,
 					  &in->n_containers);

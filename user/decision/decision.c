@@ -47,6 +47,9 @@ json_t *decision_to_json(const struct decision *d)
 	} else {
 		json_object_set_new(o, "target", unit_json(a->path, a->id, d->pod_uid));
 		json_object_set_new(o, "class", json_string(qos_class_name(a->cls)));
+		/* only when true: a shared pod's record reads as it always did */
+		if (a->pinned)
+			json_object_set_new(o, "pinned", json_true());
 	}
 	if (a->related_id)
 		json_object_set_new(o, "related", unit_json(a->related, a->related_id, NULL));

@@ -41,6 +41,7 @@ struct action *action_add(struct action_list *l, enum act_kind kind, const struc
 	if (u) {
 		a->id = u->id;
 		a->cls = u->cls;
+		a->pinned = u->pinned_cpus != 0;
 		/* as large as the unit's path: a copy, not a formatted print, on every action */
 		memcpy(a->path, u->path, strlen(u->path) + 1);
 	}

@@ -64,6 +64,8 @@ struct action {
 	 * unit take (and only from the shared pool: docs/agent-actuator.md).
 	 */
 	bool ls_split;
+	/* The target is a pod the kubelet pinned to CPUs of its own (pol_unit.pinned_cpus). */
+	bool pinned;
 	uint64_t related_id; /* the other party (a culprit, a victim); 0 none */
 	char related[POL_PATH_MAX];
 	/*

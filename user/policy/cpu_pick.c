@@ -17,12 +17,31 @@ static void bit_put(uint64_t *set, int cpu, bool on)
 		set[cpu / 64] &= ~(1ULL << (cpu % 64));
 }
 
+size_t cpu_pool(const struct pol_input *in, bool *on)
+{
+	bool excl[POL_CPUS_MAX];
+	size_t n = 0;
+
+	memset(on, 0, POL_CPUS_MAX * sizeof(*on));
+	if (cpu_list_parse(in->exclusive_cpus, excl, POL_CPUS_MAX))
+		return 0;
+	for (size_t i = 0; i < in->n_topo && i < POL_CPUS_MAX; i++) {
+		int cpu = in->topo[i].cpu;
+
+		if (cpu >= 0 && cpu < POL_CPUS_MAX && !excl[cpu] && !on[cpu]) {
+			on[cpu] = true;
+			n++;
+		}
+	}
+	return n;
+}
+
 /*
  * Where each CPU of topo sits: core[i] and node[i] are the topo index of the
  * first CPU with the same (package, core) and the same NUMA node, so counts
  * of chosen CPUs per core and per node live in arrays indexed like topo.
- * A CPU is usable when the bitmap can hold its number (topo has at most
- * POL_CPUS_MAX entries, but their numbers are the kernel's).
+ * A CPU is usable when it is in the shared pool (cpu_pool: the bitmap can
+ * hold its number, and no pod holds it alone).
  */
 struct topo {
 	size_t n, usable;
@@ -49,15 +68,18 @@ static void topo_set(struct topo *t, uint64_t *set, size_t i, bool on)
 static void topo_index(const struct pol_input *in, const uint64_t *prev, uint64_t *set,
 		       struct topo *t)
 {
+	bool pool[POL_CPUS_MAX];
+
 	memset(t, 0, sizeof(*t));
 	memset(set, 0, CPU_SET_WORDS * sizeof(*set));
 	t->n = in->n_topo < POL_CPUS_MAX ? in->n_topo : POL_CPUS_MAX;
 	t->cpu = in->topo;
+	cpu_pool(in, pool);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct pol_cpu *c = &t->cpu[i];
 		size_t j;
 
-		t->ok[i] = c->cpu >= 0 && c->cpu < POL_CPUS_MAX;
+		t->ok[i] = c->cpu >= 0 && c->cpu < POL_CPUS_MAX && pool[c->cpu];
 		if (!t->ok[i])
 			continue;
 		t->usable++;

@@ -22,10 +22,19 @@ static inline bool cpu_set_has(const uint64_t *set, int cpu)
 }
 
 /*
- * Moves set to ceil(allowed) CPUs of in's topology (at least 1, at most
- * all), keeping what it holds: CPUs gone from the topology leave it, then
+ * The shared pool: the CPUs of in's topology that a cpuset may name (the
+ * bitmap holds their numbers) and that no pod holds alone
+ * (in->exclusive_cpus). on[] (POL_CPUS_MAX entries) gets them; returns how
+ * many. A malformed exclusive list leaves no pool: better no cpuset at all
+ * than one on a pinned pod's CPUs.
+ */
+size_t cpu_pool(const struct pol_input *in, bool *on);
+
+/*
+ * Moves set to ceil(allowed) CPUs of the shared pool (cpu_pool) (at least 1, at most
+ * all), keeping what it holds: CPUs gone from the pool leave it, then
  * CPUs are added or removed one at a time. Returns the number chosen; 0 when
- * the topology has no usable CPU.
+ * the pool is empty.
  */
 size_t cpu_pick(const struct pol_input *in, double allowed, uint64_t *set);
 

@@ -80,6 +80,13 @@ struct pol_unit {
 	 * docs/slo-control.md); 0 none: the config's glob or class target applies.
 	 */
 	uint32_t rq_target_us;
+	/*
+	 * CPUs the kubelet's static CPU manager gave the pod alone (its
+	 * containers' entries in cpu_manager_state, pol_input.exclusive_cpus);
+	 * 0: the pod runs in the shared pool. A pinned pod is never moved, and
+	 * its use is not the shared pool's.
+	 */
+	uint32_t pinned_cpus;
 
 	/* Settings read at this tick. */
 	int64_t quota_us;	    /* CFS quota; -1 unlimited */
@@ -212,6 +219,13 @@ struct pol_input {
 	char cpu_list[POL_CPULIST_MAX];	   /* the CPUs the subtree may use */
 	struct pol_cpu topo[POL_CPUS_MAX]; /* one per CPU of cpu_list */
 	size_t n_topo;
+	/*
+	 * CPUs of cpu_list that pods hold alone (the kubelet's static CPU
+	 * manager; docs/agent-policies.md, "Exclusive CPUs"): no BE cpuset and
+	 * no move of an LS unit may name them. "" none. The shared pool is
+	 * cpu_list without them.
+	 */
+	char exclusive_cpus[POL_CPULIST_MAX];
 	uint64_t mem_capacity; /* bytes */
 	uint64_t mem_used;     /* bytes, the way eviction counts it */
 	double node_cpu_used;  /* CPUs busy in the whole capacity (all users) */

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpulist.h"
+
 /* Settings the plan tracks; evictions and reports are events, passed as they come. */
 static bool is_setting(enum act_kind k)
 {
@@ -414,6 +416,52 @@ static int plan_release(struct plan_state *st, const struct pol_input *in,
 	return 0;
 }
 
+/*
+ * Belt and braces under the policies' own care (cpu_pool): a cpuset wish
+ * that names a CPU a pod holds alone, or aims at a pinned pod, or whose
+ * list cannot be checked against them. The policies never make one (their
+ * tests say so); should one come, it is refused here, where every policy's
+ * wishes meet, rather than in the actuator, which knows cgroup files only.
+ */
+static bool on_exclusive(const struct pol_input *in, const struct action *w)
+{
+	bool excl[POL_CPUS_MAX], want[POL_CPUS_MAX];
+	const struct pol_unit *u;
+
+	if (w->kind != ACT_CPUSET || w->restore)
+		return false;
+	u = pol_input_owner(in, w->id);
+	if (u && u->pinned_cpus)
+		return true;
+	if (!in->exclusive_cpus[0])
+		return false;
+	if (cpu_list_parse(in->exclusive_cpus, excl, POL_CPUS_MAX) ||
+	    cpu_list_parse(w->cpus, want, POL_CPUS_MAX))
+		return true;
+	for (int cpu = 0; cpu < POL_CPUS_MAX; cpu++)
+		if (excl[cpu] && want[cpu])
+			return true;
+	return false;
+}
+
+/*
+ * A refused cpuset wish (on_exclusive) as a report on its target: nothing
+ * is written, the kernel keeps what it has, and the refused rule is the
+ * report's cause.
+ */
+static int refuse(const struct action *w, struct action_list *out)
+{
+	struct action *a = action_add(out, ACT_REPORT, NULL, "plan.exclusive_cpus");
+
+	if (!a)
+		return -ENOMEM;
+	*a = *w;
+	a->kind = ACT_REPORT;
+	a->rule = "plan.exclusive_cpus";
+	a->cause = w->rule;
+	return 0;
+}
+
 int plan_apply(struct plan_state *st, const struct pol_input *in, const struct action_list *wishes,
 	       bool dry_run, struct action_list *out)
 {
@@ -431,6 +479,10 @@ int plan_apply(struct plan_state *st, const struct pol_input *in, const struct a
 		bool keep;
 		struct action *a;
 
+		if (on_exclusive(in, w)) {
+			err = refuse(w, out);
+			continue;
+		}
 		err = keep_if_new(st, in, w, dry_run, &keep);
 		if (err || !keep)
 			continue;

@@ -113,7 +113,8 @@ static int sync_units(struct slo_state *st, const struct pol_input *in)
 	for (size_t i = 0; i < in->n_units; i++) {
 		uint64_t id = in->units[i].id;
 
-		if (in->units[i].cls != QOS_BE)
+		/* a pod the kubelet pinned holds its CPUs whatever a class rule calls it */
+		if (in->units[i].cls != QOS_BE || in->units[i].pinned_cpus)
 			continue;
 		while (j < st->n && st->v[j].id < id)
 			j++;
@@ -218,7 +219,12 @@ static void blame_victim(const struct pol_input *in, const struct slo_config *cf
 			named = true;
 		}
 	}
-	if (!named)
+	/*
+	 * A pinned victim's waits are on CPUs no BE unit may run on (nor does
+	 * any confinement name them): when blame names no BE unit, cutting BE
+	 * would not shorten them.
+	 */
+	if (!named && !v->pinned_cpus)
 		mark_all_be(in, why, cuts);
 }
 
@@ -275,12 +281,12 @@ static void evidence(struct action *a, const struct cut *ev, const char *step_na
 	}
 }
 
-/* The CPUs of the topology a cpuset may name. */
+/* The CPUs a confinement may name: the shared pool, never a pinned pod's. */
 static size_t usable_cpus(const struct pol_input *in)
 {
-	uint64_t all[CPU_SET_WORDS] = {0};
+	bool pool[POL_CPUS_MAX];
 
-	return cpu_pick(in, (double)in->n_topo, all);
+	return cpu_pool(in, pool);
 }
 
 enum confine_step {
@@ -406,8 +412,9 @@ static bool grow_confinement(const struct pol_input *in, const struct slo_config
 			return false;
 	n = st->be_cpus + 1;
 	usable = usable_cpus(in);
+	/* A pinned pod's use is on its own CPUs, not on those left to the shared LS units. */
 	for (size_t i = 0; i < in->n_units; i++)
-		if (qos_is_ls(in->units[i].cls))
+		if (qos_is_ls(in->units[i].cls) && !in->units[i].pinned_cpus)
 			ls_used += in->units[i].cpu_used;
 	if (ls_used >= LS_IDLE_CPUS &&
 	    ls_used > (double)(usable > n ? usable - n : 0) * cfg->slack_ratio)
@@ -566,6 +573,12 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 	 * too long for an action makes no confinement wish this tick (the plan
 	 * gives the owner's cpusets back) rather than a failed tick.
 	 */
+	/*
+	 * The pool may have lost CPUs since the last step (a pod pinned to
+	 * them): they leave the set now, others of the pool taking their place.
+	 */
+	if (st->be_cpus && !(st->be_cpus = cpu_pick(in, (double)st->be_cpus, st->be_set)))
+		memset(st->be_set, 0, sizeof(st->be_set));
 	if (st->be_cpus && cpu_pick_format(st->be_set, list, sizeof(list)))
 		list[0] = '\0';
 	for (size_t i = 0; !err && i < st->n; i++) {

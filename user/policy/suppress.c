@@ -22,7 +22,9 @@
 
 /* Sums of a tick, in CPUs; also the evidence every suppression action carries. */
 struct sup_meas {
-	double non_be;	   /* units of any class but BE */
+	double capacity;   /* the shared pool's: BE can run nowhere else */
+	size_t exclusive;  /* CPUs of the topology pods hold alone (not in capacity) */
+	double non_be;	   /* units of any class but BE, pinned pods aside */
 	double system;	   /* node use outside every unit */
 	double be;	   /* BE units */
 	double raw;	   /* the model's allowance, before floor and rate limit */
@@ -31,15 +33,44 @@ struct sup_meas {
 	double be_request; /* sum of BE units' requests */
 };
 
+/*
+ * The units suppression acts on: BE, but for a pod the kubelet pinned (a
+ * class rule may call one BE): it holds its CPUs whatever its class, and
+ * measure() leaves it out of every sum.
+ */
+static bool suppressed(const struct pol_unit *u)
+{
+	return u->cls == QOS_BE && !u->pinned_cpus;
+}
+
+/*
+ * With exclusive CPUs (the kubelet's static CPU manager) the model runs on
+ * the shared pool: BE's containers run only there (the kubelet writes the
+ * pool into their cpusets), and a pinned pod's use is on its own CPUs, so
+ * neither counts against the pool. The system's use stays the node's less
+ * every unit's: some of it may run on exclusive CPUs, which errs towards
+ * less for BE.
+ */
 static void measure(const struct pol_input *in, struct sup_meas *m)
 {
+	bool pool[POL_CPUS_MAX];
+	size_t n_pool = cpu_pool(in, pool), n_topo = 0;
 	double all = 0;
 
 	memset(m, 0, sizeof(*m));
+	for (size_t i = 0; i < in->n_topo && i < POL_CPUS_MAX; i++)
+		n_topo += in->topo[i].cpu >= 0 && in->topo[i].cpu < POL_CPUS_MAX;
+	m->capacity = in->cpus;
+	if (in->exclusive_cpus[0] && n_topo > n_pool) {
+		m->exclusive = n_topo - n_pool;
+		m->capacity = fmin(in->cpus, (double)n_pool);
+	}
 	for (size_t i = 0; i < in->n_units; i++) {
 		const struct pol_unit *u = &in->units[i];
 
 		all += u->cpu_used;
+		if (u->pinned_cpus)
+			continue;
 		if (u->cls != QOS_BE) {
 			m->non_be += u->cpu_used;
 			continue;
@@ -57,32 +88,35 @@ static double clamp(double v, double lo, double hi)
 }
 
 /* The raw allowance after the floor, the growth cap and the min-change skip. */
-static double limit_allowance(const struct pol_input *in, const struct suppress_config *cfg,
+static double limit_allowance(const struct sup_meas *m, const struct suppress_config *cfg,
 			      const struct suppress_state *st, double raw)
 {
-	double floor = fmin(cfg->min_cpus, in->cpus);
-	double v = clamp(raw, floor, in->cpus);
+	double cap = m->capacity;
+	double floor = fmin(cfg->min_cpus, cap);
+	double v = clamp(raw, floor, cap);
 	double prev = st->allowed_cpus;
 
 	if (!st->have_allowed)
 		return v;
-	if (v > prev + cfg->max_growth * in->cpus)
-		v = prev + cfg->max_growth * in->cpus;
-	if (fabs(v - prev) < cfg->min_change * in->cpus)
+	if (v > prev + cfg->max_growth * cap)
+		v = prev + cfg->max_growth * cap;
+	if (fabs(v - prev) < cfg->min_change * cap)
 		v = prev;
 	/* Again: the capacity may have changed since prev was decided. */
-	return clamp(v, floor, in->cpus);
+	return clamp(v, floor, cap);
 }
 
 static struct action *add(struct action_list *out, enum act_kind kind, const struct pol_unit *u,
-			  const char *rule, const struct pol_input *in,
-			  const struct suppress_config *cfg, const struct sup_meas *m)
+			  const char *rule, const struct suppress_config *cfg,
+			  const struct sup_meas *m)
 {
 	struct action *a = action_add(out, kind, u, rule);
 
 	if (!a)
 		return NULL;
-	action_evidence(a, "capacity_cpus", in->cpus);
+	action_evidence(a, "capacity_cpus", m->capacity);
+	if (m->exclusive)
+		action_evidence(a, "exclusive_cpus", (double)m->exclusive);
 	action_evidence(a, "threshold", cfg->threshold);
 	action_evidence(a, "non_be_used_cpus", m->non_be);
 	action_evidence(a, "system_used_cpus", m->system);
@@ -102,12 +136,12 @@ static int emit_quotas(const struct pol_input *in, const struct suppress_config 
 		int64_t quota;
 		struct action *a;
 
-		if (u->cls != QOS_BE)
+		if (!suppressed(u))
 			continue;
 		share = m->be_request > 0 ? m->allowed * fmax(u->request_cpus, 0) / m->be_request
 					  : m->allowed / (double)m->n_be;
 		quota = llround(share * (double)pol_unit_period_us(u));
-		a = add(out, ACT_CPU_QUOTA, u, "suppress.cfs_quota", in, cfg, m);
+		a = add(out, ACT_CPU_QUOTA, u, "suppress.cfs_quota", cfg, m);
 		if (!a)
 			return -ENOMEM;
 		/* A unit with no request still runs, at the kernel's minimum. */
@@ -127,9 +161,9 @@ static int emit_be_list(const struct pol_input *in, const struct suppress_config
 		const struct pol_unit *u = &in->units[i];
 		struct action *a;
 
-		if (u->cls != QOS_BE)
+		if (!suppressed(u))
 			continue;
-		a = add(out, ACT_CPUSET, u, rule, in, cfg, m);
+		a = add(out, ACT_CPUSET, u, rule, cfg, m);
 		if (!a)
 			return -ENOMEM;
 		snprintf(a->cpus, sizeof(a->cpus), "%s", list);
@@ -171,13 +205,15 @@ static bool same_cpus(const char *x, const char *y)
  * An LS unit the split may move: one in the shared pool (its cpuset is the
  * subtree's CPUs, or "" where it inherits them), or where the split put it
  * last tick. An LS unit on other CPUs was placed there by its owner, and
- * stays; LSE and LSR units hold CPUs of their own and are never moved.
+ * stays; LSE and LSR units hold CPUs of their own and are never moved, nor
+ * is a pod the kubelet pinned whatever its class (a label may call it LS).
  */
 static bool split_movable(const struct pol_input *in, const struct suppress_state *st,
 			  const struct pol_unit *u)
 {
-	return u->cls == QOS_LS && (!u->cpus[0] || same_cpus(u->cpus, in->cpu_list) ||
-				    (st->ls_cpus[0] && same_cpus(u->cpus, st->ls_cpus)));
+	return u->cls == QOS_LS && !u->pinned_cpus &&
+	       (!u->cpus[0] || same_cpus(u->cpus, in->cpu_list) ||
+		(st->ls_cpus[0] && same_cpus(u->cpus, st->ls_cpus)));
 }
 
 /* CPUs in a bitmap. */
@@ -260,10 +296,10 @@ static void split_latency(const struct pol_input *in, const struct slo_config *s
 #define SPLIT_TRIAL_BACKOFF_MAX_S 300.0
 
 /* How many CPUs a trial gives BE (SPLIT_SPREAD); 0 when even that leaves none whole. */
-static size_t split_trial_size(const struct pol_input *in, const struct suppress_config *cfg,
+static size_t split_trial_size(const struct sup_meas *m, const struct suppress_config *cfg,
 			       struct suppress_state *st)
 {
-	double raw = in->cpus * cfg->threshold - st->judged_used_cpus / SPLIT_SPREAD + 1e-9;
+	double raw = m->capacity * cfg->threshold - st->judged_used_cpus / SPLIT_SPREAD + 1e-9;
 
 	st->trial = raw >= 1;
 	return st->trial ? (size_t)floor(raw) : 0;
@@ -330,7 +366,7 @@ static size_t split_size(const struct pol_input *in, const struct suppress_confi
 		return prev >= usable ? usable - 1 : prev;
 	if (prev) {
 		st->judged_used_cpus = st->win_used_cpu_s / st->win_s;
-		raw = in->cpus * cfg->threshold - st->judged_used_cpus;
+		raw = m->capacity * cfg->threshold - st->judged_used_cpus;
 		st->need_cpus = fmax(st->need_cpus, st->judged_used_cpus);
 	} else if (st->have_need && st->need_cpus < m->non_be + m->system) {
 		/*
@@ -340,7 +376,7 @@ static size_t split_size(const struct pol_input *in, const struct suppress_confi
 		 * LS used without BE (or confined, since) decides whether a split fits.
 		 */
 		st->judged_used_cpus = st->need_cpus;
-		raw = in->cpus * cfg->threshold - st->need_cpus;
+		raw = m->capacity * cfg->threshold - st->need_cpus;
 	} else {
 		st->judged_used_cpus = m->non_be + m->system;
 		raw = fmin(m->raw, m->allowed);
@@ -348,14 +384,14 @@ static size_t split_size(const struct pol_input *in, const struct suppress_confi
 	st->judged_window_s = st->win_s;
 	st->win_used_cpu_s = st->win_s = 0;
 	raw += 1e-9; /* 1.9999999 is 2 */
-	grown = floor(raw - cfg->max_growth * in->cpus);
+	grown = floor(raw - cfg->max_growth * m->capacity);
 	n = raw >= 1 ? (size_t)floor(raw) : 0;
 	if (n >= prev)
 		n = grown > (double)prev ? (size_t)grown : prev;
 	if (prev)
 		split_judged(in, st, n);
 	else if (!n && m->n_be && (!st->trial_after_ns || in->ts_ns >= st->trial_after_ns))
-		n = split_trial_size(in, cfg, st);
+		n = split_trial_size(m, cfg, st);
 	/* After LS missed its target, BE waits a dwell before it takes a CPU back. */
 	if (n > prev && st->have_short && pol_since_s(in->ts_ns, &st->short_ns) < lat->dwell_s)
 		n = prev;
@@ -376,19 +412,17 @@ static int emit_split(const struct pol_input *in, const struct suppress_config *
 		      struct suppress_state *st, struct action_list *out)
 {
 	char be[POL_CPULIST_MAX], ls[POL_CPULIST_MAX];
-	bool on[POL_CPUS_MAX] = {0};
-	size_t usable = 0, n, first, prev = bits(st->cpuset);
+	bool on[POL_CPUS_MAX];
+	size_t usable = cpu_pool(in, on), n, first, prev = bits(st->cpuset);
 	struct split_slo lat;
 	int err;
 
-	for (size_t i = 0; i < in->n_topo && i < POL_CPUS_MAX; i++)
-		usable += in->topo[i].cpu >= 0 && in->topo[i].cpu < POL_CPUS_MAX;
 	split_latency(in, slo, st, &lat);
 	n = split_size(in, cfg, m, &lat, st, usable);
 	if (lat.short_unit && prev && usable >= 2) {
 		/* The step and its reason, on the LS unit: the cpusets alone would not say why. */
 		struct action *a =
-			add(out, ACT_REPORT, lat.short_unit, "suppress.split_short", in, cfg, m);
+			add(out, ACT_REPORT, lat.short_unit, "suppress.split_short", cfg, m);
 
 		if (!a)
 			return -ENOMEM;
@@ -403,12 +437,9 @@ static int emit_split(const struct pol_input *in, const struct suppress_config *
 		return emit_quotas(in, cfg, m, out);
 	}
 	n = cpu_pick(in, (double)n, st->cpuset);
-	for (size_t i = 0; i < in->n_topo && i < POL_CPUS_MAX; i++) {
-		int cpu = in->topo[i].cpu;
-
-		if (cpu >= 0 && cpu < POL_CPUS_MAX && !cpu_set_has(st->cpuset, cpu))
-			on[cpu] = true;
-	}
+	/* LS gets the rest of the shared pool (on[]): never a pinned pod's CPUs. */
+	for (int cpu = 0; cpu < POL_CPUS_MAX; cpu++)
+		on[cpu] = on[cpu] && !cpu_set_has(st->cpuset, cpu);
 	err = cpu_pick_format(st->cpuset, be, sizeof(be));
 	if (!err && cpu_list_format(on, POL_CPUS_MAX, ls, sizeof(ls)))
 		err = -ENOSPC;
@@ -420,7 +451,7 @@ static int emit_split(const struct pol_input *in, const struct suppress_config *
 
 		if (!split_movable(in, st, u))
 			continue;
-		a = add(out, ACT_CPUSET, u, "suppress.split_ls", in, cfg, m);
+		a = add(out, ACT_CPUSET, u, "suppress.split_ls", cfg, m);
 		if (!a)
 			return -ENOMEM;
 		a->ls_split = true;
@@ -445,7 +476,7 @@ static int emit_idle(const struct pol_input *in, struct action_list *out)
 		const struct pol_unit *u = &in->units[i];
 		struct action *a;
 
-		if (u->cls != QOS_BE)
+		if (!suppressed(u))
 			continue;
 		a = action_add(out, ACT_CPU_IDLE, u, "suppress.cpu_idle");
 		if (!a)
@@ -467,8 +498,8 @@ int suppress_run(const struct pol_input *in, const struct suppress_config *cfg,
 		return 0;
 	}
 	measure(in, &m);
-	m.raw = in->cpus * cfg->threshold - m.non_be - m.system;
-	m.allowed = limit_allowance(in, cfg, st, m.raw);
+	m.raw = m.capacity * cfg->threshold - m.non_be - m.system;
+	m.allowed = limit_allowance(&m, cfg, st, m.raw);
 	st->allowed_cpus = m.allowed;
 	st->have_allowed = true;
 

@@ -538,6 +538,32 @@ static int settings(struct render *r)
 	return 0;
 }
 
+/*
+ * Exclusive CPUs (the kubelet's static CPU manager): how many, and the pods
+ * holding them, so that a query can tell pinned LS pods from shared ones
+ * (docs/metrics/agent.md) without a label added to every family.
+ */
+static void pinned(struct render *r)
+{
+	const struct metrics_input *in = r->in;
+
+	family(r->f, "qoslet_exclusive_cpus", "gauge",
+	       "CPUs pods hold alone (the kubelet's static CPU manager); no BE and no moved LS "
+	       "unit is placed on them.");
+	fprintf(r->f, "qoslet_exclusive_cpus %u\n", in->exclusive_cpus);
+	for (size_t i = 0; i < in->n_pinned; i++) {
+		const struct metrics_pinned *p = &in->pinned[i];
+		struct metrics_cgroup c = {.path = p->path, .pod_uid = p->pod_uid, .qos = p->qos};
+
+		if (!i)
+			family(r->f, "qoslet_pinned_cpus", "gauge",
+			       "CPUs the pod holds alone (the kubelet's static CPU manager).");
+		fputs("qoslet_pinned_cpus{", r->f);
+		put_cgroup_labels(r->f, "", &c, in->pods);
+		fprintf(r->f, "} %u\n", p->cpus);
+	}
+}
+
 /* By label text: outcomes are declared in the order of their names. */
 static int cmp_count(const void *x, const void *y)
 {
@@ -896,7 +922,11 @@ static int render_all(struct render *r)
 		cg_family(r, &cg_families[i]);
 	memstall(r);
 	pressure(r);
-	err = settings(r) ?: decisions(r->f, r->in->log) ?: breaches(r);
+	err = settings(r);
+	if (err)
+		return err;
+	pinned(r);
+	err = decisions(r->f, r->in->log) ?: breaches(r);
 	if (err)
 		return err;
 	health(r->f, r->in);

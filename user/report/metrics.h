@@ -43,6 +43,12 @@ struct metrics_setting {
 	double value;
 };
 
+/* A pod the kubelet pinned to CPUs of its own: qoslet_pinned_cpus. */
+struct metrics_pinned {
+	const char *path, *pod_uid, *qos; /* the unit, labelled as its cgroup is */
+	uint32_t cpus;			  /* how many it holds alone */
+};
+
 /* Breaches of one victim unit explained by one cause: qoslet_interference_breaches_total. */
 struct metrics_breach {
 	const char *path, *pod_uid, *qos; /* the victim unit, labelled as its cgroup is */
@@ -97,6 +103,9 @@ struct metrics_input {
 	const struct decision_log *log;	       /* NULL: no decision counters */
 	const struct metrics_breach *breaches; /* any order */
 	size_t n_breaches;
+	const struct metrics_pinned *pinned; /* sorted by path */
+	size_t n_pinned;
+	uint32_t exclusive_cpus; /* CPUs pods hold alone: qoslet_exclusive_cpus */
 	uint64_t ticks, fast_ticks;
 	uint64_t alerts_wait, alerts_displaced; /* fast-path alerts by kind */
 	/* Other writers' changes to files qoslet wrote, by the answer (docs/agent-actuator.md). */
