@@ -642,11 +642,28 @@ static void *inform(void *arg)
 	return NULL;
 }
 
+/*
+ * One client on its own config: a client takes its config's allocations
+ * over (the exec plugin's cached credential among them), so the calls and
+ * the watch each read the kubeconfig.
+ */
+static int client_open(struct kube_client *client, const struct kubernetes_config *cfg, char *err,
+		       size_t errlen)
+{
+	struct kube_config api;
+	int rc = cfg->kubeconfig[0]
+			 ? kube_config_from_kubeconfig(&api, cfg->kubeconfig, err, errlen)
+			 : kube_config_in_cluster(&api, NULL, NULL, err, errlen);
+
+	if (rc)
+		return rc;
+	return kube_client_init(client, &api, err, errlen); /* it takes api over, even on failure */
+}
+
 static int resolve(struct kube_sync *ks, const struct kubernetes_config *cfg, char *err,
 		   size_t errlen)
 {
 	const char *node = cfg->node_name[0] ? cfg->node_name : getenv("NODE_NAME");
-	struct kube_config api;
 	int rc;
 
 	if (!node || !node[0]) {
@@ -663,17 +680,12 @@ static int resolve(struct kube_sync *ks, const struct kubernetes_config *cfg, ch
 	snprintf(ks->node, sizeof(ks->node), "%s", node);
 	/* The API takes a reportingInstance of at most 128 characters; node names go to 253. */
 	snprintf(ks->instance, sizeof(ks->instance), "qoslet-%.121s", node);
-	rc = cfg->kubeconfig[0] ? kube_config_from_kubeconfig(&api, cfg->kubeconfig, err, errlen)
-				: kube_config_in_cluster(&api, NULL, NULL, err, errlen);
-	if (rc)
-		return rc;
-	rc = kube_client_init(&ks->client, &api, err, errlen);
+	rc = client_open(&ks->client, cfg, err, errlen);
 	if (!rc) {
-		rc = kube_client_init(&ks->watch_client, &api, err, errlen);
+		rc = client_open(&ks->watch_client, cfg, err, errlen);
 		if (rc)
 			kube_client_free(&ks->client);
 	}
-	explicit_bzero(&api, sizeof(api));
 	return rc;
 }
 
