@@ -16,7 +16,8 @@
 #    the image; its arguments use only flags `qoslet agent --help` lists, with
 #    the values they take; the --config file is where the ConfigMap is mounted;
 #  - the liveness (/healthz) and readiness (/readyz) probes use the config's
-#    http.port, which listens beyond loopback; the state_dir is a hostPath at
+#    http.health_port, a port of its own; http listens beyond loopback; the
+#    NetworkPolicy lets only the monitoring namespace reach metrics; the state_dir is a hostPath at
 #    the same path; every hostPath is mounted at its own path; the pin dir
 #    (--help's default) is on the mounted bpffs; NODE_NAME comes from
 #    spec.nodeName (with kubernetes.node_name empty);
@@ -230,12 +231,23 @@ ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
 check(eff["http"]["enabled"] and eff["http"]["address"] in ("0.0.0.0", "::"),
       "http serves beyond loopback (%s), for the kubelet's probes and Prometheus"
       % eff["http"]["address"])
+health = eff["http"].get("health_port", 0)
+check(health and health != port and ports.get("health") == health,
+      "the health port %s is a port of its own (http.health_port), named health" % health)
 for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
     hg = c.get(probe, {}).get("httpGet", {})
     p = hg.get("port")
     p = ports.get(p, p) if isinstance(p, str) else p
-    check(hg.get("path") == path and p == port,
-          "%s is GET %s on port %s, the config's http.port" % (probe, path, p))
+    check(hg.get("path") == path and p == health,
+          "%s is GET %s on port %s, the config's http.health_port" % (probe, path, p))
+np_ = get("NetworkPolicy")
+ing = np_["spec"].get("ingress", [])
+check(np_["spec"]["podSelector"].get("matchLabels") == {"app.kubernetes.io/name": "qoslet"}
+      and np_["spec"].get("policyTypes") == ["Ingress"] and len(ing) == 1
+      and ing[0].get("from") == [{"namespaceSelector": {"matchLabels":
+                                  {"kubernetes.io/metadata.name": "monitoring"}}}]
+      and [q.get("port") for q in ing[0].get("ports", [])] == ["metrics"],
+      "the NetworkPolicy lets only the monitoring namespace in, on metrics alone")
 
 state = eff["state_dir"]
 vm, vol = mount_of(state)
