@@ -45,7 +45,7 @@ static const struct {
 	    ")\n"},
 	{0, "      --hook HOOK       how to attach: auto (default: raw_tp through the\n"
 	    "                        cut-down kernel BTF where it can be had, else tp_btf,\n"
-	    "                        else raw_tp), tp_btf or raw_tp; -v names the one taken\n"},
+	    "                        else raw_tp; -v names the one taken), tp_btf or raw_tp\n"},
 	{VIEW_OPT_WAIT_SOURCE,
 	 "      --wait-source SRC where waits come from: auto (default: sched_info,\n"
 	 "                        else stamp), sched_info (the kernel's own queue\n"
