@@ -1075,22 +1075,14 @@ static void test_node_scale(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_empty),
-		cmocka_unit_test(test_histogram_lines),
-		cmocka_unit_test(test_families),
-		cmocka_unit_test(test_memstall),
-		cmocka_unit_test(test_labels),
-		cmocka_unit_test(test_kube_labels),
-		cmocka_unit_test(test_duplicate_path),
-		cmocka_unit_test(test_blame),
-		cmocka_unit_test(test_settings),
-		cmocka_unit_test(test_decisions_and_health),
-		cmocka_unit_test(test_breaches),
-		cmocka_unit_test(test_pinned),
-		cmocka_unit_test(test_kube_stats),
-		cmocka_unit_test(test_capacity),
-		cmocka_unit_test(test_node_scale),
-		cmocka_unit_test(test_pod_metadata_refused),
+		cmocka_unit_test(test_empty),	       cmocka_unit_test(test_histogram_lines),
+		cmocka_unit_test(test_families),       cmocka_unit_test(test_memstall),
+		cmocka_unit_test(test_labels),	       cmocka_unit_test(test_kube_labels),
+		cmocka_unit_test(test_duplicate_path), cmocka_unit_test(test_blame),
+		cmocka_unit_test(test_settings),       cmocka_unit_test(test_decisions_and_health),
+		cmocka_unit_test(test_breaches),       cmocka_unit_test(test_pinned),
+		cmocka_unit_test(test_kube_stats),     cmocka_unit_test(test_capacity),
+		cmocka_unit_test(test_node_scale),     cmocka_unit_test(test_pod_metadata_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

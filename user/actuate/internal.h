@@ -54,7 +54,7 @@ struct journal {
 	char boot_id[40];	 /* this boot's; a journal of another boot is stale */
 	struct journal_entry *v; /* in the order of first change */
 	size_t n, cap;
-	uint64_t gen; /* changes with every entry added or removed */
+	uint64_t gen;		       /* changes with every entry added or removed */
 	char damage[256];	       /* journal_load(): why the file is not trusted whole; "" */
 	char set_aside[PATH_MAX + 32]; /* journal_set_aside(): where it went; "" */
 	uint64_t write_errors;	       /* journal_sync() failures */

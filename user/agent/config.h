@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../collect/pod_trust.h"
+#include "collect/pod_trust.h"
 #include "../kube/link.h"
 #include "../policy/config.h"
 #include "../report/http.h"
