@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "agent/config.h"
+#include "config/agent_config.h"
 #include "agent/record.h"
 #include "fuzz.h"
 #include "policy/policy.h"

@@ -27,7 +27,7 @@
 #include "../report/http.h"
 #include "agent_args.h"
 #include "agent_state.h"
-#include "config.h"
+#include "config/agent_config.h"
 #include "../decision/decision.h"
 #include "fast_path.h"
 #include "memory_qos_check.h"

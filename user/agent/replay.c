@@ -11,7 +11,7 @@
 #include "../policy/plan.h"
 #include "../policy/policy.h"
 #include "agent.h"
-#include "config.h"
+#include "config/agent_config.h"
 #include "../decision/decision.h"
 #include "record.h"
 
