@@ -99,7 +99,7 @@ ifeq ($(filter clean format,$(MAKECMDGOALS)),)
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(VERSION_STAMP) 2>/dev/null)" = "$(VERSION)" ] || \
 	echo "$(VERSION)" > $(VERSION_STAMP); })
 endif
-VERSIONED := user/main.o user/agent/record.o user/probes/pin_check.o user/kube/client.o \
+VERSIONED := user/main.o user/record/record.o user/probes/pin_check.o user/kube/client.o \
 	user/probes/kernel_btf.o
 $(addprefix $(BUILD)/,$(VERSIONED)) $(addprefix $(BUILD)/asan/,$(VERSIONED)) \
 	$(addprefix $(BUILD)/fuzz/,$(VERSIONED)): $(VERSION_STAMP)

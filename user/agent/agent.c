@@ -25,7 +25,7 @@
 #include "../probes/cpi_events.h"
 #include "../probes/cpi_mode.h"
 #include "../report/http.h"
-#include "agent_args.h"
+#include "config/agent_args.h"
 #include "agent_state.h"
 #include "config/agent_config.h"
 #include "../decision/decision.h"
@@ -33,7 +33,7 @@
 #include "memory_qos_check.h"
 #include "loop.h"
 #include "privileges.h"
-#include "record.h"
+#include "record/record.h"
 #include "summary.h"
 
 /* One alert per watched cgroup per this long: the ring buffer cannot flood. */

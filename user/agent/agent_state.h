@@ -21,7 +21,7 @@
 #include "../policy/policy.h"
 #include "../probes/probes.h"
 #include "../report/metrics.h"
-#include "agent_args.h"
+#include "config/agent_args.h"
 #include "breaches.h"
 #include "config/agent_config.h"
 #include "config/config_watch.h"
