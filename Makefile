@@ -136,7 +136,7 @@ $(BUILD)/tests/helpers/kubecheck: tests/helpers/kubecheck.c $(USER_OBJS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# kubesync drives the agent's API thread (user/agent/kube_sync.h): the same.
+# kubesync drives the agent's API thread (user/kube/sync.h): the same.
 $(BUILD)/tests/helpers/kubesync: tests/helpers/kubesync.c $(USER_OBJS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@

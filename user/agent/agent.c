@@ -119,6 +119,13 @@ static FILE *open_output(const char *path, const char *what)
 	return f;
 }
 
+/* What the Kubernetes reports read of the agent (kube/report.h). */
+static struct kube_report_view kube_view(struct agent *a)
+{
+	return (struct kube_report_view){a->kube, &a->pods, a->cfg.kube.condition_hold_s,
+					 &a->kube_seen};
+}
+
 /* Records d, and tells the cluster about it when it is worth an Event. */
 void agent_record_decision(struct agent *a, struct decision *d)
 {
@@ -131,8 +138,11 @@ void agent_record_decision(struct agent *a, struct decision *d)
 	     !strncmp(d->act.rule, "interference.", 13) &&
 	     breach_counts_add(&a->breaches, d->act.id, d->act.cause)))
 		log_err("agent: out of memory counting decisions");
-	if (a->kube)
-		kube_report(a, d);
+	if (a->kube) {
+		struct kube_report_view v = kube_view(a);
+
+		kube_report(&v, d);
+	}
 }
 
 /* The actuator let an eviction through: the Eviction API does it, for pods of this node only. */
@@ -522,8 +532,11 @@ static int tick_once(struct agent *a, bool fast)
 		return err;
 	if (a->kube) {
 		eviction_results(a);
-		if (!fast)
-			kube_report_condition(a);
+		if (!fast) {
+			struct kube_report_view v = kube_view(a);
+
+			kube_report_condition(&v);
+		}
 	}
 	watch_sync(a);
 	return forget_gone(a);

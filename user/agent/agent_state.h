@@ -27,7 +27,8 @@
 #include "config/config_watch.h"
 #include "fast_path.h"
 #include "../decision/decision.h"
-#include "kube_sync.h"
+#include "kube/report.h"
+#include "kube/sync.h"
 
 struct actuator;
 struct fast_path;
@@ -75,8 +76,8 @@ struct agent {
 	uint64_t reloads;  /* configs swapped in by SIGHUP or a change of the file */
 	struct config_watch *watch;    /* the --config file's changes; NULL when not watched */
 	struct breach_counts breaches; /* reports per victim and cause, for the metrics */
-	uint64_t interference_ns;  /* CLOCK_MONOTONIC of the last interference decision; 0 none */
-	char interference[512];	   /* ... what it said, for the node condition */
+	/* the last interference, for the node condition */
+	struct kube_report_seen kube_seen;
 	struct capacity_state cap; /* batch capacity (capacity.c) */
 	struct capacity_result cap_result;
 	bool cap_have;			      /* cap_result holds a tick's result */
@@ -105,9 +106,6 @@ enum evict_action agent_evict_action(const struct agent *a, const struct agent_c
 /* SIGHUP: the config read again and swapped in whole, or refused with the reason (reload.c). */
 void agent_reload(struct agent *a);
 
-/* Tells the cluster about a decision: an Event on its pod, the node condition (kube_report.c). */
-void kube_report(struct agent *a, const struct decision *d);
-
 /* Records d, and tells the cluster about it when it is worth an Event (agent.c). */
 void agent_record_decision(struct agent *a, struct decision *d);
 
@@ -119,9 +117,6 @@ enum decision_outcome agent_decide(struct agent *a, const struct action *act);
  * link; then the eviction on batch overcommit, which compares against them.
  */
 int agent_capacity_tick(struct agent *a);
-
-/* Once per interval: the node condition the loop currently wants. */
-void kube_report_condition(struct agent *a);
 
 /*
  * Renders the texts the HTTP endpoint asked for (HTTP_WANT() bits of
