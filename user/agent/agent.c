@@ -616,6 +616,31 @@ static int tick(struct agent *a, bool fast)
 	return err;
 }
 
+/* Renders what the HTTP endpoint asked for, from what publishing reads of the agent. */
+static void publish(struct agent *a)
+{
+	struct publish_view v = {.rec = a->rec,
+				 .coll = a->coll,
+				 .names = a->names,
+				 .act = a->act,
+				 .probes = a->probes,
+				 .kube = a->kube,
+				 .pods = &a->pods,
+				 .log = &a->log,
+				 .breaches = &a->breaches,
+				 .capacity = a->cap_have ? &a->cap_result : NULL,
+				 .cgroups = a->cfg.http.cgroups,
+				 .ticks = a->ticks,
+				 .fast_ticks = a->fast_ticks,
+				 .alerts_wait = a->alerts.waits,
+				 .alerts_displaced = a->alerts.displaced,
+				 .answers = a->answers,
+				 .errors = a->errors,
+				 .http = a->http};
+
+	publish_render(&v, a->loop_ns, http_render_wanted(a->http));
+}
+
 /*
  * Waits for the deadline, a fast-path alert, a change of the cgroup tree or
  * a stop, rendering for the HTTP endpoint meanwhile when a scrape asks.
@@ -674,7 +699,7 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 		if (poll(pfd, n, timeout) <= 0)
 			break; /* the deadline, or a signal */
 		if (render >= 0 && (pfd[render].revents & POLLIN))
-			agent_publish(a, a->loop_ns, http_render_wanted(a->http));
+			publish(a);
 		/* back to the loop, whose next step between two ticks is the reload */
 		if (watch >= 0 && (pfd[watch].revents & POLLIN) && config_watch_changed(a->watch)) {
 			log_info("agent: %s changed", a->args.config);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The running agent's state, shared by the files that make up the agent
- * (agent.c: the loop; publish.c: what the HTTP endpoint serves). Only the
- * loop's thread reads or writes it.
+ * (agent.c: the loop, and the other files of agent/). Only the loop's thread reads or
+ * writes it; what other folders read of it goes to them as narrow views
+ * (report/publish.h, kube/report.h).
  */
 #ifndef QOSLET_AGENT_AGENT_STATE_H
 #define QOSLET_AGENT_AGENT_STATE_H
@@ -21,8 +22,9 @@
 #include "../policy/policy.h"
 #include "../probes/probes.h"
 #include "../report/metrics.h"
+#include "report/breaches.h"
+#include "report/publish.h"
 #include "config/agent_args.h"
-#include "breaches.h"
 #include "config/agent_config.h"
 #include "config/config_watch.h"
 #include "fast_path.h"
@@ -117,11 +119,5 @@ enum decision_outcome agent_decide(struct agent *a, const struct action *act);
  * link; then the eviction on batch overcommit, which compares against them.
  */
 int agent_capacity_tick(struct agent *a);
-
-/*
- * Renders the texts the HTTP endpoint asked for (HTTP_WANT() bits of
- * http_render_wanted()) and hands them to the server.
- */
-void agent_publish(struct agent *a, uint64_t loop_ns, unsigned int want);
 
 #endif
