@@ -27,7 +27,7 @@
 #include "config/agent_args.h"
 #include "config/agent_config.h"
 #include "config/config_watch.h"
-#include "fast_path.h"
+#include "probes/fast_path.h"
 #include "../decision/decision.h"
 #include "kube/report.h"
 #include "kube/sync.h"

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "fast_path.h"
+#include "probes/fast_path.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +12,6 @@
 
 #include "../../bpf/sched.h"
 #include "../log.h"
-#include "../policy/slo.h"
 #include "../probes/pin_layout.h"
 
 /*
@@ -244,26 +242,4 @@ void fast_path_close(struct fast_path *fp)
 	free(fp->watched.v);
 	free(fp->displacers.v);
 	free(fp);
-}
-
-double fast_path_threshold_us(const struct policy_config *p, const struct pol_unit *u)
-{
-	double us = p->interference.rq_p99_us;
-
-	if (!p->slo.enabled)
-		return us;
-	if (u) {
-		double target = slo_target_us(u, &p->slo); /* 0: not an LS unit */
-
-		return target > 0 ? fmin(us, target) : us;
-	}
-	us = fmin(us, fmin(p->slo.lse_p99_us, fmin(p->slo.lsr_p99_us, p->slo.ls_p99_us)));
-	for (size_t i = 0; i < p->slo.n_globs; i++)
-		us = fmin(us, p->slo.globs[i].p99_us);
-	return us;
-}
-
-bool fast_path_may_mute(const struct policy_config *p)
-{
-	return !p->slo.enabled;
 }
