@@ -18,14 +18,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "probes/probes.h"
+
 struct fast_path;
 
 /*
- * Opens the pinned alert maps under pin_dir, alerts off until something is
- * watched, at most one per cgroup per gap_ns. -errno when the sched probe's
+ * Takes the sched probe's alert maps from the probe set ps, alerts off until
+ * something is watched, at most one per cgroup per gap_ns. -errno when the
  * maps are not there (the probe is off).
  */
-int fast_path_open(struct fast_path **out, const char *pin_dir, uint64_t gap_ns);
+int fast_path_open(struct fast_path **out, const struct probe_set *ps, uint64_t gap_ns);
 
 /* A cgroup to watch and the wait over which it alerts. */
 struct fast_path_target {
