@@ -178,7 +178,10 @@ enum evict_action {
 	EVICT_KUBERNETES, /* "kubernetes": the Eviction API (reporting layer) */
 };
 
-/* Everything the policies read: the config's policy objects (user/config/agent_config.h has the rest). */
+/*
+ * Everything the policies read: the config's policy objects
+ * (user/config/agent_config.h has the rest).
+ */
 struct policy_config {
 	struct suppress_config suppress;
 	struct burst_config burst;
