@@ -99,7 +99,7 @@ ifeq ($(filter clean format,$(MAKECMDGOALS)),)
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(VERSION_STAMP) 2>/dev/null)" = "$(VERSION)" ] || \
 	echo "$(VERSION)" > $(VERSION_STAMP); })
 endif
-VERSIONED := user/main.o user/agent/record.o user/probes/pin_check.o user/kube/client.o \
+VERSIONED := user/main.o user/record/record.o user/probes/pin_check.o user/kube/client.o \
 	user/probes/kernel_btf.o
 $(addprefix $(BUILD)/,$(VERSIONED)) $(addprefix $(BUILD)/asan/,$(VERSIONED)) \
 	$(addprefix $(BUILD)/fuzz/,$(VERSIONED)): $(VERSION_STAMP)
@@ -110,7 +110,7 @@ $(BUILD)/%.o: %.c $(SKELS)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # config.c embeds the defaults with .incbin, which -MMD does not see.
-$(BUILD)/user/agent/config.o: user/agent/default-config.json
+$(BUILD)/user/config/agent_config.o: user/config/default-config.json
 
 $(BUILD)/qoslet: $(BUILD)/user/main.o $(USER_OBJS)
 	@echo "  LINK    $@"
@@ -136,7 +136,7 @@ $(BUILD)/tests/helpers/kubecheck: tests/helpers/kubecheck.c $(USER_OBJS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# kubesync drives the agent's API thread (user/agent/kube_sync.h): the same.
+# kubesync drives the agent's API thread (user/kube/sync.h): the same.
 $(BUILD)/tests/helpers/kubesync: tests/helpers/kubesync.c $(USER_OBJS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -220,7 +220,7 @@ $(BUILD)/fuzz/%.o: %.c $(SKELS)
 	@echo "  FUZZCC  $@"
 	$(Q)$(CLANG) $(CFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
 
-$(BUILD)/fuzz/user/agent/config.o: user/agent/default-config.json
+$(BUILD)/fuzz/user/config/agent_config.o: user/config/default-config.json
 
 # An archive, so each target links only the objects it reaches.
 $(BUILD)/fuzz/libqoslet.a: $(FUZZ_OBJS)
@@ -276,7 +276,7 @@ $(ASAN_BUILD)/%.o: %.c $(SKELS)
 	@echo "  ASANCC  $@"
 	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_CFLAGS) -MMD -MP -c $< -o $@
 
-$(ASAN_BUILD)/user/agent/config.o: user/agent/default-config.json
+$(ASAN_BUILD)/user/config/agent_config.o: user/config/default-config.json
 
 $(ASAN_BUILD)/qoslet: $(ASAN_BUILD)/user/main.o $(ASAN_OBJS)
 	@echo "  LINK    $@"
@@ -355,7 +355,7 @@ install: $(BUILD)/qoslet $(MAN_PAGES)
 		scripts/systemd/qoslet.service > $(DESTDIR)$(SYSTEMDUNITDIR)/qoslet.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/qoslet.service
 	install -m 0644 docs/agent-config.md $(DESTDIR)$(DOCDIR)/
-	install -m 0644 user/agent/default-config.json $(DESTDIR)$(DOCDIR)/examples/agent.json
+	install -m 0644 user/config/default-config.json $(DESTDIR)$(DOCDIR)/examples/agent.json
 
 # Only qoslet's own directories go; bin/, man8/ and the like stay.
 uninstall:

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "record/replay.h"
 #include "cli/blame.h"
 #include "cli/cpi.h"
 #include "cli/memstall.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The agent's config parser (user/agent/config.h) on arbitrary file
+ * The agent's config parser (user/config/agent_config.h) on arbitrary file
  * contents, read the way `qoslet agent --config FILE` reads them.
  *
  * Checks what config.h promises: an error is -EINVAL with a message and
@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "agent/config.h"
+#include "config/agent_config.h"
 #include "fuzz.h"
 
 static struct agent_config defaults;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The recording reader (user/agent/record.h) on arbitrary files, followed
+ * The recording reader (user/record/record.h) on arbitrary files, followed
  * the way `qoslet replay` follows it: the recorded config is parsed, and
  * every tick that reads is run through the policies (policy_tick), which
  * must take whatever a damaged or hand-edited recording holds.
@@ -12,8 +12,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "agent/config.h"
-#include "agent/record.h"
+#include "config/agent_config.h"
+#include "record/record.h"
 #include "fuzz.h"
 #include "policy/policy.h"
 

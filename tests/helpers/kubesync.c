@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Drives the agent's Kubernetes link (user/agent/kube_sync.h) against a test
+ * Drives the agent's Kubernetes link (user/kube/sync.h) against a test
  * API server, as the agent's loop would: it queues occurrences, conditions
  * and evictions, and reads results and counters back.
  *
@@ -32,7 +32,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/kube_sync.h"
+#include "kube/sync.h"
 #include "clock.h"
 
 #define MAX_REASONS 32

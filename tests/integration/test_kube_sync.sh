@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# The agent's link to the Kubernetes API (user/agent/kube_sync.c, driven by
+# The agent's link to the Kubernetes API (user/kube/sync.c, driven by
 # tests/helpers/kubesync) against the HTTPS stand-in for the API server
 # (tests/helpers/kube_api_server.py), which checks method, path, headers,
 # token, content type and body of every call:

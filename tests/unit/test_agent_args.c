@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/agent_args.h"
+#include "config/agent_args.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

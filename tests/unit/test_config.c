@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "agent/config.h"
+#include "config/agent_config.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

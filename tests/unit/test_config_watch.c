@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The config file watch (user/agent/config_watch.c) on a real directory:
+ * The config file watch (user/config/config_watch.c) on a real directory:
  * what counts as a change (bytes, mode; a ConfigMap's ..data swap, an
  * editor's rename, a write in place) and what does not (another file, the
  * same bytes written again).
@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "agent/config_watch.h"
+#include "config/config_watch.h"
 
 static char dir[64];
 

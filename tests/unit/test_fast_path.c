@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "agent/fast_path.h"
+#include "policy/alert_threshold.h"
 
 static void test_threshold(void **state)
 {

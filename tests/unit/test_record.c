@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "agent/record.h"
+#include "record/record.h"
 #include "policy/interference.h"
 
 static void fill(struct pol_input *in)

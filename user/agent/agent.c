@@ -25,15 +25,16 @@
 #include "../probes/cpi_events.h"
 #include "../probes/cpi_mode.h"
 #include "../report/http.h"
-#include "agent_args.h"
+#include "config/agent_args.h"
 #include "agent_state.h"
-#include "config.h"
+#include "config/agent_config.h"
 #include "../decision/decision.h"
-#include "fast_path.h"
+#include "policy/alert_threshold.h"
+#include "probes/fast_path.h"
 #include "memory_qos_check.h"
 #include "loop.h"
 #include "privileges.h"
-#include "record.h"
+#include "record/record.h"
 #include "summary.h"
 
 /* One alert per watched cgroup per this long: the ring buffer cannot flood. */
@@ -119,6 +120,13 @@ static FILE *open_output(const char *path, const char *what)
 	return f;
 }
 
+/* What the Kubernetes reports read of the agent (kube/report.h). */
+static struct kube_report_view kube_view(struct agent *a)
+{
+	return (struct kube_report_view){a->kube, &a->pods, a->cfg.kube.condition_hold_s,
+					 &a->kube_seen};
+}
+
 /* Records d, and tells the cluster about it when it is worth an Event. */
 void agent_record_decision(struct agent *a, struct decision *d)
 {
@@ -131,8 +139,11 @@ void agent_record_decision(struct agent *a, struct decision *d)
 	     !strncmp(d->act.rule, "interference.", 13) &&
 	     breach_counts_add(&a->breaches, d->act.id, d->act.cause)))
 		log_err("agent: out of memory counting decisions");
-	if (a->kube)
-		kube_report(a, d);
+	if (a->kube) {
+		struct kube_report_view v = kube_view(a);
+
+		kube_report(&v, d);
+	}
 }
 
 /* The actuator let an eviction through: the Eviction API does it, for pods of this node only. */
@@ -522,8 +533,11 @@ static int tick_once(struct agent *a, bool fast)
 		return err;
 	if (a->kube) {
 		eviction_results(a);
-		if (!fast)
-			kube_report_condition(a);
+		if (!fast) {
+			struct kube_report_view v = kube_view(a);
+
+			kube_report_condition(&v);
+		}
 	}
 	watch_sync(a);
 	return forget_gone(a);
@@ -603,6 +617,31 @@ static int tick(struct agent *a, bool fast)
 	return err;
 }
 
+/* Renders what the HTTP endpoint asked for, from what publishing reads of the agent. */
+static void publish(struct agent *a)
+{
+	struct publish_view v = {.rec = a->rec,
+				 .coll = a->coll,
+				 .names = a->names,
+				 .act = a->act,
+				 .probes = a->probes,
+				 .kube = a->kube,
+				 .pods = &a->pods,
+				 .log = &a->log,
+				 .breaches = &a->breaches,
+				 .capacity = a->cap_have ? &a->cap_result : NULL,
+				 .cgroups = a->cfg.http.cgroups,
+				 .ticks = a->ticks,
+				 .fast_ticks = a->fast_ticks,
+				 .alerts_wait = a->alerts.waits,
+				 .alerts_displaced = a->alerts.displaced,
+				 .answers = a->answers,
+				 .errors = a->errors,
+				 .http = a->http};
+
+	publish_render(&v, a->loop_ns, http_render_wanted(a->http));
+}
+
 /*
  * Waits for the deadline, a fast-path alert, a change of the cgroup tree or
  * a stop, rendering for the HTTP endpoint meanwhile when a scrape asks.
@@ -661,7 +700,7 @@ static enum loop_wake wait_for(void *ctx, uint64_t deadline_ns)
 		if (poll(pfd, n, timeout) <= 0)
 			break; /* the deadline, or a signal */
 		if (render >= 0 && (pfd[render].revents & POLLIN))
-			agent_publish(a, a->loop_ns, http_render_wanted(a->http));
+			publish(a);
 		/* back to the loop, whose next step between two ticks is the reload */
 		if (watch >= 0 && (pfd[watch].revents & POLLIN) && config_watch_changed(a->watch)) {
 			log_info("agent: %s changed", a->args.config);
@@ -818,9 +857,7 @@ static int open_probes(struct agent *a)
 		a->parts |= CG_MEMSTALL;
 	if (!st.on || !a->cfg.fast_path)
 		return 0;
-	err = fast_path_open(&a->fp,
-			     a->args.probe.pin_dir ? a->args.probe.pin_dir : QOSLET_DEFAULT_PIN_DIR,
-			     ALERT_GAP_NS);
+	err = fast_path_open(&a->fp, a->probes, ALERT_GAP_NS);
 	if (err)
 		log_warn("agent: fast path off: the sched probe's alert maps are missing (%s)",
 			 strerror(-err));

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The running agent's state, shared by the files that make up the agent
- * (agent.c: the loop; publish.c: what the HTTP endpoint serves). Only the
- * loop's thread reads or writes it.
+ * (agent.c: the loop, and the other files of agent/). Only the loop's thread reads or
+ * writes it; what other folders read of it goes to them as narrow views
+ * (report/publish.h, kube/report.h).
  */
 #ifndef QOSLET_AGENT_AGENT_STATE_H
 #define QOSLET_AGENT_AGENT_STATE_H
@@ -21,13 +22,15 @@
 #include "../policy/policy.h"
 #include "../probes/probes.h"
 #include "../report/metrics.h"
-#include "agent_args.h"
-#include "breaches.h"
-#include "config.h"
-#include "config_watch.h"
-#include "fast_path.h"
+#include "report/breaches.h"
+#include "report/publish.h"
+#include "config/agent_args.h"
+#include "config/agent_config.h"
+#include "config/config_watch.h"
+#include "probes/fast_path.h"
 #include "../decision/decision.h"
-#include "kube_sync.h"
+#include "kube/report.h"
+#include "kube/sync.h"
 
 struct actuator;
 struct fast_path;
@@ -75,8 +78,8 @@ struct agent {
 	uint64_t reloads;  /* configs swapped in by SIGHUP or a change of the file */
 	struct config_watch *watch;    /* the --config file's changes; NULL when not watched */
 	struct breach_counts breaches; /* reports per victim and cause, for the metrics */
-	uint64_t interference_ns;  /* CLOCK_MONOTONIC of the last interference decision; 0 none */
-	char interference[512];	   /* ... what it said, for the node condition */
+	/* the last interference, for the node condition */
+	struct kube_report_seen kube_seen;
 	struct capacity_state cap; /* batch capacity (capacity.c) */
 	struct capacity_result cap_result;
 	bool cap_have;			      /* cap_result holds a tick's result */
@@ -105,9 +108,6 @@ enum evict_action agent_evict_action(const struct agent *a, const struct agent_c
 /* SIGHUP: the config read again and swapped in whole, or refused with the reason (reload.c). */
 void agent_reload(struct agent *a);
 
-/* Tells the cluster about a decision: an Event on its pod, the node condition (kube_report.c). */
-void kube_report(struct agent *a, const struct decision *d);
-
 /* Records d, and tells the cluster about it when it is worth an Event (agent.c). */
 void agent_record_decision(struct agent *a, struct decision *d);
 
@@ -119,14 +119,5 @@ enum decision_outcome agent_decide(struct agent *a, const struct action *act);
  * link; then the eviction on batch overcommit, which compares against them.
  */
 int agent_capacity_tick(struct agent *a);
-
-/* Once per interval: the node condition the loop currently wants. */
-void kube_report_condition(struct agent *a);
-
-/*
- * Renders the texts the HTTP endpoint asked for (HTTP_WANT() bits of
- * http_render_wanted()) and hands them to the server.
- */
-void agent_publish(struct agent *a, uint64_t loop_ns, unsigned int want);
 
 #endif

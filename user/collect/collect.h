@@ -34,7 +34,7 @@
 #include "../cgroup_knob.h"
 #include "collect/pod_trust.h"
 #include "../kube/pods.h"
-#include "../agent/config.h"
+#include "config/agent_config.h"
 #include "../policy/model.h"
 #include "../snapshot.h"
 

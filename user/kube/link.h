@@ -3,7 +3,7 @@
  * The agent's link to the Kubernetes API as the rest of qoslet sees it: its
  * settings (the config's "kubernetes" object, docs/kubernetes.md) and the
  * counters /metrics reports. The link itself is a thread of the agent's
- * (user/agent/kube_sync.h); this header keeps the config and the reporting
+ * (user/kube/sync.h); this header keeps the config and the reporting
  * layer from depending on it.
  */
 #ifndef QOSLET_KUBE_LINK_H

@@ -2,7 +2,7 @@
 /*
  * The policies' settings: their part of the agent's config (one JSON
  * document, every field in docs/agent-config.md, parsed by
- * user/agent/config.c). Plain values, so that policies and their tests need
+ * user/config/agent_config.c). Plain values, so that policies and their tests need
  * nothing but this header; how the agent runs and talks to the outside
  * (HTTP, Kubernetes) is not theirs to see.
  */
@@ -178,7 +178,10 @@ enum evict_action {
 	EVICT_KUBERNETES, /* "kubernetes": the Eviction API (reporting layer) */
 };
 
-/* Everything the policies read: the config's policy objects (user/agent/config.h has the rest). */
+/*
+ * Everything the policies read: the config's policy objects
+ * (user/config/agent_config.h has the rest).
+ */
 struct policy_config {
 	struct suppress_config suppress;
 	struct burst_config burst;

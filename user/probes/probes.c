@@ -11,6 +11,7 @@
 
 #include "../log.h"
 #include "bpffs.h"
+#include "probes/pin_layout.h"
 #include "pin_check.h"
 #include "switch.h"
 #include "kernel_btf.h"
@@ -415,6 +416,16 @@ int probe_set_read(struct probe_set *ps, struct snapshot *s)
 	if (ps->owner)
 		forget_gone(ps, s);
 	return 0;
+}
+
+int probe_set_map_fd(const struct probe_set *ps, enum probe_id id, size_t map)
+{
+	const struct probe_slot *slot = &ps->slots[id];
+	const char *name = pin_map_name(map);
+
+	if (!slot->on || !registry[id]->map_fd || !name)
+		return -ENOENT;
+	return registry[id]->map_fd(slot->state, name);
 }
 
 struct probe_status probe_set_status(const struct probe_set *ps, enum probe_id id)

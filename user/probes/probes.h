@@ -121,6 +121,8 @@ struct probe_ops {
 	/* The path in use, for reports: e.g. "tp_btf, sched_info". */
 	const char *(*path)(const void *state);
 	void (*destroy)(void *state);
+	/* Optional: the descriptor of the loaded map called name, or -ENOENT. */
+	int (*map_fd)(const void *state, const char *name);
 };
 
 struct probe_status {
@@ -160,6 +162,13 @@ int probe_set_read(struct probe_set *ps, struct snapshot *s);
 
 /* Status of probe `id`, whether wanted or not (not wanted: off, "not requested"). */
 struct probe_status probe_set_status(const struct probe_set *ps, enum probe_id id);
+
+/*
+ * The descriptor of probe id's map (enum pin_map_id), for the readers and
+ * writers beside the probes (the fast path): the probe set's own, valid
+ * until probe_set_close(). -ENOENT when the probe is off or has no such map.
+ */
+int probe_set_map_fd(const struct probe_set *ps, enum probe_id id, size_t map);
 
 /* Names for the option values; the parsers return -EINVAL for unknown words. */
 const char *probe_hook_name(enum probe_hook hook);

@@ -462,6 +462,14 @@ static int sched_share_switch(void *state, struct switch_bpf *sw, enum probe_hoo
 	return 1;
 }
 
+static int sched_map_fd(const void *state, const char *name)
+{
+	const struct sched_probe *p = state;
+	const struct bpf_map *m = bpf_object__find_map_by_name(p->skel->obj, name);
+
+	return m ? bpf_map__fd(m) : -ENOENT;
+}
+
 const struct probe_ops sched_probe_ops = {
 	.name = "sched",
 	.object = sched_bpf__elf_bytes,
@@ -472,4 +480,5 @@ const struct probe_ops sched_probe_ops = {
 	.share_switch = sched_share_switch,
 	.path = sched_path,
 	.destroy = sched_destroy,
+	.map_fd = sched_map_fd,
 };

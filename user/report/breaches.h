@@ -5,8 +5,8 @@
  * fixed set (interference_cause_name()), victims are the units of the
  * record, so the series stay bounded.
  */
-#ifndef QOSLET_AGENT_BREACHES_H
-#define QOSLET_AGENT_BREACHES_H
+#ifndef QOSLET_REPORT_BREACHES_H
+#define QOSLET_REPORT_BREACHES_H
 
 #include <stddef.h>
 #include <stdint.h>

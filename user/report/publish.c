@@ -27,7 +27,8 @@
 #include "../readfile.h"
 #include "../report/http.h"
 #include "../report/metrics.h"
-#include "agent_state.h"
+#include "policy/batch_evict.h"
+#include "report/publish.h"
 
 /* The parts of a snapshot cgroup the metrics publish. */
 #define PUBLISHED_PARTS (CG_RQ | CG_CPU | CG_THROTTLE | CG_MEMSTALL | CG_PSI)
@@ -49,11 +50,11 @@ struct inputs {
 };
 
 /* The path of a cgroup: the collector's for the subtree, the name cache's outside it. */
-static const char *path_of(struct agent *a, uint64_t id, uint64_t now)
+static const char *path_of(const struct publish_view *v, uint64_t id, uint64_t now)
 {
-	const char *p = collector_path_of(a->coll, id);
+	const char *p = collector_path_of(v->coll, id);
 
-	return p ? p : a->names ? cgroup_names_lookup(a->names, id, now) : NULL;
+	return p ? p : v->names ? cgroup_names_lookup(v->names, id, now) : NULL;
 }
 
 static int cmp_cgroup_id(const void *x, const void *y)
@@ -91,20 +92,20 @@ static int add_cgroup(struct inputs *x, const struct cg_sample *s, const char *p
 }
 
 /* The unit a cgroup of the subtree belongs to, or NULL. */
-static const struct pol_unit *unit_of_cgroup(const struct agent *a, uint64_t id)
+static const struct pol_unit *unit_of_cgroup(const struct publish_view *v, uint64_t id)
 {
-	const struct collect_member *m = collector_member_of(a->coll, id);
+	const struct collect_member *m = collector_member_of(v->coll, id);
 
-	return m ? pol_input_find(&a->rec->in, m->unit) : NULL;
+	return m ? pol_input_find(&v->rec->in, m->unit) : NULL;
 }
 
 /*
  * Blame names its parties by cgroup: each one not published gets a
  * label-only record (an id, no parts), whose paths are looked up only now.
  */
-static int add_blame_labels(struct agent *a, struct inputs *x, uint64_t now)
+static int add_blame_labels(const struct publish_view *v, struct inputs *x, uint64_t now)
 {
-	const struct snapshot *snap = a->rec->probes;
+	const struct snapshot *snap = v->rec->probes;
 	size_t n_blame = snap ? snap->n_blame : 0, n = 0;
 	uint64_t *ids = malloc((2 * n_blame + 1) * sizeof(*ids));
 	struct cg_sample key = {0};
@@ -129,11 +130,11 @@ static int add_blame_labels(struct agent *a, struct inputs *x, uint64_t now)
 	x->labels = malloc((x->n_labels + 1) * sizeof(*x->labels));
 	err = x->labels ? 0 : -ENOMEM;
 	for (size_t i = 0; !err && i < x->n_labels; i++) {
-		const char *path = path_of(a, ids[i], now);
+		const char *path = path_of(v, ids[i], now);
 
 		x->labels[i] = (struct cg_sample){.id = ids[i]};
 		if (path)
-			err = add_cgroup(x, &x->labels[i], path, unit_of_cgroup(a, ids[i]));
+			err = add_cgroup(x, &x->labels[i], path, unit_of_cgroup(v, ids[i]));
 	}
 	free(ids);
 	return err;
@@ -145,11 +146,11 @@ static int add_blame_labels(struct agent *a, struct inputs *x, uint64_t now)
  * for each blame party not yet named. Only merged and label-only records
  * are copies (984 bytes each): the units' totals are the record's own.
  */
-static int build_cgroups(struct agent *a, struct inputs *x, uint64_t now)
+static int build_cgroups(const struct publish_view *v, struct inputs *x, uint64_t now)
 {
-	const struct tick_record *r = a->rec;
+	const struct tick_record *r = v->rec;
 	const struct snapshot *snap = r->probes;
-	bool all = a->cfg.http.cgroups == METRICS_SCOPE_ALL;
+	bool all = v->cgroups == METRICS_SCOPE_ALL;
 	size_t n_snap = snap ? snap->n_cgroups : 0, n_blame = snap ? snap->n_blame : 0;
 	int err = 0;
 
@@ -180,16 +181,16 @@ static int build_cgroups(struct agent *a, struct inputs *x, uint64_t now)
 	}
 	for (size_t i = 0; all && !err && i < n_snap; i++) {
 		const struct cg_sample *s = &snap->cgroups[i];
-		const struct pol_unit *u = unit_of_cgroup(a, s->id);
+		const struct pol_unit *u = unit_of_cgroup(v, s->id);
 		const char *path;
 
 		if (!(s->parts & PUBLISHED_PARTS) || (u && u->id == s->id))
 			continue; /* nothing to show, or a unit, published above */
-		path = path_of(a, s->id, now);
+		path = path_of(v, s->id, now);
 		if (path) /* else removed: its counters stop with it */
 			err = add_cgroup(x, s, path, u);
 	}
-	return err ?: add_blame_labels(a, x, now);
+	return err ?: add_blame_labels(v, x, now);
 }
 
 static int cmp_unit_path(const void *x, const void *y)
@@ -234,14 +235,14 @@ static int setting_value(const struct pol_unit *u, enum cg_knob k, double *value
  * journal names them, the record gives their values. Descendants it adjusted
  * to keep a nested limit valid are not units: not listed.
  */
-static int build_settings(struct agent *a, struct inputs *x)
+static int build_settings(const struct publish_view *v, struct inputs *x)
 {
-	const struct pol_input *in = &a->rec->in;
+	const struct pol_input *in = &v->rec->in;
 	size_t n = 0;
 	enum cg_knob k;
 	const char *rel;
 
-	while (a->act && actuator_changed(a->act, n, &k, &rel))
+	while (v->act && actuator_changed(v->act, n, &k, &rel))
 		n++;
 	x->settings = calloc(n + 1, sizeof(*x->settings));
 	x->by_path = malloc((in->n_units + 1) * sizeof(*x->by_path));
@@ -250,7 +251,7 @@ static int build_settings(struct agent *a, struct inputs *x)
 	for (size_t i = 0; i < in->n_units; i++)
 		x->by_path[i] = &in->units[i];
 	qsort(x->by_path, in->n_units, sizeof(*x->by_path), cmp_unit_path);
-	for (size_t i = 0; i < n && actuator_changed(a->act, i, &k, &rel); i++) {
+	for (size_t i = 0; i < n && actuator_changed(v->act, i, &k, &rel); i++) {
 		const struct pol_unit *const *u;
 		struct metrics_setting *s = &x->settings[x->n_settings];
 
@@ -270,9 +271,9 @@ static int build_settings(struct agent *a, struct inputs *x)
 }
 
 /* The pods the kubelet pinned, labelled as their units are (after build_settings: by_path). */
-static int build_pinned(struct agent *a, struct inputs *x)
+static int build_pinned(const struct publish_view *v, struct inputs *x)
 {
-	const struct pol_input *in = &a->rec->in;
+	const struct pol_input *in = &v->rec->in;
 
 	x->pinned = calloc(in->n_units + 1, sizeof(*x->pinned));
 	if (!x->pinned)
@@ -288,15 +289,15 @@ static int build_pinned(struct agent *a, struct inputs *x)
 }
 
 /* The breaches reported per victim, labelled as the victim unit is. */
-static int build_breaches(struct agent *a, struct inputs *x)
+static int build_breaches(const struct publish_view *v, struct inputs *x)
 {
-	const struct breach_counts *b = &a->breaches;
+	const struct breach_counts *b = v->breaches;
 
 	x->breaches = calloc(b->n + 1, sizeof(*x->breaches));
 	if (!x->breaches)
 		return -ENOMEM;
 	for (size_t i = 0; i < b->n; i++) {
-		const struct pol_unit *u = pol_input_find(&a->rec->in, b->v[i].victim);
+		const struct pol_unit *u = pol_input_find(&v->rec->in, b->v[i].victim);
 
 		if (u)
 			x->breaches[x->n_breaches++] =
@@ -388,7 +389,7 @@ static void inputs_free(struct inputs *x)
 }
 
 /* The metrics text, or NULL with the error counted and logged. */
-static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
+static char *render_metrics(const struct publish_view *v, uint64_t loop_ns, size_t *len)
 {
 	struct metrics_probe probes[PROBE_NR] = {
 		{.name = "sched"}}; /* no probe set: sched is off */
@@ -397,25 +398,25 @@ static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 	struct kube_link_stats kube;
 	uint32_t refused[POD_REFUSE_NR];
 	struct metrics_refusal refusals[POD_REFUSE_NR - 1];
-	struct metrics_input in = {.log = &a->log,
-				   .ticks = a->ticks,
-				   .fast_ticks = a->fast_ticks,
-				   .alerts_wait = a->alerts.waits,
-				   .alerts_displaced = a->alerts.displaced,
-				   .outside_reasserted = a->answers[ACT_ANSWER_REASSERTED],
-				   .outside_adopted = a->answers[ACT_ANSWER_ADOPTED],
-				   .outside_contested = a->answers[ACT_ANSWER_CONTESTED],
+	struct metrics_input in = {.log = v->log,
+				   .ticks = v->ticks,
+				   .fast_ticks = v->fast_ticks,
+				   .alerts_wait = v->alerts_wait,
+				   .alerts_displaced = v->alerts_displaced,
+				   .outside_reasserted = v->answers[ACT_ANSWER_REASSERTED],
+				   .outside_adopted = v->answers[ACT_ANSWER_ADOPTED],
+				   .outside_contested = v->answers[ACT_ANSWER_CONTESTED],
 				   .loop_ns = loop_ns,
 				   .probes = probes,
 				   .n_probes = 1,
 				   .blame_top = METRICS_BLAME_TOP,
-				   .pods = &a->pods,
+				   .pods = v->pods,
 				   .process = &proc};
 	char *metrics = NULL;
 	int n_excl;
-	int err = build_cgroups(a, &x, clock_ns(CLOCK_MONOTONIC)) ?: build_settings(a, &x)
-								     ?: build_breaches(a, &x)
-									     ?: build_pinned(a, &x);
+	int err = build_cgroups(v, &x, clock_ns(CLOCK_MONOTONIC)) ?: build_settings(v, &x)
+								     ?: build_breaches(v, &x)
+									     ?: build_pinned(v, &x);
 
 	in.cgroups = x.cgs;
 	in.n_cgroups = x.n_cgs;
@@ -425,44 +426,44 @@ static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 	in.n_breaches = x.n_breaches;
 	in.pinned = x.pinned;
 	in.n_pinned = x.n_pinned;
-	n_excl = cpu_list_count(a->rec->in.exclusive_cpus);
+	n_excl = cpu_list_count(v->rec->in.exclusive_cpus);
 	in.exclusive_cpus = n_excl > 0 ? (uint32_t)n_excl : 0;
-	if (a->rec->probes) {
-		in.cpi_hardware = a->rec->probes->cpi_hardware;
-		in.blame = a->rec->probes->blame;
-		in.n_blame = a->rec->probes->n_blame;
+	if (v->rec->probes) {
+		in.cpi_hardware = v->rec->probes->cpi_hardware;
+		in.blame = v->rec->probes->blame;
+		in.n_blame = v->rec->probes->n_blame;
 	}
-	for (int id = 0; a->probes && id < PROBE_NR; id++) {
-		struct probe_status st = probe_set_status(a->probes, id);
+	for (int id = 0; v->probes && id < PROBE_NR; id++) {
+		struct probe_status st = probe_set_status(v->probes, id);
 
 		probes[id] = (struct metrics_probe){st.name, st.on, st.on ? st.detail : NULL};
 		in.n_probes = PROBE_NR;
 	}
 	read_process(&proc);
-	if (a->kube) {
-		kube_sync_stats(a->kube, &kube);
+	if (v->kube) {
+		kube_sync_stats(v->kube, &kube);
 		in.kube = &kube;
-		collector_refusals(a->coll, refused);
+		collector_refusals(v->coll, refused);
 		for (int r = 1; r < POD_REFUSE_NR; r++)
 			refusals[r - 1] = (struct metrics_refusal){
 				pod_refusal_input(r), pod_refusal_reason(r), refused[r]};
 		in.refusals = refusals;
 		in.n_refusals = POD_REFUSE_NR - 1;
 	}
-	memcpy(in.errors, a->errors, sizeof(in.errors));
-	if (a->act)
-		actuator_journal_errors(a->act, &in.errors[METRICS_ERR_JOURNAL_SET_ASIDE],
+	memcpy(in.errors, v->errors, sizeof(in.errors));
+	if (v->act)
+		actuator_journal_errors(v->act, &in.errors[METRICS_ERR_JOURNAL_SET_ASIDE],
 					&in.errors[METRICS_ERR_JOURNAL_WRITE]);
-	if (a->cap_have) {
-		in.capacity = &a->cap_result;
+	if (v->capacity) {
+		in.capacity = v->capacity;
 		for (int r = 0; r < CAP_NR; r++)
-			in.batch_requested[r] = batch_requested(&a->rec->in, r);
+			in.batch_requested[r] = batch_requested(&v->rec->in, r);
 	}
 	if (!err)
 		err = metrics_render(&in, &metrics, len);
 	inputs_free(&x);
 	if (err) {
-		a->errors[METRICS_ERR_RENDER]++;
+		v->errors[METRICS_ERR_RENDER]++;
 		log_warn("agent: cannot render the metrics: %s", strerror(-err));
 		return NULL;
 	}
@@ -471,19 +472,19 @@ static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 
 /* Renders what the HTTP endpoint asked for: the loop's thread is the only one reading agent state.
  */
-void agent_publish(struct agent *a, uint64_t loop_ns, unsigned int want)
+void publish_render(const struct publish_view *v, uint64_t loop_ns, unsigned int want)
 {
 	size_t len = 0;
 	char *text;
 
 	if (want & HTTP_WANT(HTTP_METRICS)) {
-		text = render_metrics(a, loop_ns, &len);
-		if (text && http_publish(a->http, HTTP_METRICS, text, len))
-			a->errors[METRICS_ERR_RENDER]++;
+		text = render_metrics(v, loop_ns, &len);
+		if (text && http_publish(v->http, HTTP_METRICS, text, len))
+			v->errors[METRICS_ERR_RENDER]++;
 	}
 	if (want & HTTP_WANT(HTTP_DECISIONS)) {
-		text = decisions_json(&a->log, &len);
-		if (!text || http_publish(a->http, HTTP_DECISIONS, text, len))
-			a->errors[METRICS_ERR_RENDER]++;
+		text = decisions_json(v->log, &len);
+		if (!text || http_publish(v->http, HTTP_DECISIONS, text, len))
+			v->errors[METRICS_ERR_RENDER]++;
 	}
 }

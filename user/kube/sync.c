@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The threads behind user/agent/kube_sync.h: one for the calls the loop
+ * The threads behind user/kube/sync.h: one for the calls the loop
  * asks for (evictions, Events, the node's status), one for the pod informer
  * (user/kube/informer.h), whose watch holds its connection for minutes.
  * Everything shared with the loop sits under one lock; API calls are made
@@ -9,7 +9,7 @@
  * from 1 s up to 30 s, so an API server in trouble sees a trickle, not a
  * storm; the informer backs off on its own the same way.
  */
-#include "kube_sync.h"
+#include "kube/sync.h"
 
 #include <errno.h>
 #include <math.h>

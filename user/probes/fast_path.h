@@ -8,41 +8,26 @@
  * probe also alerts when a watched cgroup is displaced by a displacer's
  * tasks (a BE unit's): it takes the CPU from them, or waits behind them,
  * many times within milliseconds (bpf/sched.h); the agent names the
- * displacers only while a displacement could still make it act.
+ * displacers only while a displacement could still make it act. The
+ * thresholds are the policies' (policy/alert_threshold.h).
  */
-#ifndef QOSLET_AGENT_FAST_PATH_H
-#define QOSLET_AGENT_FAST_PATH_H
+#ifndef QOSLET_PROBES_FAST_PATH_H
+#define QOSLET_PROBES_FAST_PATH_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../policy/config.h"
-#include "../policy/model.h"
+#include "probes/probes.h"
 
 struct fast_path;
 
 /*
- * The wait that raises an alert for LS unit u, us: interference's run-queue
- * threshold, or, with SLO control on, u's SLO target (slo_target_us: its
- * pod's annotation, a glob, its class) when that is smaller, so that a wait
- * over the unit's own target wakes the loop. u NULL (a unit the policies
- * have not seen yet): the smallest any unit could have by the config.
- */
-double fast_path_threshold_us(const struct policy_config *p, const struct pol_unit *u);
-
-/*
- * Whether settled interference breaches may mute their LS units: not with
- * SLO control on, which may still cut on any of their alerts.
- */
-bool fast_path_may_mute(const struct policy_config *p);
-
-/*
- * Opens the pinned alert maps under pin_dir, alerts off until something is
- * watched, at most one per cgroup per gap_ns. -errno when the sched probe's
+ * Takes the sched probe's alert maps from the probe set ps, alerts off until
+ * something is watched, at most one per cgroup per gap_ns. -errno when the
  * maps are not there (the probe is off).
  */
-int fast_path_open(struct fast_path **out, const char *pin_dir, uint64_t gap_ns);
+int fast_path_open(struct fast_path **out, const struct probe_set *ps, uint64_t gap_ns);
 
 /* A cgroup to watch and the wait over which it alerts. */
 struct fast_path_target {

@@ -11,8 +11,8 @@
  * mode, so the ConfigMap's several renames make one reload, and unrelated
  * files in the directory none.
  */
-#ifndef QOSLET_AGENT_CONFIG_WATCH_H
-#define QOSLET_AGENT_CONFIG_WATCH_H
+#ifndef QOSLET_CONFIG_CONFIG_WATCH_H
+#define QOSLET_CONFIG_CONFIG_WATCH_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -11,7 +11,7 @@
 
 #include "../clock.h"
 #include "../kube_path.h"
-#include "agent_state.h"
+#include "kube/report.h"
 
 /* What kind of Event a decision makes; reason NULL for none. */
 struct event_kind {
@@ -70,12 +70,13 @@ static struct event_kind event_kind_of(const struct decision *d)
 }
 
 /* "ns/name" of the pod a cgroup path belongs to, else the path itself. */
-static void describe_path(const struct agent *a, const char *path, char *buf, size_t size)
+static void describe_path(const struct kube_report_view *v, const char *path, char *buf,
+			  size_t size)
 {
 	const struct kube_pod *p;
 	struct kube_ids ids;
 
-	if (kube_path_parse(path, &ids) && (p = kube_pod_find(&a->pods, ids.pod_uid)))
+	if (kube_path_parse(path, &ids) && (p = kube_pod_find(v->pods, ids.pod_uid)))
 		snprintf(buf, size, "pod %s/%s", p->ns, p->name);
 	else
 		snprintf(buf, size, "cgroup /%s", path);
@@ -86,13 +87,14 @@ static void describe_path(const struct agent *a, const char *path, char *buf, si
  * a report (after its cause: the node condition's message starts with it),
  * "for ..." for an action taken for someone else.
  */
-static void party_of(const struct agent *a, const struct decision *d, char *buf, size_t size)
+static void party_of(const struct kube_report_view *v, const struct decision *d, char *buf,
+		     size_t size)
 {
 	char other[POL_PATH_MAX + 16] = "";
 	const char *cause = d->act.cause;
 
 	if (d->act.related[0])
-		describe_path(a, d->act.related, other, sizeof(other));
+		describe_path(v, d->act.related, other, sizeof(other));
 	/* SLO control's floor report is about the BE pod it holds, for the LS pod */
 	if (d->act.kind != ACT_REPORT || !strncmp(d->act.rule, "slo.", 4))
 		snprintf(buf, size, "%s%s", other[0] ? "for " : "", other);
@@ -112,14 +114,15 @@ static void party_of(const struct agent *a, const struct decision *d, char *buf,
 }
 
 /* The note: the rule, the change, the other party and the numbers it saw. */
-static void note_of(const struct agent *a, const struct decision *d, char *buf, size_t size)
+static void note_of(const struct kube_report_view *v, const struct decision *d, char *buf,
+		    size_t size)
 {
 	char party[POL_PATH_MAX + 80];
 	/* "nothing to write" says nothing a reader of a finding does not know */
 	const char *why = d->outcome == OUT_REPORTED ? "" : d->why;
 	size_t n;
 
-	party_of(a, d, party, sizeof(party));
+	party_of(v, d, party, sizeof(party));
 	n = (size_t)snprintf(buf, size, "qoslet %s: %s%s%s%s%s%s%s", d->act.rule, d->before,
 			     d->before[0] && d->after[0] ? " -> " : "", d->after,
 			     (d->before[0] || d->after[0]) && party[0] ? "; " : "", party,
@@ -131,7 +134,7 @@ static void note_of(const struct agent *a, const struct decision *d, char *buf, 
 		snprintf(buf + n, size - n, ")");
 }
 
-void kube_report(struct agent *a, const struct decision *d)
+void kube_report(const struct kube_report_view *v, const struct decision *d)
 {
 	struct event_kind k = event_kind_of(d);
 	const struct kube_pod *p;
@@ -139,10 +142,10 @@ void kube_report(struct agent *a, const struct decision *d)
 
 	if (!strncmp(d->act.rule, "interference.", 13) &&
 	    (d->act.kind == ACT_REPORT || d->outcome == OUT_APPLIED)) {
-		a->interference_ns = clock_ns(CLOCK_MONOTONIC);
-		note_of(a, d, a->interference, sizeof(a->interference));
+		v->seen->interference_ns = clock_ns(CLOCK_MONOTONIC);
+		note_of(v, d, v->seen->interference, sizeof(v->seen->interference));
 	}
-	if (!k.reason || !(p = kube_pod_find(&a->pods, d->pod_uid)))
+	if (!k.reason || !(p = kube_pod_find(v->pods, d->pod_uid)))
 		return;
 	ev = (struct kube_event_req){.type = k.type,
 				     .reason = k.reason,
@@ -151,20 +154,20 @@ void kube_report(struct agent *a, const struct decision *d)
 	snprintf(ev.uid, sizeof(ev.uid), "%s", p->uid);
 	snprintf(ev.ns, sizeof(ev.ns), "%s", p->ns);
 	snprintf(ev.pod, sizeof(ev.pod), "%s", p->name);
-	note_of(a, d, ev.note, sizeof(ev.note));
-	kube_sync_event(a->kube, &ev);
+	note_of(v, d, ev.note, sizeof(ev.note));
+	kube_sync_event(v->kube, &ev);
 }
 
-void kube_report_condition(struct agent *a)
+void kube_report_condition(const struct kube_report_view *v)
 {
-	double hold = a->cfg.kube.condition_hold_s;
-	bool on = a->interference_ns &&
-		  clock_ns(CLOCK_MONOTONIC) - a->interference_ns < (uint64_t)(hold * 1e9);
-	char msg[sizeof(a->interference) + 64];
+	double hold = v->condition_hold_s;
+	bool on = v->seen->interference_ns &&
+		  clock_ns(CLOCK_MONOTONIC) - v->seen->interference_ns < (uint64_t)(hold * 1e9);
+	char msg[sizeof(v->seen->interference) + 64];
 
 	if (on)
-		snprintf(msg, sizeof(msg), "%s", a->interference);
+		snprintf(msg, sizeof(msg), "%s", v->seen->interference);
 	else
 		snprintf(msg, sizeof(msg), "no interference seen in the last %g s", hold);
-	kube_sync_condition(a->kube, on, msg);
+	kube_sync_condition(v->kube, on, msg);
 }

@@ -4,7 +4,7 @@
  * type, allowed values) that drive both parsing and config_to_json(), so the
  * two cannot drift apart. docs/agent-config.md explains every field.
  */
-#include "config.h"
+#include "config/agent_config.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +24,7 @@
 __asm__(".section .rodata\n"
 	".global config_default_json_text\n"
 	"config_default_json_text:\n"
-	".incbin \"user/agent/default-config.json\"\n"
+	".incbin \"user/config/default-config.json\"\n"
 	".byte 0\n"
 	".previous\n");
 extern const char config_default_json_text[];

@@ -3,8 +3,8 @@
  * Command lines of `qoslet agent`, `qoslet record` and `qoslet replay`
  * (docs/qoslet-agent.md, docs/qoslet-record.md, docs/qoslet-replay.md).
  */
-#ifndef QOSLET_AGENT_AGENT_ARGS_H
-#define QOSLET_AGENT_AGENT_ARGS_H
+#ifndef QOSLET_CONFIG_AGENT_ARGS_H
+#define QOSLET_CONFIG_AGENT_ARGS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
 /*
  * The agent's config: one JSON document (every field in docs/agent-config.md)
  * applied over defaults that are themselves a JSON document embedded in the
- * binary (user/agent/default-config.json). Errors name the field's path and
+ * binary (user/config/default-config.json). Errors name the field's path and
  * what is allowed, e.g. "suppress.threshold_percent: 150 is out of range
  * (allowed: 1 to 100)".
  *
@@ -14,8 +14,8 @@
  * the bytes after each string's terminator are zero, so two configs compare
  * with memcmp().
  */
-#ifndef QOSLET_AGENT_CONFIG_H
-#define QOSLET_AGENT_CONFIG_H
+#ifndef QOSLET_CONFIG_AGENT_CONFIG_H
+#define QOSLET_CONFIG_AGENT_CONFIG_H
 
 #include <jansson.h>
 #include <limits.h>

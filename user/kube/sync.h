@@ -8,8 +8,8 @@
  * status the loop asks for. Both back off when the API fails and hand the
  * results back. The loop only ever takes and puts under a short lock.
  */
-#ifndef QOSLET_AGENT_KUBE_SYNC_H
-#define QOSLET_AGENT_KUBE_SYNC_H
+#ifndef QOSLET_KUBE_SYNC_H
+#define QOSLET_KUBE_SYNC_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -10,10 +10,11 @@
 #include "../policy/capacity.h"
 #include "../policy/plan.h"
 #include "../policy/policy.h"
-#include "agent.h"
-#include "config.h"
+#include "config/agent_args.h"
+#include "record/replay.h"
+#include "config/agent_config.h"
 #include "../decision/decision.h"
-#include "record.h"
+#include "record/record.h"
 
 static void print_text(const struct decision *d)
 {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "config_watch.h"
+#include "config/config_watch.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,8 +5,8 @@
  * further line is one struct pol_input. Numbers are written with 17
  * significant digits, so a replay computes on exactly the recorded values.
  */
-#ifndef QOSLET_AGENT_RECORD_H
-#define QOSLET_AGENT_RECORD_H
+#ifndef QOSLET_RECORD_RECORD_H
+#define QOSLET_RECORD_RECORD_H
 
 #include <jansson.h>
 #include <stdio.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "fast_path.h"
+#include "probes/fast_path.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +13,8 @@
 
 #include "../../bpf/sched.h"
 #include "../log.h"
-#include "../policy/slo.h"
 #include "../probes/pin_layout.h"
+#include "probes/probes.h"
 
 /*
  * A displacement alert: DISPLACED_MIN switch-ins after a displacer within
@@ -46,12 +46,12 @@ struct fast_path {
 	struct fast_path_alerts drained;
 };
 
-static int pinned(const char *dir, const char *name)
+/* A copy of the sched probe's map: the fast path closes its own, the probe set its. */
+static int probe_map(const struct probe_set *ps, size_t map)
 {
-	char path[PATH_MAX];
+	int fd = probe_set_map_fd(ps, PROBE_SCHED, map);
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return bpf_obj_get(path);
+	return fd < 0 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 0);
 }
 
 static int on_alert(void *ctx, void *data, size_t size)
@@ -91,7 +91,7 @@ static int set_cfg(struct fast_path *fp, uint64_t min_ns, bool armed)
 	return 0;
 }
 
-int fast_path_open(struct fast_path **out, const char *pin_dir, uint64_t gap_ns)
+int fast_path_open(struct fast_path **out, const struct probe_set *ps, uint64_t gap_ns)
 {
 	struct fast_path *fp = calloc(1, sizeof(*fp));
 	int err;
@@ -99,10 +99,10 @@ int fast_path_open(struct fast_path **out, const char *pin_dir, uint64_t gap_ns)
 	if (!fp)
 		return -ENOMEM;
 	fp->gap_ns = gap_ns;
-	fp->cfg_fd = pinned(pin_dir, pin_map_name(PIN_MAP_rq_alert_cfg));
-	fp->watch_fd = pinned(pin_dir, pin_map_name(PIN_MAP_rq_alert_watch));
-	fp->displacers_fd = pinned(pin_dir, pin_map_name(PIN_MAP_rq_displacers));
-	fp->ring_fd = pinned(pin_dir, pin_map_name(PIN_MAP_rq_alerts));
+	fp->cfg_fd = probe_map(ps, PIN_MAP_rq_alert_cfg);
+	fp->watch_fd = probe_map(ps, PIN_MAP_rq_alert_watch);
+	fp->displacers_fd = probe_map(ps, PIN_MAP_rq_displacers);
+	fp->ring_fd = probe_map(ps, PIN_MAP_rq_alerts);
 	err = fp->cfg_fd < 0 || fp->watch_fd < 0 || fp->displacers_fd < 0 || fp->ring_fd < 0
 		      ? -ENOENT
 		      : 0;
@@ -244,26 +244,4 @@ void fast_path_close(struct fast_path *fp)
 	free(fp->watched.v);
 	free(fp->displacers.v);
 	free(fp);
-}
-
-double fast_path_threshold_us(const struct policy_config *p, const struct pol_unit *u)
-{
-	double us = p->interference.rq_p99_us;
-
-	if (!p->slo.enabled)
-		return us;
-	if (u) {
-		double target = slo_target_us(u, &p->slo); /* 0: not an LS unit */
-
-		return target > 0 ? fmin(us, target) : us;
-	}
-	us = fmin(us, fmin(p->slo.lse_p99_us, fmin(p->slo.lsr_p99_us, p->slo.ls_p99_us)));
-	for (size_t i = 0; i < p->slo.n_globs; i++)
-		us = fmin(us, p->slo.globs[i].p99_us);
-	return us;
-}
-
-bool fast_path_may_mute(const struct policy_config *p)
-{
-	return !p->slo.enabled;
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "agent_args.h"
+#include "config/agent_args.h"
 
 #include <errno.h>
 #include <getopt.h>

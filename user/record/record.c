@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "record.h"
+#include "record/record.h"
 
 #include <errno.h>
 #include <stdbool.h>
