@@ -16,8 +16,6 @@
 #include "actuate/actuator.h"
 #include "collect/file_watch.h"
 #include "../collect/collect.h"
-#include "../policy/batch_evict.h"
-#include "../policy/capacity.h"
 #include "../policy/policy.h"
 #include "../probes/probes.h"
 #include "../report/metrics.h"
@@ -75,12 +73,8 @@ struct agent {
 	uint64_t reloads;  /* configs swapped in by SIGHUP or a change of the file */
 	struct config_watch *watch;    /* the --config file's changes; NULL when not watched */
 	struct breach_counts breaches; /* reports per victim and cause, for the metrics */
-	uint64_t interference_ns;  /* CLOCK_MONOTONIC of the last interference decision; 0 none */
-	char interference[512];	   /* ... what it said, for the node condition */
-	struct capacity_state cap; /* batch capacity (capacity.c) */
-	struct capacity_result cap_result;
-	bool cap_have;			      /* cap_result holds a tick's result */
-	struct batch_evict_state batch_evict; /* eviction on batch overcommit (capacity.c) */
+	uint64_t interference_ns; /* CLOCK_MONOTONIC of the last interference decision; 0 none */
+	char interference[512];	  /* ... what it said, for the node condition */
 	/* Settings that stay applied: the files the actuator wrote, watched; NULL in dry-run. */
 	struct file_watch *files;
 	uint64_t files_gen;		 /* the actuator's watch generation the watch is set to */
@@ -115,10 +109,11 @@ void agent_record_decision(struct agent *a, struct decision *d);
 enum decision_outcome agent_decide(struct agent *a, const struct action *act);
 
 /*
- * Batch capacity for this tick: decisions for its changes, the values to the
- * link; then the eviction on batch overcommit, which compares against them.
+ * A change of batch capacity (an ACT_CAPACITY action of this tick) as its
+ * decision record, with the formula spelled out; before: the values of the
+ * last tick's decision, NULL for the first (capacity.c).
  */
-int agent_capacity_tick(struct agent *a);
+void agent_record_capacity(struct agent *a, const struct action *act, const uint64_t *before);
 
 /* Once per interval: the node condition the loop currently wants. */
 void kube_report_condition(struct agent *a);

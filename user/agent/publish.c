@@ -453,8 +453,8 @@ static char *render_metrics(struct agent *a, uint64_t loop_ns, size_t *len)
 	if (a->act)
 		actuator_journal_errors(a->act, &in.errors[METRICS_ERR_JOURNAL_SET_ASIDE],
 					&in.errors[METRICS_ERR_JOURNAL_WRITE]);
-	if (a->cap_have) {
-		in.capacity = &a->cap_result;
+	if (a->pol.have_capacity) {
+		in.capacity = &a->pol.capacity_result;
 		for (int r = 0; r < CAP_NR; r++)
 			in.batch_requested[r] = batch_requested(&a->rec->in, r);
 	}

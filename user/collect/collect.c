@@ -837,6 +837,7 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 	}
 	in->units = c->out;
 	in->n_units = n;
+	in->cgroup_reads_failed = rec->cgroup_read_errors > 0;
 	if (!*err)
 		mark_pinned(c, in);
 	if (!*err)
