@@ -1014,10 +1014,11 @@ static int setup(struct agent *a)
 	a->names = cgroup_names_new(&a->fs);
 	if (!a->names)
 		return 1;
+	config_collect_wants(&a->cfg, &a->wants);
 	a->coll_opts = (struct collect_opts){.ctrls = &a->ctrls,
 					     .fs = &a->fs,
 					     .subtree = a->subtree,
-					     .cfg = &a->cfg,
+					     .wants = &a->wants,
 					     .original_quota = original_quota,
 					     .pod = a->kube ? pod_of : NULL,
 					     .ctx = a,

@@ -45,6 +45,7 @@ struct agent {
 	struct probe_set *probes;
 	unsigned int parts; /* enum cg_part the running probes provide */
 	bool cpi_wanted;    /* the cpi probe was asked for (CPI outliers on, a PMU counts cycles) */
+	struct collect_wants wants; /* from cfg, at start and at every reload */
 	struct collect_opts coll_opts;
 	struct collector *coll;
 	const struct tick_record *rec; /* the collector's last record: all a tick reads */
