@@ -10,10 +10,10 @@
 #define QOSLET_POLICY_POLICY_H
 
 #include "action.h"
-#include "batch_evict.h"
+#include "policy/batch_evict.h"
 #include "batch_resources.h"
 #include "burst.h"
-#include "capacity.h"
+#include "policy/capacity.h"
 #include "config.h"
 #include "evict_cpu.h"
 #include "evict_memory.h"
