@@ -97,10 +97,11 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 
 static void test_units_and_numbers(void **state)
 {
-	struct agent_config cfg = {.n_classes = 1};
+	struct class_rule rules[1] = {0};
+	struct collect_wants cfg = {.classes = rules, .n_classes = 1};
 	struct cgroup_ctrls c;
 	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
-	struct collect_opts o = {.ctrls = &c, .fs = &fs, .subtree = SUB, .cfg = &cfg};
+	struct collect_opts o = {.ctrls = &c, .fs = &fs, .subtree = SUB, .wants = &cfg};
 	const struct tick_record *rec;
 	struct collector *col;
 	const struct pol_unit *u;
@@ -125,10 +126,10 @@ static void test_units_and_numbers(void **state)
 	    "full avg10=0.00 avg60=0.00 avg300=0.00 total=77\n");
 	cgroup_ctrls_fake(&c, root, true);
 	snprintf(fs.root, sizeof(fs.root), "%s", root);
-	snprintf(cfg.classes[0].glob, sizeof(cfg.classes[0].glob), SUB "/batch.slice/*");
-	cfg.classes[0].cls = QOS_BE;
+	snprintf(rules[0].glob, sizeof(rules[0].glob), SUB "/batch.slice/*");
+	rules[0].cls = QOS_BE;
 	/* any node is near a threshold of 0: units' memory is read, for BE units only */
-	cfg.policy.evict_memory.enabled = true;
+	cfg.evict_memory = true;
 	col = collector_new(&o);
 	assert_non_null(col);
 
@@ -441,11 +442,11 @@ static void test_tree_events(void **state)
  * once. */
 static void test_settings_and_new_pods(void **state)
 {
-	struct agent_config cfg = {0};
+	struct collect_wants cfg = {0};
 	struct cgroup_ctrls c;
 	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
 	struct collect_opts o = {
-		.ctrls = &c, .fs = &fs, .subtree = "s2/kubepods.slice", .cfg = &cfg};
+		.ctrls = &c, .fs = &fs, .subtree = "s2/kubepods.slice", .wants = &cfg};
 	const char *pod =
 		"s2/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod11_22.slice";
 	const char *pod2 =
@@ -507,13 +508,13 @@ static const struct kube_pod *pod_with_request(void *ctx, const char *uid)
  */
 static void test_capacity_inputs(void **state)
 {
-	struct agent_config cfg = {0};
+	struct collect_wants cfg = {0};
 	struct cgroup_ctrls c;
 	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
 	struct collect_opts o = {.ctrls = &c,
 				 .fs = &fs,
 				 .subtree = "s3/kubepods.slice",
-				 .cfg = &cfg,
+				 .wants = &cfg,
 				 .pod = pod_with_request};
 	const char *ls =
 		"s3/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod55_66.slice";
@@ -531,7 +532,7 @@ static void test_capacity_inputs(void **state)
 	put(ls, "memory.max", "1048576\n");
 	cgroup_ctrls_fake(&c, root, true);
 	snprintf(fs.root, sizeof(fs.root), "%s", root);
-	cfg.policy.capacity.enabled = true; /* memory eviction off: only capacity wants memory */
+	cfg.capacity = true; /* memory eviction off: only capacity wants memory */
 	col = collector_new(&o);
 	assert_non_null(col);
 	rec = collector_read(col, 1, 1000000000ull, &err);
@@ -580,13 +581,13 @@ static const struct kube_pod *pod_with_containers(void *ctx, const char *uid)
  */
 static void test_batch_containers(void **state)
 {
-	struct agent_config cfg = {0};
+	struct collect_wants cfg = {0};
 	struct cgroup_ctrls c;
 	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
 	struct collect_opts o = {.ctrls = &c,
 				 .fs = &fs,
 				 .subtree = "s5/kubepods.slice",
-				 .cfg = &cfg,
+				 .wants = &cfg,
 				 .pod = pod_with_containers};
 	const char *be =
 		"s5/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod77_88.slice";
@@ -655,11 +656,12 @@ static const struct kube_pod *fake_pod(void *ctx, const char *uid)
  */
 static void test_class_rules_by_pod(void **state)
 {
-	struct agent_config cfg = {.n_classes = 2};
+	struct class_rule rules[2] = {0};
+	struct collect_wants cfg = {.classes = rules, .n_classes = 2};
 	struct cgroup_ctrls c;
 	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
 	struct collect_opts o = {
-		.ctrls = &c, .fs = &fs, .subtree = "s3/kubepods", .cfg = &cfg, .pod = fake_pod};
+		.ctrls = &c, .fs = &fs, .subtree = "s3/kubepods", .wants = &cfg, .pod = fake_pod};
 	static char app_batch[] = "app=batch\0";
 	const char *batch = "s3/kubepods/burstable/podaa", *sys = "s3/kubepods/besteffort/podbb",
 		   *ds = "s3/kubepods/besteffort/podcc", *mirror = "s3/kubepods/besteffort/poddd",
@@ -685,12 +687,12 @@ static void test_class_rules_by_pod(void **state)
 	snprintf(cfg.trust.opt_out_ns.ns[0], sizeof(cfg.trust.opt_out_ns.ns[0]), "batch-*");
 	cfg.trust.opt_out_ns.n = 1;
 	/* a Burstable pod in a batch-* namespace with app=batch: BE by the rule */
-	snprintf(cfg.classes[0].ns, sizeof(cfg.classes[0].ns), "batch-*");
-	snprintf(cfg.classes[0].label, sizeof(cfg.classes[0].label), "app=batch");
-	cfg.classes[0].cls = QOS_BE;
+	snprintf(rules[0].ns, sizeof(rules[0].ns), "batch-*");
+	snprintf(rules[0].label, sizeof(rules[0].label), "app=batch");
+	rules[0].cls = QOS_BE;
 	/* a rule may still make a protected pod BE: the operator's explicit word */
-	snprintf(cfg.classes[1].glob, sizeof(cfg.classes[1].glob), "%s", forced);
-	cfg.classes[1].cls = QOS_BE;
+	snprintf(rules[1].glob, sizeof(rules[1].glob), "%s", forced);
+	rules[1].cls = QOS_BE;
 	cgroup("s3/kubepods", "max 100000\n", 0);
 	for (const char *const *p =
 		     (const char *const[]){batch, sys, ds, mirror, plain, forced, NULL};
@@ -735,11 +737,11 @@ static void test_class_rules_by_pod(void **state)
  */
 static void test_pod_metadata_refused(void **state)
 {
-	struct agent_config cfg = {.trust = {.qos_label = true, .production_priority = 9000}};
+	struct collect_wants cfg = {.trust = {.qos_label = true, .production_priority = 9000}};
 	struct cgroup_ctrls c;
 	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
 	struct collect_opts o = {
-		.ctrls = &c, .fs = &fs, .subtree = "s5/kubepods", .cfg = &cfg, .pod = fake_pod};
+		.ctrls = &c, .fs = &fs, .subtree = "s5/kubepods", .wants = &cfg, .pod = fake_pod};
 	const char *lse = "s5/kubepods/besteffort/podaa", *sys = "s5/kubepods/besteffort/podbb",
 		   *kept = "s5/kubepods/besteffort/podcc", *tight = "s5/kubepods/burstable/poddd",
 		   *whole = "s5/kubepods/podee";
@@ -749,7 +751,7 @@ static void test_pod_metadata_refused(void **state)
 	int err;
 
 	(void)state;
-	cfg.policy.slo.annotation_min_us = 500;
+	cfg.rq_target_floor_us = 500;
 	memset(fake_pods, 0, sizeof(fake_pods));
 	fake_pods[0] = (struct kube_pod){.uid = "aa", .ns = "batch", .koord_qos = "LSE"};
 	fake_pods[1] = (struct kube_pod){.uid = "bb", .ns = "batch", .koord_qos = "SYSTEM"};
@@ -797,11 +799,12 @@ static void test_pod_metadata_refused(void **state)
 /* Off Kubernetes: top-level cgroups, and the children of top-level slices, are SYSTEM units. */
 static void test_system_units(void **state)
 {
-	struct agent_config cfg = {.n_classes = 1};
+	struct class_rule rules[1] = {0};
+	struct collect_wants cfg = {.classes = rules, .n_classes = 1};
 	struct cgroup_ctrls c;
 	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
 	struct collect_opts o = {
-		.ctrls = &c, .fs = &fs, .subtree = "s4", .cfg = &cfg, .system_units = true};
+		.ctrls = &c, .fs = &fs, .subtree = "s4", .wants = &cfg, .system_units = true};
 	const char *cron = "s4/system.slice/cron.service", *user = "s4/user.slice/user-0.slice",
 		   *init = "s4/init.scope", *batch = "s4/batch";
 	const struct tick_record *rec;
@@ -810,8 +813,8 @@ static void test_system_units(void **state)
 
 	(void)state;
 	/* a rule still comes first */
-	snprintf(cfg.classes[0].glob, sizeof(cfg.classes[0].glob), "%s", batch);
-	cfg.classes[0].cls = QOS_BE;
+	snprintf(rules[0].glob, sizeof(rules[0].glob), "%s", batch);
+	rules[0].cls = QOS_BE;
 	cgroup("s4", "max 100000\n", 0);
 	cgroup("s4/system.slice", "max 100000\n", 0);
 	cgroup("s4/user.slice", "max 100000\n", 0);

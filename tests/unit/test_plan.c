@@ -407,6 +407,54 @@ static void test_events_pass_every_time(void **state)
 	action_list_free(&out);
 }
 
+/*
+ * The split: BE's cpuset first, the LS move after it, in the plan's output;
+ * the LS move waits while a BE cpuset of the tick failed, and only then.
+ */
+static void test_ls_split_waits_for_be_cpuset(void **state)
+{
+	struct plan_state st = {0};
+	struct action_list w = {0}, out = {0};
+	struct plan_progress p = {0};
+	struct action *a;
+
+	(void)state;
+	reset_units();
+	units[1].cls = QOS_LS;
+	a = action_add(&w, ACT_CPUSET, &units[0], "suppress.split_be");
+	assert_non_null(a);
+	snprintf(a->cpus, sizeof(a->cpus), "0");
+	a = action_add(&w, ACT_CPUSET, &units[1], "suppress.split_ls");
+	assert_non_null(a);
+	snprintf(a->cpus, sizeof(a->cpus), "1");
+	a->ls_split = true;
+	run(&st, &w, &out);
+	assert_int_equal(out.n, 2);
+	assert_int_equal(out.v[0].cls, QOS_BE);
+	assert_true(out.v[1].ls_split);
+
+	/* BE's cpuset landed: LS moves */
+	assert_null(plan_held(&p, &out.v[0]));
+	plan_progress_note(&p, &out.v[0], false);
+	assert_null(plan_held(&p, &out.v[1]));
+
+	/* a failed BE write of another kind holds nothing */
+	out.v[0].kind = ACT_CPU_QUOTA;
+	plan_progress_note(&p, &out.v[0], true);
+	assert_null(plan_held(&p, &out.v[1]));
+
+	/* BE's cpuset failed: LS keeps its CPUs, other LS actions go on */
+	out.v[0].kind = ACT_CPUSET;
+	plan_progress_note(&p, &out.v[0], true);
+	assert_non_null(plan_held(&p, &out.v[1]));
+	out.v[1].ls_split = false;
+	assert_null(plan_held(&p, &out.v[1]));
+
+	plan_state_free(&st);
+	action_list_free(&w);
+	action_list_free(&out);
+}
+
 static void test_cpuset_compared_as_lists(void **state)
 {
 	struct plan_state st = {0};
@@ -515,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_releases_what_nobody_wants),
 		cmocka_unit_test(test_vanished_unit_is_forgotten),
 		cmocka_unit_test(test_events_pass_every_time),
+		cmocka_unit_test(test_ls_split_waits_for_be_cpuset),
 		cmocka_unit_test(test_cpuset_compared_as_lists),
 		cmocka_unit_test(test_target_text),
 		cmocka_unit_test(test_refuses_exclusive_cpus),

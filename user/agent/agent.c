@@ -228,30 +228,29 @@ enum decision_outcome agent_decide(struct agent *a, const struct action *act)
 }
 
 /*
- * The split's LS moves wait for its BE moves: LS confined while BE still
- * runs on every CPU (a BE cpuset of the tick failed: on v1 its directory
- * not made yet, say) has fewer CPUs and the same neighbours. BE's retry,
- * 10 ms later, asks both again. The plan lists BE's cpusets first.
+ * The tick's actions in the order the policies list them, held where the
+ * plan's ordering rule says (plan_held). Batch capacity's reports are
+ * records only: before is the values decided at the last tick (NULL for
+ * the first).
  */
-static void apply_actions(struct agent *a)
+static void apply_actions(struct agent *a, const uint64_t *cap_before)
 {
-	bool be_cpus_missed = false;
+	struct plan_progress progress = {0};
 
 	for (size_t i = 0; i < a->actions.n; i++) {
 		const struct action *act = &a->actions.v[i];
+		const char *held = plan_held(&progress, act);
 
-		if (act->ls_split && be_cpus_missed) {
+		if (act->kind == ACT_CAPACITY) {
+			agent_record_capacity(a, act, cap_before);
+		} else if (held) {
 			struct act_result r = {.outcome = OUT_REFUSED};
 
-			snprintf(r.why, sizeof(r.why),
-				 "held: a BE cpuset of this tick did not land, and LS keeps its "
-				 "CPUs until BE is off them");
+			snprintf(r.why, sizeof(r.why), "%s", held);
 			record(a, act, &r);
-			continue;
+		} else {
+			plan_progress_note(&progress, act, agent_decide(a, act) == OUT_FAILED);
 		}
-		if (agent_decide(a, act) == OUT_FAILED && act->kind == ACT_CPUSET &&
-		    act->cls == QOS_BE)
-			be_cpus_missed = true;
 	}
 }
 
@@ -495,6 +494,8 @@ static void watch_files(struct agent *a)
 static int tick_once(struct agent *a, bool fast)
 {
 	const struct tick_record *rec;
+	uint64_t cap_before[CAP_NR];
+	bool had_capacity;
 	int err = 0;
 
 	a->last_tick_ns = clock_ns(CLOCK_MONOTONIC);
@@ -524,13 +525,18 @@ static int tick_once(struct agent *a, bool fast)
 		log_warn("agent: cannot write the recording: %s", strerror(errno));
 	if (a->args.mode == AGENT_RECORD)
 		return 0;
+	/* capacity's records show the values of its last decision as before */
+	had_capacity = a->pol.capacity.have_last;
+	memcpy(cap_before, a->pol.capacity.decided, sizeof(cap_before));
 	err = policy_tick(&rec->in, &a->cfg.policy, a->cfg.dry_run, &a->pol, &a->actions);
 	if (err)
 		return err;
-	apply_actions(a);
-	err = agent_capacity_tick(a);
-	if (err)
-		return err;
+	apply_actions(a, had_capacity ? cap_before : NULL);
+	/* the decided values, so that every patch of the node has a record explaining it */
+	if (a->kube && a->pol.have_capacity)
+		kube_sync_batch(a->kube, a->pol.capacity.decided[CAP_CPU],
+				a->pol.capacity.decided[CAP_MEM],
+				(uint64_t)(a->cfg.policy.capacity.stale_s * 1e9));
 	if (a->kube) {
 		eviction_results(a);
 		if (!fast) {
@@ -629,7 +635,7 @@ static void publish(struct agent *a)
 				 .pods = &a->pods,
 				 .log = &a->log,
 				 .breaches = &a->breaches,
-				 .capacity = a->cap_have ? &a->cap_result : NULL,
+				 .capacity = a->pol.have_capacity ? &a->pol.capacity_result : NULL,
 				 .cgroups = a->cfg.http.cgroups,
 				 .ticks = a->ticks,
 				 .fast_ticks = a->fast_ticks,
@@ -1045,10 +1051,11 @@ static int setup(struct agent *a)
 	a->names = cgroup_names_new(&a->fs);
 	if (!a->names)
 		return 1;
+	config_collect_wants(&a->cfg, &a->wants);
 	a->coll_opts = (struct collect_opts){.ctrls = &a->ctrls,
 					     .fs = &a->fs,
 					     .subtree = a->subtree,
-					     .cfg = &a->cfg,
+					     .wants = &a->wants,
 					     .original_quota = original_quota,
 					     .pod = a->kube ? pod_of : NULL,
 					     .ctx = a,
@@ -1094,8 +1101,6 @@ static void teardown(struct agent *a)
 	collector_free(a->coll);
 	probe_set_close(a->probes);
 	policy_state_free(&a->pol);
-	capacity_state_free(&a->cap);
-	batch_evict_state_free(&a->batch_evict);
 	kube_pod_list_free(&a->pods);
 	action_list_free(&a->actions);
 	decision_log_free(&a->log);

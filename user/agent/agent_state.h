@@ -17,8 +17,6 @@
 #include "actuate/actuator.h"
 #include "collect/file_watch.h"
 #include "../collect/collect.h"
-#include "../policy/batch_evict.h"
-#include "../policy/capacity.h"
 #include "../policy/policy.h"
 #include "../probes/probes.h"
 #include "../report/metrics.h"
@@ -50,6 +48,7 @@ struct agent {
 	struct probe_set *probes;
 	unsigned int parts; /* enum cg_part the running probes provide */
 	bool cpi_wanted;    /* the cpi probe was asked for (CPI outliers on, a PMU counts cycles) */
+	struct collect_wants wants; /* from cfg, at start and at every reload */
 	struct collect_opts coll_opts;
 	struct collector *coll;
 	const struct tick_record *rec; /* the collector's last record: all a tick reads */
@@ -80,10 +79,6 @@ struct agent {
 	struct breach_counts breaches; /* reports per victim and cause, for the metrics */
 	/* the last interference, for the node condition */
 	struct kube_report_seen kube_seen;
-	struct capacity_state cap; /* batch capacity (capacity.c) */
-	struct capacity_result cap_result;
-	bool cap_have;			      /* cap_result holds a tick's result */
-	struct batch_evict_state batch_evict; /* eviction on batch overcommit (capacity.c) */
 	/* Settings that stay applied: the files the actuator wrote, watched; NULL in dry-run. */
 	struct file_watch *files;
 	uint64_t files_gen;		 /* the actuator's watch generation the watch is set to */
@@ -115,9 +110,10 @@ void agent_record_decision(struct agent *a, struct decision *d);
 enum decision_outcome agent_decide(struct agent *a, const struct action *act);
 
 /*
- * Batch capacity for this tick: decisions for its changes, the values to the
- * link; then the eviction on batch overcommit, which compares against them.
+ * A change of batch capacity (an ACT_CAPACITY action of this tick) as its
+ * decision record, with the formula spelled out; before: the values of the
+ * last tick's decision, NULL for the first (capacity.c).
  */
-int agent_capacity_tick(struct agent *a);
+void agent_record_capacity(struct agent *a, const struct action *act, const uint64_t *before);
 
 #endif

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The agent's side of batch capacity (user/policy/capacity.h): runs the
- * policy on the tick's record, turns each change into a decision record that
- * spells the formula out, and hands the decided values to the Kubernetes
- * link, which patches the node (docs/capacity.md).
+ * The agent's side of batch capacity (user/policy/capacity.h, run inside
+ * policy_tick): turns each change into a decision record that spells the
+ * formula out (docs/capacity.md).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -44,52 +43,17 @@ static void explain(const struct capacity_result *res, enum capacity_resource r,
 		 to_text_unit(r, t->pctl), unit, to_text_unit(r, t->reserve), unit);
 }
 
-/* before: the value of the previous record of this resource, NULL for the first. */
-static void record_capacity(struct agent *a, const struct action *act, const uint64_t *before)
+void agent_record_capacity(struct agent *a, const struct action *act, const uint64_t *before)
 {
 	enum capacity_resource r = !strcmp(act->rule, "capacity.cpu") ? CAP_CPU : CAP_MEM;
 	struct decision d = {.ts_ns = a->rec->in.ts_ns, .act = *act, .outcome = OUT_REPORTED};
 
 	if (before)
 		value_text(r, before[r], d.before, sizeof(d.before));
-	explain(&a->cap_result, r, &a->cfg.policy.capacity, (uint64_t)act->value, d.after,
+	explain(&a->pol.capacity_result, r, &a->cfg.policy.capacity, (uint64_t)act->value, d.after,
 		sizeof(d.after));
 	if (act->cause)
 		log_info("agent: batch %s held at 0: %s", r == CAP_CPU ? "cpu" : "memory",
 			 act->cause);
 	agent_record_decision(a, &d);
-}
-
-int agent_capacity_tick(struct agent *a)
-{
-	const struct capacity_config *cfg = &a->cfg.policy.capacity;
-	const char *bad = a->rec->cgroup_read_errors ? "cgroup reads failed" : NULL;
-	struct action_list acts = {0};
-	uint64_t before[CAP_NR];
-	bool had = a->cap.have_last;
-	int err;
-
-	/* Turned off by a reload: no gauges; the link's last value expires to 0 after stale_s. */
-	if (!cfg->enabled) {
-		a->cap_have = false;
-		return 0;
-	}
-	memcpy(before, a->cap.decided, sizeof(before));
-	err = capacity_tick(&a->rec->in, bad, cfg, &a->cap, &a->cap_result, &acts);
-	for (size_t i = 0; !err && i < acts.n; i++)
-		record_capacity(a, &acts.v[i], had ? before : NULL);
-	action_list_free(&acts);
-	if (err)
-		return err;
-	a->cap_have = true;
-	/* the decided values, so that every patch of the node has a record explaining it */
-	if (a->kube)
-		kube_sync_batch(a->kube, a->cap.decided[CAP_CPU], a->cap.decided[CAP_MEM],
-				(uint64_t)(cfg->stale_s * 1e9));
-	err = batch_evict_run(&a->rec->in, &a->cap_result, &a->cfg.policy.batch,
-			      &a->cfg.policy.evict_order, &a->batch_evict, &acts);
-	for (size_t i = 0; !err && i < acts.n; i++)
-		agent_decide(a, &acts.v[i]);
-	action_list_free(&acts);
-	return err;
 }

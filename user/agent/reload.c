@@ -63,6 +63,7 @@ void agent_reload(struct agent *a)
 				 : now == EVICT_KUBERNETES ? "kubernetes"
 							   : "report");
 		a->cfg = *next;
+		config_collect_wants(&a->cfg, &a->wants);
 		if (a->act)
 			actuator_set_evict(a->act, now);
 		collector_reclassify(a->coll);

@@ -18,7 +18,6 @@
 #include "containers.h"
 #include "fold.h"
 #include "node.h"
-#include "policy/slo.h"
 #include "tree.h"
 #include "unit_files.h"
 
@@ -129,12 +128,12 @@ static bool rule_matches(const struct class_rule *r, const char *rel, const stru
 }
 
 /* The class of the config's first rule matching the unit; QOS_NR when none does. */
-static enum qos_class rule_class(const struct agent_config *cfg, const char *rel,
+static enum qos_class rule_class(const struct collect_wants *w, const char *rel,
 				 const struct kube_pod *pod)
 {
-	for (size_t i = 0; i < cfg->n_classes; i++)
-		if (rule_matches(&cfg->classes[i], rel, pod))
-			return cfg->classes[i].cls;
+	for (size_t i = 0; i < w->n_classes; i++)
+		if (rule_matches(&w->classes[i], rel, pod))
+			return w->classes[i].cls;
 	return QOS_NR;
 }
 
@@ -172,12 +171,12 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
 			*batch = (struct pol_batch){pod->batch_cpu_request, pod->batch_cpu_limit,
 						    pod->batch_mem_request, pod->batch_mem_limit};
 	}
-	cls = rule_class(o->cfg, rel, pod);
+	cls = rule_class(o->wants, rel, pod);
 	if (cls != QOS_NR)
 		return cls;
 	if (!is_pod)
 		return QOS_UNMANAGED;
-	cls = pod_trust_class(pod, ids.qos, &o->cfg->trust, refused);
+	cls = pod_trust_class(pod, ids.qos, &o->wants->trust, refused);
 	/* With the API link on, a pod not listed yet may be one of those: not BE until it is. */
 	if (cls == QOS_BE && o->pod && !pod)
 		return QOS_UNMANAGED;
@@ -197,20 +196,19 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
  * What the config does not let the pod's metadata decide sets a bit of
  * *refused.
  */
-static void evict_facts(const struct agent_config *cfg, const struct kube_pod *pod,
+static void evict_facts(const struct collect_wants *w, const struct kube_pod *pod,
 			struct pol_unit *u, uint32_t *refused)
 {
 	enum pod_refusal why;
-	bool opt_out = pod_trust_opt_out(pod, &cfg->trust, &why);
+	bool opt_out = pod_trust_opt_out(pod, &w->trust, &why);
 
 	*refused |= why ? 1u << why : 0;
 	u->evict_guard = EVICT_GUARD_NONE;
 	u->evict_priority = pod ? pod->evict_priority : 0;
 	u->start_ns = pod ? pod->start_ns : 0;
 	u->rq_target_us = pod ? pod->rq_target_us : 0;
-	/* only LS units have a target to clamp */
-	if (u->rq_target_us && qos_is_ls(u->cls) &&
-	    slo_pod_target_us(u->rq_target_us, &cfg->policy.slo) != u->rq_target_us)
+	/* only LS units have a target to clamp; the SLO policy clamps it, this reports it */
+	if (u->rq_target_us && qos_is_ls(u->cls) && u->rq_target_us < w->rq_target_floor_us)
 		*refused |= 1u << POD_REFUSE_TARGET_FLOOR;
 	if (!pod)
 		return;
@@ -315,7 +313,7 @@ static int visit(void *ctx, const struct cg_tree_dir *d)
 			s->u.priority = prio;
 			s->u.request_mem = request_mem;
 			s->refused = label ? 1u << label : 0;
-			evict_facts(r->c->o->cfg,
+			evict_facts(r->c->o->wants,
 				    uid[0] && r->c->o->pod ? r->c->o->pod(r->c->o->ctx, uid) : NULL,
 				    &s->u, &s->refused);
 			s->u.batch = batch;
@@ -600,11 +598,11 @@ static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s,
  * Units' memory is read while the node is within COLLECT_MEM_MARGIN of the
  * memory-eviction threshold: below that no eviction can start this tick.
  */
-static bool unit_memory_wanted(const struct evict_memory_config *cfg, const struct pol_input *in)
+static bool unit_memory_wanted(const struct collect_wants *w, const struct pol_input *in)
 {
-	return cfg->enabled && in->mem_capacity &&
+	return w->evict_memory && in->mem_capacity &&
 	       (double)in->mem_used / (double)in->mem_capacity >=
-		       cfg->threshold - COLLECT_MEM_MARGIN;
+		       w->evict_memory_threshold - COLLECT_MEM_MARGIN;
 }
 
 /* A counter that went down was re-created: it counts from zero. */
@@ -623,14 +621,14 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 {
 	const struct cgroup_ctrls *ctrls = c->o->ctrls;
 	bool psi_due = !s->psi_ns || mono_ns - s->psi_ns >= COLLECT_PSI_NS;
-	bool capacity = c->o->cfg->policy.capacity.enabled;
+	bool capacity = c->o->wants->capacity;
 	struct unit_counters now;
 	unsigned int want = 0;
 	int64_t original;
 	int err;
 
 	if (!s->settings_ns || mono_ns - s->settings_ns >= COLLECT_SETTINGS_NS) {
-		err = read_settings(ctrls, s, c->o->cfg->policy.memory_qos.enabled);
+		err = read_settings(ctrls, s, c->o->wants->memory_protection);
 		if (err)
 			return err;
 		s->settings_ns = mono_ns ? mono_ns : 1;
@@ -730,7 +728,7 @@ static int name_outside(void *ctx, uint64_t cgid, struct pol_outside *o)
 	o->id = cgid;
 	if (path[len] && cgroup_id_of(opts->fs, o->path, &o->id))
 		return -ENOENT;
-	cls = rule_class(opts->cfg, o->path, NULL); /* outside culprits are not pods we know */
+	cls = rule_class(opts->wants, o->path, NULL); /* outside culprits are not pods we know */
 	o->cls = cls == QOS_NR ? QOS_UNMANAGED : cls;
 	return 0;
 }
@@ -791,7 +789,9 @@ static int grow_out(struct collector *c)
  */
 static void mark_pinned(struct collector *c, struct pol_input *in)
 {
-	exclusive_cpus_update(&c->exclusive, c->o->cfg->cpu_manager_state);
+	const char *state = c->o->wants->cpu_manager_state;
+
+	exclusive_cpus_update(&c->exclusive, state ? state : "");
 	snprintf(in->exclusive_cpus, sizeof(in->exclusive_cpus), "%s", c->exclusive.list);
 	for (size_t i = 0; i < in->n_units; i++)
 		in->units[i].pinned_cpus =
@@ -825,7 +825,7 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 	in->interval_s = c->prev_mono_ns ? (mono_ns - c->prev_mono_ns) / 1e9 : 0;
 	have_delta = read_probes(c, &delta);
 	*err = node_read(c->node, c->o->ctrls, c->o->subtree, in->interval_s, in) ?: grow_out(c);
-	mem_near = !*err && unit_memory_wanted(&c->o->cfg->policy.evict_memory, in);
+	mem_near = !*err && unit_memory_wanted(c->o->wants, in);
 	for (size_t i = 0; !*err && i < c->n_units; i++) {
 		struct unit_state *s = &c->units[i];
 		int e = read_unit(c, s, mono_ns, in->interval_s, mem_near, &c->out[n]);
@@ -837,6 +837,7 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 	}
 	in->units = c->out;
 	in->n_units = n;
+	in->cgroup_reads_failed = rec->cgroup_read_errors > 0;
 	if (!*err)
 		mark_pinned(c, in);
 	if (!*err)

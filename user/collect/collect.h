@@ -33,8 +33,8 @@
 #include "../cgroup.h"
 #include "../cgroup_knob.h"
 #include "collect/pod_trust.h"
+#include "collect/wants.h"
 #include "../kube/pods.h"
-#include "config/agent_config.h"
 #include "../policy/model.h"
 #include "../snapshot.h"
 
@@ -55,9 +55,9 @@ struct probe_set;
 
 struct collect_opts {
 	const struct cgroup_ctrls *ctrls;
-	const struct cgroup_fs *fs; /* the cpu hierarchy: cgroup ids */
-	const char *subtree;	    /* managed subtree, relative to the roots */
-	const struct agent_config *cfg;
+	const struct cgroup_fs *fs;	   /* the cpu hierarchy: cgroup ids */
+	const char *subtree;		   /* managed subtree, relative to the roots */
+	const struct collect_wants *wants; /* read at each use: a reload changes it in place */
 	/* The probes to read each tick (NULL: none) and the enum cg_part bits they provide. */
 	struct probe_set *probes;
 	unsigned int parts;

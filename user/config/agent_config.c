@@ -1209,3 +1209,18 @@ json_t *config_to_json(const struct agent_config *c)
 {
 	return object_to_json(top_fields, c);
 }
+
+void config_collect_wants(const struct agent_config *cfg, struct collect_wants *w)
+{
+	*w = (struct collect_wants){
+		.classes = cfg->classes,
+		.n_classes = cfg->n_classes,
+		.trust = cfg->trust,
+		.rq_target_floor_us = cfg->policy.slo.annotation_min_us,
+		.memory_protection = cfg->policy.memory_qos.enabled,
+		.capacity = cfg->policy.capacity.enabled,
+		.evict_memory = cfg->policy.evict_memory.enabled,
+		.evict_memory_threshold = cfg->policy.evict_memory.threshold,
+		.cpu_manager_state = cfg->cpu_manager_state,
+	};
+}

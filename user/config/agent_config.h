@@ -23,24 +23,12 @@
 #include <stddef.h>
 
 #include "collect/pod_trust.h"
+#include "collect/wants.h"
 #include "../kube/link.h"
 #include "../policy/config.h"
 #include "../report/http.h"
 
 #define CONFIG_MAX_CLASS_RULES 32
-
-/*
- * A class rule: the first whose every non-empty matcher matches a unit wins.
- * glob: fnmatch (FNM_PATHNAME) of the cgroup path; ns: fnmatch of the pod's
- * namespace; label: "key" or "key=value" on the pod. ns and label match
- * only pods the API listed.
- */
-struct class_rule {
-	char glob[POL_PATH_MAX];
-	char ns[64];	 /* a namespace is a DNS label, at most 63 bytes */
-	char label[320]; /* a label key (prefix/name) is at most 253 + 1 + 63 bytes */
-	enum qos_class cls;
-};
 
 struct agent_config {
 	char cgroup_root[PATH_MAX]; /* managed subtree, relative to the cpu root; "" detect kubepods
@@ -92,5 +80,8 @@ const char *config_default_json(void);
  * allocation failure.
  */
 json_t *config_to_json(const struct agent_config *c);
+
+/* What the collector reads, from cfg (whose classes and paths it points at). */
+void config_collect_wants(const struct agent_config *cfg, struct collect_wants *w);
 
 #endif

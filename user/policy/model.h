@@ -238,6 +238,12 @@ struct pol_input {
 	size_t n_blame;
 	struct pol_outside *outside; /* the outside culprits blame names, sorted by id */
 	size_t n_outside;
+	/*
+	 * Some unit's cgroup files failed to read (other than by absence): the
+	 * reading is not whole, and batch capacity takes no sample of it. Not
+	 * in recordings, so a replay takes every reading as whole.
+	 */
+	bool cgroup_reads_failed;
 };
 
 /* Binary search by id; NULL when absent. */

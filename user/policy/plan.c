@@ -497,6 +497,20 @@ int plan_apply(struct plan_state *st, const struct pol_input *in, const struct a
 	return err;
 }
 
+const char *plan_held(const struct plan_progress *p, const struct action *act)
+{
+	return act->ls_split && p->be_cpus_missed
+		       ? "held: a BE cpuset of this tick did not land, and LS keeps its CPUs "
+			 "until BE is off them"
+		       : NULL;
+}
+
+void plan_progress_note(struct plan_progress *p, const struct action *act, bool failed)
+{
+	if (failed && act->kind == ACT_CPUSET && act->cls == QOS_BE)
+		p->be_cpus_missed = true;
+}
+
 void plan_state_free(struct plan_state *st)
 {
 	for (size_t i = 0; i < st->n; i++)

@@ -79,6 +79,24 @@ int plan_apply(struct plan_state *st, const struct pol_input *in, const struct a
 void plan_target_text(const struct pol_input *in, uint64_t id, enum act_kind kind, char *buf,
 		      size_t size);
 
+/*
+ * The ordering rule between one tick's actions while they are applied, in
+ * the order the tick lists them: the split's LS cpuset moves wait for its
+ * BE moves (the split lists BE's cpusets first). LS confined while BE still
+ * runs on every CPU (a BE cpuset of the tick failed: on v1 its directory
+ * not made yet, say) would have fewer CPUs and the same neighbours; BE's
+ * retry, 10 ms later, asks both again. All zero before the tick's first.
+ */
+struct plan_progress {
+	bool be_cpus_missed; /* a BE cpuset of this tick failed */
+};
+
+/* NULL when act may be applied now, else why it is held (the decision's text). */
+const char *plan_held(const struct plan_progress *p, const struct action *act);
+
+/* After act was applied (failed: the write did not land): what later actions wait on. */
+void plan_progress_note(struct plan_progress *p, const struct action *act, bool failed);
+
 void plan_state_free(struct plan_state *st);
 
 #endif

@@ -9,6 +9,28 @@ bool policy_slo_may_confine(const struct policy_config *cfg)
 	return !cfg->suppress.enabled || cfg->suppress.policy == SUPPRESS_CFS_QUOTA;
 }
 
+/*
+ * Batch capacity, then the eviction on batch overcommit against it. A tick
+ * whose cgroup reads failed adds no sample (capacity.h). Off (a reload may
+ * turn it off): no result, so no gauges.
+ */
+static int capacity_run(const struct pol_input *in, const struct policy_config *cfg,
+			struct policy_state *st, struct action_list *out)
+{
+	int err;
+
+	st->have_capacity = false;
+	if (!cfg->capacity.enabled)
+		return 0;
+	err = capacity_tick(in, in->cgroup_reads_failed ? "cgroup reads failed" : NULL,
+			    &cfg->capacity, &st->capacity, &st->capacity_result, out);
+	if (err)
+		return err;
+	st->have_capacity = true;
+	return batch_evict_run(in, &st->capacity_result, &cfg->batch, &cfg->evict_order,
+			       &st->batch_evict, out);
+}
+
 int policy_tick(const struct pol_input *in, const struct policy_config *cfg, bool dry_run,
 		struct policy_state *st, struct action_list *out)
 {
@@ -45,6 +67,8 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 	if (!err)
 		err = plan_apply(&st->plan, in, &wishes, dry_run, out);
 	action_list_free(&wishes);
+	if (!err)
+		err = capacity_run(in, cfg, st, out);
 	return err;
 }
 
@@ -57,5 +81,7 @@ void policy_state_free(struct policy_state *st)
 	evict_memory_state_free(&st->evict_memory);
 	evict_cpu_state_free(&st->evict_cpu);
 	plan_state_free(&st->plan);
+	capacity_state_free(&st->capacity);
+	batch_evict_state_free(&st->batch_evict);
 	memset(st, 0, sizeof(*st));
 }

@@ -2,14 +2,18 @@
 /*
  * One tick of every policy, the way the agent and `qoslet replay` both run
  * it: each policy states what it wants, then the plan merges the wishes
- * (the lowest CPU quota on a unit wins) and keeps only what changes.
+ * (the lowest CPU quota on a unit wins) and keeps only what changes; then
+ * batch capacity and the eviction on batch overcommit, which compares the
+ * BE pods' batch requests against the capacity of the same tick.
  */
 #ifndef QOSLET_POLICY_POLICY_H
 #define QOSLET_POLICY_POLICY_H
 
 #include "action.h"
+#include "policy/batch_evict.h"
 #include "batch_resources.h"
 #include "burst.h"
+#include "policy/capacity.h"
 #include "config.h"
 #include "evict_cpu.h"
 #include "evict_memory.h"
@@ -28,14 +32,20 @@ struct policy_state {
 	struct evict_memory_state evict_memory;
 	struct evict_cpu_state evict_cpu;
 	struct plan_state plan;
+	struct capacity_state capacity;
+	struct capacity_result capacity_result; /* this tick's, when have_capacity */
+	bool have_capacity;			/* capacity ran at the last tick */
+	struct batch_evict_state batch_evict;
 };
 
 /*
  * Runs every enabled policy on `in` and appends to `out` the actions to
- * take, in the order to take them. A setting is asked again only when the
- * wish changed, or when someone else changed the value since it was asked
- * (dry-run never changes it, so in dry_run it is asked once). Returns 0 or
- * -ENOMEM.
+ * take, in the order to take them: the plan's, then batch capacity's
+ * ACT_CAPACITY reports, then the batch overcommit evictions. A setting is
+ * asked again only when the wish changed, or when someone else changed the
+ * value since it was asked (dry-run never changes it, so in dry_run it is
+ * asked once). Needs nothing of what the actuator did with the actions of
+ * earlier ticks. Returns 0 or -ENOMEM.
  */
 int policy_tick(const struct pol_input *in, const struct policy_config *cfg, bool dry_run,
 		struct policy_state *st, struct action_list *out);

@@ -52,7 +52,12 @@
  */
 #define LS_IDLE_CPUS 0.01
 
-double slo_pod_target_us(uint32_t annotated_us, const struct slo_config *cfg)
+/*
+ * A pod's own target annotation as the controller takes it: the pod's
+ * owner wrote it, so it never goes under the operator's floor (the
+ * collector reports an annotation under it, collect_wants.rq_target_floor_us).
+ */
+static double slo_pod_target_us(uint32_t annotated_us, const struct slo_config *cfg)
 {
 	return annotated_us < cfg->annotation_min_us ? cfg->annotation_min_us : annotated_us;
 }

@@ -54,11 +54,6 @@ struct slo_state {
  */
 double slo_target_us(const struct pol_unit *u, const struct slo_config *cfg);
 
-/*
- * A pod's own target annotation as the controller takes it: the pod's
- * owner wrote it, so it never goes under the operator's floor.
- */
-double slo_pod_target_us(uint32_t annotated_us, const struct slo_config *cfg);
 
 /*
  * An LS unit's run-queue p99 over the interval and its target, both in us.

@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../policy/batch_evict.h"
-#include "../policy/capacity.h"
 #include "../policy/plan.h"
 #include "../policy/policy.h"
 #include "config/agent_args.h"
@@ -58,9 +56,6 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 {
 	struct decision_log log;
 	struct policy_state st = {0};
-	struct capacity_state cap = {0};
-	struct capacity_result cap_result;
-	struct batch_evict_state batch_evict = {0};
 	struct action_list actions = {0};
 	struct pol_input in = {0};
 	char err[512];
@@ -74,15 +69,7 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 	while ((ret = record_next(r, &in, err, sizeof(err))) > 0) {
 		action_list_clear(&actions);
 		/* The recording does not say which readings were unwhole: all count as whole. */
-		ret = policy_tick(&in, &cfg->policy, cfg->dry_run, &st, &actions)
-			      ?: (cfg->policy.capacity.enabled
-					  ? capacity_tick(&in, NULL, &cfg->policy.capacity, &cap,
-							  &cap_result, &actions)
-						    ?: batch_evict_run(&in, &cap_result,
-								       &cfg->policy.batch,
-								       &cfg->policy.evict_order,
-								       &batch_evict, &actions)
-					  : 0);
+		ret = policy_tick(&in, &cfg->policy, cfg->dry_run, &st, &actions);
 		if (ret)
 			break;
 		for (size_t i = 0; i < actions.n; i++) {
@@ -103,8 +90,6 @@ static int replay(const struct agent_args *args, struct record_reader *r, struct
 	pol_input_free(&in);
 	action_list_free(&actions);
 	policy_state_free(&st);
-	capacity_state_free(&cap);
-	batch_evict_state_free(&batch_evict);
 	decision_log_free(&log);
 	return ret;
 }
