@@ -8,7 +8,7 @@ LLVM_STRIP ?= llvm-strip
 BPFTOOL ?= bpftool
 CC ?= cc
 PKGS := libbpf libelf zlib jansson ncursesw libcurl libmicrohttpd libcap-ng
-# libyaml reads kubeconfigs (user/kube/config.c). Linked, not opened with
+# libyaml reads kubeconfigs (user/kube/kubeconfig.c). Linked, not opened with
 # dlopen() (user/dl.h): it depends on libc alone and adds 130 KB of mappings,
 # 80 KB resident of which 8 KB private (measured in `qoslet runqlat`), where
 # the opened ones bring megabytes.
@@ -33,7 +33,7 @@ endif
 
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
-	-DQOSLET_VERSION='"$(VERSION)"' -I$(BUILD)/skel -Iuser \
+	-DQOSLET_VERSION='"$(VERSION)"' -I$(BUILD)/skel -Iuser -I. \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # Opened with dlopen() by the runs that need them, so not linked (user/dl.h):
 # libcurl when the Kubernetes link is on, libmicrohttpd when the agent serves
@@ -64,7 +64,7 @@ endif
 # delete them as intermediates, and every build would start over.
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 
-.PHONY: all deps test test-unit test-integration bench format clean
+.PHONY: all deps test test-unit test-integration bench format clean check-layers
 all: $(BUILD)/qoslet
 
 deps:
@@ -142,7 +142,7 @@ $(BUILD)/tests/helpers/kubesync: tests/helpers/kubesync.c $(USER_OBJS)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # oldpins creates maps with BTF as an older qoslet pinned them: libbpf.
-$(BUILD)/tests/helpers/oldpins: tests/helpers/oldpins.c bpf/sched.h bpf/lat_hist.h
+$(BUILD)/tests/helpers/oldpins: tests/helpers/oldpins.c bpf/sched_maps.h bpf/lat_hist.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
 
@@ -153,6 +153,10 @@ $(BUILD)/tests/helpers/nullswitch: tests/helpers/nullswitch.c
 
 # The unit tests link cmocka: the test profile brings it.
 $(UNIT_BINS): | deps-test
+
+# Layering and include style (scripts/check-layers.sh): make test runs it first.
+check-layers:
+	scripts/check-layers.sh
 
 test-unit: $(UNIT_BINS) | deps-test
 	tests/run.sh unit $(UNIT_BINS)
@@ -165,7 +169,7 @@ test-integration: $(BUILD)/qoslet $(HELPER_BINS) | deps-test
 # passes always run, and either failing fails.
 test: ASAN_SKIP += tests/asan-ci.skip
 test: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS) asan-build | deps-test
-	tests/run.sh all $(UNIT_BINS); rc=$$?; $(ASAN_RUN) || rc=1; exit $$rc
+	rc=0; scripts/check-layers.sh || rc=1; tests/run.sh all $(UNIT_BINS) || rc=1; $(ASAN_RUN) || rc=1; exit $$rc
 
 bench: $(BUILD)/qoslet $(HELPER_BINS) | deps-bench
 	scripts/bench/run.sh

@@ -10,7 +10,7 @@
 #ifndef QOSLET_CGROUP_ID_BPF_H
 #define QOSLET_CGROUP_ID_BPF_H
 
-#include "sched.h"
+#include "sched_maps.h"
 
 /* Set by user space before load (see user/cgroup.c: cgroup_fs_detect). */
 const volatile __u32 cgroup_mode = QOSLET_CGROUP_V2;

@@ -22,7 +22,7 @@
 #ifndef QOSLET_CPI_SWITCH_BPF_H
 #define QOSLET_CPI_SWITCH_BPF_H
 
-#include "cpi.h"
+#include "cpi_maps.h"
 #include "cgroup_id.bpf.h"
 
 _Static_assert(sizeof(struct cpi_reading) == sizeof(struct bpf_perf_event_value),

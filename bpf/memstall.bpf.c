@@ -24,7 +24,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
-#include "memstall.h"
+#include "memstall_maps.h"
 #include "cgroup_id.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -8,7 +8,7 @@
 #ifndef QOSLET_SCHED_SWITCH_BPF_H
 #define QOSLET_SCHED_SWITCH_BPF_H
 
-#include "sched.h"
+#include "sched_maps.h"
 #include "cgroup_id.bpf.h"
 
 /* Set by user space before load. */

@@ -7,7 +7,7 @@
 #ifndef QOSLET_THROTTLE_SWITCH_BPF_H
 #define QOSLET_THROTTLE_SWITCH_BPF_H
 
-#include "throttle.h"
+#include "throttle_maps.h"
 #include "cgroup_id.bpf.h"
 
 #define EEXIST 17 /* asm-generic/errno-base.h: vmlinux.h has no macros */

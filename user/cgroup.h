@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../bpf/sched.h"
+#include "bpf/sched_maps.h"
 
 struct cgroup_fs {
 	enum qoslet_cgroup_mode mode;

@@ -6,7 +6,7 @@
 #include <linux/types.h>
 #include <stdint.h>
 
-#include "../bpf/lat_hist.h"
+#include "bpf/lat_hist.h"
 
 /* Inclusive upper bound of a bucket in ns; UINT64_MAX for the last (+Inf). */
 uint64_t hist_slot_le_ns(int slot);

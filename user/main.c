@@ -7,10 +7,10 @@
 #include "agent/agent.h"
 #include "record/replay.h"
 #include "cli/blame.h"
-#include "cli/cpi.h"
-#include "cli/memstall.h"
+#include "cli/cpi_view.h"
+#include "cli/memstall_view.h"
 #include "cli/runqlat.h"
-#include "cli/throttle.h"
+#include "cli/throttle_view.h"
 #include "cli/top.h"
 
 static const struct view_ops *const views[] = {&top_view, &runqlat_view,  &blame_view,

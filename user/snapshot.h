@@ -13,9 +13,9 @@
 #include <stdint.h>
 
 #include "hist.h"
-#include "../bpf/sched.h"
-#include "../bpf/cpi.h"
-#include "../bpf/memstall.h"
+#include "bpf/sched_maps.h"
+#include "bpf/cpi_maps.h"
+#include "bpf/memstall_maps.h"
 
 /* Which parts of a cg_sample hold data (a probe that is off leaves its part unset). */
 enum cg_part {

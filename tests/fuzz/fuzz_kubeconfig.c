@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 
 #include "fuzz.h"
-#include "kube/config.h"
+#include "kube/kubeconfig.h"
 #include "kube/exec_cred.h"
 
 static void check_token(const struct kube_config *cfg)

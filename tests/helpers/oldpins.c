@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../bpf/sched.h"
+#include "bpf/sched_maps.h"
 
 /* The old rq_hist must have today's value: the test expects its entries to survive. */
 _Static_assert(sizeof(struct lat_hist) == 16 + 8 * QOSLET_LAT_SLOTS, "struct lat_hist changed");

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# Kubeconfigs as users have them (user/kube/config.c), each loaded by the
+# Kubeconfigs as users have them (user/kube/kubeconfig.c), each loaded by the
 # client library (tests/helpers/kubecheck) and used against the API stand-in
 # (tests/helpers/kube_api_server.py with --client-ca and --log-auth), which
 # says which credentials arrived:

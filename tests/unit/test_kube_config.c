@@ -18,7 +18,7 @@
 #include <jansson.h>
 
 #include "kube/base64.h"
-#include "kube/config.h"
+#include "kube/kubeconfig.h"
 #include "kube/exec_cred.h"
 
 static char dir[64];

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cli/memstall.h"
+#include "cli/memstall_view.h"
 #include "probes/memstall_fold.h"
 
 static void test_fold_sums_cpus(void **state)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "actuator.h"
+#include "actuate/actuator.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -11,9 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "internal.h"
-#include "../cgroup.h"
-#include "../log.h"
+#include "actuate/internal.h"
+#include "cgroup.h"
+#include "log.h"
 
 /* Entries a previous run journaled outside today's subtree are not ours to write. */
 static void drop_foreign(struct actuator *a)

@@ -14,10 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../cgroup_knob.h"
-#include "../decision/outcome.h"
-#include "../policy/action.h"
-#include "../policy/config.h"
+#include "cgroup_knob.h"
+#include "decision/outcome.h"
+#include "policy/action.h"
+#include "policy/policy_config.h"
 
 struct actuator_opts {
 	const struct cgroup_ctrls *ctrls;

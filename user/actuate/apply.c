@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "../cgroup.h"
+#include "actuate/internal.h"
+#include "cgroup.h"
 
 static void set_outcome(struct act_result *r, enum decision_outcome o, int err, const char *fmt,
 			...) __attribute__((format(printf, 4, 5)));

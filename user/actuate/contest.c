@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "contest.h"
+#include "actuate/contest.h"
 
 static uint64_t hold_for(uint32_t holds)
 {

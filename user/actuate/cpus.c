@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
-#include "../cpulist.h"
+#include "actuate/internal.h"
+#include "cpulist.h"
 
 int act_cpus_parse(const char *s, struct act_cpus *m)
 {

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "actuator.h"
-#include "contest.h"
+#include "actuate/actuator.h"
+#include "actuate/contest.h"
 
 /* CPU sets. The kernel's largest NR_CPUS is 8192, so no real list names a CPU past it. */
 #define ACT_CPUS_MAX 8192

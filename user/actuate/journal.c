@@ -19,10 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "../log.h"
-#include "../readfile.h"
-#include "../str.h"
+#include "actuate/internal.h"
+#include "log.h"
+#include "readfile.h"
+#include "str.h"
 
 #define JOURNAL_VERSION 1
 

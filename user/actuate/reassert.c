@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "actuate/internal.h"
 #include "str.h"
 
 static struct journal_entry *find(struct actuator *a, enum cg_knob k, const char *rel)

@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "../cgroup.h"
-#include "../log.h"
+#include "actuate/internal.h"
+#include "cgroup.h"
+#include "log.h"
 
 /* E_KEPT: not asked for this time (a restore of one knob of one unit). */
 enum entry_state { E_PENDING = 0, E_DONE, E_GONE, E_FAILED, E_KEPT };

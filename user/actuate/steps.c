@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "../cgroup.h"
+#include "actuate/internal.h"
+#include "cgroup.h"
 
 int steps_add(struct steps *s, enum cg_knob k, const char *rel, const char *text,
 	      enum step_phase phase, size_t seq, size_t tag)

@@ -4,7 +4,7 @@
  * the managed cgroups, runs the policies, hands their actions to the
  * actuator and records the decisions.
  */
-#include "agent.h"
+#include "agent/agent.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -18,24 +18,24 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
-#include "../actuate/actuator.h"
-#include "../clock.h"
-#include "../log.h"
-#include "../policy/policy.h"
-#include "../probes/cpi_events.h"
-#include "../probes/cpi_mode.h"
-#include "../report/http.h"
+#include "actuate/actuator.h"
+#include "clock.h"
+#include "log.h"
+#include "policy/policy.h"
+#include "probes/cpi_events.h"
+#include "probes/cpi_mode.h"
+#include "report/http.h"
 #include "config/agent_args.h"
-#include "agent_state.h"
+#include "agent/agent_state.h"
 #include "config/agent_config.h"
-#include "../decision/decision.h"
+#include "decision/decision.h"
 #include "policy/alert_threshold.h"
 #include "probes/fast_path.h"
-#include "memory_qos_check.h"
-#include "loop.h"
-#include "privileges.h"
+#include "agent/memory_qos_check.h"
+#include "agent/loop.h"
+#include "agent/privileges.h"
 #include "record/record.h"
-#include "summary.h"
+#include "agent/summary.h"
 
 /* One alert per watched cgroup per this long: the ring buffer cannot flood. */
 #define ALERT_GAP_NS (100 * 1000000ull)

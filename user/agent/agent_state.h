@@ -13,20 +13,20 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../cgroup.h"
+#include "cgroup.h"
 #include "actuate/actuator.h"
 #include "collect/file_watch.h"
-#include "../collect/collect.h"
-#include "../policy/policy.h"
-#include "../probes/probes.h"
-#include "../report/metrics.h"
+#include "collect/collect.h"
+#include "policy/policy.h"
+#include "probes/probes.h"
+#include "report/metrics.h"
 #include "report/breaches.h"
 #include "report/publish.h"
 #include "config/agent_args.h"
 #include "config/agent_config.h"
 #include "config/config_watch.h"
 #include "probes/fast_path.h"
-#include "../decision/decision.h"
+#include "decision/decision.h"
 #include "kube/report.h"
 #include "kube/sync.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "loop.h"
+#include "agent/loop.h"
 
 int loop_run(const struct loop_ops *ops, void *ctx, uint64_t duration_ns)
 {

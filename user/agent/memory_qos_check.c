@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "memory_qos_check.h"
+#include "agent/memory_qos_check.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "../cgroup.h"
-#include "../log.h"
+#include "cgroup.h"
+#include "log.h"
 
 static int find_recursiveprot(void *ctx, const char *mnt, bool v2, const char *superopts)
 {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "privileges.h"
+#include "agent/privileges.h"
 
 #include <cap-ng.h>
 #include <errno.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "summary.h"
+#include "agent/summary.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "../hist.h"
+#include "hist.h"
 
 /* Who a culprit id is, for a person: a path with its leading '/', or what the id stands for. */
 static void culprit_name(const struct pol_input *in, uint64_t victim, uint64_t culprit, char *buf,

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../policy/model.h"
+#include "policy/model.h"
 
 /*
  * Writes the line into buf, e.g. "run queue: worst p99 4.1 ms in

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "args.h"
+#include "cli/args.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../log.h"
-#include "../opt_error.h"
-#include "../kube/pods.h"
-#include "../probes/cpi_mode.h"
+#include "log.h"
+#include "opt_error.h"
+#include "kube/pods.h"
+#include "probes/cpi_mode.h"
 
 enum {
 	OPT_PIN_DIR = 1000,

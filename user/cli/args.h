@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../probes/probes.h"
+#include "probes/probes.h"
 
 #define VIEW_MAX_CGROUPS 64
 

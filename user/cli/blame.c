@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* qoslet blame: for each cgroup that waited, which cgroups held the CPU. */
-#include "blame.h"
+#include "cli/blame.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "view.h"
+#include "cli/view.h"
 
 /* Text output lists this many culprits per victim and counts the rest. */
 #define TEXT_CULPRITS 5

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "pod_filter.h"
+#include "cli/pod_filter.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../kube/config.h"
-#include "../kube/pods.h"
-#include "../kube_path.h"
+#include "kube/kubeconfig.h"
+#include "kube/pods.h"
+#include "kube_path.h"
 
 /* A pod UID as the API shows it: 8-4-4-4-12 lowercase hex digits. */
 static bool is_uid(const char *s)

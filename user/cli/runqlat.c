@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* qoslet runqlat: run-queue latency per cgroup, as histograms and quantiles. */
-#include "runqlat.h"
+#include "cli/runqlat.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "../log.h"
-#include "view.h"
+#include "log.h"
+#include "cli/view.h"
 
 #define BAR_WIDTH 40
 

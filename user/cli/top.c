@@ -4,7 +4,7 @@
  * On a terminal it is interactive (ncurses: keys sort, filter and quit);
  * piped it prints plain tables; -j prints JSON lines.
  */
-#include "top.h"
+#include "cli/top.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -15,8 +15,8 @@
 
 #include "cli/curses_dl.h"
 #include "log.h"
-#include "top_rows.h"
-#include "view.h"
+#include "cli/top_rows.h"
+#include "cli/view.h"
 
 static struct {
 	enum top_col sort;

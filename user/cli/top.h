@@ -2,7 +2,7 @@
 #ifndef QOSLET_CLI_TOP_H
 #define QOSLET_CLI_TOP_H
 
-#include "view.h"
+#include "cli/view.h"
 
 extern const struct view_ops top_view;
 

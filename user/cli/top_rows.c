@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "top_rows.h"
+#include "cli/top_rows.h"
 
 #include <stdio.h>
 #include <stdlib.h>

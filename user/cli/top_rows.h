@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../kube_path.h"
-#include "../snapshot.h"
+#include "kube_path.h"
+#include "snapshot.h"
 
 /* A metric that is not known for a row (probe off, no data) is TOP_NA. */
 #define TOP_NA (-1.0)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "view.h"
+#include "cli/view.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -11,10 +11,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "../kube_path.h"
+#include "kube_path.h"
 
-#include "../clock.h"
-#include "../log.h"
+#include "clock.h"
+#include "log.h"
 
 static volatile sig_atomic_t stop;
 

@@ -12,10 +12,10 @@
 #include <time.h>
 #include <stdio.h>
 
-#include "../cgroup.h"
-#include "../probes/probes.h"
-#include "args.h"
-#include "pod_filter.h"
+#include "cgroup.h"
+#include "probes/probes.h"
+#include "cli/args.h"
+#include "cli/pod_filter.h"
 
 struct view_ops;
 

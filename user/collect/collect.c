@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "collect.h"
+#include "collect/collect.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -8,18 +8,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../grow.h"
-#include "../kube_path.h"
-#include "../log.h"
-#include "../probes/probes.h"
-#include "../str.h"
+#include "grow.h"
+#include "kube_path.h"
+#include "log.h"
+#include "probes/probes.h"
+#include "str.h"
 #include "collect/exclusive_cpus.h"
 #include "collect/pod_trust.h"
-#include "containers.h"
-#include "fold.h"
-#include "node.h"
-#include "tree.h"
-#include "unit_files.h"
+#include "collect/containers.h"
+#include "collect/fold.h"
+#include "collect/node.h"
+#include "collect/tree.h"
+#include "collect/unit_files.h"
 
 /* What the collector keeps about one unit from tick to tick. */
 struct unit_state {

@@ -30,13 +30,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../cgroup.h"
-#include "../cgroup_knob.h"
+#include "cgroup.h"
+#include "cgroup_knob.h"
 #include "collect/pod_trust.h"
 #include "collect/wants.h"
-#include "../kube/pods.h"
-#include "../policy/model.h"
-#include "../snapshot.h"
+#include "kube/pods.h"
+#include "policy/model.h"
+#include "snapshot.h"
 
 #define COLLECT_SETTINGS_NS (30 * 1000000000ull)
 /* Units' memory is read from this far below the memory-eviction threshold (share of capacity). */

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "containers.h"
+#include "collect/containers.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cgroup_knob.h"
-#include "../kube_path.h"
-#include "../str.h"
-#include "collect.h"
+#include "cgroup_knob.h"
+#include "kube_path.h"
+#include "str.h"
+#include "collect/collect.h"
 
 bool container_target(const char *rel, uint64_t id, const struct pol_unit *u,
 		      const struct kube_pod *pod, struct container_state *t)

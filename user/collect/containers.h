@@ -15,9 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../cgroup_knob.h"
-#include "../kube/pods.h"
-#include "../policy/model.h"
+#include "cgroup_knob.h"
+#include "kube/pods.h"
+#include "policy/model.h"
 
 struct container_state {
 	struct pol_container c;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "file_watch.h"
+#include "collect/file_watch.h"
 
 #include <errno.h>
 #include <limits.h>

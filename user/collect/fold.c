@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "fold.h"
+#include "collect/fold.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -9,9 +9,9 @@
 
 #include <stddef.h>
 
-#include "../policy/model.h"
-#include "../snapshot.h"
-#include "collect.h"
+#include "policy/model.h"
+#include "snapshot.h"
+#include "collect/collect.h"
 
 /* The member with this cgroup id in a list sorted by cgid, or NULL. */
 const struct collect_member *collect_member_find(const struct collect_member *members, size_t n,

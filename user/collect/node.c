@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "node.h"
+#include "collect/node.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../cpulist.h"
-#include "../readfile.h"
+#include "cpulist.h"
+#include "readfile.h"
 
 struct node_reader {
 	long clk_tck;

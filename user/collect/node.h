@@ -7,8 +7,8 @@
 #ifndef QOSLET_COLLECT_NODE_H
 #define QOSLET_COLLECT_NODE_H
 
-#include "../cgroup_knob.h"
-#include "../policy/model.h"
+#include "cgroup_knob.h"
+#include "policy/model.h"
 
 struct node_reader;
 

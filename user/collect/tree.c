@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "tree.h"
+#include "collect/tree.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../log.h"
-#include "../str.h"
+#include "log.h"
+#include "str.h"
 
 #define WATCH_MASK                                                                                 \
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "unit_files.h"
+#include "collect/unit_files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../log.h"
-#include "../probes/cpustat.h"
-#include "../probes/psi.h"
+#include "log.h"
+#include "probes/cpustat.h"
+#include "probes/psi.h"
 
 /* Each file's controller and name on v1 and v2; NULL where that version has none. */
 static const struct {

@@ -17,8 +17,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../cgroup_knob.h"
-#include "../snapshot.h"
+#include "cgroup_knob.h"
+#include "snapshot.h"
 
 enum unit_file {
 	UF_CPU_STAT = 0, /* cpu.stat: CFS bandwidth (v1, v2) and usage_usec (v2) */

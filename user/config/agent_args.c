@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../log.h"
-#include "../opt_error.h"
+#include "log.h"
+#include "opt_error.h"
 
 enum {
 	OPT_CONFIG = 1000,

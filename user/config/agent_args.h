@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../probes/probes.h"
+#include "probes/probes.h"
 
 enum agent_mode {
 	AGENT_RUN = 0, /* qoslet agent: observe, decide, act */

@@ -24,9 +24,9 @@
 
 #include "collect/pod_trust.h"
 #include "collect/wants.h"
-#include "../kube/link.h"
-#include "../policy/config.h"
-#include "../report/http.h"
+#include "kube/link.h"
+#include "policy/policy_config.h"
+#include "report/http.h"
 
 #define CONFIG_MAX_CLASS_RULES 32
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "decision.h"
+#include "decision/decision.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -14,8 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../policy/action.h"
-#include "outcome.h"
+#include "policy/action.h"
+#include "decision/outcome.h"
 
 struct decision {
 	uint64_t seq;	/* 1, 2, ... in this run */

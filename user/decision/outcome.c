@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "outcome.h"
+#include "decision/outcome.h"
 
 static const char *const names[OUT_NR] = {
 	[OUT_ADOPTED] = "adopted",	 [OUT_CONTESTED] = "contested",

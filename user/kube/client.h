@@ -14,7 +14,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "kube/config.h"
+#include "kube/kubeconfig.h"
 
 struct kube_client_stats {
 	unsigned long requests;

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "kube/config.h"
+#include "kube/kubeconfig.h"
 
 /* Re-run this long before the credential expires, so no request carries one about to lapse. */
 #define KUBE_EXEC_REFRESH_S 10

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../clock.h"
-#include "../kube_path.h"
+#include "clock.h"
+#include "kube_path.h"
 #include "kube/report.h"
 
 /* What kind of Event a decision makes; reason NULL for none. */

@@ -20,14 +20,14 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 
-#include "../clock.h"
-#include "../grow.h"
-#include "../kube/events.h"
+#include "clock.h"
+#include "grow.h"
+#include "kube/events.h"
 #include "kube/informer.h"
 #include "kube/pod_set.h"
-#include "../kube/node_status.h"
-#include "../log.h"
-#include "../str.h"
+#include "kube/node_status.h"
+#include "log.h"
+#include "str.h"
 
 #define SEC 1000000000ull
 /* The calls thread's backoff after a failed call doubles up to this. */

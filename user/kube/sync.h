@@ -15,12 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../decision/outcome.h"
-#include "../kube/config.h"
-#include "../kube/evict.h"
-#include "../kube/link.h"
-#include "../kube/pods.h"
-#include "../policy/action.h"
+#include "decision/outcome.h"
+#include "kube/kubeconfig.h"
+#include "kube/evict.h"
+#include "kube/link.h"
+#include "kube/pods.h"
+#include "policy/action.h"
 
 /* A pod to evict, with the decision that asked for it. */
 struct kube_evict_req {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "action.h"
+#include "policy/action.h"
 
 #include <assert.h>
 #include <stdio.h>

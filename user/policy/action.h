@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "policy/model.h"
 
 enum act_kind {
 	ACT_CPU_QUOTA = 0, /* value = quota in us (-1 unlimited), period kept */

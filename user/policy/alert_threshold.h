@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "policy/config.h"
+#include "policy/policy_config.h"
 #include "policy/model.h"
 
 /*

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "batch_evict.h"
+#include "policy/batch_evict.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -13,11 +13,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "action.h"
-#include "capacity.h"
-#include "config.h"
-#include "evict_round.h"
-#include "model.h"
+#include "policy/action.h"
+#include "policy/capacity.h"
+#include "policy/policy_config.h"
+#include "policy/evict_round.h"
+#include "policy/model.h"
 
 /* All zero is the initial state. */
 struct batch_evict_state {

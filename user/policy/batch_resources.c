@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "batch_resources.h"
+#include "policy/batch_resources.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -16,9 +16,9 @@
 
 #include <stdint.h>
 
-#include "action.h"
-#include "config.h"
-#include "model.h"
+#include "policy/action.h"
+#include "policy/policy_config.h"
+#include "policy/model.h"
 
 /* v1 cpu.shares for a request in milli-CPUs, as the kubelet computes it. */
 int64_t batch_shares(uint64_t milli);

@@ -6,7 +6,7 @@
  * scaled up while the unit is throttled and back down when it is not, within
  * [limit, max_percent of the limit], never growing while the node is busy.
  */
-#include "burst.h"
+#include "policy/burst.h"
 
 #include <errno.h>
 #include <math.h>

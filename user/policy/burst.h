@@ -9,9 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "action.h"
-#include "config.h"
-#include "model.h"
+#include "policy/action.h"
+#include "policy/policy_config.h"
+#include "policy/model.h"
 
 /* What burst remembers of one unit. */
 struct burst_unit_state {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "capacity.h"
+#include "policy/capacity.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../grow.h"
+#include "grow.h"
 
 #define SEC 1e9
 

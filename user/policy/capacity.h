@@ -23,9 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "action.h"
-#include "config.h"
-#include "model.h"
+#include "policy/action.h"
+#include "policy/policy_config.h"
+#include "policy/model.h"
 
 enum capacity_resource { CAP_CPU = 0, CAP_MEM, CAP_NR };
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "cpu_pick.h"
+#include "policy/cpu_pick.h"
 
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <string.h>
 
-#include "../cpulist.h"
+#include "cpulist.h"
 
 /* The set is a bitmap over CPU numbers, so it stays meaningful when topo's order changes. */
 static void bit_put(uint64_t *set, int cpu, bool on)

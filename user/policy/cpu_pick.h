@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "policy/model.h"
 
 /* Words of a CPU set bitmap: bit n = CPU n. */
 #define CPU_SET_WORDS (POL_CPUS_MAX / 64)

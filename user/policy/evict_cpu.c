@@ -6,12 +6,12 @@
  * until granted / (requested - released) >= satisfaction_upper, that is
  * until the released requests reach requested - granted / upper.
  */
-#include "evict_cpu.h"
+#include "policy/evict_cpu.h"
 
 #include <errno.h>
 #include <stdbool.h>
 
-#include "../cpulist.h"
+#include "cpulist.h"
 
 /* CPUs a cpuset list may name: the kernel's NR_CPUS ceiling on x86_64 and arm64. */
 

@@ -10,10 +10,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "action.h"
-#include "config.h"
-#include "evict_round.h"
-#include "model.h"
+#include "policy/action.h"
+#include "policy/policy_config.h"
+#include "policy/evict_round.h"
+#include "policy/model.h"
 
 /* Everything the policy remembers between ticks; all zero is the initial state. */
 struct evict_cpu_state {

@@ -6,7 +6,7 @@
  * unit's release is its working set (mem_used); the order is by anon +
  * unevictable, the memory that only eviction (not reclaim) gets back.
  */
-#include "evict_memory.h"
+#include "policy/evict_memory.h"
 
 #include <errno.h>
 

@@ -7,10 +7,10 @@
 #ifndef QOSLET_POLICY_EVICT_MEMORY_H
 #define QOSLET_POLICY_EVICT_MEMORY_H
 
-#include "action.h"
-#include "config.h"
-#include "evict_round.h"
-#include "model.h"
+#include "policy/action.h"
+#include "policy/policy_config.h"
+#include "policy/evict_round.h"
+#include "policy/model.h"
 
 /* Everything the policy remembers between ticks; all zero is the initial state. */
 struct evict_memory_state {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "evict_round.h"
+#include "policy/evict_round.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "action.h"
-#include "config.h"
-#include "model.h"
+#include "policy/action.h"
+#include "policy/policy_config.h"
+#include "policy/model.h"
 
 /*
  * An eviction takes time to land (the kubelet's grace period, the pod's

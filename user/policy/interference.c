@@ -11,7 +11,7 @@
  * limit, the idle CPU, LS units and cgroups outside the units are named,
  * never capped.
  */
-#include "interference.h"
+#include "policy/interference.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../grow.h"
+#include "grow.h"
 
 /*
  * Pearson's r over fewer paired ticks is left undefined: over a handful of

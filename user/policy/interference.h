@@ -14,9 +14,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "action.h"
-#include "config.h"
-#include "model.h"
+#include "policy/action.h"
+#include "policy/policy_config.h"
+#include "policy/model.h"
 
 /* Ranges the config must respect (interference_run() refuses others with -EINVAL). */
 #define INTERFERENCE_RQ_N_MAX	      64 /* rq_n: the window history is one 64-bit word */

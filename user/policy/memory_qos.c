@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "memory_qos.h"
+#include "policy/memory_qos.h"
 
 #include <errno.h>
 #include <math.h>

@@ -19,9 +19,9 @@
 #ifndef QOSLET_POLICY_MEMORY_QOS_H
 #define QOSLET_POLICY_MEMORY_QOS_H
 
-#include "action.h"
-#include "config.h"
-#include "model.h"
+#include "policy/action.h"
+#include "policy/policy_config.h"
+#include "policy/model.h"
 
 /* The page size the values are aligned to (x86-64 and most arm64 kernels). */
 #define MEMORY_QOS_PAGE 4096

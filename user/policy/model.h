@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../hist.h"
+#include "hist.h"
 
 /* Koordinator's QoS classes; UNMANAGED cgroups are measured but never acted on. */
 enum qos_class {

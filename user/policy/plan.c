@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "plan.h"
+#include "policy/plan.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -11,8 +11,8 @@
 
 #include <stdbool.h>
 
-#include "action.h"
-#include "model.h"
+#include "policy/action.h"
+#include "policy/model.h"
 
 /* Holds after a missed ask (see plan_apply), in seconds. */
 #define PLAN_HOLD_FIRST_S 1

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "policy.h"
+#include "policy/policy.h"
 
 #include <errno.h>
 #include <string.h>

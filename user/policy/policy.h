@@ -9,20 +9,20 @@
 #ifndef QOSLET_POLICY_POLICY_H
 #define QOSLET_POLICY_POLICY_H
 
-#include "action.h"
+#include "policy/action.h"
 #include "policy/batch_evict.h"
-#include "batch_resources.h"
-#include "burst.h"
+#include "policy/batch_resources.h"
+#include "policy/burst.h"
 #include "policy/capacity.h"
-#include "config.h"
-#include "evict_cpu.h"
-#include "evict_memory.h"
-#include "interference.h"
-#include "memory_qos.h"
-#include "model.h"
-#include "plan.h"
-#include "slo.h"
-#include "suppress.h"
+#include "policy/policy_config.h"
+#include "policy/evict_cpu.h"
+#include "policy/evict_memory.h"
+#include "policy/interference.h"
+#include "policy/memory_qos.h"
+#include "policy/model.h"
+#include "policy/plan.h"
+#include "policy/slo.h"
+#include "policy/suppress.h"
 
 struct policy_state {
 	struct interference_state interference;

@@ -16,7 +16,7 @@
  * units are ever acted on. SMT siblings stay together by cpu_pick's choice
  * (docs/slo-control.md).
  */
-#include "slo.h"
+#include "policy/slo.h"
 
 #include <errno.h>
 #include <fnmatch.h>

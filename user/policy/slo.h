@@ -14,10 +14,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "action.h"
-#include "config.h"
-#include "cpu_pick.h"
-#include "model.h"
+#include "policy/action.h"
+#include "policy/policy_config.h"
+#include "policy/cpu_pick.h"
+#include "policy/model.h"
 
 /* One BE unit the controller holds back. */
 struct slo_be {
@@ -53,7 +53,6 @@ struct slo_state {
  * 0 for a unit that is not LS.
  */
 double slo_target_us(const struct pol_unit *u, const struct slo_config *cfg);
-
 
 /*
  * An LS unit's run-queue p99 over the interval and its target, both in us.

@@ -6,16 +6,16 @@
  * max_growth x capacity per tick (so BE does not rush back into a load that
  * may return); small changes are skipped to avoid churning cgroup writes.
  */
-#include "suppress.h"
+#include "policy/suppress.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../cpulist.h"
-#include "cpu_pick.h"
-#include "slo.h"
+#include "cpulist.h"
+#include "policy/cpu_pick.h"
+#include "policy/slo.h"
 
 /* The kernel refuses a CFS quota under 1 ms (cpu.cfs_quota_us and cpu.max alike). */
 #define SUPPRESS_MIN_QUOTA_US 1000

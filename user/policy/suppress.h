@@ -11,10 +11,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "action.h"
-#include "config.h"
-#include "cpu_pick.h"
-#include "model.h"
+#include "policy/action.h"
+#include "policy/policy_config.h"
+#include "policy/cpu_pick.h"
+#include "policy/model.h"
 
 /* Everything the policy remembers between ticks; all zero is the initial state. */
 struct suppress_state {

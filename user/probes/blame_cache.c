@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "blame_cache.h"
+#include "probes/blame_cache.h"
 
 #include <stdlib.h>
 

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../../bpf/sched.h"
-#include "../snapshot.h"
+#include "bpf/sched_maps.h"
+#include "snapshot.h"
 
 /* A pair as one CPU's cache holds it: its total on that CPU. */
 struct cached_pair {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "blame_totals.h"
+#include "probes/blame_totals.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-#include "../grow.h"
+#include "grow.h"
 
 static int cmp_pair(uint64_t v1, uint64_t c1, uint64_t v2, uint64_t c2)
 {

@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../snapshot.h"
-#include "blame_cache.h"
+#include "snapshot.h"
+#include "probes/blame_cache.h"
 
 /*
  * Pairs kept: those whose total grew most recently. A pair dropped starts

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "bpffs.h"
+#include "probes/bpffs.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -14,8 +14,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "../log.h"
-#include "pin_check.h"
+#include "log.h"
+#include "probes/pin_check.h"
 
 #define BPFFS_MOUNT   "/sys/fs/bpf"
 #define TRACEFS_MOUNT "/sys/kernel/tracing"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "btf_small.h"
+#include "probes/btf_small.h"
 
 #include <bpf/btf.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "cpi.h"
+#include "probes/cpi.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -10,16 +10,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../log.h"
-#include "switch.h"
-#include "bpffs.h"
+#include "log.h"
+#include "probes/switch.h"
+#include "probes/bpffs.h"
 #include "cpi.skel.h"
-#include "cpi_events.h"
-#include "cpi_mode.h"
-#include "kernel_btf.h"
-#include "../cpulist.h"
-#include "percpu_map.h"
-#include "pin_layout.h"
+#include "probes/cpi_events.h"
+#include "probes/cpi_mode.h"
+#include "probes/kernel_btf.h"
+#include "cpulist.h"
+#include "probes/percpu_map.h"
+#include "probes/pin_layout.h"
 
 #define ONLINE_CPUS "/sys/devices/system/cpu/online"
 

@@ -12,7 +12,7 @@
 #ifndef QOSLET_PROBES_CPI_H
 #define QOSLET_PROBES_CPI_H
 
-#include "probes.h"
+#include "probes/probes.h"
 
 extern const struct probe_ops cpi_probe_ops;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "cpi_events.h"
+#include "probes/cpi_events.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>

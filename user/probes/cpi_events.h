@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cpi_mode.h"
+#include "probes/cpi_mode.h"
 
 /* What perf_event_open needs of one event (libpfm4's encoding, or ours). */
 struct cpi_event {

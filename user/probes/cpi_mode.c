@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "cpi_mode.h"
+#include "probes/cpi_mode.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../bpf/cpi.h"
+#include "bpf/cpi_maps.h"
 
 #define CPI_EVENT_NAME_MAX 128
 

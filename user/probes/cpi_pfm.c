@@ -8,7 +8,7 @@
  * linker touches its event tables), which the default generic events never
  * need.
  */
-#include "cpi_events.h"
+#include "probes/cpi_events.h"
 
 #include <dlfcn.h>
 #include <errno.h>

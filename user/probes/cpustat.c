@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "cpustat.h"
+#include "probes/cpustat.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../readfile.h"
+#include "readfile.h"
 
 /*
  * The list of cgroups with a quota is rebuilt when the shared name map has

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../cgroup.h"
-#include "../snapshot.h"
+#include "cgroup.h"
+#include "snapshot.h"
 
 /*
  * Parses cpu.stat text into s's nr_periods, nr_throttled, throttled_ns,

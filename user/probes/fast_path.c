@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../bpf/sched.h"
-#include "../log.h"
-#include "../probes/pin_layout.h"
+#include "bpf/sched_maps.h"
+#include "log.h"
+#include "probes/pin_layout.h"
 #include "probes/probes.h"
 
 /*

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "kernel_btf.h"
+#include "probes/kernel_btf.h"
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "btf_small.h"
-#include "../log.h"
-#include "../readfile.h"
+#include "probes/btf_small.h"
+#include "log.h"
+#include "readfile.h"
 
 /*
  * Loaded on first use and kept until kernel_btf_release(): parsing vmlinux

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "memstall.h"
+#include "probes/memstall.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -9,13 +9,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "../log.h"
-#include "bpffs.h"
-#include "kernel_btf.h"
+#include "log.h"
+#include "probes/bpffs.h"
+#include "probes/kernel_btf.h"
 #include "memstall.skel.h"
-#include "memstall_fold.h"
-#include "percpu_map.h"
-#include "pin_layout.h"
+#include "probes/memstall_fold.h"
+#include "probes/percpu_map.h"
+#include "probes/pin_layout.h"
 
 struct memstall_probe {
 	struct memstall_bpf *skel;

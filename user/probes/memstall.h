@@ -7,7 +7,7 @@
 #ifndef QOSLET_PROBES_MEMSTALL_H
 #define QOSLET_PROBES_MEMSTALL_H
 
-#include "probes.h"
+#include "probes/probes.h"
 
 extern const struct probe_ops memstall_probe_ops;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "memstall_fold.h"
+#include "probes/memstall_fold.h"
 
 #include <string.h>
 

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "../snapshot.h"
+#include "snapshot.h"
 
 /* out = the sum of one cgroup's ncpus per-CPU records. */
 void memstall_fold(struct memstall_sample *out, const struct memstall_cg *percpu, int ncpus);

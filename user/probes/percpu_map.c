@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "percpu_map.h"
+#include "probes/percpu_map.h"
 
 #include <bpf/bpf.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "pin_check.h"
+#include "probes/pin_check.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../log.h"
-#include "bpffs.h"
-#include "pin_layout.h"
+#include "log.h"
+#include "probes/bpffs.h"
+#include "probes/pin_layout.h"
 
 #define LAYOUT_LEN	 1024 /* pin_btf_layout() of the largest value is ~300 */
 #define META_MAX_ENTRIES 64   /* this qoslet's maps and those of versions around it */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "pin_layout.h"
+#include "probes/pin_layout.h"
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "probes.h"
+#include "probes/probes.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -9,17 +9,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../log.h"
-#include "bpffs.h"
+#include "log.h"
+#include "probes/bpffs.h"
 #include "probes/pin_layout.h"
-#include "pin_check.h"
-#include "switch.h"
-#include "kernel_btf.h"
-#include "cpi.h"
-#include "memstall.h"
-#include "psi.h"
-#include "sched.h"
-#include "throttle.h"
+#include "probes/pin_check.h"
+#include "probes/switch.h"
+#include "probes/kernel_btf.h"
+#include "probes/cpi.h"
+#include "probes/memstall.h"
+#include "probes/psi.h"
+#include "probes/sched.h"
+#include "probes/throttle.h"
 
 static const struct probe_ops *const registry[PROBE_NR] = {
 	[PROBE_SCHED] = &sched_probe_ops,	[PROBE_CPI] = &cpi_probe_ops,

@@ -15,8 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../cgroup.h"
-#include "../snapshot.h"
+#include "cgroup.h"
+#include "snapshot.h"
 
 #define QOSLET_DEFAULT_PIN_DIR "/sys/fs/bpf/qoslet"
 

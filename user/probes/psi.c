@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "psi.h"
+#include "probes/psi.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../log.h"
-#include "../readfile.h"
+#include "log.h"
+#include "readfile.h"
 
 static const char *const resource_files[PSI_NR] = {
 	[PSI_CPU] = "cpu.pressure",

@@ -9,7 +9,7 @@
 #ifndef QOSLET_PROBES_PSI_H
 #define QOSLET_PROBES_PSI_H
 
-#include "probes.h"
+#include "probes/probes.h"
 
 extern const struct probe_ops psi_probe_ops;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "sched.h"
+#include "probes/sched.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -9,15 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../log.h"
-#include "blame_cache.h"
-#include "blame_totals.h"
-#include "bpffs.h"
-#include "kernel_btf.h"
-#include "percpu_map.h"
-#include "pin_layout.h"
+#include "log.h"
+#include "probes/blame_cache.h"
+#include "probes/blame_totals.h"
+#include "probes/bpffs.h"
+#include "probes/kernel_btf.h"
+#include "probes/percpu_map.h"
+#include "probes/pin_layout.h"
 #include "sched.skel.h"
-#include "switch.h"
+#include "probes/switch.h"
 
 struct sched_probe {
 	struct sched_bpf *skel;

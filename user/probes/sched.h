@@ -6,7 +6,7 @@
 #ifndef QOSLET_PROBES_SCHED_H
 #define QOSLET_PROBES_SCHED_H
 
-#include "probes.h"
+#include "probes/probes.h"
 
 extern const struct probe_ops sched_probe_ops;
 

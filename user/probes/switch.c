@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "switch.h"
+#include "probes/switch.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <string.h>
 
-#include "../log.h"
-#include "kernel_btf.h"
+#include "log.h"
+#include "probes/kernel_btf.h"
 
 int switch_share_maps(struct bpf_map *const *sw, struct bpf_map *const *own, size_t n)
 {

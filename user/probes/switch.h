@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "probes.h"
+#include "probes/probes.h"
 #include "switch.skel.h"
 
 /*

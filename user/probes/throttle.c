@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "throttle.h"
+#include "probes/throttle.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -10,14 +10,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../bpf/throttle.h"
-#include "../log.h"
-#include "switch.h"
-#include "bpffs.h"
-#include "cpustat.h"
-#include "kernel_btf.h"
-#include "percpu_map.h"
-#include "pin_layout.h"
+#include "bpf/throttle_maps.h"
+#include "log.h"
+#include "probes/switch.h"
+#include "probes/bpffs.h"
+#include "probes/cpustat.h"
+#include "probes/kernel_btf.h"
+#include "probes/percpu_map.h"
+#include "probes/pin_layout.h"
 #include "throttle.skel.h"
 
 /* The program set that counts events (none in cpustat mode). */

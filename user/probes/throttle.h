@@ -9,7 +9,7 @@
 #ifndef QOSLET_PROBES_THROTTLE_H
 #define QOSLET_PROBES_THROTTLE_H
 
-#include "probes.h"
+#include "probes/probes.h"
 
 extern const struct probe_ops throttle_probe_ops;
 

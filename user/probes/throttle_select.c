@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The throttle probe's choice of event source: pure, so that it is unit-tested. */
-#include "throttle.h"
+#include "probes/throttle.h"
 
 #include <errno.h>
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../str.h"
+#include "str.h"
 
 /* uint64 values travel as JSON integers (signed 64-bit): ids above 2^63 wrap and come back. */
 #define U64(v) json_integer((json_int_t)(v))

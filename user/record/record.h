@@ -11,8 +11,8 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "../policy/config.h"
-#include "../policy/model.h"
+#include "policy/policy_config.h"
+#include "policy/model.h"
 
 /*
  * 2 added "outside" (the outside culprits blame names by cgroup id). A

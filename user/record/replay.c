@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../policy/plan.h"
-#include "../policy/policy.h"
+#include "policy/plan.h"
+#include "policy/policy.h"
 #include "config/agent_args.h"
 #include "record/replay.h"
 #include "config/agent_config.h"
-#include "../decision/decision.h"
+#include "decision/decision.h"
 #include "record/record.h"
 
 static void print_text(const struct decision *d)

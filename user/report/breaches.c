@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../grow.h"
+#include "grow.h"
 
 int breach_counts_add(struct breach_counts *b, uint64_t victim, const char *cause)
 {

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../policy/model.h"
+#include "policy/model.h"
 
 struct breach_count {
 	uint64_t victim;   /* the unit's id */

@@ -4,7 +4,7 @@
  * endpoint is read-only, so a request with a body is refused before the
  * body is read, and headers are bounded by the per-connection memory limit.
  */
-#include "http.h"
+#include "report/http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,9 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../clock.h"
-#include "../log.h"
-#include "mhd_dl.h"
+#include "clock.h"
+#include "log.h"
+#include "report/mhd_dl.h"
 #include "report/http_conns.h"
 
 /* Request line and headers must fit here; MHD answers larger ones itself (431). */

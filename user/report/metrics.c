@@ -7,7 +7,7 @@
  * Each cgroup's label text is escaped once per render and reused by every
  * line of every family: a histogram alone has 29 lines per cgroup.
  */
-#include "metrics.h"
+#include "report/metrics.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../hist.h"
-#include "../kube_path.h"
+#include "hist.h"
+#include "kube_path.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -12,12 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../cgroup_knob.h"
-#include "../decision/decision.h"
-#include "../kube/link.h"
-#include "../kube/pods.h"
-#include "../policy/capacity.h"
-#include "../snapshot.h"
+#include "cgroup_knob.h"
+#include "decision/decision.h"
+#include "kube/link.h"
+#include "kube/pods.h"
+#include "policy/capacity.h"
+#include "snapshot.h"
 
 /* Blame pairs the agent publishes: the largest totals; the rest are summed in one gauge. */
 #define METRICS_BLAME_TOP 20

@@ -20,13 +20,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../actuate/actuator.h"
-#include "../clock.h"
-#include "../cpulist.h"
-#include "../log.h"
-#include "../readfile.h"
-#include "../report/http.h"
-#include "../report/metrics.h"
+#include "actuate/actuator.h"
+#include "clock.h"
+#include "cpulist.h"
+#include "log.h"
+#include "readfile.h"
+#include "report/http.h"
+#include "report/metrics.h"
 #include "policy/batch_evict.h"
 #include "report/publish.h"
 

@@ -17,8 +17,8 @@
  * and its cached credential): kube_client_init() takes them over, else
  * kube_config_free() releases them. Never copy one by assignment.
  */
-#ifndef QOSLET_KUBE_CONFIG_H
-#define QOSLET_KUBE_CONFIG_H
+#ifndef QOSLET_KUBE_KUBECONFIG_H
+#define QOSLET_KUBE_KUBECONFIG_H
 
 #include <limits.h>
 #include <stddef.h>

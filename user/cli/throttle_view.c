@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* qoslet throttle: CFS bandwidth throttling per cgroup with a CPU quota. */
-#include "throttle.h"
+#include "cli/throttle_view.h"
 
 #include <stdlib.h>
 #include <time.h>

@@ -5,8 +5,8 @@
  * scaling maths for multiplexed counters (pure, so user space unit-tests
  * exactly what the BPF program runs).
  */
-#ifndef QOSLET_BPF_CPI_H
-#define QOSLET_BPF_CPI_H
+#ifndef QOSLET_BPF_CPI_MAPS_H
+#define QOSLET_BPF_CPI_MAPS_H
 
 #ifndef __VMLINUX_H__ /* user space: the BPF side has these from vmlinux.h */
 #include <linux/types.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-#ifndef QOSLET_CLI_MEMSTALL_H
-#define QOSLET_CLI_MEMSTALL_H
+#ifndef QOSLET_CLI_MEMSTALL_VIEW_H
+#define QOSLET_CLI_MEMSTALL_VIEW_H
 
-#include "view.h"
+#include "cli/view.h"
 
 extern const struct view_ops memstall_view;
 

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../log.h"
-#include "agent_state.h"
+#include "log.h"
+#include "agent/agent_state.h"
 
 /* What a value reads like in a record: "1900m" CPUs or "1288490188" bytes. */
 static void value_text(enum capacity_resource r, uint64_t v, char *buf, size_t size)

@@ -4,8 +4,8 @@
  * histogram per cgroup and the who-delayed-whom pairs. Both sides include
  * this header and nothing else crosses between them.
  */
-#ifndef QOSLET_BPF_SCHED_H
-#define QOSLET_BPF_SCHED_H
+#ifndef QOSLET_BPF_SCHED_MAPS_H
+#define QOSLET_BPF_SCHED_MAPS_H
 
 #include "lat_hist.h"
 

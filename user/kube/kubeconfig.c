@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "kube/config.h"
+#include "kube/kubeconfig.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* qoslet memstall: reclaim stalls and OOM kills per cgroup, and the kills themselves. */
-#include "memstall.h"
+#include "cli/memstall_view.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "../log.h"
+#include "log.h"
 
 static uint64_t stall_ns(const struct cg_sample *cg)
 {

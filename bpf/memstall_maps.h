@@ -3,8 +3,8 @@
  * Layouts shared by bpf/memstall.bpf.c and user space: reclaim stalls and
  * OOM kills per cgroup, and the OOM events streamed through a ring buffer.
  */
-#ifndef QOSLET_BPF_MEMSTALL_H
-#define QOSLET_BPF_MEMSTALL_H
+#ifndef QOSLET_BPF_MEMSTALL_MAPS_H
+#define QOSLET_BPF_MEMSTALL_MAPS_H
 
 #include "lat_hist.h"
 

@@ -4,13 +4,13 @@
  * columns hold task-clock and cpu-clock ns, labelled as such: their ratio
  * is never called CPI.
  */
-#include "cpi.h"
+#include "cli/cpi_view.h"
 
 #include <stdlib.h>
 #include <time.h>
 
-#include "../log.h"
-#include "../probes/cpi_mode.h"
+#include "log.h"
+#include "probes/cpi_mode.h"
 
 static const char *const drop_names[CPI_DROP_NR] = {
 	[CPI_DROP_MAP_FULL] = "map_full",

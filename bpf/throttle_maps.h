@@ -3,8 +3,8 @@
  * Layouts shared by bpf/throttle.bpf.c and user/probes/throttle.c: the
  * throttled periods the probe saw per cgroup, and its drop counters.
  */
-#ifndef QOSLET_BPF_THROTTLE_H
-#define QOSLET_BPF_THROTTLE_H
+#ifndef QOSLET_BPF_THROTTLE_MAPS_H
+#define QOSLET_BPF_THROTTLE_MAPS_H
 
 #ifndef __VMLINUX_H__ /* user space: the BPF side has these from vmlinux.h */
 #include <linux/types.h>

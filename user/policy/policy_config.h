@@ -6,13 +6,13 @@
  * nothing but this header; how the agent runs and talks to the outside
  * (HTTP, Kubernetes) is not theirs to see.
  */
-#ifndef QOSLET_POLICY_CONFIG_H
-#define QOSLET_POLICY_CONFIG_H
+#ifndef QOSLET_POLICY_POLICY_CONFIG_H
+#define QOSLET_POLICY_POLICY_CONFIG_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "policy/model.h"
 
 enum suppress_policy {
 	SUPPRESS_CFS_QUOTA = 0, /* "cfsQuota": CFS quota on each BE unit */
