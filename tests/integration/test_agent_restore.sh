@@ -8,9 +8,10 @@
 #     1 s, and the journal is gone.
 #  2. kill -9: the values stay as the agent left them and the journal lists
 #     their originals; a second agent on the same state directory is refused
-#     while the first runs. A restart reconciles: the originals are back
-#     before its first tick (the log says how many), and a clean stop of the
-#     restarted agent leaves the originals.
+#     while the first runs, and so is one on another state directory (the
+#     lock on the managed cgroup tree), both changing nothing. A restart
+#     reconciles: the originals are back before its first tick (the log says
+#     how many), and a clean stop of the restarted agent leaves the originals.
 # shellcheck disable=SC2016
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
@@ -86,6 +87,16 @@ rc=0
 "$QOSLET" agent --config "$TMP/agent.json" --pin-dir "$PIN_DIR" --duration 5 2>"$TMP/second.err" || rc=$?
 assert_eq "$rc" 1 "a second agent on the same state_dir: exit status"
 grep -q "held by another qoslet agent" "$TMP/second.err" || fail "second agent: $(cat "$TMP/second.err")"
+# Another state directory (a systemd unit beside the DaemonSet): the cgroup
+# tree's lock refuses it all the same, before it reads or writes a cgroup.
+jq --arg state "$TMP/state-other" '.state_dir = $state' "$TMP/agent.json" >"$TMP/other.json"
+rc=0
+"$QOSLET" agent --config "$TMP/other.json" --pin-dir "$PIN_DIR" --duration 5 2>"$TMP/other.err" || rc=$?
+assert_eq "$rc" 1 "a second agent on another state_dir: exit status"
+grep -q "locked by another acting qoslet agent (pid $AGENT_PID)" "$TMP/other.err" ||
+	fail "second agent on another state_dir: $(cat "$TMP/other.err")"
+log "ok: $(grep -o 'cgroup .* is locked by another acting qoslet agent (pid [0-9]*)' "$TMP/other.err")"
+[ ! -e "$TMP/state-other/actuator.json" ] || fail "the refused agent wrote a journal"
 # The first agent still runs and may move be.quota from tick to tick (it
 # did under TCG): what the refused one must not have done is restore or
 # write anything, so every file but that moving quota is as left, and the

@@ -227,13 +227,60 @@ static void test_damaged_journal(void **state)
 	actuator_close(f->a);
 }
 
+/* A second acting actuator on another state directory: refused where the trees overlap. */
+static void test_second_instance(void **state)
+{
+	char state2[PATH_MAX], err[512] = "", pid[32];
+	struct fx fx, *f = &fx;
+	struct actuator_opts o;
+	struct actuator *b = NULL;
+
+	(void)state;
+	setup_fx(f, false);
+	xsnprintf(state2, sizeof(state2), "%s/state2", f->root);
+	xsnprintf(pid, sizeof(pid), "(pid %d)", (int)getpid());
+	o = f->o;
+	o.state_dir = state2;
+	/* the same subtree; the whole root above it; a cgroup inside it */
+	const char *const overlapping[] = {"kubepods", "", "kubepods/be"};
+	for (size_t i = 0; i < ARRAY_LEN(overlapping); i++) {
+		o.subtree = overlapping[i];
+		err[0] = '\0';
+		assert_int_equal(actuator_open(&b, &o, err, sizeof(err)), -EBUSY);
+		assert_null(b);
+		print_message("  %s: %s\n", overlapping[i], err);
+		assert_non_null(strstr(err, "locked by another acting qoslet agent"));
+		assert_non_null(strstr(err, pid)); /* the holder, from /proc/locks */
+	}
+	/* a sibling tree shares the root; a dry run locks nothing */
+	o.subtree = "other";
+	assert_int_equal(actuator_open(&b, &o, err, sizeof(err)), 0);
+	actuator_close(b);
+	o.subtree = "kubepods";
+	o.dry_run = true;
+	assert_int_equal(actuator_open(&b, &o, err, sizeof(err)), 0);
+	actuator_close(b);
+	/* a subtree not made yet: its parent stands in, exclusively */
+	o.dry_run = false;
+	o.subtree = "kubepods/notyet/x";
+	assert_int_equal(actuator_open(&b, &o, err, sizeof(err)), -EBUSY);
+	/* the first one gone, the second acts */
+	actuator_close(f->a);
+	o.subtree = "kubepods";
+	assert_int_equal(actuator_open(&b, &o, err, sizeof(err)), 0);
+	f->a = b;
+	o.state_dir = f->state;		 /* free again: only the tree collides */
+	o.subtree = "kubepods/notyet/x"; /* at kubepods now: shared against exclusive */
+	assert_int_equal(actuator_open(&b, &o, err, sizeof(err)), -EBUSY);
+	actuator_close(f->a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_crash_reconcile),
-		cmocka_unit_test(test_dry_run),
-		cmocka_unit_test(test_stale_journal),
-		cmocka_unit_test(test_damaged_journal),
+		cmocka_unit_test(test_crash_reconcile), cmocka_unit_test(test_dry_run),
+		cmocka_unit_test(test_stale_journal),	cmocka_unit_test(test_damaged_journal),
+		cmocka_unit_test(test_second_instance),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

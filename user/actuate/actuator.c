@@ -157,6 +157,8 @@ int actuator_open(struct actuator **out, const struct actuator_opts *o, char *er
 		goto fail;
 	}
 	ret = lock_state_dir(a, o->state_dir, err, errlen);
+	if (!ret)
+		ret = tree_lock(a, err, errlen);
 	if (ret)
 		goto fail;
 	ret = journal_load(&a->j, a->c, &stale);
@@ -247,6 +249,7 @@ void actuator_close(struct actuator *a)
 	if (!a)
 		return;
 	journal_free(&a->j);
+	tree_unlock(a);
 	if (a->lock_fd >= 0)
 		close(a->lock_fd);
 	free(a);

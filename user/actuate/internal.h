@@ -91,6 +91,9 @@ void journal_free(struct journal *j);
  */
 int journal_set_original(struct journal *j, size_t i, const char *text);
 
+/* The managed subtree's depth the cgroup lock covers, its root included. */
+#define TREE_LOCK_MAX 16
+
 struct actuator {
 	const struct cgroup_ctrls *c;
 	char subtree[POL_PATH_MAX];
@@ -100,10 +103,21 @@ struct actuator {
 	void *ctx;
 	struct journal j;
 	size_t reconciled;
-	int lock_fd;		  /* flock on state_dir/lock: one agent per state directory */
+	int lock_fd;		    /* flock on state_dir/lock: one agent per state directory */
+	int tree_fd[TREE_LOCK_MAX]; /* flock on the subtree and its ancestors (tree_lock.c) */
+	size_t tree_fds;
 	const struct action *cur; /* the action actuator_apply is writing; NULL otherwise */
 	uint64_t watch_gen;	  /* changes when a file starts or stops being watched */
 };
+
+/*
+ * One acting agent per cgroup tree (tree_lock.c): flock on the managed
+ * subtree's directory (exclusive) and its ancestors (shared), in the cpu
+ * hierarchy. Dry-run locks nothing. 0, -EBUSY with the holder named in err,
+ * or -errno.
+ */
+int tree_lock(struct actuator *a, char *err, size_t errlen);
+void tree_unlock(struct actuator *a);
 
 /* memory.min / memory.low: the knobs whose protection needs every ancestor to carry it. */
 static inline bool act_is_protection(enum cg_knob k)
