@@ -50,6 +50,15 @@ int bpffs_prepare(const char *pin_dir)
 {
 	int err;
 
+	/*
+	 * A pin directory already on bpffs is used as it is: in a container it
+	 * may be the one host directory bind-mounted (the DaemonSet mounts only
+	 * /sys/fs/bpf/qoslet), under a /sys/fs/bpf that is not bpffs. Mounting
+	 * a bpffs there would hide that bind mount behind a private filesystem
+	 * whose pins die with the container.
+	 */
+	if (fs_is(pin_dir, BPF_FS_MAGIC))
+		return 0;
 	if (!strncmp(pin_dir, BPFFS_MOUNT "/", strlen(BPFFS_MOUNT) + 1) &&
 	    !fs_is(BPFFS_MOUNT, BPF_FS_MAGIC)) {
 		if (mount("bpf", BPFFS_MOUNT, "bpf", 0, "mode=0700")) {
