@@ -49,6 +49,26 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/skel/%.skel.h,$(BPF_SRCS))
 USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c user/*/*.c))
 USER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(USER_SRCS))
+# One static archive per folder of user/ ("base": its top-level files), linked
+# highest layer first, as scripts/check-layers.sh ranks them. The linker takes
+# from an archive only the objects that resolve a symbol still missing, and
+# does not go back to an archive it has passed: a lower folder's object that
+# calls into a higher one fails to link in every test of the lower folder.
+.DEFAULT_GOAL := all
+LAYERS := agent record config report cli collect kube actuate decision policy probes base
+$(foreach d,$(patsubst user/%/,%,$(wildcard user/*/)),$(if $(filter $(d),$(LAYERS)),,\
+	$(error user/$(d)/ is in no layer: add it to LAYERS in the Makefile and to scripts/check-layers.sh)))
+layer_srcs = $(if $(filter base,$(1)),$(filter-out user/main.c,$(wildcard user/*.c)),$(wildcard user/$(1)/*.c))
+# $(call layer_libs,BUILD-ROOT): the archives of one build, in link order
+layer_libs = $(foreach l,$(LAYERS),$(1)/lib/libqoslet-$(l).a)
+define LAYER_RULE
+$(1)/lib/libqoslet-$(2).a: $(patsubst %.c,$(1)/%.o,$(call layer_srcs,$(2)))
+	@mkdir -p $$(@D)
+	@echo "  AR      $$@"
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
+endef
+$(foreach l,$(LAYERS),$(eval $(call LAYER_RULE,$(BUILD),$(l))))
+USER_LIBS := $(call layer_libs,$(BUILD))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
@@ -112,12 +132,13 @@ $(BUILD)/%.o: %.c $(SKELS)
 # config.c embeds the defaults with .incbin, which -MMD does not see.
 $(BUILD)/user/config/agent_config.o: user/config/default-config.json
 
-$(BUILD)/qoslet: $(BUILD)/user/main.o $(USER_OBJS)
+$(BUILD)/qoslet: $(BUILD)/user/main.o $(USER_LIBS)
 	@echo "  LINK    $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# Shared fixtures (tests/unit/*.h) rebuild the tests that include them.
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(USER_OBJS) $(wildcard tests/unit/*.h)
+# Shared fixtures (tests/unit/*.h) rebuild the tests that include them. Each
+# test takes from the archives what it uses, nothing more.
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(USER_LIBS) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	@echo "  TEST    $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter-out %.h,$^) $(LDLIBS) -lcmocka -o $@
@@ -131,13 +152,13 @@ $(BUILD)/tests/helpers/btfcheck: tests/helpers/btfcheck.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -lbpf -o $@
 
-# kubecheck drives the Kubernetes client library, so it links the user objects.
-$(BUILD)/tests/helpers/kubecheck: tests/helpers/kubecheck.c $(USER_OBJS)
+# kubecheck drives the Kubernetes client library, so it links the user archives.
+$(BUILD)/tests/helpers/kubecheck: tests/helpers/kubecheck.c $(USER_LIBS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # kubesync drives the agent's API thread (user/kube/sync.h): the same.
-$(BUILD)/tests/helpers/kubesync: tests/helpers/kubesync.c $(USER_OBJS)
+$(BUILD)/tests/helpers/kubesync: tests/helpers/kubesync.c $(USER_LIBS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -255,6 +276,8 @@ ASAN_CC ?= $(CLANG)
 ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
 ASAN_OBJS := $(patsubst %.c,$(ASAN_BUILD)/%.o,$(USER_SRCS))
+$(foreach l,$(LAYERS),$(eval $(call LAYER_RULE,$(ASAN_BUILD),$(l))))
+ASAN_LIBS := $(call layer_libs,$(ASAN_BUILD))
 ASAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN_BUILD)/tests/%,$(UNIT_SRCS))
 # Only these helpers run code of user/; the others just make load.
 ASAN_HELPERS := $(ASAN_BUILD)/tests/helpers/kubecheck $(ASAN_BUILD)/tests/helpers/kubesync
@@ -282,16 +305,16 @@ $(ASAN_BUILD)/%.o: %.c $(SKELS)
 
 $(ASAN_BUILD)/user/config/agent_config.o: user/config/default-config.json
 
-$(ASAN_BUILD)/qoslet: $(ASAN_BUILD)/user/main.o $(ASAN_OBJS)
+$(ASAN_BUILD)/qoslet: $(ASAN_BUILD)/user/main.o $(ASAN_LIBS)
 	@echo "  LINK    $@"
 	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(ASAN_BUILD)/tests/test_%: tests/unit/test_%.c $(ASAN_OBJS) $(wildcard tests/unit/*.h)
+$(ASAN_BUILD)/tests/test_%: tests/unit/test_%.c $(ASAN_LIBS) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	@echo "  TEST    $@"
 	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_CFLAGS) $(LDFLAGS) $(filter-out %.h,$^) $(LDLIBS) -lcmocka -o $@
 
-$(ASAN_HELPERS): $(ASAN_BUILD)/tests/helpers/%: tests/helpers/%.c $(ASAN_OBJS)
+$(ASAN_HELPERS): $(ASAN_BUILD)/tests/helpers/%: tests/helpers/%.c $(ASAN_LIBS)
 	@mkdir -p $(@D)
 	$(Q)$(ASAN_CC) $(CFLAGS) $(ASAN_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
