@@ -55,7 +55,7 @@ USER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(USER_SRCS))
 # does not go back to an archive it has passed: a lower folder's object that
 # calls into a higher one fails to link in every test of the lower folder.
 .DEFAULT_GOAL := all
-LAYERS := agent record config report cli collect kube actuate decision policy probes base
+LAYERS := agent record config report cli collect kube actuate decision policy probes cgroup base
 $(foreach d,$(patsubst user/%/,%,$(wildcard user/*/)),$(if $(filter $(d),$(LAYERS)),,\
 	$(error user/$(d)/ is in no layer: add it to LAYERS in the Makefile and to scripts/check-layers.sh)))
 layer_srcs = $(if $(filter base,$(1)),$(filter-out user/main.c,$(wildcard user/*.c)),$(wildcard user/$(1)/*.c))

@@ -12,7 +12,7 @@
 
 #include "sched_maps.h"
 
-/* Set by user space before load (see user/cgroup.c: cgroup_fs_detect). */
+/* Set by user space before load (see user/cgroup/path.c: cgroup_fs_detect). */
 const volatile __u32 cgroup_mode = QOSLET_CGROUP_V2;
 /* The hierarchy's number, as in /proc/PID/cgroup (0 for v2). */
 const volatile __s32 cgroup_hierarchy_id = 0;

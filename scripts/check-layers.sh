@@ -15,22 +15,24 @@ cd "$(dirname "$0")/.." || exit 1
 
 # Higher ranks may include lower ones, never the other way round, and two
 # folders of one rank not each other. bpf: the types the BPF programs share
-# with user space; base: user/'s top-level files (clock, log, cgroup, ...).
+# with user space; base: user/'s top-level files (clock, log, ...); cgroup:
+# the cgroup layer (paths, knobs, tasks) the probes, collector and actuator use.
 # policy sits low because its model.h is the tick record's types, which the
 # collector fills. main.c, the command dispatcher, sits above everything.
 declare -A RANK=(
 	[bpf]=0
 	[base]=1
-	[probes]=2
-	[policy]=3
-	[decision]=4
-	[actuate]=5 [kube]=5
-	[collect]=6
-	[report]=7 [cli]=7
-	[config]=8
-	[record]=9
-	[agent]=10
-	[main]=11
+	[cgroup]=2
+	[probes]=3
+	[policy]=4
+	[decision]=5
+	[actuate]=6 [kube]=6
+	[collect]=7
+	[report]=8 [cli]=8
+	[config]=9
+	[record]=10
+	[agent]=11
+	[main]=12
 )
 
 folder_of() { # user/x/y.c -> x; user/y.c -> base (main for main.c); bpf/y.h -> bpf

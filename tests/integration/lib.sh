@@ -110,7 +110,7 @@ require_binaries() {
 }
 
 # The hierarchy qoslet identifies cgroups by: the v2 mount when it has the cpu
-# controller, else the v1 mount holding cpu (as user/cgroup.h decides).
+# controller, else the v1 mount holding cpu (as user/cgroup/path.h decides).
 detect_cgroup_root() {
 	local mnt type opts rest v1=""
 	while read -r _ mnt type opts rest; do

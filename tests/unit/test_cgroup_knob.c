@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "cgroup_knob.h"
+#include "cgroup/knob.h"
 #include "readfile.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -277,22 +277,17 @@ static void test_mem_table(void **state)
 	}
 }
 
-static void test_usage_throttle(void **state)
+static void test_usage(void **state)
 {
 	struct cgroup_ctrls c1, c2;
 	char root[PATH_MAX];
-	uint64_t ns, periods, throttled;
+	uint64_t ns;
 
 	(void)state;
 	fake(&c1, root, false);
 	put(c1.root[CTRL_CPUACCT], "pod/cpuacct.usage", "123456789\n");
-	put(c1.root[CTRL_CPU], "pod/cpu.stat",
-	    "nr_periods 10\nnr_throttled 4\nthrottled_time 5\nnr_bursts 0\nburst_time 0\n");
 	assert_int_equal(cg_read_usage_ns(&c1, "pod", &ns), 0);
 	assert_int_equal(ns, 123456789);
-	assert_int_equal(cg_read_throttle(&c1, "pod", &periods, &throttled), 0);
-	assert_int_equal(periods, 10);
-	assert_int_equal(throttled, 4);
 
 	fake(&c2, root, true);
 	put(c2.root[CTRL_CPU], "pod/cpu.stat",
@@ -300,12 +295,6 @@ static void test_usage_throttle(void **state)
 	    "throttled_usec 3\n");
 	assert_int_equal(cg_read_usage_ns(&c2, "pod", &ns), 0);
 	assert_int_equal(ns, 5000000);
-	assert_int_equal(cg_read_throttle(&c2, "pod", &periods, &throttled), 0);
-	assert_int_equal(periods, 7);
-	assert_int_equal(throttled, 2);
-	/* v2 without the cpu controller enabled: no nr_periods */
-	put(c2.root[CTRL_CPU], "pod/cpu.stat", "usage_usec 5000\n");
-	assert_int_equal(cg_read_throttle(&c2, "pod", &periods, &throttled), -EOPNOTSUPP);
 }
 
 static void test_procs_subtree(void **state)
@@ -497,10 +486,10 @@ static void test_detect_table(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_quota_table),    cmocka_unit_test(test_burst_idle_cpus),
-		cmocka_unit_test(test_request_cpus),   cmocka_unit_test(test_mem_table),
-		cmocka_unit_test(test_usage_throttle), cmocka_unit_test(test_procs_subtree),
-		cmocka_unit_test(test_kill),	       cmocka_unit_test(test_detect_table),
+		cmocka_unit_test(test_quota_table),  cmocka_unit_test(test_burst_idle_cpus),
+		cmocka_unit_test(test_request_cpus), cmocka_unit_test(test_mem_table),
+		cmocka_unit_test(test_usage),	     cmocka_unit_test(test_procs_subtree),
+		cmocka_unit_test(test_kill),	     cmocka_unit_test(test_detect_table),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "actuate/internal.h"
-#include "cgroup.h"
+#include "cgroup/path.h"
 #include "log.h"
 
 /* Entries a previous run journaled outside today's subtree are not ours to write. */

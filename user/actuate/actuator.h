@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cgroup_knob.h"
+#include "cgroup/knob.h"
 #include "decision/outcome.h"
 #include "policy/action.h"
 #include "policy/policy_config.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "actuate/internal.h"
-#include "cgroup.h"
+#include "cgroup/path.h"
 
 static void set_outcome(struct act_result *r, enum decision_outcome o, int err, const char *fmt,
 			...) __attribute__((format(printf, 4, 5)));

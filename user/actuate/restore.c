@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "actuate/internal.h"
-#include "cgroup.h"
+#include "cgroup/path.h"
 #include "log.h"
 
 /* E_KEPT: not asked for this time (a restore of one knob of one unit). */

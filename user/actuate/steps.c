@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "actuate/internal.h"
-#include "cgroup.h"
+#include "cgroup/path.h"
 
 int steps_add(struct steps *s, enum cg_knob k, const char *rel, const char *text,
 	      enum step_phase phase, size_t seq, size_t tag)

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "actuate/internal.h"
-#include "cgroup_knob.h"
+#include "cgroup/knob.h"
 
 /* The pid holding a flock on the file st names, from /proc/locks; 0 when not found. */
 static long lock_holder(const struct stat *st)

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cgroup.h"
+#include "cgroup/path.h"
 #include "actuate/actuator.h"
 #include "collect/file_watch.h"
 #include "collect/collect.h"

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cgroup.h"
+#include "cgroup/path.h"
 #include "log.h"
 
 static int find_recursiveprot(void *ctx, const char *mnt, bool v2, const char *superopts)

@@ -10,7 +10,7 @@
 #ifndef QOSLET_AGENT_MEMORY_QOS_CHECK_H
 #define QOSLET_AGENT_MEMORY_QOS_CHECK_H
 
-#include "cgroup_knob.h"
+#include "cgroup/knob.h"
 
 void memory_qos_check(const struct cgroup_ctrls *c, const char *subtree, const char *mountinfo);
 

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <stdio.h>
 
-#include "cgroup.h"
+#include "cgroup/path.h"
 #include "probes/probes.h"
 #include "cli/args.h"
 #include "cli/pod_filter.h"

@@ -30,8 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cgroup.h"
-#include "cgroup_knob.h"
+#include "cgroup/path.h"
+#include "cgroup/knob.h"
 #include "collect/pod_trust.h"
 #include "collect/wants.h"
 #include "kube/pods.h"

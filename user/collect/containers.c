@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgroup_knob.h"
+#include "cgroup/knob.h"
 #include "kube_path.h"
 #include "str.h"
 #include "collect/collect.h"

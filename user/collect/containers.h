@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cgroup_knob.h"
+#include "cgroup/knob.h"
 #include "kube/pods.h"
 #include "policy/model.h"
 

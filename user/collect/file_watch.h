@@ -18,7 +18,7 @@
 
 #include <stdint.h>
 
-#include "cgroup_knob.h"
+#include "cgroup/knob.h"
 
 struct file_watch;
 

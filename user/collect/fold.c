@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgroup.h"
+#include "cgroup/path.h"
 
 static int cmp_u64(uint64_t a, uint64_t b)
 {

@@ -7,7 +7,7 @@
 #ifndef QOSLET_COLLECT_NODE_H
 #define QOSLET_COLLECT_NODE_H
 
-#include "cgroup_knob.h"
+#include "cgroup/knob.h"
 #include "policy/model.h"
 
 struct node_reader;

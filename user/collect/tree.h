@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cgroup.h"
+#include "cgroup/path.h"
 
 /*
  * The safety net: a full walk this often even when no event was lost. Lost

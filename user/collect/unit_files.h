@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cgroup_knob.h"
+#include "cgroup/knob.h"
 #include "snapshot.h"
 
 enum unit_file {

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cgroup.h"
+#include "cgroup/path.h"
 #include "snapshot.h"
 
 /*

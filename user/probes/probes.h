@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cgroup.h"
+#include "cgroup/path.h"
 #include "snapshot.h"
 
 #define QOSLET_DEFAULT_PIN_DIR "/sys/fs/bpf/qoslet"

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cgroup_knob.h"
+#include "cgroup/knob.h"
 #include "decision/decision.h"
 #include "kube/link.h"
 #include "kube/pods.h"

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "actuate/actuator.h"
-#include "cgroup.h"
+#include "cgroup/path.h"
 #include "collect/collect.h"
 #include "decision/decision.h"
 #include "kube/pods.h"

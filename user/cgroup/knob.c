@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "cgroup_knob.h"
+#include "cgroup/knob.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "cgroup/path.h"
 #include "str.h"
 #include "readfile.h"
 
@@ -473,17 +473,6 @@ int cg_read_usage_ns(const struct cgroup_ctrls *c, const char *rel, uint64_t *ns
 	if (!err)
 		*ns = us * 1000;
 	return err;
-}
-
-int cg_read_throttle(const struct cgroup_ctrls *c, const char *rel, uint64_t *nr_periods,
-		     uint64_t *nr_throttled)
-{
-	char buf[1024];
-	int err = cg_read_file(c, CTRL_CPU, rel, "cpu.stat", buf, sizeof(buf));
-
-	if (!err)
-		err = cg_stat_get(buf, "nr_periods", nr_periods);
-	return err ? err : cg_stat_get(buf, "nr_throttled", nr_throttled);
 }
 
 int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_mem *m)

@@ -95,10 +95,6 @@ double cg_weight_request_cpus(const struct cgroup_ctrls *c, int64_t weight);
 /* Total CPU time of the subtree in ns: v1 cpuacct.usage, v2 cpu.stat usage_usec. */
 int cg_read_usage_ns(const struct cgroup_ctrls *c, const char *rel, uint64_t *ns);
 
-/* cpu.stat nr_periods / nr_throttled (v1 and v2 use the same names). */
-int cg_read_throttle(const struct cgroup_ctrls *c, const char *rel, uint64_t *nr_periods,
-		     uint64_t *nr_throttled);
-
 struct cg_mem {
 	uint64_t usage;	      /* v1 memory.usage_in_bytes, v2 memory.current */
 	uint64_t limit;	      /* UINT64_MAX when unlimited */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The tasks of a cgroup subtree: listing the cgroups, counting and killing the tasks. */
-#include "cgroup_knob.h"
+#include "cgroup/knob.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "cgroup.h"
+#include "cgroup/path.h"
 
 #include <dirent.h>
 #include <errno.h>
