@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup/knob.h"
 #include "readfile.h"
 
 /*
@@ -37,26 +38,18 @@ static const struct cpustat_key keys[] = {
 	{"burst_usec", offsetof(struct throttle_sample, burst_ns), 1000}, /* v2 */
 };
 
+/* Each key through the cgroup layer's one key-value parser (cg_stat_get). */
 int cpustat_parse(const char *text, struct throttle_sample *s)
 {
 	bool have_periods = false;
+	uint64_t v;
 
 	s->nr_periods = s->nr_throttled = s->throttled_ns = s->nr_bursts = s->burst_ns = 0;
-	for (const char *line = text; line && *line;
-	     line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-		const char *sp = strchr(line, ' ');
-		size_t len;
-
-		if (!sp)
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (cg_stat_get(text, keys[i].name, &v))
 			continue;
-		len = (size_t)(sp - line);
-		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-			if (strlen(keys[i].name) != len || strncmp(line, keys[i].name, len))
-				continue;
-			*(uint64_t *)((char *)s + keys[i].off) =
-				strtoull(sp + 1, NULL, 10) * keys[i].scale;
-			have_periods |= i == 0; /* keys[0] is nr_periods */
-		}
+		*(uint64_t *)((char *)s + keys[i].off) = v * keys[i].scale;
+		have_periods |= i == 0; /* keys[0] is nr_periods */
 	}
 	return have_periods ? 0 : -EINVAL;
 }
