@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The fast path's alert thresholds and muting, by the SLO control's config. */
+/* The fast path's alert thresholds and muting, by the SLO control's config, and its alert decoding.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +8,9 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include "bpf/sched_maps.h"
 #include "policy/alert_threshold.h"
+#include "probes/fast_path.h"
 
 static void test_threshold(void **state)
 {
@@ -86,11 +89,28 @@ static void test_unit_threshold(void **state)
 	}
 }
 
+/* Records of the probe's alert ring, counted by kind; a short one is not counted. */
+static void test_decode(void **state)
+{
+	struct rq_alert wait = {.cgid = 7, .wait_ns = 3000000, .kind = RQ_ALERT_WAIT};
+	struct rq_alert displaced = {.cgid = 7, .culprit = 9, .kind = RQ_ALERT_DISPLACED};
+	struct fast_path_alerts got = {0};
+
+	(void)state;
+	fast_path_decode(&got, &wait, sizeof(wait));
+	fast_path_decode(&got, &displaced, sizeof(displaced));
+	fast_path_decode(&got, &displaced, sizeof(displaced));
+	fast_path_decode(&got, &wait, sizeof(wait) - 1); /* cut: another layout */
+	assert_int_equal(got.waits, 1);
+	assert_int_equal(got.displaced, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_unit_threshold),
+		cmocka_unit_test(test_decode),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -54,22 +54,28 @@ static int probe_map(const struct probe_set *ps, size_t map)
 	return fd < 0 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 0);
 }
 
-static int on_alert(void *ctx, void *data, size_t size)
+void fast_path_decode(struct fast_path_alerts *got, const void *data, size_t size)
 {
-	struct fast_path *fp = ctx;
 	const struct rq_alert *a = data;
 
 	if (size < sizeof(*a))
-		return 0;
+		return; /* a record of another layout: not counted */
 	if (a->kind == RQ_ALERT_DISPLACED) {
 		log_debug("fast path: cgroup %llu displaced by cgroup %llu",
 			  (unsigned long long)a->cgid, (unsigned long long)a->culprit);
-		fp->drained.displaced++;
+		got->displaced++;
 	} else {
 		log_debug("fast path: cgroup %llu waited %llu us", (unsigned long long)a->cgid,
 			  (unsigned long long)a->wait_ns / 1000);
-		fp->drained.waits++;
+		got->waits++;
 	}
+}
+
+static int on_alert(void *ctx, void *data, size_t size)
+{
+	struct fast_path *fp = ctx;
+
+	fast_path_decode(&fp->drained, data, size);
 	return 0;
 }
 

@@ -61,6 +61,12 @@ struct fast_path_alerts {
 	uint64_t displaced; /* a cgroup displaced by displacers' tasks */
 };
 
+/*
+ * Counts one record of the probe's alert ring (struct rq_alert) into *got
+ * by kind; a record shorter than the layout is not counted.
+ */
+void fast_path_decode(struct fast_path_alerts *got, const void *data, size_t size);
+
 /* Consumes the waiting alerts into *got; 0 or -errno. */
 int fast_path_drain(struct fast_path *fp, struct fast_path_alerts *got);
 
