@@ -21,7 +21,7 @@ static inline void batch_plan_tick(struct plan_state *st, const struct pol_input
 
 	assert_int_equal(batch_resources_run(in, cfg, &w), 0);
 	if (suppress_quota) {
-		a = action_add(&w, ACT_CPU_QUOTA, pod, "suppress.cfs_quota");
+		a = action_add(&w, ACT_CPU_QUOTA, pod, RULE_SUPPRESS_CFS_QUOTA);
 		assert_non_null(a);
 		a->value = suppress_quota;
 	}

@@ -15,7 +15,7 @@ static inline double evidence(const struct action *a, const char *name)
 	for (size_t i = 0; i < a->n_ev; i++)
 		if (!strcmp(a->ev[i].name, name))
 			return a->ev[i].value;
-	fail_msg("%s: no evidence %s", a->rule, name);
+	fail_msg("%s: no evidence %s", rule_name(a->rule), name);
 	return NAN;
 }
 

@@ -101,7 +101,7 @@ static void test_container_wishes(void **state)
 		a = find(&out, 100, ACT_CPU_WEIGHT);
 		assert_non_null(a);
 		assert_int_equal(a->value, v2 ? 20 : 512);
-		assert_string_equal(a->rule, "batch.container_cpu_weight");
+		assert_int_equal(a->rule, RULE_BATCH_CONTAINER_CPU_WEIGHT);
 		assert_string_equal(a->path, "kubepods/besteffort/pod0/c0");
 		assert_int_equal(a->cls, QOS_BE);
 		assert_int_equal(a->related_id, 10);
@@ -110,14 +110,14 @@ static void test_container_wishes(void **state)
 		a = find(&out, 100, ACT_MEM_LIMIT);
 		assert_non_null(a);
 		assert_int_equal(a->value, 256 * MIB);
-		assert_string_equal(a->rule, "batch.container_memory_limit");
+		assert_int_equal(a->rule, RULE_BATCH_CONTAINER_MEMORY_LIMIT);
 		assert_true(evidence(a, "batch_memory_limit_bytes") == 256 * MIB);
 		/* a quota from the container's limit on v2 only (docs/batch-resources.md) */
 		a = find(&out, 100, ACT_CPU_QUOTA);
 		if (v2) {
 			assert_non_null(a);
 			assert_int_equal(a->value, 100000);
-			assert_string_equal(a->rule, "batch.container_cpu_quota");
+			assert_int_equal(a->rule, RULE_BATCH_CONTAINER_CPU_QUOTA);
 			assert_true(evidence(a, "batch_cpu_limit_milli") == 1000);
 			assert_true(evidence(a, "period_us") == 100000);
 		} else {
@@ -221,7 +221,7 @@ static void plan_container_targets(bool v2)
 	a = find(&out, 100, ACT_MEM_LIMIT);
 	assert_non_null(a);
 	assert_true(a->restore);
-	assert_string_equal(a->rule, "plan.release");
+	assert_int_equal(a->rule, RULE_PLAN_RELEASE);
 	assert_string_equal(a->path, "kubepods/besteffort/pod0/c0");
 	assert_int_equal(a->cls, QOS_BE);
 	/* container 101 vanishes: its entry goes without a release (nothing to write) */

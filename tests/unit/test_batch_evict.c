@@ -92,7 +92,7 @@ static void test_evicts_after_the_wait_in_order(void **state)
 	assert_int_equal(out.n, 2);
 	assert_int_equal(out.v[0].id, 3);
 	assert_int_equal(out.v[1].id, 2);
-	assert_string_equal(out.v[0].rule, "batch.overcommit_cpu");
+	assert_int_equal(out.v[0].rule, RULE_BATCH_OVERCOMMIT_CPU);
 	assert_int_equal(out.v[0].kind, ACT_EVICT);
 	assert_true(evidence(&out.v[0], "batch_requested") == 4.5);
 	assert_true(evidence(&out.v[0], "batch_allocatable") == 3.0);
@@ -125,7 +125,7 @@ static void test_fitting_again_restarts_the_wait(void **state)
 	tick(&st, 121, &out);
 	assert_int_equal(out.n, 1);
 	assert_int_equal(out.v[0].id, 1);
-	assert_string_equal(out.v[0].rule, "batch.overcommit_memory");
+	assert_int_equal(out.v[0].rule, RULE_BATCH_OVERCOMMIT_MEMORY);
 	batch_evict_state_free(&st);
 	action_list_free(&out);
 }

@@ -100,7 +100,7 @@ static void test_wishes_v1_and_v2(void **state)
 		a = find(&out, ACT_CPU_WEIGHT);
 		assert_non_null(a);
 		assert_int_equal(a->value, v2 ? 20 : 512);
-		assert_string_equal(a->rule, "batch.cpu_weight");
+		assert_int_equal(a->rule, RULE_BATCH_CPU_WEIGHT);
 		assert_true(evidence(a, "batch_cpu_request_milli") == 500);
 		a = find(&out, ACT_CPU_QUOTA);
 		assert_non_null(a);
@@ -195,13 +195,13 @@ static void test_plan_tighter_quota_wins_and_lapse_falls_back(void **state)
 	a = find(&out, ACT_CPU_QUOTA);
 	assert_non_null(a);
 	assert_int_equal(a->value, 30000);
-	assert_string_equal(a->rule, "suppress.cfs_quota");
+	assert_int_equal(a->rule, RULE_SUPPRESS_CFS_QUOTA);
 	/* suppression asks for more than the batch limit: the batch limit stands */
 	tick(&st, 400000, &out);
 	a = find(&out, ACT_CPU_QUOTA);
 	assert_non_null(a);
 	assert_int_equal(a->value, 100000);
-	assert_string_equal(a->rule, "batch.cpu_quota");
+	assert_int_equal(a->rule, RULE_BATCH_CPU_QUOTA);
 	tick(&st, 30000, &out);
 	/* suppression lapses: back to the batch value, not to the owner's unlimited */
 	tick(&st, 0, &out);
@@ -218,7 +218,7 @@ static void test_plan_tighter_quota_wins_and_lapse_falls_back(void **state)
 	assert_int_equal(out.n, 3);
 	for (size_t i = 0; i < out.n; i++) {
 		assert_true(out.v[i].restore);
-		assert_string_equal(out.v[i].rule, "plan.release");
+		assert_int_equal(out.v[i].rule, RULE_PLAN_RELEASE);
 	}
 	plan_state_free(&st);
 	action_list_free(&out);

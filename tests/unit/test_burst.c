@@ -106,17 +106,17 @@ struct scale_case {
 		double busy;
 		uint64_t periods, throttled;
 		int64_t quota; /* expected */
-		const char *rule;
+		enum rule_id rule;
 	} tick[MAX_TICKS];
 	int n;
 };
 
 /* UP, DOWN: an idle node, throttled or not; BUSY, HOLD: a loaded node, throttled. */
 /* clang-format off */
-#define UP(q)	   {0.1, 10, 10, q, "burst.scale_up"}
-#define DOWN(q)	   {0.1, 10, 0, q, "burst.scale_down"}
-#define BUSY(b, q) {b, 10, 10, q, "burst.scale_down"}
-#define HOLD(b, q) {b, 10, 10, q, "burst.hold"}
+#define UP(q)	   {0.1, 10, 10, q, RULE_BURST_SCALE_UP}
+#define DOWN(q)	   {0.1, 10, 0, q, RULE_BURST_SCALE_DOWN}
+#define BUSY(b, q) {b, 10, 10, q, RULE_BURST_SCALE_DOWN}
+#define HOLD(b, q) {b, 10, 10, q, RULE_BURST_HOLD}
 /* clang-format on */
 
 static const struct scale_case scale_cases[] = {
@@ -139,9 +139,9 @@ static const struct scale_case scale_cases[] = {
 	 5},
 	{"throttled only above throttled_min",
 	 0.2,
-	 {{0.1, 10, 2, 100000, "burst.scale_down"}, {0.1, 10, 3, 120000, "burst.scale_up"}},
+	 {{0.1, 10, 2, 100000, RULE_BURST_SCALE_DOWN}, {0.1, 10, 3, 120000, RULE_BURST_SCALE_UP}},
 	 2},
-	{"no periods is not throttled", 0, {{0.1, 0, 0, 100000, "burst.scale_down"}}, 1},
+	{"no periods is not throttled", 0, {{0.1, 0, 0, 100000, RULE_BURST_SCALE_DOWN}}, 1},
 };
 
 static void test_scale(void **state)
@@ -169,7 +169,7 @@ static void test_scale(void **state)
 			a = &out.v[0];
 			assert_int_equal(a->kind, ACT_CPU_QUOTA);
 			assert_int_equal(a->value, tc->tick[t].quota);
-			assert_string_equal(a->rule, tc->tick[t].rule);
+			assert_int_equal(a->rule, tc->tick[t].rule);
 			assert_float_equal(evidence(a, "limit_cpus"), 1, 1e-9);
 			assert_float_equal(evidence(a, "quota_cpus_before"), prev / 1e5, 1e-9);
 			assert_float_equal(evidence(a, "quota_cpus_after"), a->value / 1e5, 1e-9);
@@ -266,8 +266,8 @@ static void test_burst_order(void **state)
 				assert_true(burst <= quota);
 			}
 			assert_int_equal(burst, fmin(quota, 1e5 * percents[p] / 100));
-			assert_string_equal(find_kind(&out, ACT_CPU_BURST)->rule,
-					    "burst.cpu_burst");
+			assert_int_equal(find_kind(&out, ACT_CPU_BURST)->rule,
+					 RULE_BURST_CPU_BURST);
 		}
 		burst_state_free(&st);
 		action_list_free(&out);
@@ -316,12 +316,15 @@ static void test_budget(void **state)
 	static const struct {
 		uint64_t at_s; /* since the period's start */
 		int64_t quota;
-		const char *rule;
+		enum rule_id rule;
 		double used;
 	} ticks[] = {
-		{0, 120000, "burst.scale_up", 0.5},	{1, 100000, "burst.budget_spent", 1.0},
-		{2, 100000, "burst.budget_spent", 1.5}, {59, 100000, "burst.budget_spent", 2.0},
-		{60, 120000, "burst.scale_up", 0.5},	{61, 100000, "burst.budget_spent", 1.0},
+		{0, 120000, RULE_BURST_SCALE_UP, 0.5},
+		{1, 100000, RULE_BURST_BUDGET_SPENT, 1.0},
+		{2, 100000, RULE_BURST_BUDGET_SPENT, 1.5},
+		{59, 100000, RULE_BURST_BUDGET_SPENT, 2.0},
+		{60, 120000, RULE_BURST_SCALE_UP, 0.5},
+		{61, 100000, RULE_BURST_BUDGET_SPENT, 1.0},
 	};
 	struct burst_config cfg = config(BURST_CFS_QUOTA_ONLY);
 	struct burst_state st = {0};
@@ -341,7 +344,7 @@ static void test_budget(void **state)
 		run(&w, &cfg, &st, &out);
 		assert_int_equal(out.n, 1);
 		assert_int_equal(out.v[0].value, ticks[t].quota);
-		assert_string_equal(out.v[0].rule, ticks[t].rule);
+		assert_int_equal(out.v[0].rule, ticks[t].rule);
 		assert_float_equal(evidence(&out.v[0], "budget_used_cpu_s"), ticks[t].used, 1e-9);
 	}
 	burst_state_free(&st);
@@ -444,7 +447,7 @@ static void test_short_ticks_make_one_window(void **state)
 		throttle(world_unit(&w, 10, QOS_LS, 1), 1, t == 3);
 		run(&w, &cfg, &st, &out);
 		assert_int_equal(out.n, 1);
-		assert_string_equal(out.v[0].rule, t < 9 ? "burst.hold" : "burst.scale_up");
+		assert_int_equal(out.v[0].rule, t < 9 ? RULE_BURST_HOLD : RULE_BURST_SCALE_UP);
 		assert_int_equal(out.v[0].value, t < 9 ? 100000 : 120000);
 	}
 	assert_float_equal(evidence(&out.v[0], "window_s"), 1, 1e-9);
@@ -460,13 +463,13 @@ static void test_shrink_only_when_use_fits(void **state)
 	static const struct {
 		double used;
 		int64_t quota;
-		const char *rule;
+		enum rule_id rule;
 	} ticks[] = {
-		{0.5, 60000, "burst.scale_up"},	  /* throttled (limit 0.5) */
-		{0.5, 72000, "burst.scale_up"},	  /* throttled */
-		{0.6, 72000, "burst.hold"},	  /* 0.6 > 0.8 x 0.72: would be throttled again */
-		{0.5, 57600, "burst.scale_down"}, /* 0.5 < 0.576 */
-		{0.2, 50000, "burst.scale_down"}, /* never below the limit */
+		{0.5, 60000, RULE_BURST_SCALE_UP}, /* throttled (limit 0.5) */
+		{0.5, 72000, RULE_BURST_SCALE_UP}, /* throttled */
+		{0.6, 72000, RULE_BURST_HOLD},	   /* 0.6 > 0.8 x 0.72: would be throttled again */
+		{0.5, 57600, RULE_BURST_SCALE_DOWN}, /* 0.5 < 0.576 */
+		{0.2, 50000, RULE_BURST_SCALE_DOWN}, /* never below the limit */
 	};
 	struct burst_config cfg = config(BURST_CFS_QUOTA_ONLY);
 	struct burst_state st = {0};
@@ -483,7 +486,7 @@ static void test_shrink_only_when_use_fits(void **state)
 		u->cpu_used = ticks[t].used;
 		run(&w, &cfg, &st, &out);
 		assert_int_equal(out.v[0].value, ticks[t].quota);
-		assert_string_equal(out.v[0].rule, ticks[t].rule);
+		assert_int_equal(out.v[0].rule, ticks[t].rule);
 		assert_float_equal(evidence(&out.v[0], "cpu_used_cpus"), ticks[t].used, 1e-9);
 	}
 	burst_state_free(&st);

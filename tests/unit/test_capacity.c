@@ -61,10 +61,10 @@ static struct capacity_config config(void)
 	};
 }
 
-static const struct action *find_rule(const struct action_list *l, const char *rule)
+static const struct action *find_rule(const struct action_list *l, enum rule_id rule)
 {
 	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->v[i].rule, rule))
+		if (l->v[i].rule == rule)
 			return &l->v[i];
 	return NULL;
 }
@@ -108,7 +108,7 @@ static void run_steps(const struct step *steps, size_t n, const struct capacity_
 				fail_msg("t=%llu s: held \"%s\", want %s", (unsigned long long)t,
 					 res.held ? res.held : "(none)",
 					 s->held ? "held" : "not held");
-			if ((find_rule(&acts, "capacity.cpu") != NULL) != s->cpu_record)
+			if ((find_rule(&acts, RULE_CAPACITY_CPU) != NULL) != s->cpu_record)
 				fail_msg("t=%llu s: a capacity.cpu record %s",
 					 (unsigned long long)t,
 					 s->cpu_record ? "missing" : "not wanted");
@@ -202,11 +202,12 @@ static void stale_data(void **state)
 	assert_int_equal(capacity_tick(&w.in, "cgroup reads failed", &cfg, &st, &res, &acts), 0);
 	assert_string_equal(res.held, "cgroup reads failed");
 	assert_true(res.r[CAP_CPU].batch == 0 && res.r[CAP_MEM].batch == 0);
-	a = find_rule(&acts, "capacity.cpu");
+	a = find_rule(&acts, RULE_CAPACITY_CPU);
 	assert_non_null(a);
 	assert_int_equal(a->value, 0);
-	assert_string_equal(a->cause, "cgroup reads failed");
-	assert_non_null(find_rule(&acts, "capacity.memory"));
+	assert_int_equal(a->cause.kind, ACT_CAUSE_HELD);
+	assert_string_equal(a->cause.held, "cgroup reads failed");
+	assert_non_null(find_rule(&acts, RULE_CAPACITY_MEMORY));
 	/* whole again at t=17: the gap since t=10 (7 s > stale_s) starts the window over */
 	world_set(&w, 17, 0.2, 1.0, 0.2);
 	action_list_clear(&acts);
@@ -286,29 +287,29 @@ static void floor_and_evidence(void **state)
 		world_set(&w, t, 3.5, 0.3, 0.2);
 		action_list_clear(&acts);
 		assert_int_equal(capacity_tick(&w.in, NULL, &cfg, &st, &res, &acts), 0);
-		if (find_rule(&acts, "capacity.cpu"))
-			a = find_rule(&acts, "capacity.cpu");
+		if (find_rule(&acts, RULE_CAPACITY_CPU))
+			a = find_rule(&acts, RULE_CAPACITY_CPU);
 	}
 	assert_true(res.r[CAP_CPU].batch == 0);
 	/* the end of the warm-up is a record of its own: 0 by the formula, no longer held */
 	assert_non_null(a);
-	assert_ptr_equal(a, find_rule(&acts, "capacity.cpu"));
+	assert_ptr_equal(a, find_rule(&acts, RULE_CAPACITY_CPU));
 	assert_int_equal(a->value, 0);
-	assert_null(a->cause);
+	assert_int_equal(a->cause.kind, ACT_CAUSE_NONE);
 	world_set(&w, 11, 0.2, 0.3, 0.2);
 	action_list_clear(&acts);
 	assert_int_equal(capacity_tick(&w.in, NULL, &cfg, &st, &res, &acts), 0);
-	assert_null(find_rule(&acts, "capacity.cpu")); /* 3.5 is still in the window */
+	assert_null(find_rule(&acts, RULE_CAPACITY_CPU)); /* 3.5 is still in the window */
 	for (uint64_t t = 12; t <= 20; t++) {
 		world_set(&w, t, 0.2, 0.3, 0.2);
 		action_list_clear(&acts);
 		assert_int_equal(capacity_tick(&w.in, NULL, &cfg, &st, &res, &acts), 0);
-		assert_null(find_rule(&acts, "capacity.cpu"));
+		assert_null(find_rule(&acts, RULE_CAPACITY_CPU));
 	}
 	world_set(&w, 21, 0.2, 0.3, 0.2);
 	action_list_clear(&acts);
 	assert_int_equal(capacity_tick(&w.in, NULL, &cfg, &st, &res, &acts), 0);
-	a = find_rule(&acts, "capacity.cpu");
+	a = find_rule(&acts, RULE_CAPACITY_CPU);
 	assert_non_null(a);
 	assert_int_equal(a->kind, ACT_CAPACITY);
 	assert_string_equal(a->resource, "kubernetes.io/batch-cpu");

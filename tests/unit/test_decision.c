@@ -38,11 +38,11 @@ static void test_outcomes_in_name_order(void **state)
 static void test_log_counts_by_outcome(void **state)
 {
 	struct decision d[] = {
-		{.act = {.kind = ACT_CPU_QUOTA, .rule = "suppress.cfs_quota"},
+		{.act = {.kind = ACT_CPU_QUOTA, .rule = RULE_SUPPRESS_CFS_QUOTA},
 		 .outcome = OUT_APPLIED},
-		{.act = {.kind = ACT_CPU_QUOTA, .rule = "suppress.cfs_quota"},
+		{.act = {.kind = ACT_CPU_QUOTA, .rule = RULE_SUPPRESS_CFS_QUOTA},
 		 .outcome = OUT_DRY_RUN},
-		{.act = {.kind = ACT_CPU_QUOTA, .rule = "suppress.cfs_quota"},
+		{.act = {.kind = ACT_CPU_QUOTA, .rule = RULE_SUPPRESS_CFS_QUOTA},
 		 .outcome = OUT_APPLIED},
 	};
 	struct decision_log l;
@@ -66,10 +66,10 @@ static void test_capacity_record(void **state)
 	struct decision d = {
 		.ts_ns = 1700000000000000000ull,
 		.act = {.kind = ACT_CAPACITY,
-			.rule = "capacity.cpu",
+			.rule = RULE_CAPACITY_CPU,
 			.resource = "kubernetes.io/batch-cpu",
 			.value = 0,
-			.cause = "cgroup reads failed"},
+			.cause = {.kind = ACT_CAUSE_HELD, .held = "cgroup reads failed"}},
 		.outcome = OUT_REPORTED,
 		.before = "1900m",
 		.after = "0m: held at 0: cgroup reads failed",

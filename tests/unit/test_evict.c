@@ -111,7 +111,7 @@ static int run_cpu(const struct pol_input *in, void *st, struct action_list *out
 }
 
 /* Runs every step; each must name exactly its victims, in order, with the rule given. */
-static void run_case(const struct evict_case *c, run_fn run, void *st, const char *rule)
+static void run_case(const struct evict_case *c, run_fn run, void *st, enum rule_id rule)
 {
 	struct pol_unit units[MAX_UNITS];
 	struct action_list out = {0};
@@ -135,7 +135,7 @@ static void run_case(const struct evict_case *c, run_fn run, void *st, const cha
 					 j, (unsigned long long)out.v[j].id,
 					 (unsigned long long)s->want[j]);
 			assert_int_equal(out.v[j].kind, ACT_EVICT);
-			assert_string_equal(out.v[j].rule, rule);
+			assert_int_equal(out.v[j].rule, rule);
 			assert_int_equal(out.v[j].cls, QOS_BE);
 		}
 	}
@@ -236,7 +236,7 @@ static void test_memory_cases(void **state)
 	for (size_t i = 0; i < sizeof(mem_cases) / sizeof(mem_cases[0]); i++) {
 		struct evict_memory_state st = {0};
 
-		run_case(&mem_cases[i], run_mem, &st, "evict.memory");
+		run_case(&mem_cases[i], run_mem, &st, RULE_EVICT_MEMORY);
 		evict_memory_state_free(&st);
 	}
 }
@@ -352,7 +352,7 @@ static void test_cpu_cases(void **state)
 	for (size_t i = 0; i < sizeof(cpu_cases) / sizeof(cpu_cases[0]); i++) {
 		struct evict_cpu_state st = {0};
 
-		run_case(&cpu_cases[i], run_cpu, &st, "evict.cpu_satisfaction");
+		run_case(&cpu_cases[i], run_cpu, &st, RULE_EVICT_CPU_SATISFACTION);
 		evict_cpu_state_free(&st);
 	}
 }

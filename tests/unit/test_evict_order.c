@@ -215,8 +215,9 @@ static void test_memory_reports_skipped(void **state)
 	assert_true(evidence(&out.v[0], "skipped_units") == 1);
 	assert_int_equal(out.v[1].kind, ACT_REPORT);
 	assert_int_equal(out.v[1].id, 1);
-	assert_string_equal(out.v[1].rule, "evict.memory");
-	assert_string_equal(out.v[1].cause, "daemonset");
+	assert_int_equal(out.v[1].rule, RULE_EVICT_MEMORY);
+	assert_int_equal(out.v[1].cause.kind, ACT_CAUSE_GUARD);
+	assert_int_equal(out.v[1].cause.guard, EVICT_GUARD_DAEMONSET);
 	assert_true(evidence(&out.v[1], "victim_run_s") == -1);
 	assert_true(evidence(&out.v[1], "victim_key") == 300.0 * MB);
 
@@ -285,8 +286,9 @@ static void test_cpu_same_order(void **state)
 	assert_int_equal(out.v[1].id, 3);
 	assert_int_equal(out.v[2].kind, ACT_REPORT);
 	assert_int_equal(out.v[2].id, 1);
-	assert_string_equal(out.v[2].rule, "evict.cpu_satisfaction");
-	assert_string_equal(out.v[2].cause, "opted_out");
+	assert_int_equal(out.v[2].rule, RULE_EVICT_CPU_SATISFACTION);
+	assert_int_equal(out.v[2].cause.kind, ACT_CAUSE_GUARD);
+	assert_int_equal(out.v[2].cause.guard, EVICT_GUARD_OPT_OUT);
 	action_list_free(&out);
 	evict_cpu_state_free(&st);
 }

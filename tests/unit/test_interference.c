@@ -266,8 +266,9 @@ static void check_report(const struct rq_case *c, const struct action_list *out)
 	size_t caps = 0;
 
 	assert_int_equal(r->id, V);
-	assert_string_equal(r->rule, "interference.runq_slo");
-	assert_string_equal(r->cause, interference_cause_name(c->want_cause));
+	assert_int_equal(r->rule, RULE_INTERFERENCE_RUNQ_SLO);
+	assert_int_equal(r->cause.kind, ACT_CAUSE_INTERFERENCE);
+	assert_int_equal(r->cause.interference, c->want_cause);
 	if (r->related_id != c->want_related)
 		fail_msg("%s: related %llu", c->name, (unsigned long long)r->related_id);
 	if (c->want_related == NOISY)
@@ -393,7 +394,7 @@ static void test_cap_released(void **state)
 			fail_msg("t=%d: not capped", t);
 		assert_int_equal(q->id, B);
 		assert_int_equal(q->value, 20000);
-		assert_string_equal(q->rule, "interference.cap");
+		assert_int_equal(q->rule, RULE_INTERFERENCE_CAP);
 		assert_int_equal(q->related_id, V);
 		assert_near(evidence(q, "since_guilty_s"), t <= 4 ? 0 : t - 4, 1e-9);
 	}
@@ -598,7 +599,7 @@ static void test_cpi_cases(void **state)
 				fail_msg("%s: %zu actions", c->name, out.n);
 		} else {
 			assert_non_null(r);
-			assert_string_equal(r->rule, "interference.cpi");
+			assert_int_equal(r->rule, RULE_INTERFERENCE_CPI);
 			assert_int_equal(r->id, V);
 			assert_int_equal(r->related_id, B);
 			assert_near(evidence(r, "correlation"), WANT_R, 1e-9);

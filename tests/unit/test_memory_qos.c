@@ -118,7 +118,7 @@ static void test_table(void **state)
 		run_row(r, config(), true, &out);
 		assert_int_equal(wished(&out, 1, ACT_MEM_MIN, &a), r->min);
 		if (r->min != NONE) {
-			assert_string_equal(a->rule, "memory_qos.min");
+			assert_int_equal(a->rule, RULE_MEMORY_QOS_MIN);
 			assert_true(evidence(a, "request_bytes") == (double)r->request);
 			assert_true(evidence(a, "limit_bytes") == (double)r->limit);
 			assert_true(evidence(a, "capped") == r->capped);

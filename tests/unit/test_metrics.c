@@ -682,9 +682,9 @@ static void test_settings(void **state)
 static void test_decisions_and_health(void **state)
 {
 	struct decision_count counts[] = {
-		{ACT_CPU_QUOTA, "suppress.cfs_quota", OUT_DRY_RUN, 2},
-		{ACT_CPU_BURST, "burst.scale_up", OUT_APPLIED, 5},
-		{ACT_CPU_QUOTA, "suppress.cfs_quota", OUT_APPLIED, 4},
+		{ACT_CPU_QUOTA, RULE_SUPPRESS_CFS_QUOTA, OUT_DRY_RUN, 2},
+		{ACT_CPU_BURST, RULE_BURST_SCALE_UP, OUT_APPLIED, 5},
+		{ACT_CPU_QUOTA, RULE_SUPPRESS_CFS_QUOTA, OUT_APPLIED, 4},
 	};
 	struct decision_log log = {.counts = counts, .n_counts = ARRAY_LEN(counts)};
 	struct metrics_probe probes[] = {
@@ -760,8 +760,8 @@ static void test_decisions_and_health(void **state)
 
 /*
  * Breaches per victim and cause: one series each, sorted by victim path
- * then cause, with the victim's labels, right after the decisions; none:
- * no family at all.
+ * then cause (in the order of enum interference_cause), with the victim's labels, right after the
+ * decisions; none: no family at all.
  */
 /* Pinned pods: how many CPUs each holds alone, labelled as its cgroup; the node's count. */
 static void test_pinned(void **state)
@@ -789,9 +789,9 @@ static void test_pinned(void **state)
 static void test_breaches(void **state)
 {
 	struct metrics_breach b[] = {
-		{"ls", NULL, "LS", "self", 1},
-		{"kubepods/burstable/pod2222-bb", "2222-bb", "LS", "outside", 3},
-		{"ls", NULL, "LS", "idle", 2},
+		{"ls", NULL, "LS", CAUSE_SELF, 1},
+		{"kubepods/burstable/pod2222-bb", "2222-bb", "LS", CAUSE_OUTSIDE, 3},
+		{"ls", NULL, "LS", CAUSE_IDLE, 2},
 	};
 	struct metrics_input in = {.breaches = b, .n_breaches = ARRAY_LEN(b), .pods = &pod_list};
 	static const char want[] =
@@ -800,8 +800,8 @@ static void test_breaches(void **state)
 		"# TYPE qoslet_interference_breaches_total counter\n"
 		"qoslet_interference_breaches_total{cgroup=\"/kubepods/burstable/pod2222-bb\","
 		"pod_uid=\"2222-bb\",namespace=\"web\",pod=\"api\",qos=\"LS\",cause=\"outside\"} 3\n"
-		"qoslet_interference_breaches_total{cgroup=\"/ls\",qos=\"LS\",cause=\"idle\"} 2\n"
 		"qoslet_interference_breaches_total{cgroup=\"/ls\",qos=\"LS\",cause=\"self\"} 1\n"
+		"qoslet_interference_breaches_total{cgroup=\"/ls\",qos=\"LS\",cause=\"idle\"} 2\n"
 		"# HELP qoslet_agent_ticks_total";
 	char *text;
 

@@ -31,7 +31,7 @@ static void reset_units(void)
 }
 
 static void wish(struct action_list *w, int unit, enum act_kind kind, int64_t value,
-		 const char *rule)
+		 enum rule_id rule)
 {
 	struct action *a = action_add(w, kind, &units[unit], rule);
 
@@ -55,18 +55,18 @@ static void test_asks_once_in_dry_run(void **state)
 	(void)state;
 	reset_units();
 	dry_run = true;
-	wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
+	wish(&w, 0, ACT_CPU_QUOTA, 50000, RULE_SUPPRESS_CFS_QUOTA);
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 1);
 	assert_int_equal(out.v[0].value, 50000);
 	/* Dry-run: the value never changes; the same wish is not asked again. */
 	for (int i = 0; i < 3; i++) {
-		wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
+		wish(&w, 0, ACT_CPU_QUOTA, 50000, RULE_SUPPRESS_CFS_QUOTA);
 		run(&st, &w, &out);
 		assert_int_equal(out.n, 0);
 	}
 	/* A new wish is. */
-	wish(&w, 0, ACT_CPU_QUOTA, 40000, "suppress.cfs_quota");
+	wish(&w, 0, ACT_CPU_QUOTA, 40000, RULE_SUPPRESS_CFS_QUOTA);
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 1);
 	assert_int_equal(out.v[0].value, 40000);
@@ -83,7 +83,7 @@ static void test_nothing_when_value_already_there(void **state)
 	(void)state;
 	reset_units();
 	units[0].idle = 1;
-	wish(&w, 0, ACT_CPU_IDLE, 1, "suppress.cpu_idle");
+	wish(&w, 0, ACT_CPU_IDLE, 1, RULE_SUPPRESS_CPU_IDLE);
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 0);
 	plan_state_free(&st);
@@ -99,20 +99,20 @@ static void test_reasks_after_others_change_it(void **state)
 
 	(void)state;
 	reset_units();
-	wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
+	wish(&w, 0, ACT_CPU_QUOTA, 50000, RULE_SUPPRESS_CFS_QUOTA);
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 1);
 	units[0].quota_us = 50000; /* applied */
-	wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
+	wish(&w, 0, ACT_CPU_QUOTA, 50000, RULE_SUPPRESS_CFS_QUOTA);
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 0);
 	units[0].quota_us = -1; /* reset by someone else */
-	wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
+	wish(&w, 0, ACT_CPU_QUOTA, 50000, RULE_SUPPRESS_CFS_QUOTA);
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 1);
 	/* A failed write (value stays) is not retried every tick. */
 	in.ts_ns = 1000000000ull;
-	wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
+	wish(&w, 0, ACT_CPU_QUOTA, 50000, RULE_SUPPRESS_CFS_QUOTA);
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 0);
 	plan_state_free(&st);
@@ -138,7 +138,7 @@ static void test_holds_after_misses(void **state)
 	reset_units();
 	for (int t = 0; t < 120; t++) {
 		in.ts_ns = (uint64_t)t * 1000000000ull;
-		wish(&w, 0, ACT_CPU_QUOTA, 10000 + t * 100, "suppress.cfs_quota");
+		wish(&w, 0, ACT_CPU_QUOTA, 10000 + t * 100, RULE_SUPPRESS_CFS_QUOTA);
 		run(&st, &w, &out);
 		if (!out.n)
 			continue;
@@ -149,13 +149,13 @@ static void test_holds_after_misses(void **state)
 	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
 	/* The obstacle goes: the next ask lands, and changes are asked at once again. */
 	in.ts_ns = 160 * 1000000000ull;
-	wish(&w, 0, ACT_CPU_QUOTA, 30000, "suppress.cfs_quota");
+	wish(&w, 0, ACT_CPU_QUOTA, 30000, RULE_SUPPRESS_CFS_QUOTA);
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 1);
 	units[0].quota_us = 30000;
 	for (int t = 161; t < 164; t++) {
 		in.ts_ns = (uint64_t)t * 1000000000ull;
-		wish(&w, 0, ACT_CPU_QUOTA, 30000 + t, "suppress.cfs_quota");
+		wish(&w, 0, ACT_CPU_QUOTA, 30000 + t, RULE_SUPPRESS_CFS_QUOTA);
 		run(&st, &w, &out);
 		assert_int_equal(out.n, 1);
 		units[0].quota_us = 30000 + t;
@@ -182,7 +182,7 @@ static void test_unchanged_wish_retried(void **state)
 	reset_units();
 	for (int t = 0; t < 12; t++) {
 		in.ts_ns = (uint64_t)t * 1000000000ull;
-		wish(&w, 0, ACT_CPU_QUOTA, 20000, "suppress.cfs_quota");
+		wish(&w, 0, ACT_CPU_QUOTA, 20000, RULE_SUPPRESS_CFS_QUOTA);
 		run(&st, &w, &out);
 		if (!out.n)
 			continue;
@@ -194,21 +194,21 @@ static void test_unchanged_wish_retried(void **state)
 	units[0].quota_us = 20000;
 	for (int t = 12; t < 60; t++) {
 		in.ts_ns = (uint64_t)t * 1000000000ull;
-		wish(&w, 0, ACT_CPU_QUOTA, 20000, "suppress.cfs_quota");
+		wish(&w, 0, ACT_CPU_QUOTA, 20000, RULE_SUPPRESS_CFS_QUOTA);
 		run(&st, &w, &out);
 		assert_int_equal(out.n, 0);
 	}
 	plan_state_free(&st);
 	/* Refused once, then the owner sets the wished value himself: nothing to ask. */
 	reset_units();
-	wish(&w, 0, ACT_CPU_QUOTA, 20000, "suppress.cfs_quota");
+	wish(&w, 0, ACT_CPU_QUOTA, 20000, RULE_SUPPRESS_CFS_QUOTA);
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 1);
 	for (int t = 1; t < 10; t++) {
 		in.ts_ns = (uint64_t)t * 1000000000ull;
 		if (t == 1)
 			units[0].quota_us = 20000;
-		wish(&w, 0, ACT_CPU_QUOTA, 20000, "suppress.cfs_quota");
+		wish(&w, 0, ACT_CPU_QUOTA, 20000, RULE_SUPPRESS_CFS_QUOTA);
 		run(&st, &w, &out);
 		assert_int_equal(out.n, 0);
 	}
@@ -237,7 +237,7 @@ static void test_quick_retry(void **state)
 	reset_units();
 	for (size_t i = 0; i < sizeof(ticks) / sizeof(ticks[0]); i++) {
 		in.ts_ns = ticks[i].ms * 1000000ull;
-		wish(&w, 0, ACT_CPU_QUOTA, 20000, "suppress.cfs_quota");
+		wish(&w, 0, ACT_CPU_QUOTA, 20000, RULE_SUPPRESS_CFS_QUOTA);
 		run(&st, &w, &out);
 		if (out.n != ticks[i].asks)
 			fail_msg("at %llu ms: %zu asks, want %zu", (unsigned long long)ticks[i].ms,
@@ -248,7 +248,7 @@ static void test_quick_retry(void **state)
 	reset_units();
 	for (uint64_t ms = 0; ms <= 300; ms += 100) {
 		in.ts_ns = ms * 1000000ull;
-		wish(&w, 0, ACT_CPU_QUOTA, 20000, "suppress.cfs_quota");
+		wish(&w, 0, ACT_CPU_QUOTA, 20000, RULE_SUPPRESS_CFS_QUOTA);
 		run(&st, &w, &out);
 		assert_int_equal(out.n, ms == 0);
 	}
@@ -267,16 +267,16 @@ static void test_hold_ends_on_change_and_not_in_dry_run(void **state)
 	for (int dry = 0; dry < 2; dry++) {
 		reset_units();
 		dry_run = dry;
-		wish(&w, 0, ACT_CPU_QUOTA, 50000, "suppress.cfs_quota");
+		wish(&w, 0, ACT_CPU_QUOTA, 50000, RULE_SUPPRESS_CFS_QUOTA);
 		run(&st, &w, &out);
 		assert_int_equal(out.n, 1);
 		in.ts_ns = 1000000000ull; /* the value did not land */
-		wish(&w, 0, ACT_CPU_QUOTA, 40000, "suppress.cfs_quota");
+		wish(&w, 0, ACT_CPU_QUOTA, 40000, RULE_SUPPRESS_CFS_QUOTA);
 		run(&st, &w, &out);
 		assert_int_equal(out.n, dry ? 1 : 0);
 		in.ts_ns = 2000000000ull;
 		units[0].quota_us = 70000; /* the owner changed it */
-		wish(&w, 0, ACT_CPU_QUOTA, 40000, "suppress.cfs_quota");
+		wish(&w, 0, ACT_CPU_QUOTA, 40000, RULE_SUPPRESS_CFS_QUOTA);
 		run(&st, &w, &out);
 		assert_int_equal(out.n, 1);
 		assert_int_equal(out.v[0].value, 40000);
@@ -291,13 +291,13 @@ static void test_lowest_quota_wins(void **state)
 {
 	static const struct {
 		int64_t first, second, want;
-		const char *rule;
+		enum rule_id rule;
 	} cases[] = {
-		{50000, 20000, 20000, "interference.cap"},
-		{20000, 50000, 20000, "suppress.cfs_quota"},
-		{-1, 30000, 30000, "interference.cap"},
-		{30000, -1, 30000, "suppress.cfs_quota"},
-		{20000, 20000, 20000, "suppress.cfs_quota"}, /* equals: the first */
+		{50000, 20000, 20000, RULE_INTERFERENCE_CAP},
+		{20000, 50000, 20000, RULE_SUPPRESS_CFS_QUOTA},
+		{-1, 30000, 30000, RULE_INTERFERENCE_CAP},
+		{30000, -1, 30000, RULE_SUPPRESS_CFS_QUOTA},
+		{20000, 20000, 20000, RULE_SUPPRESS_CFS_QUOTA}, /* equals: the first */
 	};
 
 	(void)state;
@@ -306,14 +306,14 @@ static void test_lowest_quota_wins(void **state)
 		struct action_list w = {0}, out = {0};
 
 		reset_units();
-		wish(&w, 1, ACT_CPU_BURST, 1000, "burst.cpu_burst"); /* order kept */
-		wish(&w, 0, ACT_CPU_QUOTA, cases[i].first, "suppress.cfs_quota");
-		wish(&w, 0, ACT_CPU_QUOTA, cases[i].second, "interference.cap");
+		wish(&w, 1, ACT_CPU_BURST, 1000, RULE_BURST_CPU_BURST); /* order kept */
+		wish(&w, 0, ACT_CPU_QUOTA, cases[i].first, RULE_SUPPRESS_CFS_QUOTA);
+		wish(&w, 0, ACT_CPU_QUOTA, cases[i].second, RULE_INTERFERENCE_CAP);
 		run(&st, &w, &out);
 		assert_int_equal(out.n, 2);
 		assert_int_equal(out.v[0].kind, ACT_CPU_BURST);
 		assert_int_equal(out.v[1].value, cases[i].want);
-		assert_string_equal(out.v[1].rule, cases[i].rule);
+		assert_int_equal(out.v[1].rule, cases[i].rule);
 		plan_state_free(&st);
 		action_list_free(&w);
 		action_list_free(&out);
@@ -328,15 +328,15 @@ static void test_merged_quota_keeps_first_place(void **state)
 
 	(void)state;
 	reset_units();
-	wish(&w, 1, ACT_CPU_QUOTA, 40000, "suppress.cfs_quota");
-	wish(&w, 0, ACT_CPU_BURST, 1000, "burst.cpu_burst");
-	wish(&w, 1, ACT_CPU_QUOTA, 10000, "interference.cap");
-	wish(&w, 0, ACT_CPU_QUOTA, 30000, "suppress.cfs_quota");
+	wish(&w, 1, ACT_CPU_QUOTA, 40000, RULE_SUPPRESS_CFS_QUOTA);
+	wish(&w, 0, ACT_CPU_BURST, 1000, RULE_BURST_CPU_BURST);
+	wish(&w, 1, ACT_CPU_QUOTA, 10000, RULE_INTERFERENCE_CAP);
+	wish(&w, 0, ACT_CPU_QUOTA, 30000, RULE_SUPPRESS_CFS_QUOTA);
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 3);
 	assert_int_equal(out.v[0].id, 11);
 	assert_int_equal(out.v[0].value, 10000);
-	assert_string_equal(out.v[0].rule, "interference.cap");
+	assert_int_equal(out.v[0].rule, RULE_INTERFERENCE_CAP);
 	assert_int_equal(out.v[1].kind, ACT_CPU_BURST);
 	assert_int_equal(out.v[2].id, 10);
 	assert_int_equal(out.v[2].value, 30000);
@@ -352,7 +352,7 @@ static void test_releases_what_nobody_wants(void **state)
 
 	(void)state;
 	reset_units();
-	wish(&w, 0, ACT_CPU_QUOTA, 20000, "interference.cap");
+	wish(&w, 0, ACT_CPU_QUOTA, 20000, RULE_INTERFERENCE_CAP);
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 1);
 	units[0].quota_us = 20000;
@@ -361,7 +361,7 @@ static void test_releases_what_nobody_wants(void **state)
 	assert_true(out.v[0].restore);
 	assert_int_equal(out.v[0].kind, ACT_CPU_QUOTA);
 	assert_int_equal(out.v[0].id, 10);
-	assert_string_equal(out.v[0].rule, "plan.release");
+	assert_int_equal(out.v[0].rule, RULE_PLAN_RELEASE);
 	run(&st, &w, &out); /* handed back once */
 	assert_int_equal(out.n, 0);
 	plan_state_free(&st);
@@ -376,7 +376,7 @@ static void test_vanished_unit_is_forgotten(void **state)
 
 	(void)state;
 	reset_units();
-	wish(&w, 1, ACT_CPU_QUOTA, 20000, "suppress.cfs_quota");
+	wish(&w, 1, ACT_CPU_QUOTA, 20000, RULE_SUPPRESS_CFS_QUOTA);
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 1);
 	in.n_units = 1; /* unit 11 is gone */
@@ -396,8 +396,8 @@ static void test_events_pass_every_time(void **state)
 	(void)state;
 	reset_units();
 	for (int i = 0; i < 2; i++) {
-		wish(&w, 0, ACT_EVICT, 0, "evict.memory");
-		wish(&w, 1, ACT_REPORT, 0, "interference.runq_slo");
+		wish(&w, 0, ACT_EVICT, 0, RULE_EVICT_MEMORY);
+		wish(&w, 1, ACT_REPORT, 0, RULE_INTERFERENCE_RUNQ_SLO);
 		run(&st, &w, &out);
 		assert_int_equal(out.n, 2);
 	}
@@ -421,10 +421,10 @@ static void test_ls_split_waits_for_be_cpuset(void **state)
 	(void)state;
 	reset_units();
 	units[1].cls = QOS_LS;
-	a = action_add(&w, ACT_CPUSET, &units[0], "suppress.split_be");
+	a = action_add(&w, ACT_CPUSET, &units[0], RULE_SUPPRESS_SPLIT_BE);
 	assert_non_null(a);
 	snprintf(a->cpus, sizeof(a->cpus), "0");
-	a = action_add(&w, ACT_CPUSET, &units[1], "suppress.split_ls");
+	a = action_add(&w, ACT_CPUSET, &units[1], RULE_SUPPRESS_SPLIT_LS);
 	assert_non_null(a);
 	snprintf(a->cpus, sizeof(a->cpus), "1");
 	a->ls_split = true;
@@ -464,11 +464,11 @@ static void test_cpuset_compared_as_lists(void **state)
 	(void)state;
 	reset_units();
 	snprintf(units[0].cpus, sizeof(units[0].cpus), "0-3");
-	a = action_add(&w, ACT_CPUSET, &units[0], "suppress.cpuset");
+	a = action_add(&w, ACT_CPUSET, &units[0], RULE_SUPPRESS_CPUSET);
 	snprintf(a->cpus, sizeof(a->cpus), "0-3");
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 0);
-	a = action_add(&w, ACT_CPUSET, &units[0], "suppress.cpuset");
+	a = action_add(&w, ACT_CPUSET, &units[0], RULE_SUPPRESS_CPUSET);
 	snprintf(a->cpus, sizeof(a->cpus), "2-3");
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 1);
@@ -522,21 +522,22 @@ static void test_refuses_exclusive_cpus(void **state)
 	(void)state;
 	reset_units();
 	snprintf(in.exclusive_cpus, sizeof(in.exclusive_cpus), "2-3");
-	a = action_add(&w, ACT_CPUSET, &units[0], "suppress.cpuset");
+	a = action_add(&w, ACT_CPUSET, &units[0], RULE_SUPPRESS_CPUSET);
 	snprintf(a->cpus, sizeof(a->cpus), "1-2");
-	a = action_add(&w, ACT_CPUSET, &units[1], "suppress.cpuset");
+	a = action_add(&w, ACT_CPUSET, &units[1], RULE_SUPPRESS_CPUSET);
 	snprintf(a->cpus, sizeof(a->cpus), "0-1");
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 2);
 	assert_int_equal(out.v[0].kind, ACT_REPORT);
-	assert_string_equal(out.v[0].rule, "plan.exclusive_cpus");
-	assert_string_equal(out.v[0].cause, "suppress.cpuset");
+	assert_int_equal(out.v[0].rule, RULE_PLAN_EXCLUSIVE_CPUS);
+	assert_int_equal(out.v[0].cause.kind, ACT_CAUSE_REFUSED_RULE);
+	assert_int_equal(out.v[0].cause.rule, RULE_SUPPRESS_CPUSET);
 	assert_int_equal(out.v[0].id, units[0].id);
 	assert_int_equal(out.v[1].kind, ACT_CPUSET);
 	assert_string_equal(out.v[1].cpus, "0-1");
 	/* A pinned pod is never a cpuset's target, whatever the list. */
 	units[1].pinned_cpus = 2;
-	a = action_add(&w, ACT_CPUSET, &units[1], "slo.confine");
+	a = action_add(&w, ACT_CPUSET, &units[1], RULE_SLO_CONFINE);
 	snprintf(a->cpus, sizeof(a->cpus), "0");
 	run(&st, &w, &out);
 	assert_int_equal(out.n, 1);

@@ -377,7 +377,8 @@ static void test_replay_outside(void **state)
 	record_close(&r);
 	assert_true(replay_ticks(live, 3, &want));
 	assert_true(replay_ticks(back, 3, &got));
-	assert_string_equal(got.cause, "outside");
+	assert_int_equal(got.cause.kind, ACT_CAUSE_INTERFERENCE);
+	assert_int_equal(got.cause.interference, CAUSE_OUTSIDE);
 	assert_int_equal(got.related_id, 12345);
 	assert_string_equal(got.related, "noisy.slice");
 	assert_string_equal(want.related, got.related);

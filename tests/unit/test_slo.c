@@ -198,7 +198,7 @@ static void test_breach_cuts_blamed(void **state)
 		/* multiplicatively, from what it used, with the evidence */
 		if (a) {
 			assert_int_equal(a->value, quota_of(1.0 * 0.5));
-			assert_string_equal(a->rule, "slo.cut");
+			assert_int_equal(a->rule, RULE_SLO_CUT);
 			assert_true(evidence(a, "ls_rq_p99_us") > 1200);
 			assert_true(evidence(a, "ls_target_us") == 1200);
 			assert_true(evidence(a, "factor") == 0.5);
@@ -231,7 +231,7 @@ static void test_idle_first(void **state)
 	a = find(&out, BE_A, ACT_CPU_IDLE);
 	assert_non_null(a);
 	assert_int_equal(a->value, 1);
-	assert_string_equal(a->rule, "slo.cut_idle");
+	assert_int_equal(a->rule, RULE_SLO_CUT_IDLE);
 	assert_null(find(&out, BE_A, ACT_CPU_QUOTA));
 
 	w.in.ts_ns += NS;
@@ -247,7 +247,7 @@ static void test_idle_first(void **state)
 
 /* The quota wished for BE A (using used CPUs) after one tick of window win at t; -2 when none. */
 static int64_t step_used(struct slo_state *st, const struct slo_config *cfg, double t,
-			 enum window win, double used, const char **rule)
+			 enum window win, double used, enum rule_id *rule)
 {
 	struct action_list out = {0};
 	const struct action *a;
@@ -260,13 +260,13 @@ static int64_t step_used(struct slo_state *st, const struct slo_config *cfg, dou
 	a = find(&out, BE_A, ACT_CPU_QUOTA);
 	q = a ? a->value : -2;
 	if (rule)
-		*rule = a ? a->rule : NULL;
+		*rule = a ? a->rule : RULE_NONE;
 	action_list_free(&out);
 	return q;
 }
 
 static int64_t step(struct slo_state *st, const struct slo_config *cfg, double t, enum window win,
-		    const char **rule)
+		    enum rule_id *rule)
 {
 	return step_used(st, cfg, t, win, 1.0, rule);
 }
@@ -276,7 +276,7 @@ struct tick {
 	double t;
 	enum window win;
 	double cpus;
-	const char *rule;
+	enum rule_id rule;
 };
 
 static void play(const struct tick *ticks, size_t n)
@@ -285,13 +285,13 @@ static void play(const struct tick *ticks, size_t n)
 	struct slo_state st = {0};
 
 	for (size_t i = 0; i < n; i++) {
-		const char *rule;
+		enum rule_id rule;
 		int64_t q = step(&st, &cfg, ticks[i].t, ticks[i].win, &rule);
 
-		if (q != quota_of(ticks[i].cpus) || strcmp(rule, ticks[i].rule))
+		if (q != quota_of(ticks[i].cpus) || rule != ticks[i].rule)
 			fail_msg("t=%g: quota %lld by %s, want %lld by %s", ticks[i].t,
-				 (long long)q, rule ? rule : "-",
-				 (long long)quota_of(ticks[i].cpus), ticks[i].rule);
+				 (long long)q, rule_name(rule), (long long)quota_of(ticks[i].cpus),
+				 rule_name(ticks[i].rule));
 	}
 	slo_state_free(&st);
 }
@@ -300,9 +300,9 @@ static void play(const struct tick *ticks, size_t n)
 static void test_cut_waits_a_period(void **state)
 {
 	static const struct tick ticks[] = {
-		{0, BREACH, 0.5, "slo.cut"},	  {0.05, BREACH, 0.5, "slo.hold"},
-		{0.1, BREACH, 0.25, "slo.cut"},	  {0.15, BREACH, 0.25, "slo.hold"},
-		{0.25, BREACH, 0.125, "slo.cut"},
+		{0, BREACH, 0.5, RULE_SLO_CUT},	     {0.05, BREACH, 0.5, RULE_SLO_HOLD},
+		{0.1, BREACH, 0.25, RULE_SLO_CUT},   {0.15, BREACH, 0.25, RULE_SLO_HOLD},
+		{0.25, BREACH, 0.125, RULE_SLO_CUT},
 	};
 
 	(void)state;
@@ -314,13 +314,18 @@ static void test_cut_waits_a_period(void **state)
 static void test_grow_and_hold(void **state)
 {
 	static const struct tick ticks[] = {
-		{0, BREACH, 0.5, "slo.cut"},  {1, HOLD, 0.5, "slo.hold"},
-		{2, SLACK, 0.5, "slo.hold"},  {4, SLACK, 0.5, "slo.hold"}, /* slack 2 s < dwell */
-		{5, SLACK, 0.6, "slo.grow"},  {6, SLACK, 0.6, "slo.hold"}, /* one step per dwell */
-		{8, SLACK, 0.7, "slo.grow"},  {9, HOLD, 0.7, "slo.hold"},
-		{11, SLACK, 0.7, "slo.hold"}, {12, BREACH, 0.35, "slo.cut"},
-		{13, NONE, 0.35, "slo.hold"}, /* too few waits: slack, the dwell starts */
-		{16, NONE, 0.45, "slo.grow"},
+		{0, BREACH, 0.5, RULE_SLO_CUT},
+		{1, HOLD, 0.5, RULE_SLO_HOLD},
+		{2, SLACK, 0.5, RULE_SLO_HOLD},
+		{4, SLACK, 0.5, RULE_SLO_HOLD}, /* slack 2 s < dwell */
+		{5, SLACK, 0.6, RULE_SLO_GROW},
+		{6, SLACK, 0.6, RULE_SLO_HOLD}, /* one step per dwell */
+		{8, SLACK, 0.7, RULE_SLO_GROW},
+		{9, HOLD, 0.7, RULE_SLO_HOLD},
+		{11, SLACK, 0.7, RULE_SLO_HOLD},
+		{12, BREACH, 0.35, RULE_SLO_CUT},
+		{13, NONE, 0.35, RULE_SLO_HOLD}, /* too few waits: slack, the dwell starts */
+		{16, NONE, 0.45, RULE_SLO_GROW},
 	};
 
 	(void)state;
@@ -363,7 +368,7 @@ static void test_floor_reports_once(void **state)
 		assert_int_equal(find(&out, BE_A, ACT_CPU_QUOTA)->value, quota_of(t ? 0.1 : 0.125));
 		r = find(&out, BE_A, ACT_REPORT);
 		if (r) {
-			assert_string_equal(r->rule, "slo.floor");
+			assert_int_equal(r->rule, RULE_SLO_FLOOR);
 			assert_true(evidence(r, "floor_cpus") == 0.1);
 			assert_true(evidence(r, "ls_target_us") == 1200);
 			reports++;
@@ -540,15 +545,15 @@ static void topology(struct world *w, int n)
  * One tick of the confinement scenario: LS in window win at t, BE A (blamed,
  * idle already) and BE B on 4 CPUs; may says whether BE's CPUs are ours.
  * Checks BE A's and BE B's cpuset wish (NULL: none), BE A's quota (-1:
- * none) and BE A's rule.
+ * none) and BE A's rule (RULE_NONE: not checked).
  */
 static void confine_tick(struct slo_state *st, const struct slo_config *cfg, double t,
 			 enum window win, bool may, const char *cpus, double quota,
-			 const char *rule)
+			 enum rule_id rule)
 {
 	struct action_list out = {0};
 	const struct action *a, *b, *q;
-	const char *got_rule;
+	enum rule_id got_rule;
 	struct world w;
 
 	world(&w, t, win, 1.0, 0.5);
@@ -564,7 +569,7 @@ static void confine_tick(struct slo_state *st, const struct slo_config *cfg, dou
 	a = find(&out, BE_A, ACT_CPUSET);
 	b = find(&out, BE_B, ACT_CPUSET);
 	q = find(&out, BE_A, ACT_CPU_QUOTA);
-	got_rule = a ? a->rule : q ? q->rule : "-";
+	got_rule = a ? a->rule : q ? q->rule : RULE_NONE;
 	if (!cpus != !a || !cpus != !b ||
 	    (cpus && (strcmp(a->cpus, cpus) || strcmp(b->cpus, cpus))))
 		fail_msg("t=%g: cpusets %s / %s, want %s", t, a ? a->cpus : "none",
@@ -572,12 +577,12 @@ static void confine_tick(struct slo_state *st, const struct slo_config *cfg, dou
 	if ((q ? q->value : -2) != (quota < 0 ? -2 : quota_of(quota)))
 		fail_msg("t=%g: quota %lld, want %g CPUs", t, q ? (long long)q->value : -2LL,
 			 quota);
-	if (rule && strcmp(got_rule, rule))
-		fail_msg("t=%g: rule %s, want %s", t, got_rule, rule);
+	if (rule && got_rule != rule)
+		fail_msg("t=%g: rule %s, want %s", t, rule_name(got_rule), rule_name(rule));
 	/* The step moves BE B too, unblamed: its cpuset says why. */
-	if (a && !strcmp(a->rule, "slo.confine")) {
+	if (a && a->rule == RULE_SLO_CONFINE) {
 		assert_true(evidence(a, "be_cpuset_cpus") >= 1);
-		assert_string_equal(b->rule, "slo.confine");
+		assert_int_equal(b->rule, RULE_SLO_CONFINE);
 	}
 	action_list_free(&out);
 }
@@ -597,22 +602,22 @@ static void test_confine(void **state)
 
 	(void)state;
 	cfg.grow_cpus = 1;
-	confine_tick(&st, &cfg, 0, BREACH, true, "0-1", -1, "slo.confine");
-	confine_tick(&st, &cfg, 0.05, BREACH, true, "0-1", -1, "slo.hold");
-	confine_tick(&st, &cfg, 0.2, BREACH, true, "0", -1, "slo.confine");
-	confine_tick(&st, &cfg, 0.4, BREACH, true, "0", 0.5, "slo.cut");
+	confine_tick(&st, &cfg, 0, BREACH, true, "0-1", -1, RULE_SLO_CONFINE);
+	confine_tick(&st, &cfg, 0.05, BREACH, true, "0-1", -1, RULE_SLO_HOLD);
+	confine_tick(&st, &cfg, 0.2, BREACH, true, "0", -1, RULE_SLO_CONFINE);
+	confine_tick(&st, &cfg, 0.4, BREACH, true, "0", 0.5, RULE_SLO_CUT);
 	/* Slack from t=1: a growth step per 3 s dwell, the quota first. */
-	confine_tick(&st, &cfg, 1, SLACK, true, "0", 0.5, "slo.hold");
-	confine_tick(&st, &cfg, 4, SLACK, true, "0", 1.5, "slo.grow");
-	confine_tick(&st, &cfg, 7, SLACK, true, "0", -1, "slo.grow"); /* 2.5 >= the ceiling */
-	confine_tick(&st, &cfg, 10, SLACK, true, "0-1", -1, "slo.grow");
-	confine_tick(&st, &cfg, 13, SLACK, true, "0-2", -1, "slo.grow");
+	confine_tick(&st, &cfg, 1, SLACK, true, "0", 0.5, RULE_SLO_HOLD);
+	confine_tick(&st, &cfg, 4, SLACK, true, "0", 1.5, RULE_SLO_GROW);
+	confine_tick(&st, &cfg, 7, SLACK, true, "0", -1, RULE_SLO_GROW); /* 2.5 >= the ceiling */
+	confine_tick(&st, &cfg, 10, SLACK, true, "0-1", -1, RULE_SLO_GROW);
+	confine_tick(&st, &cfg, 13, SLACK, true, "0-2", -1, RULE_SLO_GROW);
 	/* LS's 0.5 CPUs would have none left */
-	confine_tick(&st, &cfg, 16, SLACK, true, "0-2", -1, "slo.hold");
-	confine_tick(&st, &cfg, 19, NONE, true, NULL, -1, NULL); /* LS idle: all 4, let go */
+	confine_tick(&st, &cfg, 16, SLACK, true, "0-2", -1, RULE_SLO_HOLD);
+	confine_tick(&st, &cfg, 19, NONE, true, NULL, -1, RULE_NONE); /* LS idle: all 4, let go */
 	slo_state_free(&st);
 
-	confine_tick(&st, &cfg, 0, BREACH, false, NULL, 0.5, "slo.cut");
+	confine_tick(&st, &cfg, 0, BREACH, false, NULL, 0.5, RULE_SLO_CUT);
 	slo_state_free(&st);
 }
 
@@ -620,12 +625,12 @@ static void test_confine(void **state)
  * One tick of the displacement scenario on 4 CPUs: LS (window win, using
  * ls_used) handed over n of its 100 switch-ins to BE A without a wait, and
  * m to itself; BE A and BE B not idle. Checks both BE units' cpuset wish
- * (NULL: none) and BE A's rule (NULL: not checked), that no quota or cpu.idle goes out, and the
- * evidence.
+ * (NULL: none) and BE A's rule (RULE_NONE: not checked), that no quota or cpu.idle goes out, and
+ * the evidence.
  */
 static void displaced_tick(struct slo_state *st, const struct slo_config *cfg, double t,
 			   enum window win, double ls_used, uint64_t n, uint64_t m,
-			   const char *cpus, const char *rule)
+			   const char *cpus, enum rule_id rule)
 {
 	struct action_list out = {0};
 	const struct action *a, *b;
@@ -652,12 +657,12 @@ static void displaced_tick(struct slo_state *st, const struct slo_config *cfg, d
 	assert_null(find(&out, BE_A, ACT_CPU_QUOTA));
 	assert_null(find(&out, BE_A, ACT_CPU_IDLE));
 	assert_null(find(&out, BE_B, ACT_CPU_IDLE));
-	if (a && rule && strcmp(a->rule, rule))
-		fail_msg("t=%g: rule %s, want %s", t, a->rule, rule);
-	if (a && !strcmp(a->rule, "slo.confine")) {
+	if (a && rule && a->rule != rule)
+		fail_msg("t=%g: rule %s, want %s", t, rule_name(a->rule), rule_name(rule));
+	if (a && a->rule == RULE_SLO_CONFINE) {
 		assert_true(evidence(a, "ls_displaced_share") == (double)n / 100);
 		assert_int_equal(a->related_id, LS_ID);
-		assert_string_equal(b->rule, "slo.confine");
+		assert_int_equal(b->rule, RULE_SLO_CONFINE);
 	}
 	action_list_free(&out);
 }
@@ -680,32 +685,32 @@ static void test_displaced(void **state)
 	topology(&w4, 4);
 	world(&w1, 0, SLACK, 1, 0.5);
 	topology(&w1, 1);
-	displaced_tick(&st, &cfg, 0, SLACK, 1.5, 20, 0, NULL, NULL);
-	displaced_tick(&st, &cfg, 0.5, SLACK, 1.5, 0, 60, NULL, NULL); /* its own */
+	displaced_tick(&st, &cfg, 0, SLACK, 1.5, 20, 0, NULL, RULE_NONE);
+	displaced_tick(&st, &cfg, 0.5, SLACK, 1.5, 0, 60, NULL, RULE_NONE); /* its own */
 	cfg.displaced_share = 0;
 	assert_false(slo_displacement_acts(&w4.in, &cfg, &st, true));
-	displaced_tick(&st, &cfg, 0.6, SLACK, 1.5, 60, 0, NULL, NULL);
+	displaced_tick(&st, &cfg, 0.6, SLACK, 1.5, 60, 0, NULL, RULE_NONE);
 	cfg.displaced_share = 0.25;
 	/* The fast path looks for displacement while a step is left: not once at one CPU. */
 	assert_true(slo_displacement_acts(&w4.in, &cfg, &st, true));
 	assert_false(slo_displacement_acts(&w4.in, &cfg, &st, false));
 	assert_false(slo_displacement_acts(&w1.in, &cfg, &st, true));
-	displaced_tick(&st, &cfg, 1, SLACK, 1.5, 60, 0, "0-1", "slo.confine");
-	displaced_tick(&st, &cfg, 1.05, SLACK, 1.5, 60, 0, "0-1", "slo.hold");
+	displaced_tick(&st, &cfg, 1, SLACK, 1.5, 60, 0, "0-1", RULE_SLO_CONFINE);
+	displaced_tick(&st, &cfg, 1.05, SLACK, 1.5, 60, 0, "0-1", RULE_SLO_HOLD);
 	assert_true(slo_displacement_acts(&w4.in, &cfg, &st, true));
-	displaced_tick(&st, &cfg, 1.2, SLACK, 1.5, 40, 0, "0", "slo.confine");
+	displaced_tick(&st, &cfg, 1.2, SLACK, 1.5, 40, 0, "0", RULE_SLO_CONFINE);
 	assert_false(slo_displacement_acts(&w4.in, &cfg, &st, true));
-	displaced_tick(&st, &cfg, 1.4, HOLD, 1.5, 40, 0, "0", NULL);
+	displaced_tick(&st, &cfg, 1.4, HOLD, 1.5, 40, 0, "0", RULE_NONE);
 	/*
 	 * Displaced no more from t=2. At 1 CPU of 4 BE gets one back (LS's 1.5
 	 * fit 2 x 0.8), not a second (1 x 0.8).
 	 */
-	displaced_tick(&st, &cfg, 2, SLACK, 1.5, 5, 0, "0", "slo.hold");
-	displaced_tick(&st, &cfg, 5, SLACK, 1.5, 5, 0, "0-1", "slo.grow");
+	displaced_tick(&st, &cfg, 2, SLACK, 1.5, 5, 0, "0", RULE_SLO_HOLD);
+	displaced_tick(&st, &cfg, 5, SLACK, 1.5, 5, 0, "0-1", RULE_SLO_GROW);
 	assert_true(slo_displacement_acts(&w4.in, &cfg, &st, true)); /* grown back: armed again */
-	displaced_tick(&st, &cfg, 8, SLACK, 1.5, 5, 0, "0-1", "slo.hold");
-	displaced_tick(&st, &cfg, 11, SLACK, 0.7, 5, 0, "0-2", "slo.grow");
-	displaced_tick(&st, &cfg, 14, NONE, 0, 0, 0, NULL, NULL); /* LS idle: let go */
+	displaced_tick(&st, &cfg, 8, SLACK, 1.5, 5, 0, "0-1", RULE_SLO_HOLD);
+	displaced_tick(&st, &cfg, 11, SLACK, 0.7, 5, 0, "0-2", RULE_SLO_GROW);
+	displaced_tick(&st, &cfg, 14, NONE, 0, 0, 0, NULL, RULE_NONE); /* LS idle: let go */
 	slo_state_free(&st);
 }
 
@@ -733,8 +738,8 @@ static void test_breach_and_displaced(void **state)
 	cpus = find(&out, BE_A, ACT_CPUSET);
 	assert_non_null(idle);
 	assert_non_null(cpus);
-	assert_string_equal(idle->rule, "slo.cut_idle");
-	assert_string_equal(cpus->rule, "slo.confine");
+	assert_int_equal(idle->rule, RULE_SLO_CUT_IDLE);
+	assert_int_equal(cpus->rule, RULE_SLO_CONFINE);
 	assert_string_equal(cpus->cpus, "0-1");
 	action_list_free(&out);
 	slo_state_free(&st);

@@ -150,7 +150,7 @@ static void test_allowance(void **state)
 			assert_int_equal(out.n, 1);
 			a = &out.v[0];
 			assert_int_equal(a->kind, ACT_CPU_QUOTA);
-			assert_string_equal(a->rule, "suppress.cfs_quota");
+			assert_int_equal(a->rule, RULE_SUPPRESS_CFS_QUOTA);
 			assert_int_equal(a->id, 50);
 			assert_float_equal(evidence(a, "be_allowed_raw_cpus"), tc->tick[t].raw,
 					   1e-9);
@@ -299,7 +299,7 @@ static void test_cpuset(void **state)
 			assert_int_equal(out.n, 2); /* every BE unit, every tick */
 			for (size_t i = 0; i < out.n; i++) {
 				assert_int_equal(out.v[i].kind, ACT_CPUSET);
-				assert_string_equal(out.v[i].rule, "suppress.cpuset");
+				assert_int_equal(out.v[i].rule, RULE_SUPPRESS_CPUSET);
 				assert_string_equal(out.v[i].cpus, tc->tick[t].want);
 			}
 		}
@@ -400,7 +400,7 @@ static void test_cpu_idle(void **state)
 			if (out.v[i].kind != ACT_CPU_IDLE)
 				continue;
 			assert_int_equal(out.v[i].value, 1);
-			assert_string_equal(out.v[i].rule, "suppress.cpu_idle");
+			assert_int_equal(out.v[i].rule, RULE_SUPPRESS_CPU_IDLE);
 			idle++;
 		}
 		assert_int_equal(idle, cases[c].idle_actions);
@@ -470,14 +470,14 @@ static void test_split(void **state)
 			}
 			assert_int_equal(a->kind, ACT_CPUSET);
 			if (a->id == 40) {
-				assert_string_equal(a->rule, "suppress.split_be");
+				assert_int_equal(a->rule, RULE_SUPPRESS_SPLIT_BE);
 				assert_float_equal(evidence(a, "be_cpuset_cpus"), tc->be_cpus,
 						   1e-9);
 				be = a->cpus;
 			} else {
 				/* never the pinned LS unit (20) nor the LSR unit (30) */
 				assert_int_equal(a->id, 10);
-				assert_string_equal(a->rule, "suppress.split_ls");
+				assert_int_equal(a->rule, RULE_SUPPRESS_SPLIT_LS);
 				assert_true(
 					a->ls_split); /* the actuator's leave to move an LS unit */
 				assert_float_equal(evidence(a, "ls_cpuset_cpus"), 8 - tc->be_cpus,
@@ -804,7 +804,7 @@ static void test_split_short(void **state)
 				be_cpus = (int)evidence(a, "be_cpuset_cpus");
 			if (a->kind != ACT_REPORT)
 				continue;
-			assert_string_equal(a->rule, "suppress.split_short");
+			assert_int_equal(a->rule, RULE_SUPPRESS_SPLIT_SHORT);
 			assert_int_equal(a->id, 10);
 			assert_true(evidence(a, "ls_rq_p99_us") > 2000);
 			assert_float_equal(evidence(a, "ls_target_us"), 2000, 1e-9);

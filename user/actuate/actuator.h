@@ -145,7 +145,7 @@ struct act_answer {
 	enum act_kind act_kind;
 	uint64_t id;
 	enum qos_class cls;
-	const char *rule;
+	enum rule_id rule;
 	/*
 	 * outcome OUT_REASSERTED, _ADOPTED, _CONTESTED, or _FAILED (the write
 	 * back or the journal failed: err, why); before: the other writer's

@@ -37,7 +37,7 @@ struct act_written {
 	enum act_kind kind;	 /* the action that last wrote it */
 	uint64_t id;
 	enum qos_class cls;
-	const char *rule; /* static, as the action's */
+	enum rule_id rule;
 	struct contest contest;
 };
 

@@ -131,13 +131,12 @@ static struct kube_report_view kube_view(struct agent *a)
 void agent_record_decision(struct agent *a, struct decision *d)
 {
 	if (d->outcome == OUT_FAILED || d->outcome == OUT_REFUSED)
-		log_warn("agent: %s %s on /%s %s: %s", d->act.rule, act_kind_name(d->act.kind),
-			 d->act.path, decision_outcome_name(d->outcome),
+		log_warn("agent: %s %s on /%s %s: %s", rule_name(d->act.rule),
+			 act_kind_name(d->act.kind), d->act.path, decision_outcome_name(d->outcome),
 			 d->why[0] ? d->why : strerror(d->err));
 	if (decision_log_add(&a->log, d) ||
-	    (d->act.kind == ACT_REPORT && d->act.cause &&
-	     !strncmp(d->act.rule, "interference.", 13) &&
-	     breach_counts_add(&a->breaches, d->act.id, d->act.cause)))
+	    (d->act.cause.kind == ACT_CAUSE_INTERFERENCE &&
+	     breach_counts_add(&a->breaches, d->act.id, d->act.cause.interference)))
 		log_err("agent: out of memory counting decisions");
 	if (a->kube) {
 		struct kube_report_view v = kube_view(a);
@@ -434,8 +433,8 @@ static void on_answer(void *ctx, const struct act_answer *ans)
 
 	act->kind = ans->act_kind;
 	act->cls = ans->cls;
-	act->rule = ans->rule ? ans->rule : "";
-	act->cause = "outside_write";
+	act->rule = ans->rule;
+	act->cause.kind = ACT_CAUSE_OUTSIDE_WRITE;
 	snprintf(act->path, sizeof(act->path), "%s", ans->rel);
 	act->id = u && !strcmp(u->path, ans->rel) ? ans->id : 0;
 	if (ans->knob == CG_KNOB_CPUS)

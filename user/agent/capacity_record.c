@@ -45,15 +45,15 @@ static void explain(const struct capacity_result *res, enum capacity_resource r,
 
 void agent_record_capacity(struct agent *a, const struct action *act, const uint64_t *before)
 {
-	enum capacity_resource r = !strcmp(act->rule, "capacity.cpu") ? CAP_CPU : CAP_MEM;
+	enum capacity_resource r = act->rule == RULE_CAPACITY_CPU ? CAP_CPU : CAP_MEM;
 	struct decision d = {.ts_ns = a->rec->in.ts_ns, .act = *act, .outcome = OUT_REPORTED};
 
 	if (before)
 		value_text(r, before[r], d.before, sizeof(d.before));
 	explain(&a->pol.capacity_result, r, &a->cfg.policy.capacity, (uint64_t)act->value, d.after,
 		sizeof(d.after));
-	if (act->cause)
+	if (act->cause.kind == ACT_CAUSE_HELD)
 		log_info("agent: batch %s held at 0: %s", r == CAP_CPU ? "cpu" : "memory",
-			 act->cause);
+			 act->cause.held);
 	agent_record_decision(a, &d);
 }

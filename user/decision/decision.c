@@ -40,7 +40,7 @@ json_t *decision_to_json(const struct decision *d)
 	json_object_set_new(o, "ts", json_string(ts));
 	json_object_set_new(o, "ts_ns", json_integer((json_int_t)d->ts_ns));
 	json_object_set_new(o, "kind", json_string(act_kind_name(a->kind)));
-	json_object_set_new(o, "rule", json_string(a->rule));
+	json_object_set_new(o, "rule", json_string(rule_name(a->rule)));
 	if (a->kind == ACT_CAPACITY) {
 		/* the node's, not a cgroup's */
 		json_object_set_new(o, "target", json_pack("{s:s}", "resource", a->resource));
@@ -53,8 +53,8 @@ json_t *decision_to_json(const struct decision *d)
 	}
 	if (a->related_id)
 		json_object_set_new(o, "related", unit_json(a->related, a->related_id, NULL));
-	if (a->cause)
-		json_object_set_new(o, "cause", json_string(a->cause));
+	if (act_cause_name(&a->cause))
+		json_object_set_new(o, "cause", json_string(act_cause_name(&a->cause)));
 	if (a->kind == ACT_CPUSET)
 		json_object_set_new(o, "value", json_string(a->cpus));
 	else if (a->kind != ACT_EVICT && a->kind != ACT_REPORT)
@@ -92,15 +92,13 @@ void decision_log_free(struct decision_log *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* Rules are static strings: comparing them by content keeps replays and tests simple. */
 static int count(struct decision_log *l, const struct decision *d)
 {
 	struct decision_count *c;
 
 	for (size_t i = 0; i < l->n_counts; i++) {
 		c = &l->counts[i];
-		if (c->kind == d->act.kind && !strcmp(c->rule, d->act.rule) &&
-		    c->outcome == d->outcome) {
+		if (c->kind == d->act.kind && c->rule == d->act.rule && c->outcome == d->outcome) {
 			c->n++;
 			return 0;
 		}

@@ -35,7 +35,7 @@ json_t *decision_to_json(const struct decision *d);
 /* How many decisions of one kind, rule and outcome: the metrics' counters. */
 struct decision_count {
 	enum act_kind kind;
-	const char *rule;
+	enum rule_id rule;
 	enum decision_outcome outcome;
 	uint64_t n;
 };

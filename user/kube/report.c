@@ -13,60 +13,29 @@
 #include "kube_path.h"
 #include "kube/report.h"
 
-/* What kind of Event a decision makes; reason NULL for none. */
-struct event_kind {
-	const char *type, *reason, *action;
-};
-
-static struct event_kind event_kind_of(const struct decision *d)
+struct rule_event kube_report_event(const struct decision *d)
 {
-	const char *rule = d->act.rule;
 	enum decision_outcome out = d->outcome;
 	bool applied = out == OUT_APPLIED;
 
 	/* Two writers fighting over the pod's setting: its owner should know (write-backs do not).
 	 */
 	if (out == OUT_CONTESTED)
-		return (struct event_kind){"Warning", "SettingContested", "Reassert"};
-	switch (d->act.kind) {
-	case ACT_REPORT:
-		/* the other reports: an eviction round passed a guarded pod by */
-		if (!strncmp(rule, "evict.", 6))
-			return (struct event_kind){"Normal", "EvictionSkipped", "Evict"};
-		/* SLO control holds a BE pod on its floor: no interference found on it */
-		if (!strncmp(rule, "slo.", 4))
-			return (struct event_kind){"Normal", "SLOFloor", "Throttle"};
-		/* the split's latency step, not interference: BE's new setting has its Event */
-		if (!strncmp(rule, "suppress.", 9))
-			break;
-		return (struct event_kind){"Warning", "Interference", "Detect"};
-	case ACT_CPU_QUOTA:
-	case ACT_CPUSET:
-	case ACT_CPU_IDLE:
-		if (!applied || d->act.restore)
-			break;
-		if (!strcmp(rule, "interference.cap"))
-			return (struct event_kind){"Warning", "InterferenceCapped", "Cap"};
-		if (!strncmp(rule, "suppress.", 9))
-			return (struct event_kind){"Normal", "Suppressed", "Suppress"};
-		/* growth and holds are routine, as burst changes are */
-		if (!strncmp(rule, "slo.cut", 7) || !strcmp(rule, "slo.confine"))
-			return (struct event_kind){"Normal", "SLOThrottled", "Throttle"};
-		break;
-	case ACT_EVICT:
+		return (struct rule_event){"Warning", "SettingContested", "Reassert"};
+	if (d->act.kind == ACT_EVICT) {
 		if (out == OUT_REQUESTED)
-			return (struct event_kind){"Warning", "Evicting", "Evict"};
+			return (struct rule_event){"Warning", "Evicting", "Evict"};
 		if (applied) /* evict.action "kill" */
-			return (struct event_kind){"Warning", "Killed", "Evict"};
+			return (struct rule_event){"Warning", "Killed", "Evict"};
 		if (out == OUT_REPORTED)
-			return (struct event_kind){"Normal", "EvictionAdvised", "Evict"};
+			return (struct rule_event){"Normal", "EvictionAdvised", "Evict"};
 		if (out == OUT_FAILED)
-			return (struct event_kind){"Warning", "EvictionFailed", "Evict"};
-		break;
-	default:
-		break;
+			return (struct rule_event){"Warning", "EvictionFailed", "Evict"};
+		return (struct rule_event){0};
 	}
-	return (struct event_kind){0};
+	if (d->act.kind == ACT_REPORT || (applied && !d->act.restore))
+		return rule_info(d->act.rule)->event;
+	return (struct rule_event){0};
 }
 
 /* "ns/name" of the pod a cgroup path belongs to, else the path itself. */
@@ -91,26 +60,38 @@ static void party_of(const struct kube_report_view *v, const struct decision *d,
 		     size_t size)
 {
 	char other[POL_PATH_MAX + 16] = "";
-	const char *cause = d->act.cause;
+	const struct act_cause *c = &d->act.cause;
 
 	if (d->act.related[0])
 		describe_path(v, d->act.related, other, sizeof(other));
 	/* SLO control's floor report is about the BE pod it holds, for the LS pod */
-	if (d->act.kind != ACT_REPORT || !strncmp(d->act.rule, "slo.", 4))
+	if (d->act.kind != ACT_REPORT || rule_info(d->act.rule)->family == RULE_FAMILY_SLO) {
 		snprintf(buf, size, "%s%s", other[0] ? "for " : "", other);
-	else if (!strncmp(d->act.rule, "evict.", 6))
-		snprintf(buf, size, "not evicted: %s", cause);
-	else if (!cause)
+		return;
+	}
+	if (c->kind == ACT_CAUSE_GUARD) {
+		snprintf(buf, size, "not evicted: %s", evict_guard_name(c->guard));
+		return;
+	}
+	if (c->kind != ACT_CAUSE_INTERFERENCE) {
 		snprintf(buf, size, "delayed by %s", other);
-	else if (!strcmp(cause, "self"))
+		return;
+	}
+	switch (c->interference) {
+	case CAUSE_SELF:
 		snprintf(buf, size, "cause self: its own tasks queue behind each other");
-	else if (!strcmp(cause, "quota"))
+		break;
+	case CAUSE_QUOTA:
 		snprintf(buf, size, "cause quota: throttled by its own CPU limit");
-	else if (!strcmp(cause, "idle"))
+		break;
+	case CAUSE_IDLE:
 		snprintf(buf, size, "cause idle: wake-up latency on idle CPUs");
-	else
-		snprintf(buf, size, "cause %s: delayed by %s", cause,
+		break;
+	default:
+		snprintf(buf, size, "cause %s: delayed by %s",
+			 interference_cause_name(c->interference),
 			 other[0] ? other : "tasks outside the units");
+	}
 }
 
 /* The note: the rule, the change, the other party and the numbers it saw. */
@@ -123,8 +104,8 @@ static void note_of(const struct kube_report_view *v, const struct decision *d, 
 	size_t n;
 
 	party_of(v, d, party, sizeof(party));
-	n = (size_t)snprintf(buf, size, "qoslet %s: %s%s%s%s%s%s%s", d->act.rule, d->before,
-			     d->before[0] && d->after[0] ? " -> " : "", d->after,
+	n = (size_t)snprintf(buf, size, "qoslet %s: %s%s%s%s%s%s%s", rule_name(d->act.rule),
+			     d->before, d->before[0] && d->after[0] ? " -> " : "", d->after,
 			     (d->before[0] || d->after[0]) && party[0] ? "; " : "", party,
 			     why[0] ? "; " : "", why);
 	for (size_t i = 0; i < d->act.n_ev && n < size; i++)
@@ -136,11 +117,11 @@ static void note_of(const struct kube_report_view *v, const struct decision *d, 
 
 void kube_report(const struct kube_report_view *v, const struct decision *d)
 {
-	struct event_kind k = event_kind_of(d);
+	struct rule_event k = kube_report_event(d);
 	const struct kube_pod *p;
 	struct kube_event_req ev;
 
-	if (!strncmp(d->act.rule, "interference.", 13) &&
+	if (rule_info(d->act.rule)->family == RULE_FAMILY_INTERFERENCE &&
 	    (d->act.kind == ACT_REPORT || d->outcome == OUT_APPLIED)) {
 		v->seen->interference_ns = clock_ns(CLOCK_MONOTONIC);
 		note_of(v, d, v->seen->interference, sizeof(v->seen->interference));

@@ -26,6 +26,14 @@ struct kube_report_view {
 	struct kube_report_seen *seen;	  /* updated by kube_report() */
 };
 
+/*
+ * The Event a decision makes on its pod; reason NULL for none. Evictions
+ * and contested settings make theirs by outcome; the rest make their rule's
+ * (policy/rule.c) when they land: a finding reported, or a write applied
+ * that is not a hand-back.
+ */
+struct rule_event kube_report_event(const struct decision *d);
+
 /* Tells the cluster about a decision: an Event on its pod, the node condition. */
 void kube_report(const struct kube_report_view *v, const struct decision *d);
 

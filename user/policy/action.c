@@ -21,7 +21,7 @@ const char *act_kind_name(enum act_kind k)
 }
 
 struct action *action_add(struct action_list *l, enum act_kind kind, const struct pol_unit *u,
-			  const char *rule)
+			  enum rule_id rule)
 {
 	struct action *a;
 

@@ -12,7 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy/cause.h"
 #include "policy/model.h"
+#include "policy/rule.h"
 
 enum act_kind {
 	ACT_CPU_QUOTA = 0, /* value = quota in us (-1 unlimited), period kept */
@@ -51,7 +53,7 @@ struct action {
 	enum qos_class cls;	    /* target unit's class */
 	int64_t value;		    /* quota / burst / idle, per kind */
 	char cpus[POL_CPULIST_MAX]; /* ACT_CPUSET */
-	const char *rule;	    /* static: "suppress.cfs_quota", "burst.scale_up", ... */
+	enum rule_id rule;	    /* the rule that fired */
 	/*
 	 * Set by the plan when no policy wants the setting any more (a cap
 	 * lapsed, a policy let go): give the knob back its owner's value.
@@ -69,10 +71,11 @@ struct action {
 	uint64_t related_id; /* the other party (a culprit, a victim); 0 none */
 	char related[POL_PATH_MAX];
 	/*
-	 * ACT_REPORT: what explains the finding (interference_cause_name());
-	 * ACT_CAPACITY: why batch is held at 0, or NULL; else NULL.
+	 * ACT_REPORT: what explains the finding, why an eviction round passed
+	 * the unit by, or the wish the plan refused; ACT_CAPACITY: why batch is
+	 * held at 0; an outside write's answer: ACT_CAUSE_OUTSIDE_WRITE.
 	 */
-	const char *cause;
+	struct act_cause cause;
 	/* ACT_CAPACITY: the extended resource ("kubernetes.io/batch-cpu"); else NULL. */
 	const char *resource;
 	struct act_evidence ev[ACT_EVIDENCE_MAX];
@@ -89,7 +92,7 @@ struct action_list {
  * when out of memory.
  */
 struct action *action_add(struct action_list *l, enum act_kind kind, const struct pol_unit *u,
-			  const char *rule);
+			  enum rule_id rule);
 
 /* Adds one evidence number; more than ACT_EVIDENCE_MAX is a programming error (asserts). */
 void action_evidence(struct action *a, const char *name, double value);

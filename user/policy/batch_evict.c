@@ -21,9 +21,9 @@ static const struct evict_measure measures[CAP_NR] = {
 	[CAP_MEM] = {mem_request, mem_request},
 };
 
-static const char *const rules[CAP_NR] = {
-	[CAP_CPU] = "batch.overcommit_cpu",
-	[CAP_MEM] = "batch.overcommit_memory",
+static const enum rule_id rules[CAP_NR] = {
+	[CAP_CPU] = RULE_BATCH_OVERCOMMIT_CPU,
+	[CAP_MEM] = RULE_BATCH_OVERCOMMIT_MEMORY,
 };
 
 double batch_requested(const struct pol_input *in, enum capacity_resource r)

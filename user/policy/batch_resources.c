@@ -30,7 +30,7 @@ int64_t batch_quota_us(uint64_t milli, uint64_t period_us)
 }
 
 static struct action *wish(struct action_list *out, enum act_kind kind, const struct pol_unit *u,
-			   const char *rule, int64_t value)
+			   enum rule_id rule, int64_t value)
 {
 	struct action *a = action_add(out, kind, u, rule);
 
@@ -52,7 +52,7 @@ static int unit_wishes(const struct pol_input *in, const struct batch_resources_
 	if (b->cpu_request && u->idle != 1) {
 		int64_t shares = batch_shares(b->cpu_request);
 
-		a = wish(out, ACT_CPU_WEIGHT, u, "batch.cpu_weight",
+		a = wish(out, ACT_CPU_WEIGHT, u, RULE_BATCH_CPU_WEIGHT,
 			 in->cgroup_v2 ? batch_shares_to_weight(shares) : shares);
 		if (!a)
 			return -ENOMEM;
@@ -60,7 +60,7 @@ static int unit_wishes(const struct pol_input *in, const struct batch_resources_
 		action_evidence(a, "shares", (double)shares);
 	}
 	if (cfg->cpu_quota && b->cpu_limit) {
-		a = wish(out, ACT_CPU_QUOTA, u, "batch.cpu_quota",
+		a = wish(out, ACT_CPU_QUOTA, u, RULE_BATCH_CPU_QUOTA,
 			 batch_quota_us(b->cpu_limit, pol_unit_period_us(u)));
 		if (!a)
 			return -ENOMEM;
@@ -68,7 +68,7 @@ static int unit_wishes(const struct pol_input *in, const struct batch_resources_
 		action_evidence(a, "period_us", (double)pol_unit_period_us(u));
 	}
 	if (cfg->memory_limit && b->mem_limit) {
-		a = wish(out, ACT_MEM_LIMIT, u, "batch.memory_limit",
+		a = wish(out, ACT_MEM_LIMIT, u, RULE_BATCH_MEMORY_LIMIT,
 			 b->mem_limit > INT64_MAX ? INT64_MAX : (int64_t)b->mem_limit);
 		if (!a)
 			return -ENOMEM;
@@ -81,7 +81,7 @@ static int unit_wishes(const struct pol_input *in, const struct batch_resources_
 /* A wish on a container's own cgroup: the target is the container, the class its pod's. */
 static struct action *container_wish(struct action_list *out, enum act_kind kind,
 				     const struct pol_container *c, const struct pol_unit *pod,
-				     const char *rule, int64_t value)
+				     enum rule_id rule, int64_t value)
 {
 	struct action *a = action_add(out, kind, NULL, rule);
 
@@ -118,7 +118,7 @@ static int container_wishes(const struct pol_input *in, const struct batch_resou
 	if (c->batch_cpu_request) {
 		int64_t shares = batch_shares(c->batch_cpu_request);
 
-		a = container_wish(out, ACT_CPU_WEIGHT, c, pod, "batch.container_cpu_weight",
+		a = container_wish(out, ACT_CPU_WEIGHT, c, pod, RULE_BATCH_CONTAINER_CPU_WEIGHT,
 				   in->cgroup_v2 ? batch_shares_to_weight(shares) : shares);
 		if (!a)
 			return -ENOMEM;
@@ -126,7 +126,7 @@ static int container_wishes(const struct pol_input *in, const struct batch_resou
 		action_evidence(a, "shares", (double)shares);
 	}
 	if (cfg->cpu_quota && c->batch_cpu_limit && in->cgroup_v2 && c->period_us) {
-		a = container_wish(out, ACT_CPU_QUOTA, c, pod, "batch.container_cpu_quota",
+		a = container_wish(out, ACT_CPU_QUOTA, c, pod, RULE_BATCH_CONTAINER_CPU_QUOTA,
 				   batch_quota_us(c->batch_cpu_limit, c->period_us));
 		if (!a)
 			return -ENOMEM;
@@ -134,7 +134,7 @@ static int container_wishes(const struct pol_input *in, const struct batch_resou
 		action_evidence(a, "period_us", (double)c->period_us);
 	}
 	if (cfg->memory_limit && c->batch_mem_limit) {
-		a = container_wish(out, ACT_MEM_LIMIT, c, pod, "batch.container_memory_limit",
+		a = container_wish(out, ACT_MEM_LIMIT, c, pod, RULE_BATCH_CONTAINER_MEMORY_LIMIT,
 				   c->batch_mem_limit > INT64_MAX ? INT64_MAX
 								  : (int64_t)c->batch_mem_limit);
 		if (!a)

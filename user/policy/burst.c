@@ -23,7 +23,7 @@ struct burst_tick {
 	uint64_t period;	    /* us */
 	double quota_before;	    /* the quota burst asked for last tick, CPUs */
 	int64_t quota_us;	    /* the quota the unit has after this tick */
-	const char *rule;	    /* the quota's rule */
+	enum rule_id rule;	    /* the quota's rule */
 	double throttled;	    /* throttled periods / periods */
 	double busy;		    /* node CPU used / capacity */
 	bool budget;		    /* the budget is on */
@@ -91,7 +91,7 @@ static void scale_quota(const struct pol_input *in, const struct burst_config *c
 	double factor;
 	double ceiling = fmax(t->limit, t->limit * cfg->max_percent / 100);
 
-	t->rule = "burst.hold";
+	t->rule = RULE_BURST_HOLD;
 	t->judged = gather(in, u, e, t);
 	if (t->judged) {
 		bool throttled = t->periods > 0 && t->throttled_periods > 0 &&
@@ -100,15 +100,15 @@ static void scale_quota(const struct pol_input *in, const struct burst_config *c
 		factor = 1;
 		if (t->busy >= cfg->shared_pool_busy) {
 			factor = cfg->scale_down;
-			t->rule = "burst.scale_down";
+			t->rule = RULE_BURST_SCALE_DOWN;
 		} else if (t->busy >= 0.9 * cfg->shared_pool_busy) {
 			/* hold */
 		} else if (throttled) {
 			factor = cfg->scale_up;
-			t->rule = "burst.scale_up";
+			t->rule = RULE_BURST_SCALE_UP;
 		} else if (t->used < e->quota_cpus * cfg->scale_down) {
 			factor = cfg->scale_down;
-			t->rule = "burst.scale_down";
+			t->rule = RULE_BURST_SCALE_DOWN;
 		}
 		e->quota_cpus = fmin(fmax(e->quota_cpus * factor, t->limit), ceiling);
 		e->win_s = e->win_cpu_s = e->win_busy_cpu_s = 0;
@@ -127,7 +127,7 @@ static void scale_quota(const struct pol_input *in, const struct burst_config *c
 	if (t->budget_used >= cfg->budget_cpu_s) {
 		/* Scaling restarts from the limit when the next period begins. */
 		e->quota_cpus = t->limit;
-		t->rule = "burst.budget_spent";
+		t->rule = RULE_BURST_BUDGET_SPENT;
 	}
 }
 
@@ -157,7 +157,7 @@ static int emit_burst(const struct burst_config *cfg, const struct pol_unit *u,
 		      const struct burst_tick *t, struct action_list *out)
 {
 	double want = t->limit * (double)t->period * cfg->burst_percent / 100;
-	struct action *a = action_add(out, ACT_CPU_BURST, u, "burst.cpu_burst");
+	struct action *a = action_add(out, ACT_CPU_BURST, u, RULE_BURST_CPU_BURST);
 
 	if (!a)
 		return -ENOMEM;

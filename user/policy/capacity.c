@@ -15,9 +15,9 @@ static const char *const resource_names[CAP_NR] = {
 	[CAP_MEM] = "kubernetes.io/batch-memory",
 };
 
-static const char *const rules[CAP_NR] = {
-	[CAP_CPU] = "capacity.cpu",
-	[CAP_MEM] = "capacity.memory",
+static const enum rule_id rules[CAP_NR] = {
+	[CAP_CPU] = RULE_CAPACITY_CPU,
+	[CAP_MEM] = RULE_CAPACITY_MEMORY,
 };
 
 const char *capacity_resource_name(enum capacity_resource r)
@@ -178,7 +178,8 @@ static int record(const struct capacity_result *res, enum capacity_resource r,
 		return -ENOMEM;
 	a->resource = resource_names[r];
 	a->value = (int64_t)capacity_api_value(r, t->batch);
-	a->cause = res->held;
+	if (res->held)
+		a->cause = (struct act_cause){.kind = ACT_CAUSE_HELD, .held = res->held};
 	action_evidence(a, "batch", t->batch);
 	action_evidence(a, "capacity", t->capacity);
 	action_evidence(a, "threshold", t->threshold);

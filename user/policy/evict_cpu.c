@@ -97,7 +97,7 @@ int evict_cpu_run(const struct pol_input *in, const struct evict_cpu_config *cfg
 				 s.requested - s.granted / cfg->satisfaction_upper, &measure, &v);
 	for (size_t i = 0; !err && i < v.n; i++) {
 		const struct pol_unit *u = v.v[i];
-		struct action *a = action_add(out, ACT_EVICT, u, "evict.cpu_satisfaction");
+		struct action *a = action_add(out, ACT_EVICT, u, RULE_EVICT_CPU_SATISFACTION);
 
 		if (!a) {
 			err = -ENOMEM;
@@ -116,7 +116,8 @@ int evict_cpu_run(const struct pol_input *in, const struct evict_cpu_config *cfg
 		evict_order_evidence(a, u, in);
 	}
 	if (!err)
-		err = evict_round_report_skipped(&v, in, &measure, "evict.cpu_satisfaction", out);
+		err = evict_round_report_skipped(&v, in, &measure, RULE_EVICT_CPU_SATISFACTION,
+						 out);
 	if (!err)
 		err = evict_round_commit(&st->round, &v, in->ts_ns);
 	evict_victims_free(&v);

@@ -41,7 +41,7 @@ int evict_memory_run(const struct pol_input *in, const struct evict_memory_confi
 	 */
 	for (size_t i = 0; !err && i < v.n; i++) {
 		const struct pol_unit *u = v.v[i];
-		struct action *a = action_add(out, ACT_EVICT, u, "evict.memory");
+		struct action *a = action_add(out, ACT_EVICT, u, RULE_EVICT_MEMORY);
 
 		if (!a) {
 			err = -ENOMEM;
@@ -60,7 +60,7 @@ int evict_memory_run(const struct pol_input *in, const struct evict_memory_confi
 		evict_order_evidence(a, u, in);
 	}
 	if (!err)
-		err = evict_round_report_skipped(&v, in, &measure, "evict.memory", out);
+		err = evict_round_report_skipped(&v, in, &measure, RULE_EVICT_MEMORY, out);
 	if (!err)
 		err = evict_round_commit(&st->round, &v, in->ts_ns);
 	evict_victims_free(&v);

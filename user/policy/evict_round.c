@@ -124,7 +124,7 @@ void evict_order_evidence(struct action *a, const struct pol_unit *u, const stru
 }
 
 int evict_round_report_skipped(const struct evict_victims *v, const struct pol_input *in,
-			       const struct evict_measure *m, const char *rule,
+			       const struct evict_measure *m, enum rule_id rule,
 			       struct action_list *out)
 {
 	for (size_t i = 0; i < v->n_skipped; i++) {
@@ -133,7 +133,7 @@ int evict_round_report_skipped(const struct evict_victims *v, const struct pol_i
 
 		if (!a)
 			return -ENOMEM;
-		a->cause = evict_guard_name(u->evict_guard);
+		a->cause = (struct act_cause){.kind = ACT_CAUSE_GUARD, .guard = u->evict_guard};
 		action_evidence(a, "victim_key", m->key(u));
 		action_evidence(a, "victim_amount", m->amount(u));
 		evict_order_evidence(a, u, in);

@@ -79,7 +79,7 @@ int evict_round_select(struct evict_round *r, const struct pol_input *in,
  * 0 or -ENOMEM.
  */
 int evict_round_report_skipped(const struct evict_victims *v, const struct pol_input *in,
-			       const struct evict_measure *m, const char *rule,
+			       const struct evict_measure *m, enum rule_id rule,
 			       struct action_list *out);
 
 /* The evidence every victim carries about its place in the order. */

@@ -126,16 +126,6 @@ static int save_blame(struct interference_state *st, const struct pol_input *in,
 	return 0;
 }
 
-const char *interference_cause_name(enum interference_cause c)
-{
-	static const char *const names[CAUSE_NR] = {
-		[CAUSE_UNIT] = "unit",	 [CAUSE_OUTSIDE] = "outside", [CAUSE_SELF] = "self",
-		[CAUSE_QUOTA] = "quota", [CAUSE_IDLE] = "idle",
-	};
-
-	return (unsigned int)c < CAUSE_NR ? names[c] : NULL;
-}
-
 /*
  * (3a) A window holds at least rq_min_waits waits (fewer say nothing about
  * a p99): a tick with fewer carries them into the next, so that short ticks
@@ -519,11 +509,12 @@ static int report(const struct pol_input *in, struct interference_state *st,
 		return 0;
 	if (array_grow((void **)&st->pairs, &st->cap_pairs, st->n_pairs, sizeof(*st->pairs)))
 		return -ENOMEM;
-	a = action_add(out, ACT_REPORT, v, by_cpi ? "interference.cpi" : "interference.runq_slo");
+	a = action_add(out, ACT_REPORT, v,
+		       by_cpi ? RULE_INTERFERENCE_CPI : RULE_INTERFERENCE_RUNQ_SLO);
 	if (!a)
 		return -ENOMEM;
 	st->pairs[st->n_pairs++] = (struct interference_pair){v->id, p->id, p->cause, in->ts_ns};
-	a->cause = interference_cause_name(p->cause);
+	a->cause = (struct act_cause){.kind = ACT_CAUSE_INTERFERENCE, .interference = p->cause};
 	cls = relate(in, st, cfg, v, p, a);
 	if (by_cpi) {
 		action_evidence(a, "cpi", v->has_cpi ? v->cpi : 0);
@@ -637,7 +628,7 @@ static int caps_emit(const struct pol_input *in, struct interference_state *st,
 		st->caps[k++] = *c;
 		if (err)
 			continue;
-		a = action_add(out, ACT_CPU_QUOTA, u, "interference.cap");
+		a = action_add(out, ACT_CPU_QUOTA, u, RULE_INTERFERENCE_CAP);
 		if (!a) {
 			err = -ENOMEM;
 			continue;

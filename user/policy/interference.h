@@ -26,22 +26,6 @@
 #define INTERFERENCE_HISTORY 64
 
 /*
- * What explains a breach: the kind of party that held the largest share of
- * the victim's waits. A fixed set: the metrics label breaches with it.
- */
-enum interference_cause {
-	CAUSE_UNIT = 0, /* another unit */
-	CAUSE_OUTSIDE,	/* a cgroup outside every unit (system slices, the runtime, ...) */
-	CAUSE_SELF,	/* the victim's own tasks, queueing behind each other */
-	CAUSE_QUOTA,	/* the victim's own CPU limit: its throttled periods */
-	CAUSE_IDLE,	/* wake-up latency: the CPU was idle before the victim ran */
-	CAUSE_NR,
-};
-
-/* "unit", "outside", "self", "quota", "idle"; NULL out of range. */
-const char *interference_cause_name(enum interference_cause c);
-
-/*
  * One unit of the last input (every class: any unit can be a suspect).
  * About 0.9 KiB each, so the state grows linearly with the units, plus the
  * blame pairs with an LS victim of the last rq_n ticks, plus one small entry

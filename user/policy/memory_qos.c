@@ -36,7 +36,8 @@ static int protect(const struct pol_unit *u, const struct memory_qos_config *cfg
 	/* limit_cap < 1 keeps it below the limit; a limit of a few pages could still round to it */
 	if (!value || (u->mem_max > 0 && value >= u->mem_max))
 		return 0;
-	a = action_add(out, kind, u, kind == ACT_MEM_MIN ? "memory_qos.min" : "memory_qos.low");
+	a = action_add(out, kind, u,
+		       kind == ACT_MEM_MIN ? RULE_MEMORY_QOS_MIN : RULE_MEMORY_QOS_LOW);
 	if (!a)
 		return -ENOMEM;
 	a->value = value;
@@ -60,7 +61,7 @@ static int high_from_limit(const struct pol_unit *u, const struct memory_qos_con
 	/* At or above the limit it would never act: memory.max reclaims first. */
 	if (value >= u->mem_max || !value)
 		return 0;
-	a = action_add(out, ACT_MEM_HIGH, u, "memory_qos.high_limit");
+	a = action_add(out, ACT_MEM_HIGH, u, RULE_MEMORY_QOS_HIGH_LIMIT);
 	if (!a)
 		return -ENOMEM;
 	a->value = value;
@@ -95,7 +96,7 @@ static int high_from_free(const struct pol_input *in, const struct pol_unit *u,
 	}
 	if (!value)
 		return 0;
-	a = action_add(out, ACT_MEM_HIGH, u, "memory_qos.high_free");
+	a = action_add(out, ACT_MEM_HIGH, u, RULE_MEMORY_QOS_HIGH_FREE);
 	if (!a)
 		return -ENOMEM;
 	a->value = value;

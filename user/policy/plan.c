@@ -370,7 +370,7 @@ static struct action *release(struct action_list *out, const struct plan_entry *
 			      const struct pol_input *in)
 {
 	const struct pol_unit *pod = c ? pol_input_find(in, c->unit) : NULL;
-	struct action *a = action_add(out, e->kind, u, "plan.release");
+	struct action *a = action_add(out, e->kind, u, RULE_PLAN_RELEASE);
 
 	if (!a)
 		return NULL;
@@ -451,14 +451,14 @@ static bool on_exclusive(const struct pol_input *in, const struct action *w)
  */
 static int refuse(const struct action *w, struct action_list *out)
 {
-	struct action *a = action_add(out, ACT_REPORT, NULL, "plan.exclusive_cpus");
+	struct action *a = action_add(out, ACT_REPORT, NULL, RULE_PLAN_EXCLUSIVE_CPUS);
 
 	if (!a)
 		return -ENOMEM;
 	*a = *w;
 	a->kind = ACT_REPORT;
-	a->rule = "plan.exclusive_cpus";
-	a->cause = w->rule;
+	a->rule = RULE_PLAN_EXCLUSIVE_CPUS;
+	a->cause = (struct act_cause){.kind = ACT_CAUSE_REFUSED_RULE, .rule = w->rule};
 	return 0;
 }
 

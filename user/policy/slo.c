@@ -331,20 +331,20 @@ static enum confine_step confine(const struct pol_input *in, const struct slo_co
 static int cut_one(const struct pol_input *in, const struct slo_config *cfg, double ceiling,
 		   bool may_confine, const struct pol_unit *u, struct slo_state *st,
 		   struct slo_be *b, const struct cut *c, bool *confined_now,
-		   struct action_list *out, const char **rule, double *step)
+		   struct action_list *out, enum rule_id *rule, double *step)
 {
 	double from;
 	struct action *a;
 
 	if (in->has_cpu_idle && u->idle == 0 && !b->idle) {
 		b->idle = true;
-		*rule = "slo.cut_idle";
+		*rule = RULE_SLO_CUT_IDLE;
 		*step = cfg->cut_factor;
 		return 0;
 	}
 	switch (confine(in, cfg, may_confine, st, confined_now)) {
 	case CONFINE_DONE:
-		*rule = "slo.confine";
+		*rule = RULE_SLO_CONFINE;
 		*step = cfg->cut_factor;
 		return 0;
 	case CONFINE_HOLD:
@@ -366,14 +366,14 @@ static int cut_one(const struct pol_input *in, const struct slo_config *cfg, dou
 	b->allowed_cpus = fmax(from * cfg->cut_factor, cfg->floor_cpus);
 	b->has_quota = true;
 	b->cut_ns = in->ts_ns;
-	*rule = "slo.cut";
+	*rule = RULE_SLO_CUT;
 	*step = cfg->cut_factor;
 	if (from * cfg->cut_factor >= cfg->floor_cpus)
 		return 0;
 	/* The floor binds: said once per dwell, not on every tick it keeps binding. */
 	if (b->floor_reported && pol_since_s(in->ts_ns, &b->floor_ns) < cfg->dwell_s)
 		return 0;
-	a = action_add(out, ACT_REPORT, u, "slo.floor");
+	a = action_add(out, ACT_REPORT, u, RULE_SLO_FLOOR);
 	if (!a)
 		return -ENOMEM;
 	evidence(a, c, "factor", cfg->cut_factor, b);
@@ -455,7 +455,7 @@ static bool growth_due(const struct pol_input *in, const struct slo_config *cfg,
 
 /* A unit's step this tick: its rule, and the evidence naming the step's size. */
 struct step {
-	const char *rule;
+	enum rule_id rule;
 	const char *name; /* "factor" or "step_cpus" */
 	double value;
 	bool confined; /* this tick confined BE: the cpuset says slo.confine whatever the rule */
@@ -469,7 +469,8 @@ static int emit(const struct pol_unit *u, const struct slo_be *b, const char *li
 		const struct step *p, const struct cut *c, const struct verdict *vd,
 		struct action_list *out)
 {
-	const char *rule = p->rule, *step_name = p->name;
+	enum rule_id rule = p->rule;
+	const char *step_name = p->name;
 	double step = p->value;
 	/* its own cut's victim, else the most displaced LS unit, else the one nearest its target */
 	const struct cut *ev = c->victim ? c : vd->displaced.victim ? &vd->displaced : &vd->worst;
@@ -492,7 +493,7 @@ static int emit(const struct pol_unit *u, const struct slo_be *b, const char *li
 		evidence(a, ev, step_name, step, b);
 	}
 	if (list[0]) {
-		a = action_add(out, ACT_CPUSET, u, p->confined ? "slo.confine" : rule);
+		a = action_add(out, ACT_CPUSET, u, p->confined ? RULE_SLO_CONFINE : rule);
 		if (!a)
 			return -ENOMEM;
 		snprintf(a->cpus, sizeof(a->cpus), "%s", list);
@@ -542,17 +543,18 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 		const struct cut *c = &cuts[u - in->units];
 		struct step *p = &steps[i];
 
-		*p = (struct step){.rule = "slo.hold", .name = "factor", .value = 1};
+		*p = (struct step){.rule = RULE_SLO_HOLD, .name = "factor", .value = 1};
 		if (c->victim) {
 			err = cut_one(in, cfg, ceiling_cpus, may_confine, u, st, b, c,
 				      &confined_now, out, &p->rule, &p->value);
 		} else if (widened) {
-			*p = (struct step){.rule = "slo.grow", .name = "step_cpus", .value = 1};
+			*p = (struct step){.rule = RULE_SLO_GROW, .name = "step_cpus", .value = 1};
 		} else if (grow && (b->has_quota || (b->idle && !st->be_cpus))) {
 			/* cpu.idle only once BE has every CPU back */
 			grow_one(cfg, ceiling_cpus, b);
-			*p = (struct step){
-				.rule = "slo.grow", .name = "step_cpus", .value = cfg->grow_cpus};
+			*p = (struct step){.rule = RULE_SLO_GROW,
+					   .name = "step_cpus",
+					   .value = cfg->grow_cpus};
 		}
 	}
 	/*
@@ -568,9 +570,10 @@ int slo_run(const struct pol_input *in, const struct slo_config *cfg, double cei
 	 * too): say so on each cpuset.
 	 */
 	for (size_t i = 0; confined_now && i < st->n; i++) {
-		if (!strcmp(steps[i].rule, "slo.hold"))
-			steps[i] = (struct step){
-				.rule = "slo.confine", .name = "factor", .value = cfg->cut_factor};
+		if (steps[i].rule == RULE_SLO_HOLD)
+			steps[i] = (struct step){.rule = RULE_SLO_CONFINE,
+						 .name = "factor",
+						 .value = cfg->cut_factor};
 		steps[i].confined = true;
 	}
 	/*

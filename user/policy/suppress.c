@@ -107,7 +107,7 @@ static double limit_allowance(const struct sup_meas *m, const struct suppress_co
 }
 
 static struct action *add(struct action_list *out, enum act_kind kind, const struct pol_unit *u,
-			  const char *rule, const struct suppress_config *cfg,
+			  enum rule_id rule, const struct suppress_config *cfg,
 			  const struct sup_meas *m)
 {
 	struct action *a = action_add(out, kind, u, rule);
@@ -141,7 +141,7 @@ static int emit_quotas(const struct pol_input *in, const struct suppress_config 
 		share = m->be_request > 0 ? m->allowed * fmax(u->request_cpus, 0) / m->be_request
 					  : m->allowed / (double)m->n_be;
 		quota = llround(share * (double)pol_unit_period_us(u));
-		a = add(out, ACT_CPU_QUOTA, u, "suppress.cfs_quota", cfg, m);
+		a = add(out, ACT_CPU_QUOTA, u, RULE_SUPPRESS_CFS_QUOTA, cfg, m);
 		if (!a)
 			return -ENOMEM;
 		/* A unit with no request still runs, at the kernel's minimum. */
@@ -154,7 +154,7 @@ static int emit_quotas(const struct pol_input *in, const struct suppress_config 
 
 /* Every BE unit onto CPU list list (n CPUs), by rule. */
 static int emit_be_list(const struct pol_input *in, const struct suppress_config *cfg,
-			const struct sup_meas *m, const char *list, size_t n, const char *rule,
+			const struct sup_meas *m, const char *list, size_t n, enum rule_id rule,
 			struct action_list *out)
 {
 	for (size_t i = 0; i < in->n_units; i++) {
@@ -189,7 +189,7 @@ static int emit_cpusets(const struct pol_input *in, const struct suppress_config
 	if (!n)
 		return 0;
 	err = cpu_pick_format(st->cpuset, list, sizeof(list));
-	return err ? err : emit_be_list(in, cfg, m, list, n, "suppress.cpuset", out);
+	return err ? err : emit_be_list(in, cfg, m, list, n, RULE_SUPPRESS_CPUSET, out);
 }
 
 /* Whether two kernel CPU lists name the same CPUs (false when either is malformed). */
@@ -422,7 +422,7 @@ static int emit_split(const struct pol_input *in, const struct suppress_config *
 	if (lat.short_unit && prev && usable >= 2) {
 		/* The step and its reason, on the LS unit: the cpusets alone would not say why. */
 		struct action *a =
-			add(out, ACT_REPORT, lat.short_unit, "suppress.split_short", cfg, m);
+			add(out, ACT_REPORT, lat.short_unit, RULE_SUPPRESS_SPLIT_SHORT, cfg, m);
 
 		if (!a)
 			return -ENOMEM;
@@ -444,14 +444,14 @@ static int emit_split(const struct pol_input *in, const struct suppress_config *
 	if (!err && cpu_list_format(on, POL_CPUS_MAX, ls, sizeof(ls)))
 		err = -ENOSPC;
 	if (!err)
-		err = emit_be_list(in, cfg, m, be, n, "suppress.split_be", out);
+		err = emit_be_list(in, cfg, m, be, n, RULE_SUPPRESS_SPLIT_BE, out);
 	for (size_t i = 0; !err && i < in->n_units; i++) {
 		const struct pol_unit *u = &in->units[i];
 		struct action *a;
 
 		if (!split_movable(in, st, u))
 			continue;
-		a = add(out, ACT_CPUSET, u, "suppress.split_ls", cfg, m);
+		a = add(out, ACT_CPUSET, u, RULE_SUPPRESS_SPLIT_LS, cfg, m);
 		if (!a)
 			return -ENOMEM;
 		a->ls_split = true;
@@ -478,7 +478,7 @@ static int emit_idle(const struct pol_input *in, struct action_list *out)
 
 		if (!suppressed(u))
 			continue;
-		a = action_add(out, ACT_CPU_IDLE, u, "suppress.cpu_idle");
+		a = action_add(out, ACT_CPU_IDLE, u, RULE_SUPPRESS_CPU_IDLE);
 		if (!a)
 			return -ENOMEM;
 		a->value = 1;

@@ -29,7 +29,7 @@ static void print_text(const struct decision *d)
 	else
 		snprintf(value, sizeof(value), "%" PRId64, a->value);
 	printf("%-6" PRIu64 " %.3f  %-10s %-24s %-4s %s%s  %s -> %s%s\n", d->seq, d->ts_ns / 1e9,
-	       act_kind_name(a->kind), a->rule,
+	       act_kind_name(a->kind), rule_name(a->rule),
 	       a->kind == ACT_CAPACITY ? "-" : qos_class_name(a->cls),
 	       a->kind == ACT_CAPACITY ? "" : "/", a->kind == ACT_CAPACITY ? a->resource : a->path,
 	       d->before, a->kind == ACT_REPORT && a->related_id ? "culprit /" : "", after);

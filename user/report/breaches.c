@@ -7,10 +7,10 @@
 
 #include "grow.h"
 
-int breach_counts_add(struct breach_counts *b, uint64_t victim, const char *cause)
+int breach_counts_add(struct breach_counts *b, uint64_t victim, enum interference_cause cause)
 {
 	for (size_t i = 0; i < b->n; i++)
-		if (b->v[i].victim == victim && !strcmp(b->v[i].cause, cause)) {
+		if (b->v[i].victim == victim && b->v[i].cause == cause) {
 			b->v[i].n++;
 			return 0;
 		}

@@ -570,7 +570,9 @@ static int cmp_count(const void *x, const void *y)
 	const struct decision_count *a = *(const struct decision_count *const *)x;
 	const struct decision_count *b = *(const struct decision_count *const *)y;
 	int by_name =
-		strcmp(act_kind_name(a->kind), act_kind_name(b->kind)) ?: strcmp(a->rule, b->rule);
+		strcmp(act_kind_name(a->kind), act_kind_name(b->kind))
+			?: (int)a->rule -
+				   (int)b->rule; /* rule ids are in the order of their names */
 
 	return by_name ?: (int)a->outcome - (int)b->outcome;
 }
@@ -593,7 +595,7 @@ static int decisions(FILE *f, const struct decision_log *log)
 		fprintf(f, "%s{kind=\"", name);
 		put_escaped(f, act_kind_name(v[i]->kind));
 		fputc('"', f);
-		put_label(f, "", "rule", v[i]->rule);
+		put_label(f, "", "rule", rule_name(v[i]->rule));
 		put_label(f, "", "outcome", decision_outcome_name(v[i]->outcome));
 		fprintf(f, "} %" PRIu64 "\n", v[i]->n);
 	}
@@ -606,7 +608,7 @@ static int cmp_breach(const void *x, const void *y)
 	const struct metrics_breach *a = *(const struct metrics_breach *const *)x;
 	const struct metrics_breach *b = *(const struct metrics_breach *const *)y;
 
-	return strcmp(a->path, b->path) ?: strcmp(a->cause, b->cause);
+	return strcmp(a->path, b->path) ?: (int)a->cause - (int)b->cause;
 }
 
 /* Reports per victim and cause; left out while there is none. */
@@ -633,7 +635,7 @@ static int breaches(struct render *r)
 			       "explains them best (cause).");
 		fprintf(r->f, "%s{", name);
 		put_cgroup_labels(r->f, "", &c, in->pods);
-		put_label(r->f, "", "cause", v[i]->cause);
+		put_label(r->f, "", "cause", interference_cause_name(v[i]->cause));
 		fprintf(r->f, "} %" PRIu64 "\n", v[i]->n);
 	}
 	free(v);

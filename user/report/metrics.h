@@ -52,7 +52,7 @@ struct metrics_pinned {
 /* Breaches of one victim unit explained by one cause: qoslet_interference_breaches_total. */
 struct metrics_breach {
 	const char *path, *pod_uid, *qos; /* the victim unit, labelled as its cgroup is */
-	const char *cause;		  /* "unit", "outside", "self", "quota", "idle" */
+	enum interference_cause cause;
 	uint64_t n;
 };
 
