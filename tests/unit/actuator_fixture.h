@@ -13,7 +13,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <signal.h>
@@ -26,6 +25,7 @@
 
 #include "actuate/actuator.h"
 #include "actuate/internal.h"
+#include "tmpdir.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define LOG_MAX	     32
@@ -97,14 +97,6 @@ static const char *knob_text(struct fx *f, const char *rel, enum cg_knob k)
 
 	assert_int_equal(cg_read_knob(&f->c, k, rel, buf, sizeof(buf)), 0);
 	return buf;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
 }
 
 static bool exists(const char *path)
@@ -309,14 +301,13 @@ static const char *const P1 = "kubepods/be/pod1", *const C1 = "kubepods/be/pod1/
 static int group_setup(void **state)
 {
 	(void)state;
-	strcpy(tmp_root, "/tmp/qoslet-test-actuator-XXXXXX");
-	return mkdtemp(tmp_root) ? 0 : -1;
+	return tmpdir_make(tmp_root, sizeof(tmp_root), "actuator");
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
-	return nftw(tmp_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return tmpdir_remove(tmp_root);
 }
 
 #endif

@@ -100,7 +100,7 @@ static void test_vanished_protection(void **state)
 	expect(f, ACT_MEM_MIN, LS3, QOS_LSR, 512 * MIB, NULL, OUT_APPLIED);
 	f->n = 0;
 	xsnprintf(dir, sizeof(dir), "%s/%s", f->c.root[CTRL_MEMORY], LS2);
-	assert_int_equal(nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+	assert_int_equal(tmpdir_remove(dir), 0);
 	actuator_forget(f->a, LS2);
 	LOG("ls min=536870912", ". min=536870912");
 	assert_int_equal(actuator_restore(f->a), 0);

@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include <cmocka.h>
 
 #include "cgroup/path.h"
+#include "tmpdir.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define SEC	     1000000000ULL
@@ -95,25 +95,16 @@ static uint64_t mkdir_newer(const char *base, const char *rel, uint64_t above)
 	}
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int group_setup(void **state)
 {
 	(void)state;
-	strcpy(tmp_root, "/tmp/qoslet-test-cgroup-XXXXXX");
-	return mkdtemp(tmp_root) ? 0 : -1;
+	return tmpdir_make(tmp_root, sizeof(tmp_root), "cgroup");
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
-	return nftw(tmp_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return tmpdir_remove(tmp_root);
 }
 
 /* cgroup_path_normalize */

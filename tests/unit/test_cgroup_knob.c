@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 
 #include "cgroup/knob.h"
 #include "readfile.h"
+#include "tmpdir.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -87,25 +87,16 @@ static void fake(struct cgroup_ctrls *c, char *root, bool v2)
 	}
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int group_setup(void **state)
 {
 	(void)state;
-	strcpy(tmp_root, "/tmp/qoslet-test-knob-XXXXXX");
-	return mkdtemp(tmp_root) ? 0 : -1;
+	return tmpdir_make(tmp_root, sizeof(tmp_root), "knob");
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
-	return nftw(tmp_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return tmpdir_remove(tmp_root);
 }
 
 /* Quota: the file text, how it reads, and what writing 30000 / unlimited leaves. */

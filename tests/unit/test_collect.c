@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include "collect/collect.h"
 #include "collect/fold.h"
 #include "collect/tree.h"
+#include "tmpdir.h"
 
 static char root[64]; /* short: the paths below fit PATH_MAX */
 
@@ -85,14 +85,6 @@ static const struct pol_unit *unit(const struct pol_input *in, const char *rel)
 	assert_non_null(u);
 	assert_string_equal(u->path, rel);
 	return u;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
 }
 
 static void test_units_and_numbers(void **state)
@@ -420,7 +412,7 @@ static void test_tree_events(void **state)
 
 	/* removed: the event takes it out of the tree */
 	snprintf(path, sizeof(path), "%s/tree/d", root);
-	assert_int_equal(nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+	assert_int_equal(tmpdir_remove(path), 0);
 	assert_int_equal(cg_tree_sync(t, 4), 1);
 	assert_int_equal(tree_dirs(t), 4);
 	assert_int_equal(cg_tree_stats(t).walks, 1);
@@ -849,14 +841,13 @@ static void test_detect_kubepods(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(root, sizeof(root), "/tmp/qoslet-test-inventory-XXXXXX");
-	return mkdtemp(root) ? 0 : -1;
+	return tmpdir_make(root, sizeof(root), "inventory");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	return nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return tmpdir_remove(root);
 }
 
 int main(void)

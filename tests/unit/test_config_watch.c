@@ -6,7 +6,6 @@
  * same bytes written again).
  */
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +19,7 @@
 #include <cmocka.h>
 
 #include "config/config_watch.h"
+#include "tmpdir.h"
 
 static char dir[64];
 
@@ -118,25 +118,16 @@ static void test_unwatchable(void **state)
 	assert_non_null(strstr(err, "cannot watch /nonexistent-qoslet: "));
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/qoslet-test-config-watch-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return tmpdir_make(dir, sizeof(dir), "config-watch");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return tmpdir_remove(dir);
 }
 
 int main(void)

@@ -20,6 +20,7 @@
 #include "kube/base64.h"
 #include "kube/kubeconfig.h"
 #include "kube/exec_cred.h"
+#include "tmpdir.h"
 
 static char dir[64];
 
@@ -48,8 +49,7 @@ static const char *at(const char *name)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/qoslet-kubecfg.XXXXXX");
-	if (!mkdtemp(dir))
+	if (tmpdir_make(dir, sizeof(dir), "kubecfg"))
 		return -1;
 	put("token", "tok-1\n");
 	put("ca.crt", "not parsed here\n");
@@ -58,11 +58,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd);
+	return tmpdir_remove(dir);
 }
 
 static void test_in_cluster(void **state)

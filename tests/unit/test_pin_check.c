@@ -11,7 +11,6 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 
 #include "probes/pin_check.h"
 #include "probes/pin_layout.h"
+#include "tmpdir.h"
 
 static char dir[64]; /* /tmp/qoslet-test-pins-XXXXXX */
 
@@ -48,22 +48,13 @@ static mode_t mode_of(const char *name)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/qoslet-test-pins-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
+	return tmpdir_make(dir, sizeof(dir), "pins");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	return nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	return tmpdir_remove(dir);
 }
 
 /* Group and others lose the directory; qoslet's pins become 0600; nothing else is touched. */
