@@ -31,7 +31,7 @@
 #include "decision/decision.h"
 #include "policy/alert_threshold.h"
 #include "probes/fast_path.h"
-#include "agent/memory_qos_check.h"
+#include "collect/memory_qos_check.h"
 #include "agent/loop.h"
 #include "agent/privileges.h"
 #include "record/record.h"

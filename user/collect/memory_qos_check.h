@@ -7,8 +7,8 @@
  * option a unit's protection does not reach tasks in its child cgroups.
  * What is off is off; the rest runs.
  */
-#ifndef QOSLET_AGENT_MEMORY_QOS_CHECK_H
-#define QOSLET_AGENT_MEMORY_QOS_CHECK_H
+#ifndef QOSLET_COLLECT_MEMORY_QOS_CHECK_H
+#define QOSLET_COLLECT_MEMORY_QOS_CHECK_H
 
 #include "cgroup/knob.h"
 

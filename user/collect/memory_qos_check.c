@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include "agent/memory_qos_check.h"
+#include "collect/memory_qos_check.h"
 
 #include <errno.h>
 #include <string.h>
