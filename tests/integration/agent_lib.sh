@@ -87,7 +87,14 @@ agent_cgroup() {
 	IFS=/ read -ra parts <<<"$rel"
 	for part in "${parts[@]}"; do
 		path=$path/$part
-		[ -d "$TEST_PARENT$path" ] && continue
+		# v2: a parent passes the controllers on, also one made earlier as a leaf
+		if [ -d "$TEST_PARENT$path" ]; then
+			[ "$path" = "/$rel" ] || ! cg_is_v2 ||
+				grep -qw cpu "$TEST_PARENT$path/cgroup.subtree_control" ||
+				echo "+cpu +cpuset +memory" >"$TEST_PARENT$path/cgroup.subtree_control" ||
+				fail "cannot enable the controllers below $TEST_PARENT$path"
+			continue
+		fi
 		mkdir "$TEST_PARENT$path" || fail "cannot create $TEST_PARENT$path"
 		if cg_is_v2 && [ "$path" != "/$rel" ]; then
 			echo "+cpu +cpuset +memory" >"$TEST_PARENT$path/cgroup.subtree_control"
