@@ -117,9 +117,11 @@ for shares in $WEIGHTS; do
 	loads+=("$CG_PID")
 	t0=$SECONDS
 	log "noisy.slice at $shares: the agent has the pods, the loads run (${SECONDS}s)"
-	report=$(wait_decision '.rule == "interference.runq_slo" and .related.cgroup == "'"$NOISY"'"' "$FIND_S") ||
-		fail "noisy.slice at $shares: no report naming it within $FIND_S s: $(decisions 'true' |
-			jq -c 'map([.rule, .cause, .related.cgroup, .evidence.culprit_wait_share])')"
+	# on the LS pod: the agent's own pod (burstable, so LS too) may be delayed first, under TCG
+	report=$(wait_decision '.rule == "interference.runq_slo" and .related.cgroup == "'"$NOISY"'"
+		and .target.cgroup == "/'"$P/kubepods/burstable/pod$LS_UID"'"' "$FIND_S") ||
+		fail "noisy.slice at $shares: no report on the LS pod naming it within $FIND_S s: $(decisions 'true' |
+			jq -c 'map([.rule, .target.cgroup, .cause, .related.cgroup, .evidence.culprit_wait_share])')"
 	log "noisy.slice at $shares: reports $(decisions '.kind == "report"' |
 		jq -c 'map([.cause, .related.cgroup, .evidence.culprit_wait_share])') after $((SECONDS - t0)) s"
 	assert_eq "$(jget "$report" .target.cgroup)" "/$P/kubepods/burstable/pod$LS_UID" \
