@@ -79,14 +79,15 @@ struct fixture {
 };
 
 /* One reported breach of victim explained by cause, n times: the one place that names a cause. */
-static void count_breach(struct breach_counts *b, uint64_t victim, const char *cause, int n)
+static void count_breach(struct breach_counts *b, uint64_t victim, enum interference_cause cause,
+			 int n)
 {
 	while (n-- > 0)
 		assert_int_equal(breach_counts_add(b, victim, cause), 0);
 }
 
 /* One decision on a unit of the fixture, as the plan and the actuator would log it. */
-static void log_decision(struct fixture *f, int unit, enum act_kind kind, const char *rule,
+static void log_decision(struct fixture *f, int unit, enum act_kind kind, enum rule_id rule,
 			 int64_t value)
 {
 	struct decision d = {.ts_ns = 1700000000000000000ull, .outcome = OUT_APPLIED};
@@ -134,12 +135,12 @@ static int setup(void **state)
 	f->rec.unit_totals = f->total_ptrs;
 
 	assert_int_equal(decision_log_init(&f->log, 8, NULL), 0);
-	log_decision(f, U_BE, ACT_CPU_QUOTA, "suppress.cfs_quota", 50000);
-	log_decision(f, U_LS, ACT_CPU_BURST, "burst.scale_up", 20000);
+	log_decision(f, U_BE, ACT_CPU_QUOTA, RULE_SUPPRESS_CFS_QUOTA, 50000);
+	log_decision(f, U_LS, ACT_CPU_BURST, RULE_BURST_SCALE_UP, 20000);
 
-	count_breach(&f->breaches, unit_fixture[U_LS].id, "quota", 2);
-	count_breach(&f->breaches, unit_fixture[U_LS].id, "outside", 1);
-	count_breach(&f->breaches, 999, "unit", 5); /* no unit any more: no series */
+	count_breach(&f->breaches, unit_fixture[U_LS].id, CAUSE_QUOTA, 2);
+	count_breach(&f->breaches, unit_fixture[U_LS].id, CAUSE_OUTSIDE, 1);
+	count_breach(&f->breaches, 999, CAUSE_UNIT, 5); /* no unit any more: no series */
 
 	f->capacity.r[CAP_CPU] =
 		(struct capacity_terms){.capacity = 8, .threshold = 0.65, .batch = 1.5};
