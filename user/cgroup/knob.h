@@ -110,6 +110,8 @@ int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_
 
 /* The value of `key` in "key value" lines (cpu.stat, memory.stat); -EOPNOTSUPP when absent. */
 int cg_stat_get(const char *text, const char *key, uint64_t *v);
+/* CPU time in ns of a v2 cpu.stat text (usage_usec); -EOPNOTSUPP when absent. */
+int cg_cpu_stat_usage_ns(const char *text, uint64_t *ns);
 
 /*
  * Pids in cgroup.procs of `rel` alone (not its children), in the cpu
@@ -163,6 +165,29 @@ enum cg_knob {
 	CG_KNOB_NR,
 };
 
+/*
+ * The other files the agent reads, numbered after the knobs: together they
+ * index the one table of file names per cgroup version (knob.c), which the
+ * collector, the probes and the actuator all use.
+ */
+enum cg_file {
+	CG_FILE_CPU_STAT = CG_KNOB_NR, /* cpu.stat: CFS bandwidth (v1, v2) and usage_usec (v2) */
+	CG_FILE_CPUACCT_USAGE,	       /* v1 cpuacct.usage (v2 counts in cpu.stat) */
+	CG_FILE_CFS_PERIOD,	       /* v1 cpu.cfs_period_us (v2: in cpu.max) */
+	CG_FILE_EFFECTIVE_CPUS,	       /* v1 cpuset.effective_cpus, v2 cpuset.cpus.effective */
+	CG_FILE_MEM_USAGE,	       /* v1 memory.usage_in_bytes, v2 memory.current */
+	CG_FILE_MEM_STAT,	       /* memory.stat */
+	CG_FILE_PSI_CPU,	       /* v2 only: cpu.pressure, memory.pressure, io.pressure */
+	CG_FILE_PSI_MEMORY,
+	CG_FILE_PSI_IO,
+	CG_FILE_NR,
+};
+
+/* The controller of a knob or cg_file (the pressure files: the cpu one's cgroup2 directory). */
+enum cg_ctrl cg_file_ctrl(int f);
+/* The name of a knob or cg_file on that cgroup version; NULL where that version has none. */
+const char *cg_file_name(int f, bool v2);
+
 enum cg_ctrl cg_knob_ctrl(enum cg_knob k);
 /* The knob's file name on this host ("cpu.max", "cpu.cfs_quota_us", ...). */
 const char *cg_knob_file(const struct cgroup_ctrls *c, enum cg_knob k);
@@ -180,5 +205,12 @@ int cg_knob_format(const struct cgroup_ctrls *c, enum cg_knob k, int64_t value, 
 		   char *text, size_t size);
 /* The value of a number knob's text (quota, memory: -1 unlimited); -EINVAL when it is not one. */
 int cg_knob_parse(const struct cgroup_ctrls *c, enum cg_knob k, const char *text, int64_t *value);
+/*
+ * The one quota parser, by version, for readers that know the version but
+ * hold no cgroup_ctrls (the probes): v1 cpu.cfs_quota_us "-1" or "50000"
+ * (period 0: v1 keeps it in cpu.cfs_period_us), v2 cpu.max "max 100000" or
+ * "50000 100000". quota_us -1 is unlimited; -EINVAL when the text is not one.
+ */
+int cg_quota_parse(bool v2, const char *text, int64_t *quota_us, uint64_t *period_us);
 
 #endif

@@ -13,19 +13,12 @@
 #include "probes/cpustat.h"
 #include "probes/psi.h"
 
-/* Each file's controller and name on v1 and v2; NULL where that version has none. */
-static const struct {
-	enum cg_ctrl ctrl;
-	const char *v1, *v2;
-} files[UF_NR] = {
-	[UF_CPU_STAT] = {CTRL_CPU, "cpu.stat", "cpu.stat"},
-	[UF_CPUACCT] = {CTRL_CPUACCT, "cpuacct.usage", NULL},
-	[UF_MEM_USAGE] = {CTRL_MEMORY, "memory.usage_in_bytes", "memory.current"},
-	[UF_MEM_STAT] = {CTRL_MEMORY, "memory.stat", "memory.stat"},
-	/* On v1 and hybrid nodes a pod has no cgroup2 directory: no pressure files. */
-	[UF_PSI_CPU] = {CTRL_CPU, NULL, "cpu.pressure"},
-	[UF_PSI_MEMORY] = {CTRL_CPU, NULL, "memory.pressure"},
-	[UF_PSI_IO] = {CTRL_CPU, NULL, "io.pressure"},
+/* Each slot's file in the cgroup layer's one table of names. */
+static const enum cg_file files[UF_NR] = {
+	[UF_CPU_STAT] = CG_FILE_CPU_STAT,   [UF_CPUACCT] = CG_FILE_CPUACCT_USAGE,
+	[UF_MEM_USAGE] = CG_FILE_MEM_USAGE, [UF_MEM_STAT] = CG_FILE_MEM_STAT,
+	[UF_PSI_CPU] = CG_FILE_PSI_CPU,	    [UF_PSI_MEMORY] = CG_FILE_PSI_MEMORY,
+	[UF_PSI_IO] = CG_FILE_PSI_IO,
 };
 
 void unit_files_init(struct unit_files *f)
@@ -56,9 +49,11 @@ static int why_missing(struct unit_files *f, const struct cgroup_ctrls *c, enum 
 	char dir[PATH_MAX];
 	struct stat st;
 
-	if (cg_path(c, files[i].ctrl, rel, "", dir, sizeof(dir)) || stat(dir, &st))
+	enum cg_ctrl ctrl = cg_file_ctrl(files[i]);
+
+	if (cg_path(c, ctrl, rel, "", dir, sizeof(dir)) || stat(dir, &st))
 		/* Only the cpu hierarchy decides that the unit is gone; another may lag. */
-		return files[i].ctrl == CTRL_CPU ? -ENOENT : -EAGAIN;
+		return ctrl == CTRL_CPU ? -ENOENT : -EAGAIN;
 	f->absent[i] = true;
 	return -EOPNOTSUPP;
 }
@@ -67,13 +62,14 @@ static int why_missing(struct unit_files *f, const struct cgroup_ctrls *c, enum 
 static int read_one(struct unit_files *f, const struct cgroup_ctrls *c, enum unit_file i,
 		    const char *rel, char *buf, size_t size)
 {
-	const char *name = c->v2[files[i].ctrl] ? files[i].v2 : files[i].v1;
+	enum cg_ctrl ctrl = cg_file_ctrl(files[i]);
+	const char *name = cg_file_name(files[i], c->v2[ctrl]);
 	char path[PATH_MAX];
 	ssize_t n;
 
 	if (f->absent[i])
 		return -EOPNOTSUPP;
-	if (!name || cg_path(c, files[i].ctrl, rel, name, path, sizeof(path))) {
+	if (!name || cg_path(c, ctrl, rel, name, path, sizeof(path))) {
 		f->absent[i] = true; /* no such file on this version, or no such hierarchy */
 		return -EOPNOTSUPP;
 	}
@@ -130,7 +126,6 @@ int unit_files_read(struct unit_files *f, const struct cgroup_ctrls *c, const ch
 {
 	bool v2_usage = c->v2[CTRL_CPUACCT];
 	char buf[8192];
-	uint64_t us;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -142,10 +137,7 @@ int unit_files_read(struct unit_files *f, const struct cgroup_ctrls *c, const ch
 	if (!err && ((want & UW_THROTTLE) || v2_usage)) {
 		/* no nr_periods line: the kernel has no CFS bandwidth control */
 		out->has_throttle = (want & UW_THROTTLE) && !cpustat_parse(buf, &out->throttle);
-		if (v2_usage && !cg_stat_get(buf, "usage_usec", &us)) {
-			out->usage_ns = us * 1000;
-			out->has_cpu = true;
-		}
+		out->has_cpu = v2_usage && !cg_cpu_stat_usage_ns(buf, &out->usage_ns);
 	}
 	if (!v2_usage) {
 		err = read_counted(f, c, UF_CPUACCT, rel, buf, sizeof(buf), out);
