@@ -17,6 +17,7 @@
 
 #include "cgroup/knob.h"
 #include "readfile.h"
+#include "snapshot.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -483,13 +484,140 @@ static void test_detect_table(void **state)
 	}
 }
 
+static void test_cpu_stat_v1(void **state)
+{
+	struct throttle_sample s = {.events = 7};
+
+	(void)state;
+	assert_int_equal(cg_cpu_stat_throttle("nr_periods 102\n"
+					      "nr_throttled 99\n"
+					      "throttled_time 9098001501\n"
+					      "nr_bursts 3\n"
+					      "burst_time 12345\n",
+					      &s),
+			 0);
+	assert_int_equal(s.nr_periods, 102);
+	assert_int_equal(s.nr_throttled, 99);
+	assert_int_equal(s.throttled_ns, 9098001501ULL);
+	assert_int_equal(s.nr_bursts, 3);
+	assert_int_equal(s.burst_ns, 12345);
+	assert_int_equal(s.events, 7); /* not cpu.stat's: left alone */
+}
+
+/* v2 has usage lines first and times in microseconds. */
+static void test_cpu_stat_v2(void **state)
+{
+	struct throttle_sample s = {0};
+
+	(void)state;
+	assert_int_equal(cg_cpu_stat_throttle("usage_usec 5000000\n"
+					      "user_usec 4000000\n"
+					      "system_usec 1000000\n"
+					      "core_sched.force_idle_usec 0\n"
+					      "nr_periods 50\n"
+					      "nr_throttled 48\n"
+					      "throttled_usec 4321000\n"
+					      "nr_bursts 2\n"
+					      "burst_usec 1500\n",
+					      &s),
+			 0);
+	assert_int_equal(s.nr_periods, 50);
+	assert_int_equal(s.nr_throttled, 48);
+	assert_int_equal(s.throttled_ns, 4321000000ULL);
+	assert_int_equal(s.nr_bursts, 2);
+	assert_int_equal(s.burst_ns, 1500000);
+}
+
+/* Older kernels have no burst lines; a file without bandwidth lines is refused. */
+static void test_cpu_stat_partial(void **state)
+{
+	struct throttle_sample s = {.nr_bursts = 9, .burst_ns = 9};
+
+	(void)state;
+	assert_int_equal(
+		cg_cpu_stat_throttle("nr_periods 1\nnr_throttled 0\nthrottled_time 0\n", &s), 0);
+	assert_int_equal(s.nr_periods, 1);
+	assert_int_equal(s.nr_bursts, 0);
+	assert_int_equal(s.burst_ns, 0);
+	assert_int_equal(cg_cpu_stat_throttle("usage_usec 5\nuser_usec 4\nsystem_usec 1\n", &s),
+			 -EINVAL);
+	assert_int_equal(cg_cpu_stat_throttle("", &s), -EINVAL);
+	/* A key that only starts like one of ours is not it. */
+	assert_int_equal(cg_cpu_stat_throttle("nr_periods_x 5\n", &s), -EINVAL);
+	/* No trailing newline. */
+	assert_int_equal(cg_cpu_stat_throttle("nr_throttled 4\nnr_periods 8", &s), 0);
+	assert_int_equal(s.nr_periods, 8);
+	assert_int_equal(s.nr_throttled, 4);
+}
+
+/* The one quota parser: v1 and v2 text, "max", no text, not a quota. */
+static void test_quota_parse(void **state)
+{
+	uint64_t period;
+	int64_t quota;
+	struct cgroup_ctrls c;
+
+	(void)state;
+	assert_int_equal(cg_quota_parse(false, "-1\n", &quota, &period), 0);
+	assert_int_equal(quota, -1);
+	assert_int_equal(cg_quota_parse(false, "10000\n", &quota, &period), 0);
+	assert_int_equal(quota, 10000);
+	assert_int_equal(period, 0); /* v1 keeps it in cpu.cfs_period_us */
+	assert_int_equal(cg_quota_parse(true, "max 100000\n", &quota, &period), 0);
+	assert_int_equal(quota, -1);
+	assert_int_equal(period, 100000);
+	assert_int_equal(cg_quota_parse(true, "10000 50000\n", &quota, &period), 0);
+	assert_int_equal(quota, 10000);
+	assert_int_equal(period, 50000);
+	assert_int_equal(cg_quota_parse(true, "", &quota, &period), -EINVAL);
+	assert_int_equal(cg_quota_parse(false, "", &quota, &period), -EINVAL);
+	assert_int_equal(cg_quota_parse(true, "max", &quota, &period), -EINVAL); /* no period */
+	assert_int_equal(cg_quota_parse(false, "max", &quota, &period), -EINVAL);
+	assert_int_equal(cg_quota_parse(true, "-5 100000", &quota, &period), -EINVAL);
+	/* cg_knob_parse of the quota knob is the same parser, by the host's version */
+	memset(&c, 0, sizeof(c));
+	c.v2[CTRL_CPU] = true;
+	assert_int_equal(cg_knob_parse(&c, CG_KNOB_QUOTA, "max 100000", &quota), 0);
+	assert_int_equal(quota, -1);
+	c.v2[CTRL_CPU] = false;
+	assert_int_equal(cg_knob_parse(&c, CG_KNOB_QUOTA, "25000", &quota), 0);
+	assert_int_equal(quota, 25000);
+}
+
+/* The one name table: each knob and read file on v1 and v2. */
+static void test_file_names(void **state)
+{
+	(void)state;
+	assert_string_equal(cg_file_name(CG_KNOB_QUOTA, false), "cpu.cfs_quota_us");
+	assert_string_equal(cg_file_name(CG_KNOB_QUOTA, true), "cpu.max");
+	assert_string_equal(cg_file_name(CG_FILE_CPU_STAT, false), "cpu.stat");
+	assert_string_equal(cg_file_name(CG_FILE_CPU_STAT, true), "cpu.stat");
+	assert_null(cg_file_name(CG_FILE_CPUACCT_USAGE, true));
+	assert_null(cg_file_name(CG_FILE_PSI_CPU, false));
+	assert_string_equal(cg_file_name(CG_FILE_MEM_USAGE, true), "memory.current");
+	assert_int_equal(cg_file_ctrl(CG_FILE_CPUACCT_USAGE), CTRL_CPUACCT);
+	assert_int_equal(cg_file_ctrl(CG_KNOB_CPUS), CTRL_CPUSET);
+	for (int f = 0; f < CG_FILE_NR; f++)
+		assert_true(cg_file_name(f, false) || cg_file_name(f, true));
+	assert_null(cg_file_name(CG_FILE_NR, true));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_quota_table),  cmocka_unit_test(test_burst_idle_cpus),
-		cmocka_unit_test(test_request_cpus), cmocka_unit_test(test_mem_table),
-		cmocka_unit_test(test_usage),	     cmocka_unit_test(test_procs_subtree),
-		cmocka_unit_test(test_kill),	     cmocka_unit_test(test_detect_table),
+		cmocka_unit_test(test_quota_table),
+		cmocka_unit_test(test_burst_idle_cpus),
+		cmocka_unit_test(test_request_cpus),
+		cmocka_unit_test(test_mem_table),
+		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_procs_subtree),
+		cmocka_unit_test(test_kill),
+		cmocka_unit_test(test_detect_table),
+		cmocka_unit_test(test_cpu_stat_v1),
+		cmocka_unit_test(test_cpu_stat_v2),
+		cmocka_unit_test(test_cpu_stat_partial),
+		cmocka_unit_test(test_quota_parse),
+		cmocka_unit_test(test_file_names),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -12,6 +12,7 @@
 #include "cgroup/path.h"
 #include "str.h"
 #include "readfile.h"
+#include "snapshot.h"
 
 /* The v1 hierarchy names, as in mount options and under /sys/fs/cgroup. */
 static const char *const ctrl_names[CTRL_NR] = {
@@ -496,6 +497,38 @@ int cg_cpu_stat_usage_ns(const char *text, uint64_t *ns)
 	if (!err)
 		*ns = us * 1000;
 	return err;
+}
+
+struct cpu_stat_key {
+	const char *name;
+	size_t off;	/* offset in struct throttle_sample */
+	uint64_t scale; /* to the sample's unit (ns for times) */
+};
+
+static const struct cpu_stat_key cpu_stat_keys[] = {
+	{"nr_periods", offsetof(struct throttle_sample, nr_periods), 1},
+	{"nr_throttled", offsetof(struct throttle_sample, nr_throttled), 1},
+	{"throttled_time", offsetof(struct throttle_sample, throttled_ns), 1},	  /* v1 */
+	{"throttled_usec", offsetof(struct throttle_sample, throttled_ns), 1000}, /* v2 */
+	{"nr_bursts", offsetof(struct throttle_sample, nr_bursts), 1},
+	{"burst_time", offsetof(struct throttle_sample, burst_ns), 1},	  /* v1 */
+	{"burst_usec", offsetof(struct throttle_sample, burst_ns), 1000}, /* v2 */
+};
+
+/* Each key through the one key-value parser, cg_stat_get. */
+int cg_cpu_stat_throttle(const char *text, struct throttle_sample *s)
+{
+	bool have_periods = false;
+	uint64_t v;
+
+	s->nr_periods = s->nr_throttled = s->throttled_ns = s->nr_bursts = s->burst_ns = 0;
+	for (size_t i = 0; i < sizeof(cpu_stat_keys) / sizeof(cpu_stat_keys[0]); i++) {
+		if (cg_stat_get(text, cpu_stat_keys[i].name, &v))
+			continue;
+		*(uint64_t *)((char *)s + cpu_stat_keys[i].off) = v * cpu_stat_keys[i].scale;
+		have_periods |= i == 0; /* cpu_stat_keys[0] is nr_periods */
+	}
+	return have_periods ? 0 : -EINVAL;
 }
 
 int cg_read_usage_ns(const struct cgroup_ctrls *c, const char *rel, uint64_t *ns)

@@ -110,6 +110,17 @@ int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_
 
 /* The value of `key` in "key value" lines (cpu.stat, memory.stat); -EOPNOTSUPP when absent. */
 int cg_stat_get(const char *text, const char *key, uint64_t *v);
+/*
+ * CFS bandwidth counters of a cpu.stat text into s's nr_periods,
+ * nr_throttled, throttled_ns, nr_bursts and burst_ns (events is left alone).
+ * Both formats are read: v1 (throttled_time and burst_time in ns) and v2
+ * (throttled_usec and burst_usec), keys in any order among others (v2
+ * starts with usage_usec...). Missing keys read as 0 (burst lines are
+ * 5.14+). Returns 0, or -EINVAL when the text has no nr_periods line (no
+ * bandwidth control).
+ */
+struct throttle_sample;
+int cg_cpu_stat_throttle(const char *text, struct throttle_sample *s);
 /* CPU time in ns of a v2 cpu.stat text (usage_usec); -EOPNOTSUPP when absent. */
 int cg_cpu_stat_usage_ns(const char *text, uint64_t *ns);
 

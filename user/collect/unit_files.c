@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "probes/cpustat.h"
 #include "probes/psi.h"
 
 /* Each slot's file in the cgroup layer's one table of names. */
@@ -136,7 +135,8 @@ int unit_files_read(struct unit_files *f, const struct cgroup_ctrls *c, const ch
 	}
 	if (!err && ((want & UW_THROTTLE) || v2_usage)) {
 		/* no nr_periods line: the kernel has no CFS bandwidth control */
-		out->has_throttle = (want & UW_THROTTLE) && !cpustat_parse(buf, &out->throttle);
+		out->has_throttle =
+			(want & UW_THROTTLE) && !cg_cpu_stat_throttle(buf, &out->throttle);
 		out->has_cpu = v2_usage && !cg_cpu_stat_usage_ns(buf, &out->usage_ns);
 	}
 	if (!v2_usage) {
