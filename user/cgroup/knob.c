@@ -196,7 +196,11 @@ static int parse_cpu_max(const char *s, int64_t *quota, uint64_t *period)
 	return parse_i64(q, quota) || *quota < 0 ? -EINVAL : 0;
 }
 
-int cg_stat_get(const char *text, const char *key, uint64_t *v)
+/*
+ * The one key-value parser: the value of `key` in "key value" lines
+ * (cpu.stat, memory.stat); -EOPNOTSUPP when absent.
+ */
+static int cg_stat_get(const char *text, const char *key, uint64_t *v)
 {
 	size_t n = strlen(key);
 
@@ -389,25 +393,6 @@ int cg_read_quota(const struct cgroup_ctrls *c, const char *rel, int64_t *quota_
 	return read_u64(c, CTRL_CPU, rel, host_file(c, CG_FILE_CFS_PERIOD), period_us);
 }
 
-/* Formats a number knob and writes it. */
-static int write_number(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel,
-			int64_t value, uint64_t period_us)
-{
-	char text[64];
-	int err = cg_knob_format(c, k, value, period_us, text, sizeof(text));
-
-	return err ? err : cg_write_knob(c, k, rel, text);
-}
-
-int cg_write_quota(const struct cgroup_ctrls *c, const char *rel, int64_t quota_us)
-{
-	int64_t old;
-	uint64_t period;
-	int err = cg_read_quota(c, rel, &old, &period);
-
-	return err ? err : write_number(c, CG_KNOB_QUOTA, rel, quota_us, period);
-}
-
 static int read_number(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel,
 		       int64_t *value)
 {
@@ -422,11 +407,6 @@ int cg_read_burst(const struct cgroup_ctrls *c, const char *rel, int64_t *burst_
 	return read_number(c, CG_KNOB_BURST, rel, burst_us);
 }
 
-int cg_write_burst(const struct cgroup_ctrls *c, const char *rel, int64_t burst_us)
-{
-	return write_number(c, CG_KNOB_BURST, rel, burst_us, 0);
-}
-
 int cg_read_idle(const struct cgroup_ctrls *c, const char *rel, int *idle)
 {
 	int64_t v;
@@ -437,21 +417,9 @@ int cg_read_idle(const struct cgroup_ctrls *c, const char *rel, int *idle)
 	return err;
 }
 
-int cg_write_idle(const struct cgroup_ctrls *c, const char *rel, int idle)
-{
-	return write_number(c, CG_KNOB_IDLE, rel, idle, 0);
-}
-
 int cg_read_cpus(const struct cgroup_ctrls *c, const char *rel, char *cpus, size_t size)
 {
 	return cg_read_knob(c, CG_KNOB_CPUS, rel, cpus, size);
-}
-
-int cg_write_cpus(const struct cgroup_ctrls *c, const char *rel, const char *cpus)
-{
-	if (!cpus[strspn(cpus, " \n")])
-		return -EINVAL;
-	return cg_write_knob(c, CG_KNOB_CPUS, rel, cpus);
 }
 
 int cg_read_effective_cpus(const struct cgroup_ctrls *c, const char *rel, char *cpus, size_t size)
@@ -477,16 +445,6 @@ double cg_weight_request_cpus(const struct cgroup_ctrls *c, int64_t weight)
 	uint64_t v = weight > 0 ? (uint64_t)weight : 0;
 
 	return (c->v2[CTRL_CPU] ? weight_to_shares(v) : (double)v) / 1024.0;
-}
-
-int cg_read_request_cpus(const struct cgroup_ctrls *c, const char *rel, double *cpus)
-{
-	uint64_t v;
-	int err = read_u64(c, CTRL_CPU, rel, cg_knob_file(c, CG_KNOB_WEIGHT), &v);
-
-	if (!err)
-		*cpus = cg_weight_request_cpus(c, (int64_t)v);
-	return err;
 }
 
 int cg_cpu_stat_usage_ns(const char *text, uint64_t *ns)

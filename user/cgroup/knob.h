@@ -65,31 +65,25 @@ int cg_write_file(const struct cgroup_ctrls *c, enum cg_ctrl ctrl, const char *r
 /* CFS bandwidth: quota_us -1 = unlimited. v1 cpu.cfs_quota_us + cfs_period_us, v2 cpu.max. */
 int cg_read_quota(const struct cgroup_ctrls *c, const char *rel, int64_t *quota_us,
 		  uint64_t *period_us);
-/* Writes the quota, keeping the period. */
-int cg_write_quota(const struct cgroup_ctrls *c, const char *rel, int64_t quota_us);
 
 /* v1 cpu.cfs_burst_us, v2 cpu.max.burst (us both). */
 int cg_read_burst(const struct cgroup_ctrls *c, const char *rel, int64_t *burst_us);
-int cg_write_burst(const struct cgroup_ctrls *c, const char *rel, int64_t burst_us);
 
 /* cpu.idle (kernel 5.15+, v1 and v2). */
 int cg_read_idle(const struct cgroup_ctrls *c, const char *rel, int *idle);
-int cg_write_idle(const struct cgroup_ctrls *c, const char *rel, int idle);
 
 /* cpuset.cpus as the kernel prints it ("" when unset on v2). */
 int cg_read_cpus(const struct cgroup_ctrls *c, const char *rel, char *cpus, size_t size);
-/* Refuses an empty list with -EINVAL (the kernel would take it as "no CPU"). */
-int cg_write_cpus(const struct cgroup_ctrls *c, const char *rel, const char *cpus);
 /*
  * The CPUs the cgroup may really use, for capacity: v1 cpuset.effective_cpus,
  * v2 cpuset.cpus.effective.
  */
 int cg_read_effective_cpus(const struct cgroup_ctrls *c, const char *rel, char *cpus, size_t size);
 
-/* CPU request in CPUs: v1 cpu.shares / 1024, v2 cpu.weight mapped back to shares the kubelet's way.
+/*
+ * CPU request in CPUs of a CG_KNOB_WEIGHT value: v1 cpu.shares / 1024, v2
+ * cpu.weight mapped back to shares the kubelet's way.
  */
-int cg_read_request_cpus(const struct cgroup_ctrls *c, const char *rel, double *cpus);
-/* The same from a value of that file already read (CG_KNOB_WEIGHT's). */
 double cg_weight_request_cpus(const struct cgroup_ctrls *c, int64_t weight);
 
 /* Total CPU time of the subtree in ns: v1 cpuacct.usage, v2 cpu.stat usage_usec. */
@@ -108,8 +102,6 @@ int cg_read_mem_limit(const struct cgroup_ctrls *c, const char *rel, int64_t *li
 /* anon, unevictable and inactive_file of a memory.stat text, v1 or v2 as c says. */
 int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_mem *m);
 
-/* The value of `key` in "key value" lines (cpu.stat, memory.stat); -EOPNOTSUPP when absent. */
-int cg_stat_get(const char *text, const char *key, uint64_t *v);
 /*
  * CFS bandwidth counters of a cpu.stat text into s's nr_periods,
  * nr_throttled, throttled_ns, nr_bursts and burst_ns (events is left alone).
