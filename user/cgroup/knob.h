@@ -174,15 +174,16 @@ enum cg_knob {
  * collector, the probes and the actuator all use.
  */
 enum cg_file {
+	/* A unit's counters, CPU_STAT to PSI_IO together: the collector keeps each one open. */
 	CG_FILE_CPU_STAT = CG_KNOB_NR, /* cpu.stat: CFS bandwidth (v1, v2) and usage_usec (v2) */
 	CG_FILE_CPUACCT_USAGE,	       /* v1 cpuacct.usage (v2 counts in cpu.stat) */
-	CG_FILE_CFS_PERIOD,	       /* v1 cpu.cfs_period_us (v2: in cpu.max) */
-	CG_FILE_EFFECTIVE_CPUS,	       /* v1 cpuset.effective_cpus, v2 cpuset.cpus.effective */
 	CG_FILE_MEM_USAGE,	       /* v1 memory.usage_in_bytes, v2 memory.current */
 	CG_FILE_MEM_STAT,	       /* memory.stat */
 	CG_FILE_PSI_CPU,	       /* v2 only: cpu.pressure, memory.pressure, io.pressure */
 	CG_FILE_PSI_MEMORY,
 	CG_FILE_PSI_IO,
+	CG_FILE_CFS_PERIOD,	/* v1 cpu.cfs_period_us (v2: in cpu.max) */
+	CG_FILE_EFFECTIVE_CPUS, /* v1 cpuset.effective_cpus, v2 cpuset.cpus.effective */
 	CG_FILE_NR,
 };
 

@@ -12,14 +12,6 @@
 #include "log.h"
 #include "probes/psi.h"
 
-/* Each slot's file in the cgroup layer's one table of names. */
-static const enum cg_file files[UF_NR] = {
-	[UF_CPU_STAT] = CG_FILE_CPU_STAT,   [UF_CPUACCT] = CG_FILE_CPUACCT_USAGE,
-	[UF_MEM_USAGE] = CG_FILE_MEM_USAGE, [UF_MEM_STAT] = CG_FILE_MEM_STAT,
-	[UF_PSI_CPU] = CG_FILE_PSI_CPU,	    [UF_PSI_MEMORY] = CG_FILE_PSI_MEMORY,
-	[UF_PSI_IO] = CG_FILE_PSI_IO,
-};
-
 void unit_files_init(struct unit_files *f)
 {
 	for (int i = 0; i < UF_NR; i++) {
@@ -42,27 +34,27 @@ void unit_files_retry_absent(struct unit_files *f)
 }
 
 /* Why a file did not open: -ENOENT when the unit's cgroup is gone, else -EAGAIN or -EOPNOTSUPP. */
-static int why_missing(struct unit_files *f, const struct cgroup_ctrls *c, enum unit_file i,
+static int why_missing(struct unit_files *f, const struct cgroup_ctrls *c, enum cg_file file,
 		       const char *rel)
 {
+	enum cg_ctrl ctrl = cg_file_ctrl(file);
 	char dir[PATH_MAX];
 	struct stat st;
-
-	enum cg_ctrl ctrl = cg_file_ctrl(files[i]);
 
 	if (cg_path(c, ctrl, rel, "", dir, sizeof(dir)) || stat(dir, &st))
 		/* Only the cpu hierarchy decides that the unit is gone; another may lag. */
 		return ctrl == CTRL_CPU ? -ENOENT : -EAGAIN;
-	f->absent[i] = true;
+	f->absent[file - UF_FIRST] = true;
 	return -EOPNOTSUPP;
 }
 
 /* The file's text in buf (NUL-terminated), read at offset 0 of the kept descriptor. */
-static int read_one(struct unit_files *f, const struct cgroup_ctrls *c, enum unit_file i,
+static int read_one(struct unit_files *f, const struct cgroup_ctrls *c, enum cg_file file,
 		    const char *rel, char *buf, size_t size)
 {
-	enum cg_ctrl ctrl = cg_file_ctrl(files[i]);
-	const char *name = cg_file_name(files[i], c->v2[ctrl]);
+	enum cg_ctrl ctrl = cg_file_ctrl(file);
+	const char *name = cg_file_name(file, c->v2[ctrl]);
+	int i = file - UF_FIRST;
 	char path[PATH_MAX];
 	ssize_t n;
 
@@ -86,7 +78,7 @@ static int read_one(struct unit_files *f, const struct cgroup_ctrls *c, enum uni
 			return -EMFILE;
 		}
 		if (f->fd[i] < 0)
-			return errno == ENOENT ? why_missing(f, c, i, rel) : -errno;
+			return errno == ENOENT ? why_missing(f, c, file, rel) : -errno;
 	}
 	n = pread(f->fd[i], buf, size - 1, 0);
 	if (n < 0) {
@@ -111,10 +103,10 @@ static int parse_u64(const char *s, uint64_t *v)
 }
 
 /* read_one, counting the failures that are not a file or a cgroup being absent. */
-static int read_counted(struct unit_files *f, const struct cgroup_ctrls *c, enum unit_file i,
+static int read_counted(struct unit_files *f, const struct cgroup_ctrls *c, enum cg_file file,
 			const char *rel, char *buf, size_t size, struct unit_counters *out)
 {
-	int err = read_one(f, c, i, rel, buf, size);
+	int err = read_one(f, c, file, rel, buf, size);
 
 	out->errors += err && err != -ENOENT && err != -EOPNOTSUPP && err != -EAGAIN;
 	return err;
@@ -129,7 +121,7 @@ int unit_files_read(struct unit_files *f, const struct cgroup_ctrls *c, const ch
 
 	memset(out, 0, sizeof(*out));
 	if ((want & UW_THROTTLE) || v2_usage) {
-		err = read_counted(f, c, UF_CPU_STAT, rel, buf, sizeof(buf), out);
+		err = read_counted(f, c, CG_FILE_CPU_STAT, rel, buf, sizeof(buf), out);
 		if (err == -ENOENT)
 			return err;
 	}
@@ -140,17 +132,17 @@ int unit_files_read(struct unit_files *f, const struct cgroup_ctrls *c, const ch
 		out->has_cpu = v2_usage && !cg_cpu_stat_usage_ns(buf, &out->usage_ns);
 	}
 	if (!v2_usage) {
-		err = read_counted(f, c, UF_CPUACCT, rel, buf, sizeof(buf), out);
+		err = read_counted(f, c, CG_FILE_CPUACCT_USAGE, rel, buf, sizeof(buf), out);
 		if (err == -ENOENT)
 			return err;
 		out->has_cpu = !err && !parse_u64(buf, &out->usage_ns);
 	}
-	if ((want & UW_MEM) && !read_counted(f, c, UF_MEM_USAGE, rel, buf, sizeof(buf), out) &&
+	if ((want & UW_MEM) && !read_counted(f, c, CG_FILE_MEM_USAGE, rel, buf, sizeof(buf), out) &&
 	    !parse_u64(buf, &out->mem.usage) &&
-	    !read_counted(f, c, UF_MEM_STAT, rel, buf, sizeof(buf), out))
+	    !read_counted(f, c, CG_FILE_MEM_STAT, rel, buf, sizeof(buf), out))
 		out->has_mem = !cg_mem_stat_parse(c, buf, &out->mem);
 	for (int r = 0; (want & UW_PSI) && r < PSI_NR; r++)
-		if (!read_counted(f, c, UF_PSI_CPU + r, rel, buf, sizeof(buf), out) &&
+		if (!read_counted(f, c, CG_FILE_PSI_CPU + r, rel, buf, sizeof(buf), out) &&
 		    !psi_parse(buf, &out->psi.some[r], &out->psi.full[r]))
 			out->has_psi = true;
 	return 0;
