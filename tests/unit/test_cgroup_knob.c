@@ -510,48 +510,43 @@ static void test_detect_table(void **state)
 	}
 }
 
-static void test_cpu_stat_v1(void **state)
+/* v1 counts times in ns; v2 has usage lines first and times in microseconds. */
+static const struct cpu_stat_case {
+	const char *text;
+	struct throttle_sample want;
+} cpu_stat_cases[] = {
+	{"nr_periods 102\nnr_throttled 99\nthrottled_time 9098001501\nnr_bursts 3\n"
+	 "burst_time 12345\n",
+	 {.nr_periods = 102,
+	  .nr_throttled = 99,
+	  .throttled_ns = 9098001501ULL,
+	  .nr_bursts = 3,
+	  .burst_ns = 12345}},
+	{"usage_usec 5000000\nuser_usec 4000000\nsystem_usec 1000000\n"
+	 "core_sched.force_idle_usec 0\nnr_periods 50\nnr_throttled 48\n"
+	 "throttled_usec 4321000\nnr_bursts 2\nburst_usec 1500\n",
+	 {.nr_periods = 50,
+	  .nr_throttled = 48,
+	  .throttled_ns = 4321000000ULL,
+	  .nr_bursts = 2,
+	  .burst_ns = 1500000}},
+};
+
+static void test_cpu_stat_formats(void **state)
 {
-	struct throttle_sample s = {.events = 7};
-
 	(void)state;
-	assert_int_equal(cg_cpu_stat_throttle("nr_periods 102\n"
-					      "nr_throttled 99\n"
-					      "throttled_time 9098001501\n"
-					      "nr_bursts 3\n"
-					      "burst_time 12345\n",
-					      &s),
-			 0);
-	assert_int_equal(s.nr_periods, 102);
-	assert_int_equal(s.nr_throttled, 99);
-	assert_int_equal(s.throttled_ns, 9098001501ULL);
-	assert_int_equal(s.nr_bursts, 3);
-	assert_int_equal(s.burst_ns, 12345);
-	assert_int_equal(s.events, 7); /* not cpu.stat's: left alone */
-}
+	for (size_t i = 0; i < ARRAY_LEN(cpu_stat_cases); i++) {
+		const struct throttle_sample *w = &cpu_stat_cases[i].want;
+		struct throttle_sample s = {.events = 7};
 
-/* v2 has usage lines first and times in microseconds. */
-static void test_cpu_stat_v2(void **state)
-{
-	struct throttle_sample s = {0};
-
-	(void)state;
-	assert_int_equal(cg_cpu_stat_throttle("usage_usec 5000000\n"
-					      "user_usec 4000000\n"
-					      "system_usec 1000000\n"
-					      "core_sched.force_idle_usec 0\n"
-					      "nr_periods 50\n"
-					      "nr_throttled 48\n"
-					      "throttled_usec 4321000\n"
-					      "nr_bursts 2\n"
-					      "burst_usec 1500\n",
-					      &s),
-			 0);
-	assert_int_equal(s.nr_periods, 50);
-	assert_int_equal(s.nr_throttled, 48);
-	assert_int_equal(s.throttled_ns, 4321000000ULL);
-	assert_int_equal(s.nr_bursts, 2);
-	assert_int_equal(s.burst_ns, 1500000);
+		assert_int_equal(cg_cpu_stat_throttle(cpu_stat_cases[i].text, &s), 0);
+		assert_int_equal(s.nr_periods, w->nr_periods);
+		assert_int_equal(s.nr_throttled, w->nr_throttled);
+		assert_int_equal(s.throttled_ns, w->throttled_ns);
+		assert_int_equal(s.nr_bursts, w->nr_bursts);
+		assert_int_equal(s.burst_ns, w->burst_ns);
+		assert_int_equal(s.events, 7); /* not cpu.stat's: left alone */
+	}
 }
 
 /* Older kernels have no burst lines; a file without bandwidth lines is refused. */
@@ -639,8 +634,7 @@ int main(void)
 		cmocka_unit_test(test_procs_subtree),
 		cmocka_unit_test(test_kill),
 		cmocka_unit_test(test_detect_table),
-		cmocka_unit_test(test_cpu_stat_v1),
-		cmocka_unit_test(test_cpu_stat_v2),
+		cmocka_unit_test(test_cpu_stat_formats),
 		cmocka_unit_test(test_cpu_stat_partial),
 		cmocka_unit_test(test_quota_parse),
 		cmocka_unit_test(test_file_names),
