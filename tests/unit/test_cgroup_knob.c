@@ -16,6 +16,7 @@
 
 #include "cgroup/knob.h"
 #include "readfile.h"
+#include "snapshot.h"
 #include "tmpdir.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -118,6 +119,20 @@ static const struct quota_case {
 	{false, "lots\n", -EINVAL, 0, 0, NULL, NULL},
 };
 
+/* As the actuator sets a number knob of "pod": formatted, then written (the quota keeps its
+ * period). */
+static int set_knob(const struct cgroup_ctrls *c, enum cg_knob k, int64_t value)
+{
+	char text[64];
+	uint64_t period = 0;
+	int64_t quota;
+	int err = k == CG_KNOB_QUOTA ? cg_read_quota(c, "pod", &quota, &period) : 0;
+
+	if (!err)
+		err = cg_knob_format(c, k, value, period, text, sizeof(text));
+	return err ? err : cg_write_knob(c, k, "pod", text);
+}
+
 static void test_quota_table(void **state)
 {
 	(void)state;
@@ -138,9 +153,9 @@ static void test_quota_table(void **state)
 			continue;
 		assert_int_equal(q, t->quota);
 		assert_int_equal(p, t->period);
-		assert_int_equal(cg_write_quota(&c, "pod", 30000), 0);
+		assert_int_equal(set_knob(&c, CG_KNOB_QUOTA, 30000), 0);
 		assert_string_equal(get(c.root[CTRL_CPU], file), t->after_30000);
-		assert_int_equal(cg_write_quota(&c, "pod", -1), 0);
+		assert_int_equal(set_knob(&c, CG_KNOB_QUOTA, -1), 0);
 		assert_string_equal(get(c.root[CTRL_CPU], file), t->after_unlimited);
 	}
 }
@@ -158,25 +173,23 @@ static void test_burst_idle_cpus(void **state)
 		(void)state;
 		fake(&c, root, v2);
 		put(c.root[CTRL_CPU], burst, "0\n");
-		assert_int_equal(cg_write_burst(&c, "pod", 250000), 0);
+		assert_int_equal(set_knob(&c, CG_KNOB_BURST, 250000), 0);
 		assert_string_equal(get(c.root[CTRL_CPU], burst), "250000");
 		assert_int_equal(cg_read_burst(&c, "pod", &b), 0);
 		assert_int_equal(b, 250000);
 
 		/* cpu.idle absent (kernel < 5.15) vs its cgroup gone */
 		assert_int_equal(cg_read_idle(&c, "pod", &idle), -EOPNOTSUPP);
-		assert_int_equal(cg_write_idle(&c, "pod", 1), -EOPNOTSUPP);
+		assert_int_equal(set_knob(&c, CG_KNOB_IDLE, 1), -EOPNOTSUPP);
 		assert_int_equal(cg_read_idle(&c, "gone", &idle), -ENOENT);
 		put(c.root[CTRL_CPU], "pod/cpu.idle", "0\n");
-		assert_int_equal(cg_write_idle(&c, "pod", 1), 0);
+		assert_int_equal(set_knob(&c, CG_KNOB_IDLE, 1), 0);
 		assert_int_equal(cg_read_idle(&c, "pod", &idle), 0);
 		assert_int_equal(idle, 1);
 
 		put(c.root[CTRL_CPUSET], "pod/cpuset.cpus", "0-3\n");
 		put(c.root[CTRL_CPUSET], eff, "0-1\n");
-		assert_int_equal(cg_write_cpus(&c, "pod", ""), -EINVAL);
-		assert_int_equal(cg_write_cpus(&c, "pod", " \n"), -EINVAL);
-		assert_int_equal(cg_write_cpus(&c, "pod", "2-3"), 0);
+		assert_int_equal(cg_write_knob(&c, CG_KNOB_CPUS, "pod", "2-3"), 0);
 		assert_int_equal(cg_read_cpus(&c, "pod", cpus, sizeof(cpus)), 0);
 		assert_string_equal(cpus, "2-3");
 		assert_int_equal(cg_read_effective_cpus(&c, "pod", cpus, sizeof(cpus)), 0);
@@ -199,6 +212,20 @@ static uint64_t kubelet_weight(uint64_t shares)
 	return 1 + ((shares - 2) * 9999) / 262142;
 }
 
+/* The CPU request as the collector reads it: the weight knob, then its CPUs. */
+static int read_request_cpus(const struct cgroup_ctrls *c, double *cpus)
+{
+	char text[32];
+	int64_t weight;
+	int err = cg_read_knob(c, CG_KNOB_WEIGHT, "pod", text, sizeof(text));
+
+	if (!err)
+		err = cg_knob_parse(c, CG_KNOB_WEIGHT, text, &weight);
+	if (!err)
+		*cpus = cg_weight_request_cpus(c, weight);
+	return err;
+}
+
 static void test_request_cpus(void **state)
 {
 	static const uint64_t shares[] = {2, 3, 102, 512, 1000, 1024, 2048, 4096, 65536, 262144};
@@ -209,7 +236,7 @@ static void test_request_cpus(void **state)
 	(void)state;
 	fake(&c1, root, false);
 	put(c1.root[CTRL_CPU], "pod/cpu.shares", "512\n");
-	assert_int_equal(cg_read_request_cpus(&c1, "pod", &cpus), 0);
+	assert_int_equal(read_request_cpus(&c1, &cpus), 0);
 	assert_float_equal(cpus, 0.5, 1e-9);
 
 	fake(&c2, root, true);
@@ -217,7 +244,7 @@ static void test_request_cpus(void **state)
 		xsnprintf(text, sizeof(text), "%llu\n",
 			  (unsigned long long)kubelet_weight(shares[i]));
 		put(c2.root[CTRL_CPU], "pod/cpu.weight", text);
-		assert_int_equal(cg_read_request_cpus(&c2, "pod", &cpus), 0);
+		assert_int_equal(read_request_cpus(&c2, &cpus), 0);
 		/* at most half a weight step (13.1 shares) off */
 		assert_float_equal(cpus * 1024, (double)shares[i], 13.5);
 	}
@@ -474,13 +501,134 @@ static void test_detect_table(void **state)
 	}
 }
 
+/* v1 counts times in ns; v2 has usage lines first and times in microseconds. */
+static const struct cpu_stat_case {
+	const char *text;
+	struct throttle_sample want;
+} cpu_stat_cases[] = {
+	{"nr_periods 102\nnr_throttled 99\nthrottled_time 9098001501\nnr_bursts 3\n"
+	 "burst_time 12345\n",
+	 {.nr_periods = 102,
+	  .nr_throttled = 99,
+	  .throttled_ns = 9098001501ULL,
+	  .nr_bursts = 3,
+	  .burst_ns = 12345}},
+	{"usage_usec 5000000\nuser_usec 4000000\nsystem_usec 1000000\n"
+	 "core_sched.force_idle_usec 0\nnr_periods 50\nnr_throttled 48\n"
+	 "throttled_usec 4321000\nnr_bursts 2\nburst_usec 1500\n",
+	 {.nr_periods = 50,
+	  .nr_throttled = 48,
+	  .throttled_ns = 4321000000ULL,
+	  .nr_bursts = 2,
+	  .burst_ns = 1500000}},
+};
+
+static void test_cpu_stat_formats(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_LEN(cpu_stat_cases); i++) {
+		const struct throttle_sample *w = &cpu_stat_cases[i].want;
+		struct throttle_sample s = {.events = 7};
+
+		assert_int_equal(cg_cpu_stat_throttle(cpu_stat_cases[i].text, &s), 0);
+		assert_int_equal(s.nr_periods, w->nr_periods);
+		assert_int_equal(s.nr_throttled, w->nr_throttled);
+		assert_int_equal(s.throttled_ns, w->throttled_ns);
+		assert_int_equal(s.nr_bursts, w->nr_bursts);
+		assert_int_equal(s.burst_ns, w->burst_ns);
+		assert_int_equal(s.events, 7); /* not cpu.stat's: left alone */
+	}
+}
+
+/* Older kernels have no burst lines; a file without bandwidth lines is refused. */
+static void test_cpu_stat_partial(void **state)
+{
+	struct throttle_sample s = {.nr_bursts = 9, .burst_ns = 9};
+
+	(void)state;
+	assert_int_equal(
+		cg_cpu_stat_throttle("nr_periods 1\nnr_throttled 0\nthrottled_time 0\n", &s), 0);
+	assert_int_equal(s.nr_periods, 1);
+	assert_int_equal(s.nr_bursts, 0);
+	assert_int_equal(s.burst_ns, 0);
+	assert_int_equal(cg_cpu_stat_throttle("usage_usec 5\nuser_usec 4\nsystem_usec 1\n", &s),
+			 -EINVAL);
+	assert_int_equal(cg_cpu_stat_throttle("", &s), -EINVAL);
+	/* A key that only starts like one of ours is not it. */
+	assert_int_equal(cg_cpu_stat_throttle("nr_periods_x 5\n", &s), -EINVAL);
+	/* No trailing newline. */
+	assert_int_equal(cg_cpu_stat_throttle("nr_throttled 4\nnr_periods 8", &s), 0);
+	assert_int_equal(s.nr_periods, 8);
+	assert_int_equal(s.nr_throttled, 4);
+}
+
+/* The one quota parser: v1 and v2 text, "max", no text, not a quota. */
+static void test_quota_parse(void **state)
+{
+	uint64_t period;
+	int64_t quota;
+	struct cgroup_ctrls c;
+
+	(void)state;
+	assert_int_equal(cg_quota_parse(false, "-1\n", &quota, &period), 0);
+	assert_int_equal(quota, -1);
+	assert_int_equal(cg_quota_parse(false, "10000\n", &quota, &period), 0);
+	assert_int_equal(quota, 10000);
+	assert_int_equal(period, 0); /* v1 keeps it in cpu.cfs_period_us */
+	assert_int_equal(cg_quota_parse(true, "max 100000\n", &quota, &period), 0);
+	assert_int_equal(quota, -1);
+	assert_int_equal(period, 100000);
+	assert_int_equal(cg_quota_parse(true, "10000 50000\n", &quota, &period), 0);
+	assert_int_equal(quota, 10000);
+	assert_int_equal(period, 50000);
+	assert_int_equal(cg_quota_parse(true, "", &quota, &period), -EINVAL);
+	assert_int_equal(cg_quota_parse(false, "", &quota, &period), -EINVAL);
+	assert_int_equal(cg_quota_parse(true, "max", &quota, &period), -EINVAL); /* no period */
+	assert_int_equal(cg_quota_parse(false, "max", &quota, &period), -EINVAL);
+	assert_int_equal(cg_quota_parse(true, "-5 100000", &quota, &period), -EINVAL);
+	/* cg_knob_parse of the quota knob is the same parser, by the host's version */
+	memset(&c, 0, sizeof(c));
+	c.v2[CTRL_CPU] = true;
+	assert_int_equal(cg_knob_parse(&c, CG_KNOB_QUOTA, "max 100000", &quota), 0);
+	assert_int_equal(quota, -1);
+	c.v2[CTRL_CPU] = false;
+	assert_int_equal(cg_knob_parse(&c, CG_KNOB_QUOTA, "25000", &quota), 0);
+	assert_int_equal(quota, 25000);
+}
+
+/* The one name table: each knob and read file on v1 and v2. */
+static void test_file_names(void **state)
+{
+	(void)state;
+	assert_string_equal(cg_file_name(CG_KNOB_QUOTA, false), "cpu.cfs_quota_us");
+	assert_string_equal(cg_file_name(CG_KNOB_QUOTA, true), "cpu.max");
+	assert_string_equal(cg_file_name(CG_FILE_CPU_STAT, false), "cpu.stat");
+	assert_string_equal(cg_file_name(CG_FILE_CPU_STAT, true), "cpu.stat");
+	assert_null(cg_file_name(CG_FILE_CPUACCT_USAGE, true));
+	assert_null(cg_file_name(CG_FILE_PSI_CPU, false));
+	assert_string_equal(cg_file_name(CG_FILE_MEM_USAGE, true), "memory.current");
+	assert_int_equal(cg_file_ctrl(CG_FILE_CPUACCT_USAGE), CTRL_CPUACCT);
+	assert_int_equal(cg_file_ctrl(CG_KNOB_CPUS), CTRL_CPUSET);
+	for (int f = 0; f < CG_FILE_NR; f++)
+		assert_true(cg_file_name(f, false) || cg_file_name(f, true));
+	assert_null(cg_file_name(CG_FILE_NR, true));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_quota_table),  cmocka_unit_test(test_burst_idle_cpus),
-		cmocka_unit_test(test_request_cpus), cmocka_unit_test(test_mem_table),
-		cmocka_unit_test(test_usage),	     cmocka_unit_test(test_procs_subtree),
-		cmocka_unit_test(test_kill),	     cmocka_unit_test(test_detect_table),
+		cmocka_unit_test(test_quota_table),
+		cmocka_unit_test(test_burst_idle_cpus),
+		cmocka_unit_test(test_request_cpus),
+		cmocka_unit_test(test_mem_table),
+		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_procs_subtree),
+		cmocka_unit_test(test_kill),
+		cmocka_unit_test(test_detect_table),
+		cmocka_unit_test(test_cpu_stat_formats),
+		cmocka_unit_test(test_cpu_stat_partial),
+		cmocka_unit_test(test_quota_parse),
+		cmocka_unit_test(test_file_names),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

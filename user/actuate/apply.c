@@ -247,7 +247,8 @@ static int check_parent(struct actuator *a, const char *rel, struct cpus_work *w
 			struct act_result *r)
 {
 	char parent[POL_PATH_MAX];
-	const char *file = a->c->v2[CTRL_CPUSET] ? "cpuset.cpus.effective" : "cpuset.cpus";
+	const char *file = a->c->v2[CTRL_CPUSET] ? cg_file_name(CG_FILE_EFFECTIVE_CPUS, true)
+						 : cg_knob_file(a->c, CG_KNOB_CPUS);
 	int err;
 
 	err = act_parent_cpus(a, rel, parent, sizeof(parent), w->text, sizeof(w->text));
@@ -294,7 +295,7 @@ static int plan_cpusets(struct actuator *a, const char *rel, struct cpus_work *w
 		if (!err && act_cpus_parse(w->text, &w->cur))
 			err = -EINVAL;
 		if (err) {
-			fail_read(r, l.v[i], "cpuset.cpus", err);
+			fail_read(r, l.v[i], cg_knob_file(a->c, CG_KNOB_CPUS), err);
 			break;
 		}
 		act_cpus_union(&w->uni, &w->cur, &w->want);
@@ -330,7 +331,7 @@ static void apply_cpuset(struct actuator *a, const struct action *act, const cha
 	else if (act_cpus_empty(&w->want))
 		set_outcome(r, OUT_REFUSED, 0, "never writes an empty cpuset");
 	else if ((err = cg_read_cpus(a->c, rel, r->before, sizeof(r->before))))
-		fail_read(r, rel, "cpuset.cpus", err);
+		fail_read(r, rel, cg_knob_file(a->c, CG_KNOB_CPUS), err);
 	else if (!check_parent(a, rel, w, r) && !plan_cpusets(a, rel, w, &s, r))
 		run_steps(a, &s, r);
 	steps_free(&s);

@@ -12,6 +12,7 @@
 #include "cgroup/path.h"
 #include "str.h"
 #include "readfile.h"
+#include "snapshot.h"
 
 /* The v1 hierarchy names, as in mount options and under /sys/fs/cgroup. */
 static const char *const ctrl_names[CTRL_NR] = {
@@ -195,7 +196,11 @@ static int parse_cpu_max(const char *s, int64_t *quota, uint64_t *period)
 	return parse_i64(q, quota) || *quota < 0 ? -EINVAL : 0;
 }
 
-int cg_stat_get(const char *text, const char *key, uint64_t *v)
+/*
+ * The one key-value parser: the value of `key` in "key value" lines
+ * (cpu.stat, memory.stat); -EOPNOTSUPP when absent.
+ */
+static int cg_stat_get(const char *text, const char *key, uint64_t *v)
 {
 	size_t n = strlen(key);
 
@@ -214,35 +219,60 @@ static int read_u64(const struct cgroup_ctrls *c, enum cg_ctrl ctrl, const char 
 	return err ? err : parse_u64(buf, v);
 }
 
-static bool is_mem_knob(enum cg_knob k)
+/* Each knob's and file's controller and name on v1 and v2; NULL where that version has none. */
+static const struct {
+	enum cg_ctrl ctrl;
+	const char *name[2]; /* v1, v2 */
+} files[CG_FILE_NR] = {
+	[CG_KNOB_QUOTA] = {CTRL_CPU, {"cpu.cfs_quota_us", "cpu.max"}},
+	[CG_KNOB_BURST] = {CTRL_CPU, {"cpu.cfs_burst_us", "cpu.max.burst"}},
+	[CG_KNOB_IDLE] = {CTRL_CPU, {"cpu.idle", "cpu.idle"}},
+	[CG_KNOB_CPUS] = {CTRL_CPUSET, {"cpuset.cpus", "cpuset.cpus"}},
+	[CG_KNOB_WEIGHT] = {CTRL_CPU, {"cpu.shares", "cpu.weight"}},
+	[CG_KNOB_MEM_MAX] = {CTRL_MEMORY, {"memory.limit_in_bytes", "memory.max"}},
+	/* v1 has no such files (upstream): reads and writes there fail with EOPNOTSUPP */
+	[CG_KNOB_MEM_MIN] = {CTRL_MEMORY, {"memory.min", "memory.min"}},
+	[CG_KNOB_MEM_LOW] = {CTRL_MEMORY, {"memory.low", "memory.low"}},
+	[CG_KNOB_MEM_HIGH] = {CTRL_MEMORY, {"memory.high", "memory.high"}},
+	[CG_FILE_CPU_STAT] = {CTRL_CPU, {"cpu.stat", "cpu.stat"}},
+	[CG_FILE_CPUACCT_USAGE] = {CTRL_CPUACCT, {"cpuacct.usage", NULL}},
+	[CG_FILE_CFS_PERIOD] = {CTRL_CPU, {"cpu.cfs_period_us", NULL}},
+	[CG_FILE_EFFECTIVE_CPUS] = {CTRL_CPUSET,
+				    {"cpuset.effective_cpus", "cpuset.cpus.effective"}},
+	[CG_FILE_MEM_USAGE] = {CTRL_MEMORY, {"memory.usage_in_bytes", "memory.current"}},
+	[CG_FILE_MEM_STAT] = {CTRL_MEMORY, {"memory.stat", "memory.stat"}},
+	/* On v1 and hybrid nodes a pod has no cgroup2 directory: no pressure files. */
+	[CG_FILE_PSI_CPU] = {CTRL_CPU, {NULL, "cpu.pressure"}},
+	[CG_FILE_PSI_MEMORY] = {CTRL_CPU, {NULL, "memory.pressure"}},
+	[CG_FILE_PSI_IO] = {CTRL_CPU, {NULL, "io.pressure"}},
+};
+
+enum cg_ctrl cg_file_ctrl(int f)
 {
-	return k == CG_KNOB_MEM_MAX || k == CG_KNOB_MEM_MIN || k == CG_KNOB_MEM_LOW ||
-	       k == CG_KNOB_MEM_HIGH;
+	return (unsigned int)f < CG_FILE_NR ? files[f].ctrl : CTRL_CPU;
+}
+
+const char *cg_file_name(int f, bool v2)
+{
+	return (unsigned int)f < CG_FILE_NR ? files[f].name[v2] : NULL;
+}
+
+/* A file's name on this host; "?" (no such file) where its version has none. */
+static const char *host_file(const struct cgroup_ctrls *c, int f)
+{
+	const char *name = cg_file_name(f, c->v2[cg_file_ctrl(f)]);
+
+	return name ? name : "?";
 }
 
 enum cg_ctrl cg_knob_ctrl(enum cg_knob k)
 {
-	return k == CG_KNOB_CPUS ? CTRL_CPUSET : is_mem_knob(k) ? CTRL_MEMORY : CTRL_CPU;
+	return cg_file_ctrl(k);
 }
 
 const char *cg_knob_file(const struct cgroup_ctrls *c, enum cg_knob k)
 {
-	static const char *const files[CG_KNOB_NR][2] = {
-		[CG_KNOB_QUOTA] = {"cpu.cfs_quota_us", "cpu.max"},
-		[CG_KNOB_BURST] = {"cpu.cfs_burst_us", "cpu.max.burst"},
-		[CG_KNOB_IDLE] = {"cpu.idle", "cpu.idle"},
-		[CG_KNOB_CPUS] = {"cpuset.cpus", "cpuset.cpus"},
-		[CG_KNOB_WEIGHT] = {"cpu.shares", "cpu.weight"},
-		[CG_KNOB_MEM_MAX] = {"memory.limit_in_bytes", "memory.max"},
-		/* v1 has no such files (upstream): reads and writes there fail with EOPNOTSUPP */
-		[CG_KNOB_MEM_MIN] = {"memory.min", "memory.min"},
-		[CG_KNOB_MEM_LOW] = {"memory.low", "memory.low"},
-		[CG_KNOB_MEM_HIGH] = {"memory.high", "memory.high"},
-	};
-
-	if ((unsigned int)k >= CG_KNOB_NR)
-		return "?";
-	return files[k][c->v2[cg_knob_ctrl(k)]];
+	return (unsigned int)k < CG_KNOB_NR ? host_file(c, k) : "?";
 }
 
 int cg_read_knob(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel, char *text,
@@ -303,19 +333,25 @@ int cg_knob_format(const struct cgroup_ctrls *c, enum cg_knob k, int64_t value, 
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+int cg_quota_parse(bool v2, const char *text, int64_t *quota_us, uint64_t *period_us)
+{
+	if (v2)
+		return parse_cpu_max(text, quota_us, period_us);
+	*period_us = 0;
+	if (parse_i64(text, quota_us))
+		return -EINVAL;
+	if (*quota_us < 0) /* v1 prints -1 for "no quota" */
+		*quota_us = -1;
+	return 0;
+}
+
 int cg_knob_parse(const struct cgroup_ctrls *c, enum cg_knob k, const char *text, int64_t *value)
 {
 	uint64_t period;
 
 	switch (k) {
 	case CG_KNOB_QUOTA:
-		if (c->v2[CTRL_CPU])
-			return parse_cpu_max(text, value, &period);
-		if (parse_i64(text, value))
-			return -EINVAL;
-		if (*value < 0) /* v1 prints -1 for "no quota" */
-			*value = -1;
-		return 0;
+		return cg_quota_parse(c->v2[CTRL_CPU], text, value, &period);
 	case CG_KNOB_BURST:
 	case CG_KNOB_IDLE:
 	case CG_KNOB_WEIGHT:
@@ -351,29 +387,10 @@ int cg_read_quota(const struct cgroup_ctrls *c, const char *rel, int64_t *quota_
 
 	if (err)
 		return err;
-	if (c->v2[CTRL_CPU])
-		return parse_cpu_max(buf, quota_us, period_us);
-	err = cg_knob_parse(c, CG_KNOB_QUOTA, buf, quota_us);
-	return err ? err : read_u64(c, CTRL_CPU, rel, "cpu.cfs_period_us", period_us);
-}
-
-/* Formats a number knob and writes it. */
-static int write_number(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel,
-			int64_t value, uint64_t period_us)
-{
-	char text[64];
-	int err = cg_knob_format(c, k, value, period_us, text, sizeof(text));
-
-	return err ? err : cg_write_knob(c, k, rel, text);
-}
-
-int cg_write_quota(const struct cgroup_ctrls *c, const char *rel, int64_t quota_us)
-{
-	int64_t old;
-	uint64_t period;
-	int err = cg_read_quota(c, rel, &old, &period);
-
-	return err ? err : write_number(c, CG_KNOB_QUOTA, rel, quota_us, period);
+	err = cg_quota_parse(c->v2[CTRL_CPU], buf, quota_us, period_us);
+	if (err || c->v2[CTRL_CPU])
+		return err;
+	return read_u64(c, CTRL_CPU, rel, host_file(c, CG_FILE_CFS_PERIOD), period_us);
 }
 
 static int read_number(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel,
@@ -390,11 +407,6 @@ int cg_read_burst(const struct cgroup_ctrls *c, const char *rel, int64_t *burst_
 	return read_number(c, CG_KNOB_BURST, rel, burst_us);
 }
 
-int cg_write_burst(const struct cgroup_ctrls *c, const char *rel, int64_t burst_us)
-{
-	return write_number(c, CG_KNOB_BURST, rel, burst_us, 0);
-}
-
 int cg_read_idle(const struct cgroup_ctrls *c, const char *rel, int *idle)
 {
 	int64_t v;
@@ -405,28 +417,14 @@ int cg_read_idle(const struct cgroup_ctrls *c, const char *rel, int *idle)
 	return err;
 }
 
-int cg_write_idle(const struct cgroup_ctrls *c, const char *rel, int idle)
-{
-	return write_number(c, CG_KNOB_IDLE, rel, idle, 0);
-}
-
 int cg_read_cpus(const struct cgroup_ctrls *c, const char *rel, char *cpus, size_t size)
 {
 	return cg_read_knob(c, CG_KNOB_CPUS, rel, cpus, size);
 }
 
-int cg_write_cpus(const struct cgroup_ctrls *c, const char *rel, const char *cpus)
-{
-	if (!cpus[strspn(cpus, " \n")])
-		return -EINVAL;
-	return cg_write_knob(c, CG_KNOB_CPUS, rel, cpus);
-}
-
 int cg_read_effective_cpus(const struct cgroup_ctrls *c, const char *rel, char *cpus, size_t size)
 {
-	const char *file = c->v2[CTRL_CPUSET] ? "cpuset.cpus.effective" : "cpuset.effective_cpus";
-
-	return cg_read_file(c, CTRL_CPUSET, rel, file, cpus, size);
+	return cg_read_file(c, CTRL_CPUSET, rel, host_file(c, CG_FILE_EFFECTIVE_CPUS), cpus, size);
 }
 
 /*
@@ -449,30 +447,57 @@ double cg_weight_request_cpus(const struct cgroup_ctrls *c, int64_t weight)
 	return (c->v2[CTRL_CPU] ? weight_to_shares(v) : (double)v) / 1024.0;
 }
 
-int cg_read_request_cpus(const struct cgroup_ctrls *c, const char *rel, double *cpus)
+int cg_cpu_stat_usage_ns(const char *text, uint64_t *ns)
 {
-	uint64_t v;
-	int err = read_u64(c, CTRL_CPU, rel, cg_knob_file(c, CG_KNOB_WEIGHT), &v);
+	uint64_t us;
+	int err = cg_stat_get(text, "usage_usec", &us);
 
 	if (!err)
-		*cpus = cg_weight_request_cpus(c, (int64_t)v);
+		*ns = us * 1000;
 	return err;
+}
+
+struct cpu_stat_key {
+	const char *name;
+	size_t off;	/* offset in struct throttle_sample */
+	uint64_t scale; /* to the sample's unit (ns for times) */
+};
+
+static const struct cpu_stat_key cpu_stat_keys[] = {
+	{"nr_periods", offsetof(struct throttle_sample, nr_periods), 1},
+	{"nr_throttled", offsetof(struct throttle_sample, nr_throttled), 1},
+	{"throttled_time", offsetof(struct throttle_sample, throttled_ns), 1},	  /* v1 */
+	{"throttled_usec", offsetof(struct throttle_sample, throttled_ns), 1000}, /* v2 */
+	{"nr_bursts", offsetof(struct throttle_sample, nr_bursts), 1},
+	{"burst_time", offsetof(struct throttle_sample, burst_ns), 1},	  /* v1 */
+	{"burst_usec", offsetof(struct throttle_sample, burst_ns), 1000}, /* v2 */
+};
+
+/* Each key through the one key-value parser, cg_stat_get. */
+int cg_cpu_stat_throttle(const char *text, struct throttle_sample *s)
+{
+	bool have_periods = false;
+	uint64_t v;
+
+	s->nr_periods = s->nr_throttled = s->throttled_ns = s->nr_bursts = s->burst_ns = 0;
+	for (size_t i = 0; i < sizeof(cpu_stat_keys) / sizeof(cpu_stat_keys[0]); i++) {
+		if (cg_stat_get(text, cpu_stat_keys[i].name, &v))
+			continue;
+		*(uint64_t *)((char *)s + cpu_stat_keys[i].off) = v * cpu_stat_keys[i].scale;
+		have_periods |= i == 0; /* cpu_stat_keys[0] is nr_periods */
+	}
+	return have_periods ? 0 : -EINVAL;
 }
 
 int cg_read_usage_ns(const struct cgroup_ctrls *c, const char *rel, uint64_t *ns)
 {
 	char buf[1024];
-	uint64_t us;
 	int err;
 
 	if (!c->v2[CTRL_CPUACCT])
-		return read_u64(c, CTRL_CPUACCT, rel, "cpuacct.usage", ns);
-	err = cg_read_file(c, CTRL_CPUACCT, rel, "cpu.stat", buf, sizeof(buf));
-	if (!err)
-		err = cg_stat_get(buf, "usage_usec", &us);
-	if (!err)
-		*ns = us * 1000;
-	return err;
+		return read_u64(c, CTRL_CPUACCT, rel, host_file(c, CG_FILE_CPUACCT_USAGE), ns);
+	err = cg_read_file(c, CTRL_CPUACCT, rel, host_file(c, CG_FILE_CPU_STAT), buf, sizeof(buf));
+	return err ? err : cg_cpu_stat_usage_ns(buf, ns);
 }
 
 int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_mem *m)
@@ -489,11 +514,9 @@ int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_
 
 int cg_read_mem_limit(const struct cgroup_ctrls *c, const char *rel, int64_t *limit)
 {
-	bool v2 = c->v2[CTRL_MEMORY];
 	uint64_t v;
 	char buf[64];
-	int err = cg_read_file(c, CTRL_MEMORY, rel, v2 ? "memory.max" : "memory.limit_in_bytes",
-			       buf, sizeof(buf));
+	int err = cg_read_knob(c, CG_KNOB_MEM_MAX, rel, buf, sizeof(buf));
 
 	if (err)
 		return err;
@@ -509,19 +532,17 @@ int cg_read_mem_limit(const struct cgroup_ctrls *c, const char *rel, int64_t *li
 
 int cg_read_mem(const struct cgroup_ctrls *c, const char *rel, struct cg_mem *m)
 {
-	bool v2 = c->v2[CTRL_MEMORY];
 	char buf[16384];
 	int64_t limit;
 	int err;
 
-	err = read_u64(c, CTRL_MEMORY, rel, v2 ? "memory.current" : "memory.usage_in_bytes",
-		       &m->usage);
+	err = read_u64(c, CTRL_MEMORY, rel, host_file(c, CG_FILE_MEM_USAGE), &m->usage);
 	if (err)
 		return err;
 	err = cg_read_mem_limit(c, rel, &limit);
 	if (err)
 		return err;
 	m->limit = limit < 0 ? UINT64_MAX : (uint64_t)limit;
-	err = cg_read_file(c, CTRL_MEMORY, rel, "memory.stat", buf, sizeof(buf));
+	err = cg_read_file(c, CTRL_MEMORY, rel, host_file(c, CG_FILE_MEM_STAT), buf, sizeof(buf));
 	return err ? err : cg_mem_stat_parse(c, buf, m);
 }

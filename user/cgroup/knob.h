@@ -65,31 +65,25 @@ int cg_write_file(const struct cgroup_ctrls *c, enum cg_ctrl ctrl, const char *r
 /* CFS bandwidth: quota_us -1 = unlimited. v1 cpu.cfs_quota_us + cfs_period_us, v2 cpu.max. */
 int cg_read_quota(const struct cgroup_ctrls *c, const char *rel, int64_t *quota_us,
 		  uint64_t *period_us);
-/* Writes the quota, keeping the period. */
-int cg_write_quota(const struct cgroup_ctrls *c, const char *rel, int64_t quota_us);
 
 /* v1 cpu.cfs_burst_us, v2 cpu.max.burst (us both). */
 int cg_read_burst(const struct cgroup_ctrls *c, const char *rel, int64_t *burst_us);
-int cg_write_burst(const struct cgroup_ctrls *c, const char *rel, int64_t burst_us);
 
 /* cpu.idle (kernel 5.15+, v1 and v2). */
 int cg_read_idle(const struct cgroup_ctrls *c, const char *rel, int *idle);
-int cg_write_idle(const struct cgroup_ctrls *c, const char *rel, int idle);
 
 /* cpuset.cpus as the kernel prints it ("" when unset on v2). */
 int cg_read_cpus(const struct cgroup_ctrls *c, const char *rel, char *cpus, size_t size);
-/* Refuses an empty list with -EINVAL (the kernel would take it as "no CPU"). */
-int cg_write_cpus(const struct cgroup_ctrls *c, const char *rel, const char *cpus);
 /*
  * The CPUs the cgroup may really use, for capacity: v1 cpuset.effective_cpus,
  * v2 cpuset.cpus.effective.
  */
 int cg_read_effective_cpus(const struct cgroup_ctrls *c, const char *rel, char *cpus, size_t size);
 
-/* CPU request in CPUs: v1 cpu.shares / 1024, v2 cpu.weight mapped back to shares the kubelet's way.
+/*
+ * CPU request in CPUs of a CG_KNOB_WEIGHT value: v1 cpu.shares / 1024, v2
+ * cpu.weight mapped back to shares the kubelet's way.
  */
-int cg_read_request_cpus(const struct cgroup_ctrls *c, const char *rel, double *cpus);
-/* The same from a value of that file already read (CG_KNOB_WEIGHT's). */
 double cg_weight_request_cpus(const struct cgroup_ctrls *c, int64_t weight);
 
 /* Total CPU time of the subtree in ns: v1 cpuacct.usage, v2 cpu.stat usage_usec. */
@@ -108,8 +102,19 @@ int cg_read_mem_limit(const struct cgroup_ctrls *c, const char *rel, int64_t *li
 /* anon, unevictable and inactive_file of a memory.stat text, v1 or v2 as c says. */
 int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_mem *m);
 
-/* The value of `key` in "key value" lines (cpu.stat, memory.stat); -EOPNOTSUPP when absent. */
-int cg_stat_get(const char *text, const char *key, uint64_t *v);
+/*
+ * CFS bandwidth counters of a cpu.stat text into s's nr_periods,
+ * nr_throttled, throttled_ns, nr_bursts and burst_ns (events is left alone).
+ * Both formats are read: v1 (throttled_time and burst_time in ns) and v2
+ * (throttled_usec and burst_usec), keys in any order among others (v2
+ * starts with usage_usec...). Missing keys read as 0 (burst lines are
+ * 5.14+). Returns 0, or -EINVAL when the text has no nr_periods line (no
+ * bandwidth control).
+ */
+struct throttle_sample;
+int cg_cpu_stat_throttle(const char *text, struct throttle_sample *s);
+/* CPU time in ns of a v2 cpu.stat text (usage_usec); -EOPNOTSUPP when absent. */
+int cg_cpu_stat_usage_ns(const char *text, uint64_t *ns);
 
 /*
  * Pids in cgroup.procs of `rel` alone (not its children), in the cpu
@@ -163,6 +168,30 @@ enum cg_knob {
 	CG_KNOB_NR,
 };
 
+/*
+ * The other files the agent reads, numbered after the knobs: together they
+ * index the one table of file names per cgroup version (knob.c), which the
+ * collector, the probes and the actuator all use.
+ */
+enum cg_file {
+	/* A unit's counters, CPU_STAT to PSI_IO together: the collector keeps each one open. */
+	CG_FILE_CPU_STAT = CG_KNOB_NR, /* cpu.stat: CFS bandwidth (v1, v2) and usage_usec (v2) */
+	CG_FILE_CPUACCT_USAGE,	       /* v1 cpuacct.usage (v2 counts in cpu.stat) */
+	CG_FILE_MEM_USAGE,	       /* v1 memory.usage_in_bytes, v2 memory.current */
+	CG_FILE_MEM_STAT,	       /* memory.stat */
+	CG_FILE_PSI_CPU,	       /* v2 only: cpu.pressure, memory.pressure, io.pressure */
+	CG_FILE_PSI_MEMORY,
+	CG_FILE_PSI_IO,
+	CG_FILE_CFS_PERIOD,	/* v1 cpu.cfs_period_us (v2: in cpu.max) */
+	CG_FILE_EFFECTIVE_CPUS, /* v1 cpuset.effective_cpus, v2 cpuset.cpus.effective */
+	CG_FILE_NR,
+};
+
+/* The controller of a knob or cg_file (the pressure files: the cpu one's cgroup2 directory). */
+enum cg_ctrl cg_file_ctrl(int f);
+/* The name of a knob or cg_file on that cgroup version; NULL where that version has none. */
+const char *cg_file_name(int f, bool v2);
+
 enum cg_ctrl cg_knob_ctrl(enum cg_knob k);
 /* The knob's file name on this host ("cpu.max", "cpu.cfs_quota_us", ...). */
 const char *cg_knob_file(const struct cgroup_ctrls *c, enum cg_knob k);
@@ -180,5 +209,12 @@ int cg_knob_format(const struct cgroup_ctrls *c, enum cg_knob k, int64_t value, 
 		   char *text, size_t size);
 /* The value of a number knob's text (quota, memory: -1 unlimited); -EINVAL when it is not one. */
 int cg_knob_parse(const struct cgroup_ctrls *c, enum cg_knob k, const char *text, int64_t *value);
+/*
+ * The one quota parser, by version, for readers that know the version but
+ * hold no cgroup_ctrls (the probes): v1 cpu.cfs_quota_us "-1" or "50000"
+ * (period 0: v1 keeps it in cpu.cfs_period_us), v2 cpu.max "max 100000" or
+ * "50000 100000". quota_us -1 is unlimited; -EINVAL when the text is not one.
+ */
+int cg_quota_parse(bool v2, const char *text, int64_t *quota_us, uint64_t *period_us);
 
 #endif

@@ -133,8 +133,9 @@ int node_read(struct node_reader *n, const struct cgroup_ctrls *c, const char *s
 	int err;
 
 	in->cgroup_v2 = c->v2[CTRL_CPU];
-	in->has_cpu_idle = !cg_path(c, CTRL_CPU, subtree, "cpu.idle", path, sizeof(path)) &&
-			   !access(path, F_OK);
+	in->has_cpu_idle =
+		!cg_path(c, CTRL_CPU, subtree, cg_knob_file(c, CG_KNOB_IDLE), path, sizeof(path)) &&
+		!access(path, F_OK);
 	if (cg_read_effective_cpus(c, subtree, in->cpu_list, sizeof(in->cpu_list)) ||
 	    !in->cpu_list[0])
 		err = read_file_at(AT_FDCWD, "/sys/devices/system/cpu/online", in->cpu_list,

@@ -10,23 +10,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "probes/cpustat.h"
 #include "probes/psi.h"
-
-/* Each file's controller and name on v1 and v2; NULL where that version has none. */
-static const struct {
-	enum cg_ctrl ctrl;
-	const char *v1, *v2;
-} files[UF_NR] = {
-	[UF_CPU_STAT] = {CTRL_CPU, "cpu.stat", "cpu.stat"},
-	[UF_CPUACCT] = {CTRL_CPUACCT, "cpuacct.usage", NULL},
-	[UF_MEM_USAGE] = {CTRL_MEMORY, "memory.usage_in_bytes", "memory.current"},
-	[UF_MEM_STAT] = {CTRL_MEMORY, "memory.stat", "memory.stat"},
-	/* On v1 and hybrid nodes a pod has no cgroup2 directory: no pressure files. */
-	[UF_PSI_CPU] = {CTRL_CPU, NULL, "cpu.pressure"},
-	[UF_PSI_MEMORY] = {CTRL_CPU, NULL, "memory.pressure"},
-	[UF_PSI_IO] = {CTRL_CPU, NULL, "io.pressure"},
-};
 
 void unit_files_init(struct unit_files *f)
 {
@@ -50,30 +34,33 @@ void unit_files_retry_absent(struct unit_files *f)
 }
 
 /* Why a file did not open: -ENOENT when the unit's cgroup is gone, else -EAGAIN or -EOPNOTSUPP. */
-static int why_missing(struct unit_files *f, const struct cgroup_ctrls *c, enum unit_file i,
+static int why_missing(struct unit_files *f, const struct cgroup_ctrls *c, enum cg_file file,
 		       const char *rel)
 {
+	enum cg_ctrl ctrl = cg_file_ctrl(file);
 	char dir[PATH_MAX];
 	struct stat st;
 
-	if (cg_path(c, files[i].ctrl, rel, "", dir, sizeof(dir)) || stat(dir, &st))
+	if (cg_path(c, ctrl, rel, "", dir, sizeof(dir)) || stat(dir, &st))
 		/* Only the cpu hierarchy decides that the unit is gone; another may lag. */
-		return files[i].ctrl == CTRL_CPU ? -ENOENT : -EAGAIN;
-	f->absent[i] = true;
+		return ctrl == CTRL_CPU ? -ENOENT : -EAGAIN;
+	f->absent[file - UF_FIRST] = true;
 	return -EOPNOTSUPP;
 }
 
 /* The file's text in buf (NUL-terminated), read at offset 0 of the kept descriptor. */
-static int read_one(struct unit_files *f, const struct cgroup_ctrls *c, enum unit_file i,
+static int read_one(struct unit_files *f, const struct cgroup_ctrls *c, enum cg_file file,
 		    const char *rel, char *buf, size_t size)
 {
-	const char *name = c->v2[files[i].ctrl] ? files[i].v2 : files[i].v1;
+	enum cg_ctrl ctrl = cg_file_ctrl(file);
+	const char *name = cg_file_name(file, c->v2[ctrl]);
+	int i = file - UF_FIRST;
 	char path[PATH_MAX];
 	ssize_t n;
 
 	if (f->absent[i])
 		return -EOPNOTSUPP;
-	if (!name || cg_path(c, files[i].ctrl, rel, name, path, sizeof(path))) {
+	if (!name || cg_path(c, ctrl, rel, name, path, sizeof(path))) {
 		f->absent[i] = true; /* no such file on this version, or no such hierarchy */
 		return -EOPNOTSUPP;
 	}
@@ -91,7 +78,7 @@ static int read_one(struct unit_files *f, const struct cgroup_ctrls *c, enum uni
 			return -EMFILE;
 		}
 		if (f->fd[i] < 0)
-			return errno == ENOENT ? why_missing(f, c, i, rel) : -errno;
+			return errno == ENOENT ? why_missing(f, c, file, rel) : -errno;
 	}
 	n = pread(f->fd[i], buf, size - 1, 0);
 	if (n < 0) {
@@ -116,10 +103,10 @@ static int parse_u64(const char *s, uint64_t *v)
 }
 
 /* read_one, counting the failures that are not a file or a cgroup being absent. */
-static int read_counted(struct unit_files *f, const struct cgroup_ctrls *c, enum unit_file i,
+static int read_counted(struct unit_files *f, const struct cgroup_ctrls *c, enum cg_file file,
 			const char *rel, char *buf, size_t size, struct unit_counters *out)
 {
-	int err = read_one(f, c, i, rel, buf, size);
+	int err = read_one(f, c, file, rel, buf, size);
 
 	out->errors += err && err != -ENOENT && err != -EOPNOTSUPP && err != -EAGAIN;
 	return err;
@@ -130,35 +117,32 @@ int unit_files_read(struct unit_files *f, const struct cgroup_ctrls *c, const ch
 {
 	bool v2_usage = c->v2[CTRL_CPUACCT];
 	char buf[8192];
-	uint64_t us;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
 	if ((want & UW_THROTTLE) || v2_usage) {
-		err = read_counted(f, c, UF_CPU_STAT, rel, buf, sizeof(buf), out);
+		err = read_counted(f, c, CG_FILE_CPU_STAT, rel, buf, sizeof(buf), out);
 		if (err == -ENOENT)
 			return err;
 	}
 	if (!err && ((want & UW_THROTTLE) || v2_usage)) {
 		/* no nr_periods line: the kernel has no CFS bandwidth control */
-		out->has_throttle = (want & UW_THROTTLE) && !cpustat_parse(buf, &out->throttle);
-		if (v2_usage && !cg_stat_get(buf, "usage_usec", &us)) {
-			out->usage_ns = us * 1000;
-			out->has_cpu = true;
-		}
+		out->has_throttle =
+			(want & UW_THROTTLE) && !cg_cpu_stat_throttle(buf, &out->throttle);
+		out->has_cpu = v2_usage && !cg_cpu_stat_usage_ns(buf, &out->usage_ns);
 	}
 	if (!v2_usage) {
-		err = read_counted(f, c, UF_CPUACCT, rel, buf, sizeof(buf), out);
+		err = read_counted(f, c, CG_FILE_CPUACCT_USAGE, rel, buf, sizeof(buf), out);
 		if (err == -ENOENT)
 			return err;
 		out->has_cpu = !err && !parse_u64(buf, &out->usage_ns);
 	}
-	if ((want & UW_MEM) && !read_counted(f, c, UF_MEM_USAGE, rel, buf, sizeof(buf), out) &&
+	if ((want & UW_MEM) && !read_counted(f, c, CG_FILE_MEM_USAGE, rel, buf, sizeof(buf), out) &&
 	    !parse_u64(buf, &out->mem.usage) &&
-	    !read_counted(f, c, UF_MEM_STAT, rel, buf, sizeof(buf), out))
+	    !read_counted(f, c, CG_FILE_MEM_STAT, rel, buf, sizeof(buf), out))
 		out->has_mem = !cg_mem_stat_parse(c, buf, &out->mem);
 	for (int r = 0; (want & UW_PSI) && r < PSI_NR; r++)
-		if (!read_counted(f, c, UF_PSI_CPU + r, rel, buf, sizeof(buf), out) &&
+		if (!read_counted(f, c, CG_FILE_PSI_CPU + r, rel, buf, sizeof(buf), out) &&
 		    !psi_parse(buf, &out->psi.some[r], &out->psi.full[r]))
 			out->has_psi = true;
 	return 0;

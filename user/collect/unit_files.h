@@ -20,16 +20,9 @@
 #include "cgroup/knob.h"
 #include "snapshot.h"
 
-enum unit_file {
-	UF_CPU_STAT = 0, /* cpu.stat: CFS bandwidth (v1, v2) and usage_usec (v2) */
-	UF_CPUACCT,	 /* v1 cpuacct.usage (v2 counts in cpu.stat) */
-	UF_MEM_USAGE,	 /* v1 memory.usage_in_bytes, v2 memory.current */
-	UF_MEM_STAT,	 /* memory.stat */
-	UF_PSI_CPU,	 /* v2 only: cpu.pressure, memory.pressure, io.pressure */
-	UF_PSI_MEMORY,
-	UF_PSI_IO,
-	UF_NR,
-};
+/* A unit's files are the cgroup layer's CG_FILE_CPU_STAT to CG_FILE_PSI_IO, one slot each. */
+#define UF_FIRST CG_FILE_CPU_STAT
+#define UF_NR	 (CG_FILE_PSI_IO + 1 - UF_FIRST)
 
 struct unit_files {
 	int fd[UF_NR];	    /* -1: not open */

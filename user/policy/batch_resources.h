@@ -22,7 +22,7 @@
 
 /* v1 cpu.shares for a request in milli-CPUs, as the kubelet computes it. */
 int64_t batch_shares(uint64_t milli);
-/* v2 cpu.weight for v1 shares (the kubelet's conversion; cg_read_request_cpus inverts it). */
+/* v2 cpu.weight for v1 shares (the kubelet's conversion; cg_weight_request_cpus inverts it). */
 int64_t batch_shares_to_weight(int64_t shares);
 /* CFS quota in us for a limit in milli-CPUs and a period (at least the kernel's 1 ms). */
 int64_t batch_quota_us(uint64_t milli, uint64_t period_us);

@@ -22,45 +22,6 @@
 /* cpu.stat is a few hundred bytes; v2 with PSI-less kernels is the longest. */
 #define STAT_BUF 1024
 
-struct cpustat_key {
-	const char *name;
-	size_t off;	/* offset in struct throttle_sample */
-	uint64_t scale; /* to the sample's unit (ns for times) */
-};
-
-static const struct cpustat_key keys[] = {
-	{"nr_periods", offsetof(struct throttle_sample, nr_periods), 1},
-	{"nr_throttled", offsetof(struct throttle_sample, nr_throttled), 1},
-	{"throttled_time", offsetof(struct throttle_sample, throttled_ns), 1},	  /* v1 */
-	{"throttled_usec", offsetof(struct throttle_sample, throttled_ns), 1000}, /* v2 */
-	{"nr_bursts", offsetof(struct throttle_sample, nr_bursts), 1},
-	{"burst_time", offsetof(struct throttle_sample, burst_ns), 1},	  /* v1 */
-	{"burst_usec", offsetof(struct throttle_sample, burst_ns), 1000}, /* v2 */
-};
-
-/* Each key through the cgroup layer's one key-value parser (cg_stat_get). */
-int cpustat_parse(const char *text, struct throttle_sample *s)
-{
-	bool have_periods = false;
-	uint64_t v;
-
-	s->nr_periods = s->nr_throttled = s->throttled_ns = s->nr_bursts = s->burst_ns = 0;
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		if (cg_stat_get(text, keys[i].name, &v))
-			continue;
-		*(uint64_t *)((char *)s + keys[i].off) = v * keys[i].scale;
-		have_periods |= i == 0; /* keys[0] is nr_periods */
-	}
-	return have_periods ? 0 : -EINVAL;
-}
-
-bool cpustat_has_quota(enum qoslet_cgroup_mode mode, const char *text)
-{
-	if (mode == QOSLET_CGROUP_V2)
-		return strncmp(text, "max", 3) != 0 && *text >= '0' && *text <= '9';
-	return *text >= '0' && *text <= '9';
-}
-
 struct quota_cg {
 	uint64_t id;
 	char *rel;
@@ -114,7 +75,12 @@ void cpustat_reader_free(struct cpustat_reader *r)
 	free(r);
 }
 
-/* Reads the file `name` of cgroup `rel`; -errno on failure. */
+/*
+ * Reads the file `name` of cgroup `rel`; -errno on failure. The probe reads
+ * relative to its own open root of the hierarchy its cgroup ids come from
+ * (cgroup_fs, the one the BPF programs see), not through cgroup_ctrls'
+ * per-controller roots: the names and the parsers are the cgroup layer's.
+ */
 static int read_cg_file(int root_fd, const char *rel, const char *name, char *buf, size_t size)
 {
 	char path[PATH_MAX];
@@ -126,12 +92,14 @@ static int read_cg_file(int root_fd, const char *rel, const char *name, char *bu
 static int add_if_quota(void *ctx, uint64_t id, const char *rel)
 {
 	struct cpustat_reader *r = ctx;
-	const char *file = r->mode == QOSLET_CGROUP_V2 ? "cpu.max" : "cpu.cfs_quota_us";
+	bool v2 = r->mode == QOSLET_CGROUP_V2;
+	uint64_t period_us;
+	int64_t quota_us;
 	char buf[64];
 
 	/* No such file: the root, or a cgroup removed since the walk. */
-	if (read_cg_file(r->root_fd, rel, file, buf, sizeof(buf)) ||
-	    !cpustat_has_quota(r->mode, buf))
+	if (read_cg_file(r->root_fd, rel, cg_file_name(CG_KNOB_QUOTA, v2), buf, sizeof(buf)) ||
+	    cg_quota_parse(v2, buf, &quota_us, &period_us) || quota_us < 0)
 		return 0;
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 64;
@@ -180,8 +148,10 @@ int cpustat_reader_read(struct cpustat_reader *r, uint64_t now_ns,
 		int err;
 
 		/* Removed since the listing (or its quota file format is unknown): skip. */
-		if (read_cg_file(r->root_fd, r->cgs[i].rel, "cpu.stat", buf, sizeof(buf)) ||
-		    cpustat_parse(buf, &s))
+		if (read_cg_file(r->root_fd, r->cgs[i].rel,
+				 cg_file_name(CG_FILE_CPU_STAT, r->mode == QOSLET_CGROUP_V2), buf,
+				 sizeof(buf)) ||
+		    cg_cpu_stat_throttle(buf, &s))
 			continue;
 		err = fn(ctx, r->cgs[i].id, &s);
 		if (err)

@@ -13,22 +13,6 @@
 #include "cgroup/path.h"
 #include "snapshot.h"
 
-/*
- * Parses cpu.stat text into s's nr_periods, nr_throttled, throttled_ns,
- * nr_bursts and burst_ns (events is left alone). Both formats are read:
- * v1 (throttled_time and burst_time in ns) and v2 (throttled_usec and
- * burst_usec), and keys may come in any order among others (v2 starts with
- * usage_usec...). Missing keys read as 0 (burst lines are 5.14+). Returns 0,
- * or -EINVAL when the text has no nr_periods line (no bandwidth control).
- */
-int cpustat_parse(const char *text, struct throttle_sample *s);
-
-/*
- * Does this quota file say the cgroup has a quota? v1: cpu.cfs_quota_us is
- * a number, -1 for none; v2: cpu.max is "QUOTA PERIOD", "max" for none.
- */
-bool cpustat_has_quota(enum qoslet_cgroup_mode mode, const char *text);
-
 struct cpustat_reader;
 
 /* NULL on failure (errno set). */
