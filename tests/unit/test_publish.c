@@ -217,6 +217,15 @@ static struct reply get(struct http_server *s, const char *path)
 	return r;
 }
 
+/* A GET whose status is all the test asks of it. */
+static void expect_status(struct http_server *h, const char *path, int status)
+{
+	struct reply r = get(h, path);
+
+	assert_int_equal(r.status, status);
+	free(r.raw);
+}
+
 /* The line, whole, is in text. */
 static void assert_line(const char *text, const char *line)
 {
@@ -293,9 +302,7 @@ static void test_metrics_text(void **state)
 	free(r.raw);
 
 	/* only the metrics were asked for: there are no decisions to serve */
-	r = get(f->http, "/decisions");
-	assert_int_equal(r.status, 503);
-	free(r.raw);
+	expect_status(f->http, "/decisions", 503);
 }
 
 static void test_decisions_json(void **state)
@@ -340,9 +347,7 @@ static void test_decisions_json(void **state)
 	free(r.raw);
 
 	/* only the decisions were asked for */
-	r = get(f->http, "/metrics");
-	assert_int_equal(r.status, 503);
-	free(r.raw);
+	expect_status(f->http, "/metrics", 503);
 }
 
 /* An empty log is an empty array, not an empty answer. */
@@ -371,9 +376,7 @@ static void test_want_none(void **state)
 	assert_int_equal(r.status, 503);
 	assert_non_null(strstr(r.body, "no tick yet"));
 	free(r.raw);
-	r = get(f->http, "/decisions");
-	assert_int_equal(r.status, 503);
-	free(r.raw);
+	expect_status(f->http, "/decisions", 503);
 }
 
 /* A metrics render that runs out of memory is counted, and the decisions still go out. */
@@ -386,9 +389,7 @@ static void test_render_failure(void **state)
 	publish_render(&f->view, 0, HTTP_WANT(HTTP_METRICS) | HTTP_WANT(HTTP_DECISIONS));
 	__atomic_store_n(&fail_strdup, 0, __ATOMIC_RELAXED);
 	assert_int_equal(f->errors[METRICS_ERR_RENDER], 1);
-	r = get(f->http, "/metrics");
-	assert_int_equal(r.status, 503);
-	free(r.raw);
+	expect_status(f->http, "/metrics", 503);
 	r = get(f->http, "/decisions");
 	assert_int_equal(r.status, 200);
 	assert_int_equal(r.body[0], '[');
