@@ -279,6 +279,27 @@ check(vol is not None and vol.get("hostPath", {}).get("path") == m.group(1)
 check(not any(v.get("hostPath", {}).get("path") == "/sys/fs/bpf" for v in volumes.values()),
       "the node's whole /sys/fs/bpf is not mounted")
 
+# The kubelet's directory: read-only, for cpu_manager_state alone. The kubelet
+# renames a new checkpoint over it, which a mount of the file would never show,
+# so the directory is mounted, and what of it holds secrets is hidden under an
+# empty read-only volume: every pod's volumes (Secrets, service-account
+# tokens), the kubelet's keys, and the sockets of plugins, device plugins and
+# the PodResources API (docs/security.md, ABUSES).
+KUBELET = "/var/lib/kubelet"
+HIDDEN = ["pods", "pki", "plugins", "plugins_registry", "device-plugins", "pod-resources"]
+kvm, kvol = mount_of(eff["cpu_manager_state"])
+check(kvm is not None and kvm["mountPath"] == KUBELET and kvm.get("readOnly") is True
+      and kvol.get("hostPath", {}).get("path") == KUBELET,
+      "cpu_manager_state (%s) is in the read-only mount of %s" % (eff["cpu_manager_state"], KUBELET))
+for d in HIDDEN:
+    hvm, hvol = mount_of(os.path.join(KUBELET, d, "x"))
+    check(hvm is not None and hvm["mountPath"] == os.path.join(KUBELET, d)
+          and hvm.get("readOnly") is True and hvol is not None and "emptyDir" in hvol,
+          "%s/%s is hidden under an empty read-only volume" % (KUBELET, d))
+under = sorted(m for m in mounts if m.startswith(KUBELET + "/"))
+check(under == sorted(os.path.join(KUBELET, d) for d in HIDDEN),
+      "nothing else is mounted under %s: %s" % (KUBELET, under))
+
 env = {e["name"]: e for e in c.get("env", [])}
 check(env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
       == "spec.nodeName", "NODE_NAME comes from spec.nodeName")
