@@ -17,6 +17,7 @@
 #  - `qoslet health` and `qoslet health --ready` on the socket (the
 #    DaemonSet's exec probes): every one answers 0 within 1 s.
 # Also: the socket is mode 0600, and a user other than root cannot connect
+# (and the server threads are confined by Landlock where the kernel has it)
 # (exit 1, permission denied); `qoslet health` on a socket nobody serves
 # exits 1 naming it; an agent whose socket directory others may write, or
 # whose socket path another agent serves, refuses to start and changes
@@ -60,6 +61,14 @@ grep -q "nothing was changed" "$TMP/refused.err" || fail "$(cat "$TMP/refused.er
 http_config "$SOCK"
 agent_start
 grep -q "health checks on UNIX socket $SOCK too" "$AGENT_ERR" || fail "no socket log line: $(cat "$AGENT_ERR")"
+# The server threads open no file (user/confine.h; test_confine checks what that denies).
+if grep -q "http: the server threads are confined (Landlock ABI" "$AGENT_ERR"; then
+	log "ok: $(grep -o 'the server threads are confined.*' "$AGENT_ERR" | head -n 1)"
+else
+	grep -q "http: the server threads are not confined: Landlock: " "$AGENT_ERR" ||
+		fail "the log says nothing of the server threads' confinement: $(cat "$AGENT_ERR")"
+	log "the kernel has no Landlock: $(grep -o 'the server threads are not.*' "$AGENT_ERR")"
+fi
 assert_eq "$(stat -c '%a %U' "$SOCK")" "600 root" "the socket's mode and owner"
 for _ in $(seq 1 50); do
 	"$QOSLET" health --ready --socket "$SOCK" >/dev/null 2>&1 && break

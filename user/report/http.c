@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "confine.h"
 #include "log.h"
 #include "report/mhd_dl.h"
 #include "report/http_conns.h"
@@ -559,12 +560,67 @@ int http_listen_health_socket(struct http_server *s, const char *path, char *err
 	return 0;
 }
 
+/* Each listener that has a socket (the scrape one always: unbound, it is fed connections). */
+static int start_daemons(struct http_server *s)
+{
+	return start_daemon(s, &s->scrape, handle, &scrape_limits) ||
+	       (s->health.fd >= 0 && start_daemon(s, &s->health, handle_health, &health_limits)) ||
+	       (s->health_unix.fd >= 0 &&
+		start_daemon(s, &s->health_unix, handle_health, &socket_limits));
+}
+
+struct confined_start {
+	struct http_server *s;
+	int rc, landlock; /* start_daemons(); confine_thread_no_files() */
+};
+
+static void *start_confined(void *arg)
+{
+	struct confined_start *c = arg;
+
+	c->landlock = confine_thread_no_files();
+	c->rc = start_daemons(c->s);
+	return NULL;
+}
+
+/*
+ * Starts the daemons from a thread of its own that Landlock confines first
+ * (confine.h): every server thread (MHD's, the deadline watchdog) is made
+ * by it and inherits that, so no request can make the agent read a file,
+ * whatever bug it finds. Where Landlock is missing the log says so once,
+ * and the server runs as before. 0 or -EIO.
+ */
+static int start_confined_daemons(struct http_server *s)
+{
+	static bool said;
+	struct confined_start c = {.s = s};
+	pthread_t t;
+	int err = pthread_create(&t, NULL, start_confined, &c);
+
+	if (err) {
+		errno = err;
+		return -EIO;
+	}
+	pthread_join(t, NULL);
+	if (!said) {
+		said = true;
+		if (c.landlock > 0)
+			log_info(
+				"http: the server threads are confined (Landlock ABI %d): they open "
+				"no file%s",
+				c.landlock,
+				c.landlock >= 4 ? " and bind or connect no TCP port" : "");
+		else
+			log_warn("http: the server threads are not confined: Landlock: %s (Linux "
+				 "5.13 or later with landlock in its lsm= list has it)",
+				 strerror(-c.landlock));
+	}
+	return c.rc ? -EIO : 0;
+}
+
 int http_serve(struct http_server *s, char *err, size_t errlen)
 {
-	if (start_daemon(s, &s->scrape, handle, &scrape_limits) ||
-	    (s->health.fd >= 0 && start_daemon(s, &s->health, handle_health, &health_limits)) ||
-	    (s->health_unix.fd >= 0 &&
-	     start_daemon(s, &s->health_unix, handle_health, &socket_limits))) {
+	if (start_confined_daemons(s)) {
 		snprintf(err, errlen, "cannot start the HTTP server");
 		return -EIO;
 	}
@@ -598,7 +654,7 @@ int http_start_unbound(struct http_server **out)
 	s = server_new();
 	if (!s)
 		return -ENOMEM;
-	if (start_daemon(s, &s->scrape, handle, &scrape_limits)) {
+	if (start_confined_daemons(s)) {
 		http_stop(s);
 		return -EIO;
 	}
