@@ -595,7 +595,15 @@ static int start_confined_daemons(struct http_server *s)
 	static bool said;
 	struct confined_start c = {.s = s};
 	pthread_t t;
-	int err = pthread_create(&t, NULL, start_confined, &c);
+	int err;
+
+	/*
+	 * glibc reads the time zone once per process, at its first use (MHD's
+	 * Date header): here, not in a confined thread, which could not open
+	 * /etc/localtime and would leave every thread on UTC.
+	 */
+	tzset();
+	err = pthread_create(&t, NULL, start_confined, &c);
 
 	if (err) {
 		errno = err;
