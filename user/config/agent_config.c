@@ -364,6 +364,7 @@ static const struct field top_fields[] = {
 	OBJ("decisions", decisions_fields),
 	{.key = "classes", .type = F_RULES},
 	OBJ("qos_label", qos_label_fields),
+	{.key = "daemonset_namespaces", .type = F_NS_LIST, .off = OFF(trust.daemonset_ns)},
 	OBJ("suppress", suppress_fields),
 	OBJ("burst", burst_fields),
 	OBJ("evict", evict_fields),
