@@ -319,6 +319,7 @@ static const struct field http_fields[] = {
 	STR("address", http.address, S_ADDR),
 	INT("port", http.port, 1, 65535),
 	INT("health_port", http.health_port, 0, 65535),
+	STR("health_socket", http.health_socket, S_ABS_OPT),
 	ENUM("cgroups", http.cgroups, metrics_scopes),
 	{0},
 };

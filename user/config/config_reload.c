@@ -90,7 +90,8 @@ const char *config_restart_only_change(const struct agent_config *o, const struc
 	    (o->evict_action == EVICT_KILL || n->evict_action == EVICT_KILL))
 		return "evict.action (to or from \"kill\")";
 	if (o->http.enabled != n->http.enabled || strcmp(o->http.address, n->http.address) ||
-	    o->http.port != n->http.port || o->http.health_port != n->http.health_port)
+	    o->http.port != n->http.port || o->http.health_port != n->http.health_port ||
+	    strcmp(o->http.health_socket, n->http.health_socket))
 		return "http";
 	if (!kube_same(&o->kube, &n->kube))
 		return "kubernetes";
