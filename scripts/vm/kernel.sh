@@ -54,7 +54,7 @@ case $pkg in
 		-o "Dir::State::Lists=$adir/lists" -o "Dir::State::Status=$adir/status"
 		-o "Dir::Cache=$adir/cache" -o APT::Architecture=amd64 -o APT::Architectures::=amd64)
 	# Once a day is enough: a security update moves the meta package.
-	if [ -z "$(find "$adir/lists" -maxdepth 1 -name '*_Packages' -mtime -1 2>/dev/null)" ]; then
+	if [ -z "$(find "$adir/lists" -maxdepth 1 -name '*_Packages*' -mtime -1 2>/dev/null)" ]; then
 		echo "scripts/vm/kernel.sh: apt-get update for $suite (own lists in $adir)" >&2
 		apt-get "${apt[@]}" update -qq >&2 || die "apt-get update for $suite failed"
 	fi

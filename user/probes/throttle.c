@@ -14,6 +14,7 @@
 #include "log.h"
 #include "probes/switch.h"
 #include "probes/bpffs.h"
+#include "probes/btf_attach.h"
 #include "probes/cpustat.h"
 #include "probes/kernel_btf.h"
 #include "probes/percpu_map.h"
@@ -132,11 +133,11 @@ static int try_source(void *ctx, enum throttle_source src)
 		saved = libbpf_set_print(NULL);
 	switch (src) {
 	case THROTTLE_FENTRY:
-		if (p->quiet && p->small_btf) {
-			/* Tracing programs need the full kernel BTF, which a CLI view does not
-			 * parse. */
+		if (p->quiet && p->small_btf && !btf_attach_registered()) {
+			/* Without the copy's attach ids, tracing programs need the full
+			 * kernel BTF, which a CLI view does not parse (btf_attach.h). */
 			snprintf(p->why, sizeof(p->why),
-				 "fentry skipped: the cut-down kernel BTF is in use");
+				 "fentry skipped: the cut-down kernel BTF has no attach ids");
 			err = -EOPNOTSUPP;
 			break;
 		}
