@@ -147,13 +147,15 @@ declare -A ARGS=(
 	[qoslet-all]="top -j"
 )
 # The scheduler programs each qoslet configuration must have attached, by
-# name suffix (the default may fall back from tp_btf's btf_* to raw_tp's raw_*).
+# name suffix: the default is tp_btf's btf_*; a view without the throttle
+# probe loads the switch program without its step (*_switch_lean), top
+# with it (*_switch, where the kernel has BPF compare-and-swap).
 declare -A WANT=(
-	[qoslet]="_switch"
-	[qoslet-tpbtf]="btf_switch"
-	[qoslet-stamp]="_switch _wakeup _wakeup_new"
-	[qoslet-rawtp]="raw_switch"
-	[qoslet-all]="_switch"
+	[qoslet]="btf_switch_lean"
+	[qoslet-tpbtf]="btf_switch_lean"
+	[qoslet-stamp]="_switch_lean _wakeup _wakeup_new"
+	[qoslet-rawtp]="raw_switch_lean"
+	[qoslet-all]="btf_switch"
 )
 declare -A SKIP=()     # config -> why it is not measured
 declare -A PROGS=()    # config -> BPF programs seen attached

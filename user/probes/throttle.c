@@ -13,6 +13,7 @@
 #include "bpf/throttle_maps.h"
 #include "log.h"
 #include "probes/switch.h"
+#include "probes/bpf_atomics.h"
 #include "probes/bpffs.h"
 #include "probes/btf_attach.h"
 #include "probes/cpustat.h"
@@ -119,6 +120,16 @@ static int load_switch(struct throttle_probe *p)
 	return load_mode(p, MODE_RAW_TP);
 }
 
+/* Both BPF sources count a period once across CPUs by compare-and-swap (bpf_atomics.h). */
+static int cmpxchg_or_why(struct throttle_probe *p)
+{
+	if (bpf_has_cmpxchg())
+		return 0;
+	snprintf(p->why, sizeof(p->why),
+		 "the kernel's BPF lacks compare-and-swap (5.12), which counting needs");
+	return -EOPNOTSUPP;
+}
+
 static int try_source(void *ctx, enum throttle_source src)
 {
 	struct throttle_probe *p = ctx;
@@ -141,10 +152,10 @@ static int try_source(void *ctx, enum throttle_source src)
 			err = -EOPNOTSUPP;
 			break;
 		}
-		err = load_mode(p, MODE_FENTRY);
+		err = cmpxchg_or_why(p) ?: load_mode(p, MODE_FENTRY);
 		break;
 	case THROTTLE_TP_BTF:
-		err = load_switch(p);
+		err = cmpxchg_or_why(p) ?: load_switch(p);
 		break;
 	case THROTTLE_CPUSTAT:
 		snprintf(p->path, sizeof(p->path), "cpustat");
