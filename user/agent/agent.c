@@ -120,11 +120,26 @@ static FILE *open_output(const char *path, const char *what)
 	return f;
 }
 
+static void sink_event(void *ks, const struct kube_event_req *ev)
+{
+	kube_sync_event(ks, ev);
+}
+
+static void sink_condition(void *ks, bool interference, const char *message)
+{
+	kube_sync_condition(ks, interference, message);
+}
+
 /* What the Kubernetes reports read of the agent (kube/report.h). */
 static struct kube_report_view kube_view(struct agent *a)
 {
-	return (struct kube_report_view){a->kube, &a->pods, a->cfg.kube.condition_hold_s,
-					 &a->kube_seen};
+	return (struct kube_report_view){
+		.sink = {.event = sink_event, .condition = sink_condition, .ctx = a->kube},
+		.pods = &a->pods,
+		.condition_hold_s = a->cfg.kube.condition_hold_s,
+		.name_culprits = a->cfg.kube.event_name_culprits,
+		.now_ns = clock_ns(CLOCK_MONOTONIC),
+		.seen = &a->kube_seen};
 }
 
 /* Records d, and tells the cluster about it when it is worth an Event. */
@@ -1097,6 +1112,7 @@ static void teardown(struct agent *a)
 	 * bounded by kubernetes.timeout_s.
 	 */
 	kube_sync_stop(a->kube);
+	kube_report_free(&a->kube_seen);
 	collector_free(a->coll);
 	probe_set_close(a->probes);
 	policy_state_free(&a->pol);

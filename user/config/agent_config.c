@@ -327,6 +327,7 @@ static const struct field kube_event_fields[] = {
 	BOOL("enabled", kube.events),
 	NUM("interval_s", kube.event_interval_s, 1, 86400),
 	INT("per_minute", kube.events_per_minute, 1, 6000),
+	BOOL("name_culprits", kube.event_name_culprits),
 	{0},
 };
 
