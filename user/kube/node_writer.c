@@ -17,8 +17,9 @@ void node_writer_init(struct node_writer *w, const struct kubernetes_config *cfg
 	w->max_ns = (uint64_t)(cfg->batch_max_interval_s * SEC);
 }
 
-void node_writer_seed(struct node_writer *w, const struct kube_node_info *info)
+void node_writer_seed(struct node_writer *w, const struct kube_node_info *info, uint64_t now)
 {
+	w->batch_at = info->has_batch ? now : 0;
 	w->cond_known = info->has_condition;
 	w->cond = info->condition;
 	w->transition_ns = info->transition_ns;

@@ -55,8 +55,11 @@ struct node_want {
 
 void node_writer_init(struct node_writer *w, const struct kubernetes_config *cfg);
 
-/* What the Node already says (the agent's read at start). */
-void node_writer_seed(struct node_writer *w, const struct kube_node_info *info);
+/*
+ * What the Node already says (the agent's read at start, at now): batch
+ * values there count as written now, so a move within the step waits.
+ */
+void node_writer_seed(struct node_writer *w, const struct kube_node_info *info, uint64_t now);
 
 /* The patch due at now (CLOCK_MONOTONIC; real_ns CLOCK_REALTIME), if any, in *st. */
 bool node_writer_due(struct node_writer *w, const struct node_want *want, uint64_t now,

@@ -797,7 +797,7 @@ int kube_sync_read_node(struct kube_sync *ks, json_t **labels, char *err, size_t
 	note_call(ks, KUBE_CALL_GET_NODE, rc, err);
 	if (rc)
 		return rc;
-	node_writer_seed(&ks->status, &info);
+	node_writer_seed(&ks->status, &info, clock_ns(CLOCK_MONOTONIC));
 	ks->stats.condition_known = info.has_condition;
 	ks->stats.condition = info.condition;
 	ks->stats.batch_known = info.has_batch;
