@@ -207,7 +207,10 @@ static int run_writer(struct node_writer *w, const struct node_want *want, uint6
 static void test_status_unchanged(void **state)
 {
 	struct node_writer w;
-	struct node_want want = {.message = "quiet", .batch = true, .batch_value = {2000, 1 << 30}};
+	struct node_want want = {.cond_said = true,
+				 .message = "quiet",
+				 .batch = true,
+				 .batch_value = {2000, 1 << 30}};
 	struct kube_node_status last, st;
 
 	(void)state;
@@ -230,7 +233,10 @@ static void test_status_seeded(void **state)
 	struct node_writer w;
 	struct kube_node_info info = {
 		.has_condition = true, .has_batch = true, .cpu_milli = 2000, .mem_bytes = 1 << 30};
-	struct node_want want = {.message = "quiet", .batch = true, .batch_value = {2000, 1 << 30}};
+	struct node_want want = {.cond_said = true,
+				 .message = "quiet",
+				 .batch = true,
+				 .batch_value = {2000, 1 << 30}};
 	struct kube_node_status last = {0}, st;
 
 	(void)state;
@@ -262,7 +268,8 @@ static void test_status_seeded(void **state)
 static void test_status_zero_and_refusal(void **state)
 {
 	struct node_writer w;
-	struct node_want want = {.message = "", .batch = true, .batch_value = {2000, 4096}};
+	struct node_want want = {
+		.cond_said = true, .message = "", .batch = true, .batch_value = {2000, 4096}};
 	struct kube_node_status last, st;
 
 	(void)state;

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #define SEC 1000000000ull
+/* A refused condition (RBAC, a webhook) is tried again this long after, not every second. */
+#define COND_REFUSED_RETRY_NS (300 * SEC)
 
 void node_writer_init(struct node_writer *w, const struct kubernetes_config *cfg)
 {
@@ -66,11 +68,13 @@ static void set_condition(struct node_writer *w, bool on, const char *status, co
 bool node_writer_due(struct node_writer *w, const struct node_want *want, uint64_t now,
 		     uint64_t real_ns, struct kube_node_status *st)
 {
-	bool cond_differs = w->condition && (!w->cond_known || want->cond != w->cond);
+	bool cond_differs =
+		w->condition && want->cond_said && (!w->cond_known || want->cond != w->cond);
 	bool batch_differs = w->batch && want->batch &&
 			     (!w->batch_known || want->batch_value[0] != w->batch_done[0] ||
 			      want->batch_value[1] != w->batch_done[1]);
-	bool cond_due = cond_differs && (!w->cond_refused || now - w->cond_at >= w->max_ns);
+	bool cond_due =
+		cond_differs && (!w->cond_refused || now - w->cond_at >= COND_REFUSED_RETRY_NS);
 
 	memset(st, 0, sizeof(*st));
 	if (!cond_due && !(batch_differs && batch_due(w, want->batch_value, now)))

@@ -16,7 +16,7 @@
  *   - At start the Node as read seeds what the API has: a value already
  *     there is not written again. At stop one patch, only when needed: the
  *     batch resources to 0 and a True condition to Unknown.
- * A refused condition is tried again after max_interval, refused batch
+ * A refused condition is tried again after 5 minutes, refused batch
  * resources after min_interval, not at once. Pure: the caller gives the
  * times and makes the call.
  */
@@ -47,6 +47,7 @@ struct node_writer {
 
 /* What the loop wants the Node to say. */
 struct node_want {
+	bool cond_said; /* false: the condition is not written (the loop has not said it yet) */
 	bool cond;
 	const char *message;
 	bool batch; /* the loop put a batch value */

@@ -43,6 +43,11 @@
 #define WATCH_SLACK_MS 30000
 /* An eviction is tried for this long (429 and failures back off 1, 2, 4, ... s). */
 #define EVICT_LIFETIME_NS (60 * SEC)
+/*
+ * A status change waits this long for the rest of its tick (the loop puts
+ * the batch resources, then the condition): both go in one patch.
+ */
+#define STATUS_SETTLE_NS (50 * 1000000ull)
 /* An Event's series ends after this many event intervals without an occurrence. */
 #define SERIES_IDLE_INTERVALS 10
 #define CONTROLLER	      "qoslet.io/agent"
@@ -78,6 +83,8 @@ struct kube_sync {
 	size_t n_results, cap_results;
 	struct event_correlator events;
 	bool want_condition;
+	bool condition_said;	    /* the loop said what it wants at least once */
+	uint64_t status_changed_at; /* CLOCK_MONOTONIC of the last change the loop put */
 	char condition_msg[512];
 	bool batch_put; /* the loop put a batch value */
 	uint64_t batch_want[2], batch_put_at, batch_valid_ns;
@@ -289,15 +296,26 @@ static void expire_series(struct kube_sync *ks, uint64_t now)
 	pthread_mutex_unlock(&ks->lock);
 }
 
-/* One patch of the Node's status when something changed (node_writer.h). */
-static void write_status(struct kube_sync *ks, uint64_t now)
+/*
+ * One patch of the Node's status when something changed (node_writer.h).
+ * Returns how long to wait for a change to settle, else 0.
+ */
+static uint64_t write_status(struct kube_sync *ks, uint64_t now)
 {
 	struct node_want want = {0};
 	struct kube_node_status st;
 	char msg[512], err[256];
+	uint64_t settled;
 	int rc;
 
 	pthread_mutex_lock(&ks->lock);
+	settled = ks->status_changed_at + STATUS_SETTLE_NS;
+	if (now < settled) {
+		pthread_mutex_unlock(&ks->lock);
+		return settled - now;
+	}
+	/* before the loop said anything, False would be a guess: the condition waits */
+	want.cond_said = ks->condition_said;
 	want.cond = ks->want_condition;
 	memcpy(msg, ks->condition_msg, sizeof(msg));
 	want.message = msg;
@@ -319,12 +337,12 @@ static void write_status(struct kube_sync *ks, uint64_t now)
 	pthread_mutex_unlock(&ks->lock);
 	if (backing_off(ks, now) ||
 	    !node_writer_due(&ks->status, &want, now, clock_ns(CLOCK_REALTIME), &st))
-		return;
+		return 0;
 	rc = kube_node_patch_status(&ks->client, ks->node, &st, err, sizeof(err));
 	account(ks, KUBE_CALL_NODE_STATUS, rc, err);
 	node_writer_done(&ks->status, &st, rc, transient(rc), now);
 	if (rc)
-		return;
+		return 0;
 	pthread_mutex_lock(&ks->lock);
 	ks->stats.condition_known |= st.cond != NULL;
 	ks->stats.condition = ks->status.cond;
@@ -332,6 +350,7 @@ static void write_status(struct kube_sync *ks, uint64_t now)
 	ks->stats.batch_cpu_milli = ks->status.batch_done[0];
 	ks->stats.batch_mem_bytes = ks->status.batch_done[1];
 	pthread_mutex_unlock(&ks->lock);
+	return 0;
 }
 
 /* The Node again, when the loop asked (a reload): its labels go to the loop. */
@@ -372,19 +391,19 @@ static void *run(void *arg)
 	while (!__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED)) {
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 		struct timespec until;
-		uint64_t next;
+		uint64_t next, settle;
 		bool busy;
 
 		busy = evict_one(ks, now);
 		busy |= event_one(ks, now);
 		expire_series(ks, now);
-		write_status(ks, now);
+		settle = write_status(ks, now);
 		read_node(ks, now);
 		if (busy)
 			continue;
 		/* Work queued by the loop wakes the thread; time-based work is checked each second.
 		 */
-		next = clock_ns(CLOCK_MONOTONIC) + SEC;
+		next = clock_ns(CLOCK_MONOTONIC) + (settle ? settle : SEC);
 		until = (struct timespec){(time_t)(next / SEC), (long)(next % SEC)};
 		pthread_mutex_lock(&ks->lock);
 		/* work queued while this round ran is not slept over */
@@ -835,8 +854,11 @@ bool kube_sync_take_labels(struct kube_sync *ks, json_t **labels)
 void kube_sync_condition(struct kube_sync *ks, bool interference, const char *message)
 {
 	pthread_mutex_lock(&ks->lock);
-	if (interference != ks->want_condition)
+	if (interference != ks->want_condition || !ks->condition_said) {
+		ks->status_changed_at = clock_ns(CLOCK_MONOTONIC);
 		kick(ks);
+	}
+	ks->condition_said = true;
 	ks->want_condition = interference;
 	snprintf(ks->condition_msg, sizeof(ks->condition_msg), "%s", message);
 	pthread_mutex_unlock(&ks->lock);
@@ -846,8 +868,10 @@ void kube_sync_batch(struct kube_sync *ks, uint64_t cpu_milli, uint64_t mem_byte
 		     uint64_t valid_ns)
 {
 	pthread_mutex_lock(&ks->lock);
-	if (!ks->batch_put || cpu_milli != ks->batch_want[0] || mem_bytes != ks->batch_want[1])
+	if (!ks->batch_put || cpu_milli != ks->batch_want[0] || mem_bytes != ks->batch_want[1]) {
+		ks->status_changed_at = clock_ns(CLOCK_MONOTONIC);
 		kick(ks);
+	}
 	ks->batch_put = true;
 	ks->batch_want[0] = cpu_milli;
 	ks->batch_want[1] = mem_bytes;
