@@ -699,11 +699,10 @@ void kube_sync_stop(struct kube_sync *ks)
 		rc = kube_node_patch_status(&ks->client, ks->node, &st, err, sizeof(err));
 		if (rc)
 			log_warn("kube: cannot reset the node's status at stop: %s", err);
-		else
-			log_info("kube: the node's status reset at stop (%s%s%s)",
-				 st.batch ? "batch resources 0" : "",
-				 st.batch && st.cond ? ", " : "",
-				 st.cond ? "condition Unknown" : "");
+		if (!rc && st.batch)
+			log_info("kube: the node's batch resources set to 0 at stop");
+		if (!rc && st.cond)
+			log_info("kube: the node condition set to Unknown at stop");
 	}
 	kube_client_free(&ks->client);
 	kube_client_free(&ks->watch_client);
