@@ -49,16 +49,19 @@ static int check_mode(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-int config_read(struct agent_config *out, const char *path, char *err, size_t errlen)
+int config_read(struct agent_config *out, const char *path, struct config_node *node, char *err,
+		size_t errlen)
 {
 	int rc;
 
+	if (node)
+		node->applied[0] = '\0';
 	if (!path) {
 		config_defaults(out);
 		return 0;
 	}
 	rc = check_mode(path, err, errlen);
-	return rc ? rc : config_load(out, path, err, errlen);
+	return rc ? rc : config_load_node(out, path, node, err, errlen);
 }
 
 static bool kube_same(const struct kubernetes_config *o, const struct kubernetes_config *n)
