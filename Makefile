@@ -147,8 +147,9 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -lm -o $@
 
-# btfcheck loads BPF objects with libbpf.
-$(BUILD)/tests/helpers/btfcheck: tests/helpers/btfcheck.c
+# btfcheck loads BPF objects with libbpf; it reads the copy's attach ids by
+# btf_small.h's name for them.
+$(BUILD)/tests/helpers/btfcheck: tests/helpers/btfcheck.c user/probes/btf_small.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -lbpf -o $@
 
