@@ -53,7 +53,7 @@ set +e
 rc=$?
 set -e
 assert_eq "$rc" 1 "exit status with a health socket in a directory others may write"
-grep -q "directory $TMP/open must be a directory of uid 0 that no one else may write" "$TMP/refused.err" ||
+grep -q "health socket $TMP/open/health.sock: $TMP/open belongs to uid 0 with mode 0777: refused" "$TMP/refused.err" ||
 	fail "no reason given: $(cat "$TMP/refused.err")"
 grep -q "nothing was changed" "$TMP/refused.err" || fail "$(cat "$TMP/refused.err")"
 [ ! -e "$TMP/open/health.sock" ] || fail "a socket was made in the refused directory"

@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "confine.h"
 #include "log.h"
+#include "private_dir.h"
 #include "report/mhd_dl.h"
 #include "report/http_conns.h"
 
@@ -463,34 +464,24 @@ int http_listen_health(struct http_server *s, uint16_t port, char *err, size_t e
 }
 
 /*
- * The directory of the health socket must be root's (the agent's user's) and
- * writable by nobody else: whoever may write it could replace the socket
- * with their own, and answer (or not) the kubelet's probes. 0, or -errno
- * with err naming the problem.
+ * The directory of the health socket must be the agent user's alone
+ * (private_dir.h, made 0700 when absent): whoever else may write it could
+ * replace the socket with their own, and answer (or not) the kubelet's
+ * probes. 0, or -errno with err naming the problem.
  */
 static int check_socket_dir(const char *path, char *err, size_t errlen)
 {
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], why[384];
 	const char *slash = strrchr(path, '/');
-	struct stat st;
+	int fd;
 
 	snprintf(dir, sizeof(dir), "%.*s", slash && slash != path ? (int)(slash - path) : 1, path);
-	if (lstat(dir, &st)) {
-		int e = errno;
-
-		snprintf(err, errlen, "health socket %s: its directory %s: %s", path, dir,
-			 strerror(e));
-		return -e;
+	fd = private_dir_open(dir, why, sizeof(why));
+	if (fd < 0) {
+		snprintf(err, errlen, "health socket %s: %s", path, why);
+		return fd;
 	}
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		snprintf(err, errlen,
-			 "health socket %s: its directory %s must be a directory of uid %u that "
-			 "no one else may write (it is %s of uid %u, mode %04o)",
-			 path, dir, (unsigned int)geteuid(),
-			 S_ISDIR(st.st_mode) ? "a directory" : "not a directory",
-			 (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
-		return -EPERM;
-	}
+	close(fd);
 	return 0;
 }
 
