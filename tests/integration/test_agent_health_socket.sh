@@ -17,7 +17,8 @@
 #  - `qoslet health` and `qoslet health --ready` on the socket (the
 #    DaemonSet's exec probes): every one answers 0 within 1 s.
 # Also: the socket is mode 0600, and a user other than root cannot connect
-# (and the server threads are confined by Landlock where the kernel has it)
+# (and the server threads are confined by Landlock where the kernel has it);
+# a stale socket (nothing serves it) is replaced, a regular file is refused;
 # (exit 1, permission denied); `qoslet health` on a socket nobody serves
 # exits 1 naming it; an agent whose socket directory others may write, or
 # whose socket path another agent serves, refuses to start and changes
@@ -58,7 +59,20 @@ grep -q "health socket $TMP/open/health.sock: $TMP/open belongs to uid 0 with mo
 grep -q "nothing was changed" "$TMP/refused.err" || fail "$(cat "$TMP/refused.err")"
 [ ! -e "$TMP/open/health.sock" ] || fail "a socket was made in the refused directory"
 
+# Anything but a socket at the path is not the agent's to remove: refused.
+: >"$SOCK"
 http_config "$SOCK"
+set +e
+"$QOSLET" agent --config "$TMP/agent.json" --pin-dir "$PIN_DIR" 2>"$TMP/file.err"
+rc=$?
+set -e
+assert_eq "$rc" 1 "exit status with a regular file at the socket's path"
+grep -q "health socket $SOCK: the path exists and is not a socket" "$TMP/file.err" ||
+	fail "a file at the socket's path: $(cat "$TMP/file.err")"
+rm "$SOCK"
+# A socket nothing serves (a killed agent's) is replaced.
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$SOCK"
+[ -S "$SOCK" ] || fail "no stale socket made"
 agent_start
 grep -q "health checks on UNIX socket $SOCK too" "$AGENT_ERR" || fail "no socket log line: $(cat "$AGENT_ERR")"
 # The server threads open no file (user/confine.h; test_confine checks what that denies).
