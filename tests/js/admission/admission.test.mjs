@@ -215,6 +215,7 @@ describe("qoslet-pod-daemonset-owner", () => {
 	test("other owners, removals and other changes pass, for anyone", () => {
 		ok(run(podReq(TENANT, owned([ref("ReplicaSet")]))), "a ReplicaSet owner");
 		ok(run(podReq(GC, pod(), owned([ref("DaemonSet")]))), "the garbage collector orphans the pod");
+		ok(run(podReq(GC, owned([ref("DaemonSet", { blockOwnerDeletion: false })]), owned([ref("DaemonSet")]))), "the garbage collector unblocks the owner");
 		ok(run(podReq(TENANT, owned([ref("DaemonSet")], { app: "x" }), owned([ref("DaemonSet")]))), "a label on a DaemonSet's pod");
 	});
 	test("other resources are not its business", () => {
