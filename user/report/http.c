@@ -610,9 +610,13 @@ static int start_confined_daemons(struct http_server *s)
 				c.landlock,
 				c.landlock >= 4 ? " and bind or connect no TCP port" : "");
 		else
-			log_warn("http: the server threads are not confined: Landlock: %s (Linux "
-				 "5.13 or later with landlock in its lsm= list has it)",
-				 strerror(-c.landlock));
+			log_warn(
+				"http: the server threads are not confined: Landlock: %s%s",
+				strerror(-c.landlock),
+				c.landlock == -ENOSYS || c.landlock == -EOPNOTSUPP
+					? " (Linux 5.13 or later with landlock in its lsm= list has "
+					  "it)"
+					: "");
 	}
 	return c.rc ? -EIO : 0;
 }
