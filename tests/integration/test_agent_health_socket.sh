@@ -46,33 +46,28 @@ http_config() {
 		"port": '"$PORT"', "health_port": '"$HPORT"', "health_socket": "'"$1"'"}}'
 }
 
-# Refused at start: a directory others may write; nothing listens after.
+# refused SOCKET WHY REASON: the agent with this health socket exits 1 at
+# start, its log naming REASON, and changes nothing.
+refused() {
+	local rc=0
+	http_config "$1"
+	"$QOSLET" agent --config "$TMP/agent.json" --pin-dir "$PIN_DIR" 2>"$TMP/refused.err" || rc=$?
+	assert_eq "$rc" 1 "exit status with $2"
+	grep -qF "$3" "$TMP/refused.err" || fail "$2: no reason given: $(cat "$TMP/refused.err")"
+	grep -q "nothing was changed" "$TMP/refused.err" || fail "$2: $(cat "$TMP/refused.err")"
+}
 mkdir -m 0777 "$TMP/open"
-http_config "$TMP/open/health.sock"
-set +e
-"$QOSLET" agent --config "$TMP/agent.json" --pin-dir "$PIN_DIR" 2>"$TMP/refused.err"
-rc=$?
-set -e
-assert_eq "$rc" 1 "exit status with a health socket in a directory others may write"
-grep -q "health socket $TMP/open/health.sock: $TMP/open belongs to uid 0 with mode 0777: refused" "$TMP/refused.err" ||
-	fail "no reason given: $(cat "$TMP/refused.err")"
-grep -q "nothing was changed" "$TMP/refused.err" || fail "$(cat "$TMP/refused.err")"
+refused "$TMP/open/health.sock" "a health socket in a directory others may write" \
+	"health socket $TMP/open/health.sock: $TMP/open belongs to uid 0 with mode 0777: refused"
 [ ! -e "$TMP/open/health.sock" ] || fail "a socket was made in the refused directory"
-
-# Anything but a socket at the path is not the agent's to remove: refused.
+# Anything but a socket at the path is not the agent's to remove.
 : >"$SOCK"
-http_config "$SOCK"
-set +e
-"$QOSLET" agent --config "$TMP/agent.json" --pin-dir "$PIN_DIR" 2>"$TMP/file.err"
-rc=$?
-set -e
-assert_eq "$rc" 1 "exit status with a regular file at the socket's path"
-grep -q "health socket $SOCK: the path exists and is not a socket" "$TMP/file.err" ||
-	fail "a file at the socket's path: $(cat "$TMP/file.err")"
+refused "$SOCK" "a regular file at the socket's path" "health socket $SOCK: the path exists and is not a socket"
 rm "$SOCK"
 # A socket nothing serves (a killed agent's) is replaced.
 python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$SOCK"
 [ -S "$SOCK" ] || fail "no stale socket made"
+http_config "$SOCK"
 agent_start
 grep -q "health checks on UNIX socket $SOCK too" "$AGENT_ERR" || fail "no socket log line: $(cat "$AGENT_ERR")"
 # The server threads open no file (user/confine.h; test_confine checks what that denies).
