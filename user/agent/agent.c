@@ -69,14 +69,18 @@ static bool original_quota(void *ctx, const char *rel, int64_t *quota_us)
 /* Config from --config (or the embedded defaults) and the command line; exit status 2 on error. */
 static int load_config(struct agent *a)
 {
+	struct config_node node;
 	char err[512];
 
-	char applied[256];
-
-	if (agent_config_read(a, &a->cfg, applied, err, sizeof(err))) {
+	if (agent_config_read(a, &a->cfg, &node, err, sizeof(err))) {
 		log_err("agent: %s", err);
 		return 2;
 	}
+	/* they choose by the Node's labels, which only the API link reads */
+	if (node.listed && !a->cfg.kube.enabled)
+		log_warn("agent: the config's %zu overrides apply to no node without "
+			 "kubernetes.enabled: the cluster-wide settings apply",
+			 node.listed);
 	return 0;
 }
 
@@ -89,7 +93,8 @@ static int load_config(struct agent *a)
  */
 static int read_node(struct agent *a)
 {
-	char applied[256], err[512];
+	struct config_node node;
+	char err[512];
 
 	if (kube_sync_read_node(a->kube, &a->node_labels, err, sizeof(err))) {
 		log_warn("agent: kubernetes: cannot read node %s (RBAC get on nodes): %s; the "
@@ -98,11 +103,12 @@ static int read_node(struct agent *a)
 		kube_sync_refresh_node(a->kube);
 		return 0;
 	}
-	if (agent_config_read(a, &a->cfg, applied, err, sizeof(err))) {
+	if (agent_config_read(a, &a->cfg, &node, err, sizeof(err))) {
 		log_err("agent: %s; nothing was changed", err);
 		return 2;
 	}
-	log_info("agent: config overrides on this node: %s", applied[0] ? applied : "none");
+	log_info("agent: config overrides on this node: %s",
+		 node.applied[0] ? node.applied : "none");
 	return 0;
 }
 
