@@ -91,8 +91,9 @@ static int load_config(struct agent *a)
  * protect the node: the cluster-wide settings apply until the API thread
  * reads the labels, and the loop reloads for them then.
  */
-static int read_node(struct agent *a)
+static void read_node(struct agent *a)
 {
+	struct agent_config *next;
 	struct config_node node;
 	char err[512];
 
@@ -101,15 +102,19 @@ static int read_node(struct agent *a)
 			 "config's cluster-wide settings apply until its labels are read",
 			 kube_sync_node(a->kube), err);
 		kube_sync_refresh_node(a->kube);
-		return 0;
+		return;
 	}
-	if (agent_config_read(a, &a->cfg, &node, err, sizeof(err))) {
-		log_err("agent: %s; nothing was changed", err);
-		return 2;
+	next = malloc(sizeof(*next));
+	/* the file was valid a moment ago: a change meanwhile is the watch's to reload */
+	if (!next || agent_config_read(a, next, &node, err, sizeof(err))) {
+		log_warn("agent: %s; the cluster-wide settings apply until a reload",
+			 next ? err : "out of memory reading the config for this node");
+	} else {
+		a->cfg = *next;
+		log_info("agent: config overrides on this node: %s",
+			 node.applied[0] ? node.applied : "none");
 	}
-	log_info("agent: config overrides on this node: %s",
-		 node.applied[0] ? node.applied : "none");
-	return 0;
+	free(next);
 }
 
 /* The managed subtree: the config's, else the kubelet's pod root. */
@@ -1073,8 +1078,7 @@ static int setup(struct agent *a)
 		log_info("agent: Kubernetes API link on for node %s (pods listed, then watched%s)",
 			 kube_sync_node(a->kube),
 			 a->cfg.kube.resync_s > 0 ? "; relisted every resync_s" : "");
-		if (read_node(a))
-			return 2;
+		read_node(a);
 	}
 	if (a->cfg.decisions_file[0] && a->args.mode == AGENT_RUN) {
 		a->decisions = open_output(a->cfg.decisions_file, "decisions file");
