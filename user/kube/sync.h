@@ -40,7 +40,8 @@ struct kube_evict_result {
 	char why[160];		       /* the server's message, or the transport's error */
 };
 
-/* An occurrence worth an Event on a pod; repeats of (uid, reason) join one Event's series. */
+/* An occurrence worth an Event on a pod (kube/event_correlate.h: series, combining, spam filter).
+ */
 struct kube_event_req {
 	char uid[40], ns[64], pod[254];
 	const char *type;   /* static: "Normal", "Warning" */
