@@ -22,7 +22,7 @@
 #      one Suppressed Event on the BE pod, in its own namespace, naming no
 #      pod of another namespace, and no series patch.
 #   4. The server saw no malformed call.
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2119
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
