@@ -1052,11 +1052,15 @@ static int setup(struct agent *a)
 		if (!rc && a->cfg.http.health_port)
 			rc = http_listen_health(a->http, (uint16_t)a->cfg.http.health_port, err,
 						sizeof(err));
+		if (!rc && a->cfg.http.health_socket[0])
+			rc = http_listen_health_socket(a->http, a->cfg.http.health_socket, err,
+						       sizeof(err));
 		if (rc) {
 			log_err("agent: %s%s; nothing was changed", err,
 				rc == -ELIBACC
 					? ""
-					: " (config http.address, http.port, http.health_port)");
+					: " (config http.address, http.port, http.health_port, "
+					  "http.health_socket)");
 			return 1;
 		}
 		log_info("agent: serving http://%s%s%s:%u/metrics",
@@ -1066,6 +1070,9 @@ static int setup(struct agent *a)
 			log_info("agent: health checks on their own port too: /healthz, /readyz "
 				 "on port %u",
 				 a->cfg.http.health_port);
+		if (a->cfg.http.health_socket[0])
+			log_info("agent: health checks on UNIX socket %s too (qoslet health)",
+				 a->cfg.http.health_socket);
 	}
 	/* Also before any write: a missing token or node name is a configuration error. */
 	if (a->cfg.kube.enabled && a->args.mode == AGENT_RUN) {

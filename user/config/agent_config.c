@@ -321,6 +321,7 @@ static const struct field http_fields[] = {
 	STR("address", http.address, S_ADDR),
 	INT("port", http.port, 1, 65535),
 	INT("health_port", http.health_port, 0, 65535),
+	STR("health_socket", http.health_socket, S_ABS_OPT),
 	ENUM("cgroups", http.cgroups, metrics_scopes),
 	{0},
 };
@@ -367,6 +368,7 @@ static const struct field top_fields[] = {
 	OBJ("decisions", decisions_fields),
 	{.key = "classes", .type = F_RULES},
 	OBJ("qos_label", qos_label_fields),
+	{.key = "daemonset_namespaces", .type = F_NS_LIST, .off = OFF(trust.daemonset_ns)},
 	OBJ("suppress", suppress_fields),
 	OBJ("burst", burst_fields),
 	OBJ("evict", evict_fields),
