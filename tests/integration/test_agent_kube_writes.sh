@@ -14,8 +14,8 @@
 #      labels again and says the new pool's ("cpu"). A bad override written
 #      to the file is refused with the reason; the running config stays.
 #   2. Node status on change only: a run with nothing changing writes the
-#      condition once (QoSletInterference=False) and never again (no
-#      heartbeat); a restart writes nothing (the Node already says so), and
+#      condition (QoSletInterference=False) and the batch resources (0 while
+#      capacity warms up) in one patch, and never again (no heartbeat); a restart writes nothing (the Node already says so), and
 #      a stop with nothing to reset writes nothing.
 #   3. Events on transitions: suppression following a varying LS load and
 #      floor (suppress.min_cpus reloaded) makes at least 4 quota writes but
@@ -67,7 +67,7 @@ config() { # SUPPRESS-ENABLED [EXTRA-OVERRIDE]
 	"kubernetes": {"enabled": true, "kubeconfig": "'"$KUBE_TMP/kubeconfig"'",
 		"node_name": "'"$NODE"'", "resync_s": 0, "timeout_s": 2, "events": {"interval_s": 1}},
 	"suppress": {"enabled": '"$1"', "min_cpus": '"$MIN_CPUS"', "cpu_idle": false},
-	"interference": {"enabled": false}, "capacity": {"node_status": {"enabled": false}},
+	"interference": {"enabled": false},
 	"evict": {"cpu": {"enabled": false}, "memory": {"enabled": false}},
 	"overrides": [
 		{"name": "gpu", "nodeSelector": {"matchLabels": {"pool": "gpu"}},
@@ -103,6 +103,10 @@ assert_eq "$(kube_api "$cond" | jq -r '.[0].body.status.conditions[0].status')" 
 	"the condition says no interference"
 sleep 6
 assert_eq "$(status_patches)" 1 "one status write in a run where nothing changed"
+# (batch capacity warms up for capacity.window_s, 300 s: 0 all along)
+assert_eq "$(kube_api "$cond" | jq -c '.[0].body.status | [(.conditions | length),
+	.capacity["kubernetes.io/batch-cpu"], .allocatable["kubernetes.io/batch-cpu"]]')" \
+	'[1,"0","0"]' "that write holds the condition and the batch resources"
 kill -0 "$AGENT_PID" 2>/dev/null || fail "the agent died: $(tail -n 5 "$AGENT_ERR")"
 
 log "relabelled into the cpu pool, then SIGHUP"

@@ -316,7 +316,7 @@ static uint64_t write_status(struct kube_sync *ks, uint64_t now)
 		pthread_mutex_unlock(&ks->lock);
 		return settled - now;
 	}
-	/* before the loop said anything, False would be a guess: the condition waits */
+	/* before the loop said anything, False would be a guess: the status waits */
 	want.cond_said = ks->condition_said;
 	want.cond = ks->want_condition;
 	memcpy(msg, ks->condition_msg, sizeof(msg));
