@@ -11,7 +11,8 @@
 # runner's inside the guest, or 1 when the guest did not finish.
 #
 # Environment: VM_ACCEL (tcg; kvm to try KVM, see docs/testing.md),
-# VM_CPU (max under TCG), VM_SMP (2), VM_MEM (MiB, 3072), VM_TIMEOUT (wall s
+# VM_TCG_THREAD (multi: a host thread per vCPU; single: one for all, in
+# turn), VM_CPU (max under TCG), VM_SMP (2), VM_MEM (MiB, 3072), VM_TIMEOUT (wall s
 # for the whole VM, 1500), VM_TESTS (integration tests; default: all but
 # tests/vm.skip), VM_MODE (all, unit or integration), VM_UNIT_TIMEOUT (s per
 # unit binary, 300), VM_INTEGRATION_TIMEOUT (s per script, 600), VM_COMMAND
@@ -89,7 +90,7 @@ cmdline="$cmdline softlockup_all_cpu_backtrace=1 qoslet_dir=$root"
 cmdline="$cmdline ${extra[*]:-}"
 
 case $accel in
-tcg) accel_args=(-accel tcg,thread=multi -cpu "${VM_CPU:-max}") ;;
+tcg) accel_args=(-accel "tcg,thread=${VM_TCG_THREAD:-multi}" -cpu "${VM_CPU:-max}") ;;
 kvm) accel_args=(-accel kvm -cpu "${VM_CPU:-host}") ;;
 *) echo "scripts/vm/run.sh: VM_ACCEL is tcg or kvm" >&2; exit 2 ;;
 esac
