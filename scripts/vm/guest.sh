@@ -37,6 +37,9 @@ mount -t tmpfs -o mode=1777 tmp /tmp
 
 # shellcheck source=/dev/null
 . "$OUT/env"
+# The kernel's text symbols where they are in this boot, for a hang's
+# registers (scripts/vm/hang.py, called by run.sh when the console goes silent).
+grep -i ' t ' /proc/kallsyms >"$OUT/kallsyms"
 echo "qoslet-vm: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo), accel ${QOSLET_VM:-?}"
 
 if [ "${VM_CGROUP:-v2}" = v2 ]; then
