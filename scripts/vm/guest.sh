@@ -56,6 +56,7 @@ cpus_online() {
 	done
 }
 cpus_online 0
+echo "qoslet-vm: static keys flip with CPU(s) $(cat /sys/devices/system/cpu/online) online"
 if [ "${VM_CGROUP:-v2}" = v2 ]; then
 	mount -t cgroup2 -o nsdelegate,memory_recursiveprot cgroup2 /sys/fs/cgroup
 	ctrls=""
