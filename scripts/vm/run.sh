@@ -18,7 +18,8 @@
 # tests/vm.skip), VM_MODE (all, unit or integration), VM_UNIT_TIMEOUT (s per
 # unit binary, 300), VM_INTEGRATION_TIMEOUT (s per script, 600), VM_COMMAND
 # (a command line the guest runs instead of the tests, from the worktree's
-# root; its output is the log: scripts/bench/memqos.sh uses it).
+# root; its output is the log: scripts/bench/memqos.sh uses it), VM_TEST_ENV
+# (NAME=VALUE words exported to the tests).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -80,6 +81,11 @@ fi
 	[ -z "${VM_TESTS:-}" ] || printf 'export TESTS=%q\n' "$VM_TESTS"
 	[ -z "${VM_COMMAND:-}" ] || printf 'VM_COMMAND=%q\n' "$VM_COMMAND"
 	[ -z "${VERBOSE:-}" ] || printf 'export VERBOSE=%q\n' "$VERBOSE"
+	# VM_TEST_ENV: NAME=VALUE words the tests see (CI: CHURN_CGROUPS=100).
+	for kv in ${VM_TEST_ENV:-}; do
+		[[ ${kv%%=*} =~ ^[A-Z_][A-Z0-9_]*$ ]] || { echo "scripts/vm/run.sh: VM_TEST_ENV: '$kv' is not NAME=VALUE" >&2; exit 2; }
+		printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
+	done
 } >"$out/env"
 
 # A soft lockup panics (and -no-reboot ends qemu) instead of holding the VM
