@@ -37,8 +37,26 @@ mount -t tmpfs -o mode=1777 tmp /tmp
 
 # shellcheck source=/dev/null
 . "$OUT/env"
+# The kernel's text symbols where they are in this boot, for a hang's
+# registers (scripts/vm/hang.py, called by run.sh when the console goes silent).
+grep -i ' t ' /proc/kallsyms >"$OUT/kallsyms"
 echo "qoslet-vm: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo), accel ${QOSLET_VM:-?}"
 
+# The static keys this script flips (the controllers enabled below the root,
+# the first cpuset and memory cgroup, bpffs, the tracepoints kept on below)
+# flip with every other vCPU offline: text patching under multi-threaded TCG
+# can hang a guest whose other vCPU runs the patched code (see below), and
+# this is the one moment they all flip, about a minute after boot under TCG,
+# where the 6.1-rt run hung once with a silent console (docs/testing.md).
+# CPU hotplug itself runs under stop_machine.
+cpus_online() {
+	local f
+	for f in /sys/devices/system/cpu/cpu[1-9]*/online; do
+		[ -e "$f" ] && echo "$1" >"$f"
+	done
+}
+cpus_online 0
+echo "qoslet-vm: static keys flip with CPU(s) $(cat /sys/devices/system/cpu/online) online"
 if [ "${VM_CGROUP:-v2}" = v2 ]; then
 	mount -t cgroup2 -o nsdelegate,memory_recursiveprot cgroup2 /sys/fs/cgroup
 	ctrls=""
@@ -87,6 +105,9 @@ for e in sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new cgroup/cgr
 	vmscan/mm_vmscan_memcg_reclaim_begin vmscan/mm_vmscan_memcg_reclaim_end oom/mark_victim; do
 	echo 1 >"/sys/kernel/tracing/events/$e/enable" || echo "qoslet-vm: cannot keep tracepoint $e on"
 done
+cpus_online 1
+[ "$(cat /sys/devices/system/cpu/online)" = "$(cat /sys/devices/system/cpu/present)" ] ||
+	echo "qoslet-vm: CPUs online: $(cat /sys/devices/system/cpu/online) of $(cat /sys/devices/system/cpu/present)"
 ip link set lo up 2>/dev/null || busybox ip link set lo up
 hostname qoslet-vm
 

@@ -11,12 +11,15 @@
 # runner's inside the guest, or 1 when the guest did not finish.
 #
 # Environment: VM_ACCEL (tcg; kvm to try KVM, see docs/testing.md),
+# VM_TCG_THREAD (multi: a host thread per vCPU; single: one for all, in
+# turn), VM_HANG_S (seconds of console silence that count as a hang: 300),
 # VM_CPU (max under TCG), VM_SMP (2), VM_MEM (MiB, 3072), VM_TIMEOUT (wall s
 # for the whole VM, 1500), VM_TESTS (integration tests; default: all but
 # tests/vm.skip), VM_MODE (all, unit or integration), VM_UNIT_TIMEOUT (s per
 # unit binary, 300), VM_INTEGRATION_TIMEOUT (s per script, 600), VM_COMMAND
 # (a command line the guest runs instead of the tests, from the worktree's
-# root; its output is the log: scripts/bench/memqos.sh uses it).
+# root; its output is the log: scripts/bench/memqos.sh uses it), VM_TEST_ENV
+# (NAME=VALUE words exported to the tests).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -78,6 +81,11 @@ fi
 	[ -z "${VM_TESTS:-}" ] || printf 'export TESTS=%q\n' "$VM_TESTS"
 	[ -z "${VM_COMMAND:-}" ] || printf 'VM_COMMAND=%q\n' "$VM_COMMAND"
 	[ -z "${VERBOSE:-}" ] || printf 'export VERBOSE=%q\n' "$VERBOSE"
+	# VM_TEST_ENV: NAME=VALUE words the tests see (CI: CHURN_CGROUPS=100).
+	for kv in ${VM_TEST_ENV:-}; do
+		[[ ${kv%%=*} =~ ^[A-Z_][A-Z0-9_]*$ ]] || { echo "scripts/vm/run.sh: VM_TEST_ENV: '$kv' is not NAME=VALUE" >&2; exit 2; }
+		printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
+	done
 } >"$out/env"
 
 # A soft lockup panics (and -no-reboot ends qemu) instead of holding the VM
@@ -89,14 +97,33 @@ cmdline="$cmdline softlockup_all_cpu_backtrace=1 qoslet_dir=$root"
 cmdline="$cmdline ${extra[*]:-}"
 
 case $accel in
-tcg) accel_args=(-accel tcg,thread=multi -cpu "${VM_CPU:-max}") ;;
+tcg) accel_args=(-accel "tcg,thread=${VM_TCG_THREAD:-multi}" -cpu "${VM_CPU:-max}") ;;
 kvm) accel_args=(-accel kvm -cpu "${VM_CPU:-host}") ;;
 *) echo "scripts/vm/run.sh: VM_ACCEL is tcg or kvm" >&2; exit 2 ;;
 esac
 
+# A hung guest: both vCPUs spinning with interrupts off reach no soft-lockup
+# watchdog, and TCG has no NMI one. The guest prints a heartbeat every
+# minute; a console silent for VM_HANG_S (300) s gets its vCPUs' registers
+# and symbols dumped to OUTDIR/hang.txt through the QEMU monitor, and QEMU
+# is told to quit then, not at VM_TIMEOUT.
+mon=$out/monitor.sock
+rm -f "$mon" "$out/hang.txt" "$out/kallsyms"
+(
+	while sleep 15; do
+		[ -e "$out/console.log" ] || continue
+		[ $(($(date +%s) - $(stat -c %Y "$out/console.log"))) -ge "${VM_HANG_S:-300}" ] || continue
+		echo "vm: the console was silent for ${VM_HANG_S:-300}s: the vCPUs' registers and symbols go to $out/hang.txt" >&2
+		scripts/vm/hang.py "$mon" "$out/kallsyms" >"$out/hang.txt" 2>&1
+		head -n 4 "$out/hang.txt" >&2
+		break
+	done
+) &
+watch=$!
 echo "vm: $pkg ($release), $accel, cgroup $cgroup, $layout layout; results in $out" >&2
 rc=0
 timeout -k 10 "${VM_TIMEOUT:-1500}" qemu-system-x86_64 \
+	-monitor "unix:$mon,server=on,wait=off" \
 	-nodefaults -no-reboot -display none -serial stdio \
 	-machine "${VM_MACHINE:-q35}" "${accel_args[@]}" \
 	-smp "${VM_SMP:-2}" -m "${VM_MEM:-3072}" \
@@ -106,6 +133,9 @@ timeout -k 10 "${VM_TIMEOUT:-1500}" qemu-system-x86_64 \
 	-fsdev local,id=vmout,path="$out",security_model=none,multidevs=remap \
 	-device virtio-9p-pci,fsdev=vmout,mount_tag=vmout \
 	</dev/null 2>&1 | tee "$out/console.log" | tr -d '\r' || rc=$?
+kill "$watch" 2>/dev/null || true
+wait "$watch" 2>/dev/null || true
+rm -f "$mon"
 if [ ! -s "$out/rc" ]; then
 	# pipefail: the pipeline's status is timeout's, 124 when it had to stop qemu.
 	[ "$rc" != 124 ] || echo "vm: timed out after ${VM_TIMEOUT:-1500}s" >&2

@@ -177,15 +177,15 @@ assert_counted_once "phase 3, instance 2 after instance 1 exited" \
 	$(ratios "$TMP/i2.out" "$(plus "$T4" 1.0)")
 # Who attached, as each instance reports it: instance 1 from the start,
 # instance 2 only once instance 1 had gone ("shared" before).
-# auto in a CLI view: raw_tp, through the cut-down kernel BTF.
-assert_eq "$(json_hook "$TMP/i1.out" | sort -u | tr '\n' ' ')" "raw_tp " \
-	"instance 1 reports hook raw_tp throughout"
+# auto in a CLI view: tp_btf, through the cut-down kernel BTF and its attach ids.
+assert_eq "$(json_hook "$TMP/i1.out" | sort -u | tr '\n' ' ')" "tp_btf " \
+	"instance 1 reports hook tp_btf throughout"
 assert_eq "$(jq -c --argjson t "$T_STOP" 'select(.ts < $t)' "$TMP/i2.out" >"$TMP/i2.before" &&
 	json_hook "$TMP/i2.before" | sort -u | tr '\n' ' ')" "shared " \
 	"instance 2 reports hook shared while instance 1 attaches"
 assert_eq "$(jq -c --argjson t "$(plus "$T4" 1.0)" 'select(.ts - (.interval_s // 1) >= $t)' \
-	"$TMP/i2.out" >"$TMP/i2.after" && json_hook "$TMP/i2.after" | sort -u | tr '\n' ' ')" "raw_tp " \
-	"instance 2 reports hook raw_tp after taking over"
+	"$TMP/i2.out" >"$TMP/i2.after" && json_hook "$TMP/i2.after" | sort -u | tr '\n' ' ')" "tp_btf " \
+	"instance 2 reports hook tp_btf after taking over"
 assert_eq "$(pinned_id rq_hist)" "$HIST_ID" "rq_hist outlives instance 1, same id"
 stop_instance "$I2" "instance 2" i2
 

@@ -103,7 +103,7 @@ report=$(cat "$TMP/runqlat.out")
 
 # ---- shape of the report ----
 assert_json "$report" '.ts | type == "number"' "ts is a number"
-assert_eq "$(json_hook "$TMP/runqlat.out")" raw_tp "hook is raw_tp (auto in a CLI view: the cut-down kernel BTF)"
+assert_eq "$(json_hook "$TMP/runqlat.out")" tp_btf "hook is tp_btf (auto in a CLI view, through the cut-down kernel BTF)"
 assert_json "$report" '.cgroups | type == "array"' "cgroups is an array"
 echo "$report" | jq -e --arg p "$TEST_PARENT_REL" \
 	'all(.cgroups[]; .path != null and (.path == $p or (.path | startswith($p + "/"))))' >/dev/null ||

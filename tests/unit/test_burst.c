@@ -223,14 +223,15 @@ static void test_be_is_not_busy(void **state)
 /* Each policy emits only its kinds. */
 static void test_policies(void **state)
 {
+	/* burst_us -1: a kernel without CFS burst (5.10): quota scaling alone. */
 	static const struct {
 		enum burst_policy policy;
+		int64_t burst_us;
 		size_t quotas, bursts;
 	} cases[] = {
-		{BURST_NONE, 0, 0},
-		{BURST_CPU_BURST_ONLY, 0, 1},
-		{BURST_CFS_QUOTA_ONLY, 1, 0},
-		{BURST_AUTO, 1, 1},
+		{BURST_NONE, 0, 0, 0},		 {BURST_CPU_BURST_ONLY, 0, 0, 1},
+		{BURST_CFS_QUOTA_ONLY, 0, 1, 0}, {BURST_AUTO, 0, 1, 1},
+		{BURST_AUTO, -1, 1, 0},		 {BURST_CPU_BURST_ONLY, -1, 0, 0},
 	};
 
 	(void)state;
@@ -243,6 +244,7 @@ static void test_policies(void **state)
 
 		world_init(&w);
 		throttle(world_unit(&w, 10, QOS_LS, 1), 10, 5);
+		w.units[0].burst_us = cases[c].burst_us;
 		run(&w, &cfg, &st, &out);
 		for (size_t i = 0; i < out.n; i++) {
 			quotas += out.v[i].kind == ACT_CPU_QUOTA;

@@ -180,7 +180,8 @@ static int run_unit(const struct pol_input *in, double busy, const struct burst_
 	};
 	/* The kernel's quota now (unlimited is above any): the writes' order depends on it. */
 	int64_t now = u->quota_us >= 0 ? u->quota_us : INT64_MAX;
-	bool down;
+	/* No burst file: a kernel without CFS burst (before 5.14) gets quota scaling alone. */
+	bool burst = manages_burst(cfg->policy) && u->burst_us >= 0, down;
 	int err = 0;
 
 	if (manages_quota(cfg->policy)) {
@@ -200,11 +201,11 @@ static int run_unit(const struct pol_input *in, double busy, const struct burst_
 	 * quota went up.
 	 */
 	down = t.quota_us < now;
-	if (manages_burst(cfg->policy) && down)
+	if (burst && down)
 		err = emit_burst(cfg, u, &t, out);
 	if (!err && manages_quota(cfg->policy))
 		err = emit_quota(u, &t, out);
-	if (!err && manages_burst(cfg->policy) && !down)
+	if (!err && burst && !down)
 		err = emit_burst(cfg, u, &t, out);
 	return err;
 }

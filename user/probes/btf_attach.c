@@ -101,8 +101,8 @@ bool btf_attach_register(const struct btf *small)
 	if (registered)
 		return true;
 	if (!small || copy_ids(small) < 0) {
-		log_info("kernel BTF: the cut-down copy has no attach ids: tracing programs "
-			 "parse the full BTF");
+		log_info("kernel BTF: the cut-down copy has no attach ids (an older qoslet "
+			 "cut it): raw_tp instead of tp_btf, no fentry, rather than the full BTF");
 		return false;
 	}
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
