@@ -32,12 +32,6 @@
 #define SEC 1000000000ull
 /* The calls thread's backoff after a failed call doubles up to this. */
 #define BACKOFF_MAX_NS (30 * SEC)
-/*
- * The pod informer's bound on one watch event: etcd stores an object of at
- * most 1.5 MiB by default, so this is never a real pod's; the same as a
- * list page's bound (the client's max_body).
- */
-#define MAX_POD_EVENT (16u << 20)
 /* A watch's own bound beyond its server timeout: the server ends it, not us. */
 #define WATCH_SLACK_MS 30000
 /* An eviction is tried for this long (429 and failures back off 1, 2, 4, ... s). */
@@ -567,6 +561,9 @@ static void inf_current(void *ctx)
 	ks->stats.pod_watch_broken = st->broken;
 	ks->stats.pod_oversize = st->oversize;
 	ks->stats.pod_events = st->events;
+	ks->stats.pod_etcd_lists = st->etcd_lists;
+	ks->stats.pods_skipped_size = st->pods_oversize;
+	ks->stats.pods_terminated = st->terminated;
 	pthread_mutex_unlock(&ks->lock);
 }
 
@@ -724,7 +721,8 @@ int kube_sync_open(struct kube_sync **out, const struct kubernetes_config *cfg, 
 		c->cancel = &ks->stopping;
 	}
 	ks->seed = (unsigned int)(clock_ns(CLOCK_MONOTONIC) ^ (uint64_t)getpid());
-	informer_init(&ks->inf, &inf_ops, ks, ks->node, cfg->resync_s, MAX_POD_EVENT);
+	/* a watch event is one pod in an envelope of a few dozen bytes */
+	informer_init(&ks->inf, &inf_ops, ks, ks->node, cfg->resync_s, KUBE_POD_MAX_BYTES + 256);
 	ks->tokens = cfg->events_per_minute;
 	ks->tokens_at = clock_ns(CLOCK_MONOTONIC);
 	snprintf(ks->condition_msg, sizeof(ks->condition_msg), "no interference seen");
