@@ -103,6 +103,12 @@ enum evict_action agent_evict_action(const struct agent *a, const struct agent_c
 /* SIGHUP: the config read again and swapped in whole, or refused with the reason (reload.c). */
 void agent_reload(struct agent *a);
 
+/*
+ * Tells the Kubernetes link which pod label keys the class rules match on,
+ * the only labels it keeps (reload.c); nothing without the link.
+ */
+void agent_kube_label_keys(struct agent *a);
+
 /* Records d, and tells the cluster about it when it is worth an Event (agent.c). */
 void agent_record_decision(struct agent *a, struct decision *d);
 

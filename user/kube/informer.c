@@ -31,8 +31,40 @@ void informer_init(struct informer *inf, const struct informer_ops *ops, void *c
 	watch_stream_on_oversize(&inf->stream, on_oversize);
 }
 
+/* The size of "k\0k\0\0", its last NUL included. */
+static size_t keys_size(const char *keys)
+{
+	const char *k = keys;
+
+	while (*k)
+		k += strlen(k) + 1;
+	return (size_t)(k - keys) + 1;
+}
+
+int informer_set_label_keys(struct informer *inf, const char *keys)
+{
+	char *copy = NULL;
+
+	if (keys && inf->label_keys && keys_size(keys) == keys_size(inf->label_keys) &&
+	    !memcmp(keys, inf->label_keys, keys_size(keys)))
+		return 0;
+	if (!keys && !inf->label_keys)
+		return 0;
+	if (keys && !(copy = malloc(keys_size(keys))))
+		return -ENOMEM;
+	if (keys)
+		memcpy(copy, keys, keys_size(keys));
+	free(inf->label_keys);
+	inf->label_keys = copy;
+	if (inf->st.lists)
+		inf->must_list = true;
+	return 0;
+}
+
 void informer_free(struct informer *inf)
 {
+	free(inf->label_keys);
+	inf->label_keys = NULL;
 	kube_pod_list_free(&inf->pods);
 	watch_stream_free(&inf->stream);
 }
@@ -139,6 +171,7 @@ static int on_event(void *user, enum watch_type type, json_t *object, char *err,
 				 watch_type_name(type));
 			return 0;
 		}
+		kube_pod_keep_labels(&p, inf->label_keys);
 		if (p.terminated) { /* its containers are gone: nothing left to manage */
 			inf->st.terminated++;
 			forget(inf, p.uid);
@@ -224,6 +257,7 @@ static int take_page(struct informer *inf, const json_t *doc, struct kube_pod_li
 	inf->st.pods_oversize += page.oversize;
 	inf->st.terminated += page.terminated;
 	for (size_t i = 0; i < page.n; i++) {
+		kube_pod_keep_labels(&page.pods[i], inf->label_keys);
 		if (rc)
 			kube_pod_free(&page.pods[i]);
 		else if (kube_pod_set_put(l, &page.pods[i])) /* frees the pod when it fails */

@@ -102,11 +102,19 @@ struct informer {
 	uint64_t listed_at;
 	struct watch_stream stream;
 	struct informer_stats st;
+	char *label_keys; /* the labels kept ("k\0k\0\0"); NULL: all */
 };
 
 /* Set up for node (a valid name), resync_s and the per-pod event bound; the first step lists. */
 void informer_init(struct informer *inf, const struct informer_ops *ops, void *ctx,
 		   const char *node, double resync_s, size_t max_event);
+
+/*
+ * The label keys to keep (kube_pod_keep_labels(); copied; NULL: all). After
+ * the first list a change relists (from the watch cache) so that pods carry
+ * the labels newly asked for. 0 or -ENOMEM (the old keys stay).
+ */
+int informer_set_label_keys(struct informer *inf, const char *keys);
 
 /* One list (all its pages) or one watch; returns how long to wait before the next, ns. */
 uint64_t informer_step(struct informer *inf);

@@ -391,6 +391,37 @@ int kube_pods_parse(const json_t *doc, struct kube_pod_list *out, char *err, siz
 	return 0;
 }
 
+static bool key_listed(const char *keys, const char *label, size_t key_len)
+{
+	for (const char *k = keys; *k; k += strlen(k) + 1)
+		if (strlen(k) == key_len && !strncmp(k, label, key_len))
+			return true;
+	return false;
+}
+
+void kube_pod_keep_labels(struct kube_pod *p, const char *keys)
+{
+	char *to = p->labels;
+
+	if (!keys || !p->labels)
+		return;
+	/* in place: what is kept only ever moves towards the front */
+	for (const char *l = p->labels; *l;) {
+		size_t n = strlen(l) + 1;
+
+		if (key_listed(keys, l, strcspn(l, "="))) {
+			memmove(to, l, n);
+			to += n;
+		}
+		l += n;
+	}
+	*to = '\0';
+	if (to == p->labels) {
+		free(p->labels);
+		p->labels = NULL;
+	}
+}
+
 bool kube_pod_oversize(const json_t *item)
 {
 	const json_t *meta = json_object_get(item, "metadata");

@@ -123,6 +123,13 @@ bool kube_pod_parse(const json_t *item, struct kube_pod *p);
 
 void kube_pod_free(struct kube_pod *p);
 
+/*
+ * Keeps only the labels whose key is in keys ("key\0key\0\0": those the
+ * config matches on); NULL keeps every one. A node's pods then cost the
+ * agent what it uses, not what their owners wrote.
+ */
+void kube_pod_keep_labels(struct kube_pod *p, const char *keys);
+
 /* A pod object over KUBE_POD_MAX_BYTES: true, logged with its name. */
 bool kube_pod_oversize(const json_t *item);
 

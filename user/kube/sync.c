@@ -70,9 +70,11 @@ struct kube_sync {
 	bool running, informer_running; /* the threads were started */
 	pthread_mutex_t lock;
 	pthread_cond_t wake, informer_wake;
-	int stopping; /* also the clients' cancel flag */
-	int pods_fd;  /* eventfd: the pod set changed (kube_sync_fd()) */
-	bool kicked;  /* under lock: the loop queued work for the calls thread */
+	int stopping; /* also the calls client's cancel flag */
+	/* the watch client's cancel flag: the stop, or new label keys (a list must follow) */
+	int watch_cancel;
+	int pods_fd; /* eventfd: the pod set changed (kube_sync_fd()) */
+	bool kicked; /* under lock: the loop queued work for the calls thread */
 
 	/* under lock */
 	struct kube_link_stats stats;
@@ -90,6 +92,9 @@ struct kube_sync {
 	uint64_t batch_want[2], batch_put_at, batch_valid_ns;
 
 	bool api_down; /* under lock: logged once per outage, by either thread */
+	/* under lock: label keys for the informer, taken at its next step */
+	char *label_keys;
+	bool label_keys_new;
 
 	/* the calls thread's own */
 	uint64_t backoff_until, backoff_ns;
@@ -572,8 +577,8 @@ static void inf_result(void *ctx, enum kube_call call, int rc, const char *err)
 	struct kube_sync *ks = ctx;
 	const struct informer_stats *st = &ks->inf.st;
 
-	if (__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED))
-		return; /* the watch abandoned for the stop: no failure */
+	if (__atomic_load_n(&ks->watch_cancel, __ATOMIC_RELAXED) && rc == -ECANCELED)
+		return; /* abandoned for the stop or new label keys: no failure */
 	note_call(ctx, call, rc, err);
 	pthread_mutex_lock(&ks->lock);
 	ks->stats.pod_expired = st->expired;
@@ -623,8 +628,17 @@ static void *inform(void *arg)
 	struct kube_sync *ks = arg;
 
 	while (!__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED)) {
-		uint64_t wait = informer_step(&ks->inf), until;
+		uint64_t wait, until;
 		struct timespec ts;
+
+		pthread_mutex_lock(&ks->lock);
+		if (ks->label_keys_new && informer_set_label_keys(&ks->inf, ks->label_keys))
+			log_err("kube: out of memory for the label keys: the old ones stay");
+		ks->label_keys_new = false;
+		if (!__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED))
+			__atomic_store_n(&ks->watch_cancel, 0, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&ks->lock);
+		wait = informer_step(&ks->inf);
 
 		if (!wait)
 			continue;
@@ -718,7 +732,7 @@ int kube_sync_open(struct kube_sync **out, const struct kubernetes_config *cfg, 
 		c->timeout_ms = (long)(cfg->timeout_s * 1000);
 		if (c->connect_timeout_ms > c->timeout_ms)
 			c->connect_timeout_ms = c->timeout_ms;
-		c->cancel = &ks->stopping;
+		c->cancel = c == &ks->client ? &ks->stopping : &ks->watch_cancel;
 	}
 	ks->seed = (unsigned int)(clock_ns(CLOCK_MONOTONIC) ^ (uint64_t)getpid());
 	/* a watch event is one pod in an envelope of a few dozen bytes */
@@ -757,6 +771,7 @@ void kube_sync_stop(struct kube_sync *ks)
 	if (!ks)
 		return;
 	__atomic_store_n(&ks->stopping, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&ks->watch_cancel, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&ks->lock);
 	kick(ks);
 	pthread_cond_signal(&ks->informer_wake);
@@ -787,6 +802,7 @@ void kube_sync_stop(struct kube_sync *ks)
 	informer_free(&ks->inf);
 	close(ks->pods_fd);
 	kube_pod_list_free(&ks->fresh);
+	free(ks->label_keys);
 	free(ks->jobs);
 	free(ks->results);
 	free(ks->series);
@@ -855,6 +871,29 @@ int kube_sync_evict(struct kube_sync *ks, const struct kube_evict_req *req)
 	}
 	pthread_mutex_unlock(&ks->lock);
 	return rc;
+}
+
+void kube_sync_label_keys(struct kube_sync *ks, const char *keys)
+{
+	const char *k = keys;
+	char *copy = NULL;
+
+	while (k && *k)
+		k += strlen(k) + 1;
+	if (keys && !(copy = malloc((size_t)(k - keys) + 1))) {
+		log_err("kube: out of memory for the label keys: the old ones stay");
+		return;
+	}
+	if (keys)
+		memcpy(copy, keys, (size_t)(k - keys) + 1);
+	pthread_mutex_lock(&ks->lock);
+	free(ks->label_keys);
+	ks->label_keys = copy;
+	ks->label_keys_new = true;
+	/* a watch may hold on for minutes: it ends now, and a list takes the new keys */
+	if (ks->informer_running)
+		__atomic_store_n(&ks->watch_cancel, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&ks->lock);
 }
 
 size_t kube_sync_take_results(struct kube_sync *ks, struct kube_evict_result *out, size_t max)
