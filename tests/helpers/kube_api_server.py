@@ -214,6 +214,7 @@ class Store:
         self.rv += 1
         pod = json.loads(json.dumps(pod))
         pod.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
+        pod = in_api_order(pod)
         if kind != "DELETED":
             self.pods[pod["metadata"]["uid"]] = pod
         self.history.append((self.rv, kind, pod))
@@ -222,9 +223,32 @@ class Store:
 STORE = None
 
 
+# ObjectMeta's fields in the order the API server (Go's encoding/json) writes them: a
+# client that reads an oversized object's first bytes finds its names and version there.
+META_ORDER = ["name", "generateName", "namespace", "selfLink", "uid", "resourceVersion",
+              "generation", "creationTimestamp", "deletionTimestamp",
+              "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences",
+              "finalizers", "managedFields"]
+
+
+def in_api_order(pod):
+    """The pod with its fields in the API server's order: kind, apiVersion, metadata, ..."""
+    meta = pod.get("metadata", {})
+    ordered = {k: meta[k] for k in META_ORDER if k in meta}
+    ordered.update((k, v) for k, v in meta.items() if k not in ordered)
+    head = {k: pod[k] for k in ("kind", "apiVersion") if k in pod}
+    return dict(head, metadata=ordered,
+                **{k: v for k, v in pod.items() if k not in ("kind", "apiVersion", "metadata")})
+
+
 def as_object(pod):
     """A watch event's object names its kind, which a list's items need not (clients check)."""
-    return dict(pod, kind="Pod", apiVersion="v1")
+    return dict({"kind": "Pod", "apiVersion": "v1"}, **pod)
+
+
+def compact(doc):
+    """JSON as the API server writes it: no blanks between tokens."""
+    return json.dumps(doc, separators=(",", ":")).encode()
 
 
 def status_body(code, reason, message, details=None):
@@ -303,7 +327,7 @@ class Handler(BaseHTTPRequestHandler):
         return any(e.split(";")[0].strip() == "gzip" for e in enc.split(","))
 
     def reply(self, status, doc, violations, body=None, extra=None):
-        data = json.dumps(doc).encode()
+        data = compact(doc)
         decoded = len(data)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -509,7 +533,7 @@ class Handler(BaseHTTPRequestHandler):
                          "items": pods[start:end]}, [], extra=source)
 
     def chunk(self, doc):
-        data = json.dumps(doc).encode() + b"\n"
+        data = compact(doc) + b"\n"
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
         self.streamed += len(data)

@@ -57,7 +57,7 @@ int informer_set_label_keys(struct informer *inf, const char *keys)
 	free(inf->label_keys);
 	inf->label_keys = copy;
 	if (inf->st.lists)
-		inf->must_list = true;
+		inf->must_list = inf->relabel = true;
 	return 0;
 }
 
@@ -461,9 +461,11 @@ static uint64_t do_list(struct informer *inf)
 	inf->backoff_ns = 0;
 	inf->listed_at = inf->ops->now(inf->ctx);
 	set_degraded(inf, NULL);
-	/* the first list always: the loop learns the set is known (maybe empty) */
-	if (changed || inf->st.lists == 1)
+	/* the first list always: the loop learns the set is known (maybe empty); new label
+	 * keys change the pods it holds, not their versions */
+	if (changed || inf->st.lists == 1 || inf->relabel)
 		inf->ops->changed(inf->ctx, &inf->pods);
+	inf->relabel = false;
 	inf->ops->current(inf->ctx);
 	return 0;
 }

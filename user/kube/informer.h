@@ -98,6 +98,7 @@ struct informer {
 	bool must_list;		   /* the next step lists */
 	bool quorum;		   /* a LIST from rv was 410: the next reads the newest */
 	bool degraded;		   /* the last list was over the cap */
+	bool relabel;		   /* new label keys: the next list changes the set */
 	uint64_t backoff_ns;	   /* the last failure's wait; 0 after a success */
 	uint64_t listed_at;
 	struct watch_stream stream;
