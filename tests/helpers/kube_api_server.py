@@ -8,7 +8,8 @@ way the API reference describes it:
   POST  /api/v1/namespaces/NS/pods/NAME/eviction        -> the next scripted status
   POST  /apis/events.k8s.io/v1/namespaces/NS/events     -> 201 (409 for a name taken)
   PATCH /apis/events.k8s.io/v1/namespaces/NS/events/N   -> 200 (404 for an unknown one)
-  PATCH /api/v1/nodes/NODE/status                       -> 200 (404 for another node)
+  PATCH /api/v1/nodes/NODE/status                       -> 200 (404 for a node --node,
+                                                           a pattern, does not match)
 Each request must carry "Authorization: Bearer <token>" with the token file's
 content at that moment, or the content it replaced within the last
 --token-grace seconds (a real API server keeps a rotated token valid until it
@@ -82,8 +83,9 @@ A client that sends "Accept-Encoding: gzip" gets a response over
 level 1, as the API server does (never a watch: its events are flushed one by
 one); the log's "bytes" are the bytes sent, "decoded" what they decode to.
 With --stats FILE the server keeps, and rewrites every second, requests and
-bytes sent by verb ("list", "watch" (bytes as they stream), "get", "create",
-"patch", "eviction"), the lists only etcd could serve, and requests a
+bytes sent by verb and resource ("list pods", "watch pods" (bytes counted as
+they stream), "create events", "patch events", "patch nodes/status", "create
+pods/eviction", "get other"), the lists only etcd could serve, and requests a
 second (for a scale test's peak rate).
 Every LIST and WATCH is logged with "verb" ("list" or "watch") when it
 starts. qoslet's own calls must carry the node's field selector; with
@@ -92,6 +94,7 @@ it and with their own User-Agent and Accept, as the real server allows.
 """
 import argparse
 import base64
+import fnmatch
 import gzip
 import json
 import os
@@ -294,14 +297,15 @@ class Handler(BaseHTTPRequestHandler):
         return super().parse_request()
 
     def stats_verb(self):
-        """What --stats counts this request as."""
+        """What --stats counts this request as: its verb and resource."""
+        path = urllib.parse.urlsplit(self.path or "").path
         if getattr(self, "verb", None):
-            return self.verb
-        if self.command == "GET":
-            return "get"
-        if self.command == "POST":
-            return "eviction" if EVICT_PATH.match(self.path or "") else "create"
-        return (self.command or "?").lower()
+            return self.verb + " pods"
+        if self.command == "POST" and EVICT_PATH.match(path):
+            return "create pods/eviction"
+        resource = ("events" if EVENTS_PATH.match(path) or EVENT_PATH.match(path) else
+                    "nodes/status" if NODE_STATUS_PATH.match(path) else "other")
+        return {"POST": "create", "PATCH": "patch"}.get(self.command, "get") + " " + resource
 
     def record(self, status, violations, body, sent=None, verb=None, extra=None):
         """One log line; sent: the response's bytes (a watch's at its end, as "watch-end")."""
@@ -538,7 +542,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.streamed += len(data)
         with LOCK:
-            count("watch", 0, len(data))
+            count("watch pods", 0, len(data))
 
     def watch_pods(self, q, wanted):
         """Streams events from resourceVersion until timeoutSeconds, a compaction or a drop."""
@@ -769,7 +773,7 @@ class Handler(BaseHTTPRequestHandler):
         if v:
             self.refuse(v, patch)
             return
-        if node != self.server.opts.node:
+        if not fnmatch.fnmatchcase(node, self.server.opts.node):
             self.reply(404, status_body(404, "NotFound", 'nodes "%s" not found' % node), v,
                        patch)
             return
@@ -820,7 +824,9 @@ def main():
     ap.add_argument("--evict-script", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--port-file", required=True)
-    ap.add_argument("--node", default="n1", help="the one node whose status may be patched")
+    ap.add_argument("--node", default="n1",
+                    help="the node whose status may be patched (a pattern: many nodes for a "
+                         "scale test)")
     ap.add_argument("--down-file", default="/nonexistent",
                     help="while this file exists, every request gets the status it holds "
                          "(503 when empty)")
