@@ -20,14 +20,14 @@
 #                               [-d OUTAGE_S] [-k DIR] [-o FILE]
 #
 # Defaults: 50 nodes of 110 pods, 120 s of steady state, the restart spread
-# over 20 s, 30 s of outage. -k keeps the raw data (the stand-in's log and
+# over 20 s, 20 s of outage. -k keeps the raw data (the stand-in's log and
 # stats, the results JSON, each agent's stderr) in DIR.
 #
 # Exit 0 after a measurement, 77 when it cannot run here, 1 on failure.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-NODES=50 PODS=110 STEADY=120 RESTART=20 OUTAGE=30 KEEP="" OUT=""
+NODES=50 PODS=110 STEADY=120 RESTART=20 OUTAGE=20 KEEP="" OUT=""
 while getopts "n:p:s:r:d:k:o:" o; do
 	case $o in
 	n) NODES=$OPTARG ;;
@@ -48,19 +48,12 @@ done
 KUBESYNC=$ROOT/build/tests/helpers/kubesync
 [ -x "$KUBESYNC" ] || skip "$KUBESYNC is missing: run make $KUBESYNC"
 require_cmds jq python3
-TMP=$(mktemp -d /tmp/qoslet-kube-scale.XXXXXX)
-KUBE_TMP=$TMP
-cleanup() {
-	kube_stop_servers
-	if [ -n "$KEEP" ]; then
-		mkdir -p "$KEEP"
-		cp "$TMP"/api.log "$TMP"/stats.json "$TMP"/results.json "$TMP"/*.err "$KEEP"/ 2>/dev/null || true
-	fi
-	rm -rf "$TMP"
+keep() {
+	[ -n "$KEEP" ] || return 0
+	mkdir -p "$KEEP"
+	cp "$TMP"/api.log "$TMP"/stats.json "$TMP"/results.json "$TMP"/*.err "$KEEP"/ 2>/dev/null || true
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+kube_scratch keep
 kube_require
 kube_certs
 

@@ -24,25 +24,7 @@ set -euo pipefail
 
 JS_DIR=$QOSLET_ROOT/tests/js/kube-client
 require_cmds jq
-TMP=$(mktemp -d "/tmp/qoslet-$TEST_NAME.XXXXXX")
-KUBE_TMP=$TMP
-PIDS=()
-cleanup() {
-	local rc=$? p
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	kube_stop_servers
-	if [ "$rc" != 0 ] && [ -n "${QOSLET_TEST_KEEP:-}" ]; then
-		echo "# kept $TMP" >&2
-	else
-		rm -rf "$TMP"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+kube_scratch
 kube_require
 
 have_kubectl=1 have_js=1
@@ -96,13 +78,13 @@ KC
 kubectl_watch() {
 	kubectl --kubeconfig "$TMP/kc" get pods -n "$NS" --watch --output-watch-events -o json \
 		>>"$TMP/kubectl.out" 2>>"$TMP/kubectl.err" &
-	PIDS+=($!)
+	KUBE_PIDS+=($!)
 	KUBECTL_PID=$!
 }
 [ "$have_kubectl" = 0 ] || kubectl_watch
 if [ "$have_js" = 1 ]; then
 	(cd "$JS_DIR" && exec node informer.mjs "$TMP/kc" "$NS") >"$TMP/js.out" 2>"$TMP/js.err" &
-	PIDS+=($!)
+	KUBE_PIDS+=($!)
 fi
 
 # What each client saw, as "event name" lines (kubectl's event types in the informer's words).

@@ -31,26 +31,12 @@ require_cmds jq
 KUBESYNC=${KUBESYNC:-$QOSLET_ROOT/build/tests/helpers/kubesync}
 [ -x "$KUBESYNC" ] || fail "$KUBESYNC is missing: run make $KUBESYNC"
 
-TMP=$(mktemp -d "/tmp/qoslet-$TEST_NAME.XXXXXX")
-KUBE_TMP=$TMP
 SYNC_PID=
-cleanup() {
-	local rc=$?
+end_sync() {
 	exec 3>&- 2>/dev/null || true
-	if [ -n "$SYNC_PID" ]; then
-		kill "$SYNC_PID" 2>/dev/null || true
-		wait "$SYNC_PID" 2>/dev/null || true
-	fi
-	kube_stop_servers
-	if [ "$rc" != 0 ] && [ -n "${QOSLET_TEST_KEEP:-}" ]; then
-		echo "# kept $TMP" >&2
-	else
-		rm -rf "$TMP"
-	fi
+	[ -z "$SYNC_PID" ] || { kill "$SYNC_PID" 2>/dev/null; wait "$SYNC_PID" 2>/dev/null; } || true
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+kube_scratch end_sync
 kube_require
 
 # pods FILE SPEC...: a PodList of pods NAME:NODE[:PHASE[:ANNOTATION_BYTES]] in namespace
