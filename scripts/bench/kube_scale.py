@@ -50,16 +50,32 @@ def pod_uid(i, j):
     return "00000000-0000-4000-8000-%04d%08d" % (i, j)
 
 
+DEPLOYMENTS = 20  # a node's pods come from this many workloads, each its own image and config
+
+
 def gen(template, nodes, pods, out):
+    """Pods as a node has them: from DEPLOYMENTS workloads (image, labels, config of their
+    own), each pod with its own uid, name, IP and container id; a LIST of them compresses
+    as a real node's does, not as 110 copies of one pod would."""
     with open(template, encoding="utf-8") as f:
         base = json.load(f)
+    rnd = random.Random(36)
+    tokens = ["%016x" % rnd.getrandbits(64) for _ in range(DEPLOYMENTS)]
     items = []
     for i in range(nodes):
         for j in range(pods):
             p = copy.deepcopy(base)
-            uid = pod_uid(i, j)
+            uid, d = pod_uid(i, j), j % DEPLOYMENTS
             p["metadata"].update(uid=uid, name="crunch-%04d-%03d" % (i, j))
+            p["metadata"]["labels"].update(app="svc-%02d" % d, **{"pod-template-hash":
+                                                                 tokens[d][:10]})
+            c = p["spec"]["containers"][0]
+            c["image"] = "registry.example.com/team-%02d/svc:%s" % (d, tokens[d][:7])
+            for k, e in enumerate(c["env"]):
+                e["value"] = "%s-%d-%s" % (e["value"], d, tokens[(d + k) % DEPLOYMENTS])
             p["spec"]["nodeName"] = node_name(i)
+            p["status"]["podIP"] = "10.%d.%d.%d" % (i // 250, i % 250, j + 2)
+            p["status"]["containerStatuses"][0]["image"] = c["image"]
             hexid = uid.replace("-", "")
             p["status"]["containerStatuses"][0]["containerID"] = "containerd://" + hexid * 2
             items.append(p)
