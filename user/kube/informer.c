@@ -272,10 +272,11 @@ static int take_page(struct informer *inf, const json_t *doc, struct kube_pod_li
 /*
  * A page of one pod over the cap: that pod is skipped, read from the
  * page's head: the list's version and continue token (before "items"), the
- * pod's names. -EFBIG when the head does not hold them.
+ * pod's names. -EFBIG when the head does not hold them (the caller's err
+ * already says the page was over the cap).
  */
 static int skip_page(struct informer *inf, const struct kube_response *r, char *rv, size_t rv_size,
-		     char *cont, size_t cont_size, char *err, size_t errlen)
+		     char *cont, size_t cont_size)
 {
 	const char *items = memmem(r->head, r->head_len, "\"items\":[", 9);
 	size_t meta_len = items ? (size_t)(items - r->head) : 0;
@@ -290,7 +291,6 @@ static int skip_page(struct informer *inf, const struct kube_response *r, char *
 	log_warn("kube: pod %s/%s (uid %s) alone is over the response cap: skipped (the others "
 		 "are kept)",
 		 hp.ns, hp.name, hp.uid);
-	(void)err, (void)errlen;
 	return 0;
 }
 
@@ -392,7 +392,7 @@ static int list_all(struct informer *inf, bool *changed, char *err, size_t errle
 			rc = take_page(inf, r.body, &l, rv, sizeof(rv), cont, sizeof(cont), err,
 				       errlen);
 		else if (rc == -EFBIG && limit == 1)
-			rc = skip_page(inf, &r, rv, sizeof(rv), cont, sizeof(cont), err, errlen);
+			rc = skip_page(inf, &r, rv, sizeof(rv), cont, sizeof(cont));
 		json_decref(r.body);
 		inf->ops->result(inf->ctx, KUBE_CALL_LIST_PODS, rc, err);
 		if (rc == -EFBIG && limit != 1) {
