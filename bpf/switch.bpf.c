@@ -24,7 +24,9 @@ const volatile bool sched_on = false;
 const volatile bool cpi_on = false;
 const volatile bool throttle_on = false;
 
-static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next, bool btf)
+/* `throttle`: whether the throttle step is in the program at all (the lean ones below). */
+static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next, bool btf,
+				      bool throttle)
 {
 	__u64 next_cgid = 0;
 
@@ -35,20 +37,39 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 		sched_on_switch(prev, next, cpi_on ? &next_cgid : NULL, btf);
 	if (cpi_on)
 		cpi_on_switch(next_cgid);
-	if (throttle_on)
+	if (throttle && throttle_on)
 		throttle_mark_hierarchy(&prev->se, btf);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev, next, true);
+	on_switch(prev, next, true, true);
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev, next, false);
+	on_switch(prev, next, false, true);
+	return 0;
+}
+
+/*
+ * The same without the throttle step, loaded when the throttle probe does
+ * not join: its compare-and-swap (5.12) makes an older kernel's verifier
+ * refuse the whole program, throttle_on or not (user/probes/bpf_atomics.h).
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(btf_switch_lean, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(prev, next, true, false);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(raw_switch_lean, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(prev, next, false, false);
 	return 0;
 }

@@ -10,6 +10,8 @@ way the API reference describes it:
   PATCH /apis/events.k8s.io/v1/namespaces/NS/events/N   -> 200 (404 for an unknown one)
   PATCH /api/v1/nodes/NODE/status                       -> 200 (404 for a node --node,
                                                            a pattern, does not match)
+  GET   /api/v1/nodes/NODE?resourceVersion=0            -> the Node: --node-labels, and its
+                                                           status as patched (404 another)
 Each request must carry "Authorization: Bearer <token>" with the token file's
 content at that moment, or the content it replaced within the last
 --token-grace seconds (a real API server keeps a rotated token valid until it
@@ -84,8 +86,8 @@ level 1, as the API server does (never a watch: its events are flushed one by
 one); the log's "bytes" are the bytes sent, "decoded" what they decode to.
 With --stats FILE the server keeps, and rewrites every second, requests and
 bytes sent by verb and resource ("list pods", "watch pods" (bytes counted as
-they stream), "create events", "patch events", "patch nodes/status", "create
-pods/eviction", "get other"), the lists only etcd could serve, and requests a
+they stream), "create events", "patch events", "patch nodes/status", "get
+nodes", "create pods/eviction", "get other"), the lists only etcd could serve, and requests a
 second (for a scale test's peak rate).
 Every LIST and WATCH is logged with "verb" ("list" or "watch") when it
 starts. qoslet's own calls must carry the node's field selector; with
@@ -114,6 +116,7 @@ EVICT_PATH = re.compile(r"^/api/v1/namespaces/([a-z0-9.-]+)/pods/([a-z0-9.-]+)/e
 EVENTS_PATH = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([a-z0-9.-]+)/events$")
 EVENT_PATH = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([a-z0-9.-]+)/events/([a-z0-9.-]+)$")
 NODE_STATUS_PATH = re.compile(r"^/api/v1/nodes/([a-z0-9.-]+)/status$")
+NODE_PATH = re.compile(r"^/api/v1/nodes/([a-z0-9.-]+)$")
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 QUANTITY = re.compile(r"^(0|[1-9][0-9]*)$")  # whole numbers: milli-CPUs, bytes
@@ -304,7 +307,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.command == "POST" and EVICT_PATH.match(path):
             return "create pods/eviction"
         resource = ("events" if EVENTS_PATH.match(path) or EVENT_PATH.match(path) else
-                    "nodes/status" if NODE_STATUS_PATH.match(path) else "other")
+                    "nodes/status" if NODE_STATUS_PATH.match(path) else
+                    "nodes" if NODE_PATH.match(path) else "other")
         return {"POST": "create", "PATCH": "patch"}.get(self.command, "get") + " " + resource
 
     def record(self, status, violations, body, sent=None, verb=None, extra=None):
@@ -435,6 +439,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         if PODS_PATH.match(url.path):
             self.get_pods(url, PODS_PATH.match(url.path).group(1))
+            return
+        if NODE_PATH.match(url.path):
+            self.get_node(url, NODE_PATH.match(url.path).group(1))
             return
         self.reply(404, status_body(404, "NotFound", "the server could not find it"),
                    self.common_violations() + ["unexpected-path"])
@@ -750,6 +757,36 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.reply(200, ev, v, patch)
 
+    def node_doc(self, node):
+        """The Node as stored: its labels (the --node-labels file, read anew each
+        time: a test relabels the node by rewriting it) and its status as patched."""
+        labels = {}
+        try:
+            with open(self.server.opts.node_labels, encoding="utf-8") as f:
+                labels = json.load(f)
+        except FileNotFoundError:
+            pass
+        with LOCK:
+            return {"kind": "Node", "apiVersion": "v1",
+                    "metadata": {"name": node, "labels": labels},
+                    "status": {"conditions": list(CONDITIONS.values()),
+                               "capacity": dict(RESOURCES["capacity"]),
+                               "allocatable": dict(RESOURCES["allocatable"])}}
+
+    def get_node(self, url, node):
+        """qoslet reads its Node from the watch cache (resourceVersion=0), not from etcd."""
+        v = self.common_violations()
+        if urllib.parse.parse_qs(url.query).get("resourceVersion") != ["0"] and \
+                not self.foreign():
+            v.append("node-get-not-cached")
+        if v:
+            self.refuse(v)
+            return
+        if not fnmatch.fnmatchcase(node, self.server.opts.node):
+            self.reply(404, status_body(404, "NotFound", 'nodes "%s" not found' % node), v)
+            return
+        self.reply(200, self.node_doc(node), v)
+
     def patch_node(self, node, patch, v):
         status = patch.get("status") if isinstance(patch, dict) else None
         if not isinstance(status, dict) or not status or set(patch) != {"status"} or \
@@ -782,11 +819,7 @@ class Handler(BaseHTTPRequestHandler):
                 CONDITIONS[c["type"]] = c
             for key in ("capacity", "allocatable"):
                 RESOURCES[key].update(status.get(key, {}))
-            doc = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": node},
-                   "status": {"conditions": list(CONDITIONS.values()),
-                              "capacity": dict(RESOURCES["capacity"]),
-                              "allocatable": dict(RESOURCES["allocatable"])}}
-        self.reply(200, doc, v, patch)
+        self.reply(200, self.node_doc(node), v, patch)
 
     @staticmethod
     def check_batch(status, v):
@@ -827,6 +860,8 @@ def main():
     ap.add_argument("--node", default="n1",
                     help="the node whose status may be patched (a pattern: many nodes for a "
                          "scale test)")
+    ap.add_argument("--node-labels", default="/nonexistent",
+                    help="a JSON object: the node's labels (read at each GET; none without it)")
     ap.add_argument("--down-file", default="/nonexistent",
                     help="while this file exists, every request gets the status it holds "
                          "(503 when empty)")

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,6 +57,12 @@ static const struct limits scrape_limits = {32, 4, 10, 10 * 1000000000ull};
  * at once from memory; nothing honest takes 2 s (the probes' timeout).
  */
 static const struct limits health_limits = {16, 4, 2, 2 * 1000000000ull};
+/*
+ * The health socket: the exec probe (`qoslet health`), run by the kubelet in
+ * the agent's container, once per probe. Only root can connect, so no
+ * per-address limit (a UNIX socket's clients have no address anyway).
+ */
+static const struct limits socket_limits = {8, 0, 2, 2 * 1000000000ull};
 
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define JSON_TYPE    "application/json"
@@ -79,8 +87,10 @@ struct listener {
 };
 
 struct http_server {
-	struct listener scrape; /* every path */
-	struct listener health; /* /healthz and /readyz only (http_listen_health()) */
+	struct listener scrape;	     /* every path */
+	struct listener health;	     /* /healthz and /readyz only (http_listen_health()) */
+	struct listener health_unix; /* the same on a UNIX socket (http_listen_health_socket()) */
+	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* "" none */
 	struct http_conns *conns;
 	struct http_log_limit log;
 	char address[64];
@@ -366,8 +376,8 @@ static int start_daemon(struct http_server *s, struct listener *l, MHD_AccessHan
 		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)http_conns_completed, &l->deadline},
 		/* MHD refuses MHD_OPTION_LISTEN_SOCKET (even -1) with MHD_USE_NO_LISTEN_SOCKET */
 		{l->fd >= 0 ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_END, l->fd, NULL},
-		{l->fd >= 0 ? MHD_OPTION_PER_IP_CONNECTION_LIMIT : MHD_OPTION_END, lim->per_ip,
-		 NULL},
+		{l->fd >= 0 && lim->per_ip ? MHD_OPTION_PER_IP_CONNECTION_LIMIT : MHD_OPTION_END,
+		 lim->per_ip, NULL},
 		{MHD_OPTION_END, 0, NULL},
 	};
 	sigset_t all, old;
@@ -396,7 +406,7 @@ static struct http_server *server_new(void)
 
 	if (!s)
 		return NULL;
-	s->scrape.fd = s->health.fd = s->want_fd = -1;
+	s->scrape.fd = s->health.fd = s->health_unix.fd = s->want_fd = -1;
 	s->log = (struct http_log_limit)HTTP_LOG_LIMIT_INIT;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_condattr_init(&ca);
@@ -451,10 +461,110 @@ int http_listen_health(struct http_server *s, uint16_t port, char *err, size_t e
 	return listener_bind(&s->health, s->address, port, err, errlen);
 }
 
+/*
+ * The directory of the health socket must be root's (the agent's user's) and
+ * writable by nobody else: whoever may write it could replace the socket
+ * with their own, and answer (or not) the kubelet's probes. 0, or -errno
+ * with err naming the problem.
+ */
+static int check_socket_dir(const char *path, char *err, size_t errlen)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash && slash != path ? (int)(slash - path) : 1, path);
+	if (lstat(dir, &st)) {
+		int e = errno;
+
+		snprintf(err, errlen, "health socket %s: its directory %s: %s", path, dir,
+			 strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(err, errlen,
+			 "health socket %s: its directory %s must be a directory of uid %u that "
+			 "no one else may write (it is %s of uid %u, mode %04o)",
+			 path, dir, (unsigned int)geteuid(),
+			 S_ISDIR(st.st_mode) ? "a directory" : "not a directory",
+			 (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
+ * Clears the way for a socket at path: nothing there, or a socket no one
+ * serves (a stopped agent's), which is removed. A socket that answers is
+ * another agent's; anything else is not ours to remove.
+ */
+static int clear_socket_path(const struct sockaddr_un *sa, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, served;
+
+	if (lstat(sa->sun_path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "health socket %s: the path exists and is not a socket",
+			 sa->sun_path);
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	served = !connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	close(fd);
+	if (served) {
+		snprintf(err, errlen,
+			 "health socket %s: another process serves it (a second agent?)",
+			 sa->sun_path);
+		return -EADDRINUSE;
+	}
+	return unlink(sa->sun_path) ? -errno : 0;
+}
+
+int http_listen_health_socket(struct http_server *s, const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd, rc;
+
+	err[0] = '\0';
+	if (path[0] != '/' || strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "health socket %s: not an absolute path of at most %zu bytes",
+			 path, sizeof(sa.sun_path) - 1);
+		return -EINVAL;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	rc = check_socket_dir(path, err, errlen);
+	if (!rc && (rc = clear_socket_path(&sa, err, errlen)) && !err[0])
+		snprintf(err, errlen, "health socket %s: %s", path, strerror(-rc));
+	if (rc)
+		return rc;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/*
+	 * bind() gives the new file the socket inode's mode (less the umask):
+	 * 0600 before bind, so there is no moment in which others may connect.
+	 */
+	if (fchmod(fd, 0600) || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16)) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot listen on health socket %s: %s", path, strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	s->health_unix.fd = fd;
+	snprintf(s->socket_path, sizeof(s->socket_path), "%s", path);
+	return 0;
+}
+
 int http_serve(struct http_server *s, char *err, size_t errlen)
 {
 	if (start_daemon(s, &s->scrape, handle, &scrape_limits) ||
-	    (s->health.fd >= 0 && start_daemon(s, &s->health, handle_health, &health_limits))) {
+	    (s->health.fd >= 0 && start_daemon(s, &s->health, handle_health, &health_limits)) ||
+	    (s->health_unix.fd >= 0 &&
+	     start_daemon(s, &s->health_unix, handle_health, &socket_limits))) {
 		snprintf(err, errlen, "cannot start the HTTP server");
 		return -EIO;
 	}
@@ -587,6 +697,9 @@ void http_stop(struct http_server *s)
 	/* the daemons first: their last connections leave the table as they close */
 	listener_stop(&s->scrape);
 	listener_stop(&s->health);
+	listener_stop(&s->health_unix);
+	if (s->socket_path[0])
+		unlink(s->socket_path);
 	http_conns_free(s->conns);
 	if (s->want_fd >= 0)
 		close(s->want_fd);

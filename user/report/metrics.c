@@ -797,7 +797,8 @@ static void kube(FILE *f, const struct kube_link_stats *k)
 	       "list from the last version was 410, or pages after an answer over the cap.");
 	fprintf(f, "qoslet_kube_pod_etcd_lists_total %" PRIu64 "\n", k->pod_etcd_lists);
 	family(f, "qoslet_kube_pods_degraded", "gauge",
-	       "1 while the pod list is over the size cap (/readyz says why), else 0.");
+	       "1 while no pod list fits the size cap, even in pages of one pod (/readyz says "
+	       "why), else 0.");
 	fprintf(f, "qoslet_kube_pods_degraded %d\n", k->pods_degraded[0] != '\0');
 	if (k->condition_known) {
 		family(f, "qoslet_kube_node_interference", "gauge",
