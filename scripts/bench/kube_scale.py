@@ -100,7 +100,7 @@ class Agent:
              "0.10,30,300"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
             stderr=self.err)
         self.lock = threading.Lock()
-        self.send("condition off no interference seen in the last 300 s")
+        self.fed = 0  # feed() rounds so far
 
     def send(self, *lines):
         with self.lock:
@@ -131,16 +131,20 @@ class Agent:
 
 def feed(agent, tick):
     """What the agent's loop hands its link every 2 s while BE suppression follows a
-    varying LS load, as the loop does today (user/kube/report.c: an Event occurrence for
-    every applied quota change; user/agent/agent.c: the decided batch capacity every
-    tick): an occurrence of "Suppressed" on each of the node's BE_PODS pods, and batch
-    capacity moving by up to 15 %. The link rate-limits and aggregates what it sends.
-    A change of what the loop hands over (issue 36's Events on transitions only) is a
-    change here too."""
-    lines = ["event %s batch crunch-%04d-%03d Suppressed 1" % (pod_uid(agent.i, j), agent.i, j)
-             for j in range(BE_PODS)]
+    varying LS load on BE_PODS pods (user/agent/agent.c, user/kube/report.c): the decided
+    batch capacity, moving by up to 15 %, and the node condition (none) every tick; an
+    Event occurrence ("Suppressed") only when a pod's suppression starts, not for each
+    quota change (report.c holds a suppression until it ends). A restarted agent starts
+    its holds over. The link decides what reaches the API (step, intervals, series)."""
+    lines = []
+    if not agent.fed:
+        lines += ["event %s batch crunch-%04d-%03d Suppressed 1" % (pod_uid(agent.i, j),
+                                                                   agent.i, j)
+                  for j in range(BE_PODS)]
+    agent.fed += 1
     swing = 1 + 0.15 * (1 if tick % 2 else -1) * random.random()
     lines.append("batch %d %d 10" % (4000 * swing, (8 << 30) * swing))
+    lines.append("condition off no interference seen in the last 300 s")
     agent.send(*lines)
 
 
