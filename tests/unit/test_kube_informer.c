@@ -616,6 +616,40 @@ static void test_terminated(void **state)
 	informer_free(&inf);
 }
 
+/* New label keys after the first list: a relist from the last version, and the loop hears of
+ * it even though no pod's version moved. */
+static void test_label_keys(void **state)
+{
+#define LABELLED                                                                                   \
+	"{\"metadata\":{\"uid\":\"u1\",\"namespace\":\"ns\",\"name\":\"one\","                     \
+	"\"resourceVersion\":\"1\",\"labels\":{\"a\":\"1\",\"b\":\"2\"}}}"
+	static const struct answer script[] = {
+		{200, 0, PAGE("5", "", LABELLED)},
+		{200, 0, PAGE("6", "", LABELLED)},
+	};
+	struct fake f = {.script = script, .n = 2};
+	struct informer inf;
+
+	(void)state;
+	informer_init(&inf, &fake_ops, &f, "n1", 0, 4096);
+	assert_int_equal(informer_set_label_keys(&inf, "b\0"), 0);
+	assert_true(inf.must_list); /* the first list, as before: no second one queued */
+	run(&inf, &f, 1, NULL);
+	assert_false(kube_pod_has_label(&inf.pods.pods[0], "a"));
+	assert_true(kube_pod_has_label(&inf.pods.pods[0], "b=2"));
+	assert_int_equal(informer_set_label_keys(&inf, "b\0"), 0); /* the same: nothing */
+	assert_false(inf.must_list);
+	assert_int_equal(informer_set_label_keys(&inf, "a\0b\0"), 0);
+	assert_true(inf.must_list);
+	run(&inf, &f, 1, NULL);
+	assert_string_equal(f.paths[1],
+			    "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&resourceVersion=5");
+	assert_true(kube_pod_has_label(&inf.pods.pods[0], "a=1"));
+	assert_int_equal(f.changes, 2);
+	informer_free(&inf);
+#undef LABELLED
+}
+
 /* resync_s > 0: the watch ends at the resync, and a list follows; unchanged, it wakes nobody. */
 static void test_resync(void **state)
 {
@@ -647,7 +681,8 @@ int main(void)
 		cmocka_unit_test(test_backoff),	      cmocka_unit_test(test_oversize_event),
 		cmocka_unit_test(test_oversize_list), cmocka_unit_test(test_oversize_degraded),
 		cmocka_unit_test(test_terminated),    cmocka_unit_test(test_relist_gone),
-		cmocka_unit_test(test_resync),	      cmocka_unit_test(test_stream_skip),
+		cmocka_unit_test(test_resync),	      cmocka_unit_test(test_label_keys),
+		cmocka_unit_test(test_stream_skip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
