@@ -28,6 +28,7 @@ The phases (each one's requests and bytes by verb come from the stand-in's
 import argparse
 import copy
 import json
+import math
 import os
 import random
 import re
@@ -101,6 +102,9 @@ class Agent:
             stderr=self.err)
         self.lock = threading.Lock()
         self.fed = 0  # feed() rounds so far
+        self.rnd = random.Random(i)
+        self.phase = self.rnd.uniform(0, 2 * math.pi)
+        self.window = []  # LS usage samples, the capacity policy's window
 
     def send(self, *lines):
         with self.lock:
@@ -129,21 +133,36 @@ class Agent:
         self.err.close()
 
 
+CPU_MILLI = 16000  # a node of 16 CPUs
+THRESHOLD = 0.60  # capacity.cpu_threshold_percent
+WINDOW = 150  # capacity.window_s (300 s) of 2 s ticks
+
+
+def ls_usage(agent, t):
+    """The node's LS + system CPU, milli-CPUs: 1 to 3 CPUs over a 10-minute cycle (each node
+    at its own phase), with noise."""
+    return 2000 + 1000 * math.sin(2 * math.pi * t / 600 + agent.phase) + agent.rnd.gauss(0, 200)
+
+
 def feed(agent, tick):
     """What the agent's loop hands its link every 2 s while BE suppression follows a
-    varying LS load on BE_PODS pods (user/agent/agent.c, user/kube/report.c): the decided
-    batch capacity, moving by up to 15 %, and the node condition (none) every tick; an
-    Event occurrence ("Suppressed") only when a pod's suppression starts, not for each
-    quota change (report.c holds a suppression until it ends). A restarted agent starts
-    its holds over. The link decides what reaches the API (step, intervals, series)."""
+    varying LS load on BE_PODS pods (user/agent/agent.c, user/kube/report.c): the batch
+    capacity as the capacity policy decides it (docs/capacity.md: capacity x threshold -
+    max(LS now, p95 of LS over window_s), the memory alike), and the node condition (none),
+    every tick; an Event occurrence ("Suppressed") only when a pod's suppression starts,
+    not for each quota change (report.c holds a suppression until it ends). A restarted
+    agent starts its holds over. The link decides what reaches the API."""
     lines = []
     if not agent.fed:
         lines += ["event %s batch crunch-%04d-%03d Suppressed 1" % (pod_uid(agent.i, j),
                                                                    agent.i, j)
                   for j in range(BE_PODS)]
     agent.fed += 1
-    swing = 1 + 0.15 * (1 if tick % 2 else -1) * random.random()
-    lines.append("batch %d %d 10" % (4000 * swing, (8 << 30) * swing))
+    now = ls_usage(agent, time.time())
+    agent.window = (agent.window + [now])[-WINDOW:]
+    p95 = sorted(agent.window)[int(0.95 * (len(agent.window) - 1))]
+    cpu = max(0, CPU_MILLI * THRESHOLD - max(now, p95))
+    lines.append("batch %d %d 10" % (cpu, int(cpu / CPU_MILLI * (64 << 30))))
     lines.append("condition off no interference seen in the last 300 s")
     agent.send(*lines)
 

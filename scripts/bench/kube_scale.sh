@@ -87,9 +87,11 @@ each on its own node of $PODS pods of $pod_bytes bytes (\`scripts/bench/kube_pod
 against the API stand-in (\`tests/helpers/kube_api_server.py\`: LISTs served as a real API
 server before 1.31 serves them, a bookmark a minute, gzip over 128 KiB). Each agent's link
 gets what the loop hands it while BE suppression follows a varying load on 4 BE pods
-(\`feed()\` in \`scripts/bench/kube_scale.py\`): the batch capacity and the node condition
-every 2 s, a \`Suppressed\` Event occurrence when each pod's suppression starts (not at
-every quota change); the shipped settings (batch capacity: a 10 % step, 30 to 300 s). Pod
+(\`feed()\` in \`scripts/bench/kube_scale.py\`): the batch capacity (60 % of 16 CPUs less
+the larger of the LS load now and its p95 over 300 s, the load swinging between 1 and 3
+CPUs over 10 minutes with noise) and the node condition every 2 s, a \`Suppressed\` Event
+occurrence when each pod's suppression starts (not at every quota change); the shipped
+settings (batch capacity: a 10 % step, 30 to 300 s). Pod
 churn: every 10 s, one pod on a tenth of the nodes changes. Phases: start (every agent at
 once), steady state ($STEADY s), a rolling restart of every agent over $RESTART s, a
 compaction storm (every watch gets an ERROR 410), an outage ($OUTAGE s of 503 with every
