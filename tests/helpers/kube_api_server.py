@@ -901,8 +901,10 @@ def main():
         allow_reuse_address = True  # a restarted server takes its port again at once
 
         def handle_error(self, request, client_address):
-            # A client that gave up on a delayed answer is expected; the rest is a bug here.
-            if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            # A client that gave up on a delayed answer is expected (also mid-TLS-record, on a
+            # loaded machine); the rest is a bug here.
+            if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError,
+                                                  ssl.SSLEOFError)):
                 super().handle_error(request, client_address)
 
     if opts.stats:
