@@ -66,11 +66,13 @@ KUBE_PODS=$TMP/pods.json kube_server 127.0.0.1 "$TMP/port" --node 'scale-node-*'
 	fail "API stand-in did not start: $(cat "$TMP/server.err")"
 kube_kubeconfig "$TMP/kubeconfig" "$(cat "$TMP/port")"
 
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 "$ROOT/scripts/bench/kube_scale.py" run --kubesync "$KUBESYNC" \
 	--kubeconfig "$TMP/kubeconfig" --pods "$TMP/pods.json" --stats "$TMP/stats.json" \
 	--log "$TMP/api.log" --down-file "$TMP/down" --workdir "$TMP" --out "$TMP/results.json" \
 	--server-pid "${KUBE_SERVER_PIDS[0]}" --nodes "$NODES" --pods-per-node "$PODS" \
 	--steady "$STEADY" --restart "$RESTART" --outage "$OUTAGE"
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 [ ! -s "$TMP/server.err" ] || fail "the API stand-in reported errors: $(tail -n 5 "$TMP/server.err")"
 
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -80,7 +82,9 @@ cat >"$TMP/header.md" <<MD
 
 Command: \`scripts/bench/kube_scale.sh -n $NODES -p $PODS -s $STEADY -r $RESTART -d $OUTAGE\`
 (\`make bench\`, BENCHES=kube_scale), commit $commit, $(date -u +%Y-%m-%d), $(nproc) CPUs,
-Linux $(uname -r), a machine shared with other builds and tests.
+Linux $(uname -r), a machine shared with other builds and tests (load average $load_before
+at the start, $load_after at the end: the stand-in and the agents share the 2 CPUs with
+them, so the phases' times and peaks are this machine's, the requests and bytes are not).
 
 $NODES agents' Kubernetes link (\`tests/helpers/kubesync\`: user/kube's threads, no probes),
 each on its own node of $PODS pods of $pod_bytes bytes (\`scripts/bench/kube_pod.jq\`),
