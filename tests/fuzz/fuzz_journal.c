@@ -9,9 +9,11 @@
  * ones under a fake root (cgroup_ctrls_fake(), nothing is read there).
  *
  * Checks: journal_load() returns 0; a stale journal (another boot) loads
- * nothing; the entries are terminated, name a knob of this host, and, in an
- * input without JSON escapes, appear in it in order (each entry's cgroup
- * path is in the text at or after the previous one's).
+ * nothing; the entries are terminated, name a knob of this host, have a
+ * normalised relative cgroup path (no empty, "." or ".." component, so a
+ * restore cannot climb out of the managed subtree), and, in an input
+ * without JSON escapes, appear in it in order (each entry's cgroup path is
+ * in the text at or after the previous one's).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,6 +64,23 @@ static char *with_boot_id(const uint8_t *data, size_t size, size_t *len)
 
 #define TERMINATED(s) (strnlen((s), sizeof(s)) < sizeof(s))
 
+/* rel's components, split at '/', are none of "", "." and ".." ("" itself is the root). */
+static bool normalised(const char *rel)
+{
+	char copy[sizeof(((struct journal_entry *)0)->rel)], *save = NULL;
+	size_t n = strlen(rel);
+
+	if (!n)
+		return true;
+	if (rel[0] == '/' || rel[n - 1] == '/' || strstr(rel, "//"))
+		return false;
+	snprintf(copy, sizeof(copy), "%s", rel);
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save))
+		if (!strcmp(c, ".") || !strcmp(c, ".."))
+			return false;
+	return true;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct journal j = {0};
@@ -86,6 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		FUZZ_CHECK(TERMINATED(e->rel) && TERMINATED(e->orig), "entry %zu unterminated", i);
 		FUZZ_CHECK(e->knob >= 0 && e->knob < CG_KNOB_NR, "entry %zu: knob %d", i, e->knob);
+		FUZZ_CHECK(normalised(e->rel), "entry %zu: cgroup '%s' is not normalised", i,
+			   e->rel);
 		if (plain && e->rel[0]) {
 			found = memmem(at, len - (size_t)(at - file), e->rel, strlen(e->rel));
 			FUZZ_CHECK(found, "entry %zu (%s) is not in the input after the one before",

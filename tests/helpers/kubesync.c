@@ -46,7 +46,7 @@
 
 #define MAX_REASONS 32
 
-/* kube_sync tells reasons apart by pointer (they are static in the agent): one copy each. */
+/* kube_sync keeps the reason pointers (static in the agent): one lasting copy each. */
 static const char *intern(const char *reason)
 {
 	static char *reasons[MAX_REASONS];

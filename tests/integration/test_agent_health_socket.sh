@@ -17,6 +17,8 @@
 #  - `qoslet health` and `qoslet health --ready` on the socket (the
 #    DaemonSet's exec probes): every one answers 0 within 1 s.
 # Also: the socket is mode 0600, and a user other than root cannot connect
+# (and the server threads are confined by Landlock where the kernel has it);
+# a stale socket (nothing serves it) is replaced, a regular file is refused;
 # (exit 1, permission denied); `qoslet health` on a socket nobody serves
 # exits 1 naming it; an agent whose socket directory others may write, or
 # whose socket path another agent serves, refuses to start and changes
@@ -44,22 +46,38 @@ http_config() {
 		"port": '"$PORT"', "health_port": '"$HPORT"', "health_socket": "'"$1"'"}}'
 }
 
-# Refused at start: a directory others may write; nothing listens after.
+# refused SOCKET WHY REASON: the agent with this health socket exits 1 at
+# start, its log naming REASON, and changes nothing.
+refused() {
+	local rc=0
+	http_config "$1"
+	"$QOSLET" agent --config "$TMP/agent.json" --pin-dir "$PIN_DIR" 2>"$TMP/refused.err" || rc=$?
+	assert_eq "$rc" 1 "exit status with $2"
+	grep -qF "$3" "$TMP/refused.err" || fail "$2: no reason given: $(cat "$TMP/refused.err")"
+	grep -q "nothing was changed" "$TMP/refused.err" || fail "$2: $(cat "$TMP/refused.err")"
+}
 mkdir -m 0777 "$TMP/open"
-http_config "$TMP/open/health.sock"
-set +e
-"$QOSLET" agent --config "$TMP/agent.json" --pin-dir "$PIN_DIR" 2>"$TMP/refused.err"
-rc=$?
-set -e
-assert_eq "$rc" 1 "exit status with a health socket in a directory others may write"
-grep -q "directory $TMP/open must be a directory of uid 0 that no one else may write" "$TMP/refused.err" ||
-	fail "no reason given: $(cat "$TMP/refused.err")"
-grep -q "nothing was changed" "$TMP/refused.err" || fail "$(cat "$TMP/refused.err")"
+refused "$TMP/open/health.sock" "a health socket in a directory others may write" \
+	"health socket $TMP/open/health.sock: $TMP/open belongs to uid 0 with mode 0777: refused"
 [ ! -e "$TMP/open/health.sock" ] || fail "a socket was made in the refused directory"
-
+# Anything but a socket at the path is not the agent's to remove.
+: >"$SOCK"
+refused "$SOCK" "a regular file at the socket's path" "health socket $SOCK: the path exists and is not a socket"
+rm "$SOCK"
+# A socket nothing serves (a killed agent's) is replaced.
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$SOCK"
+[ -S "$SOCK" ] || fail "no stale socket made"
 http_config "$SOCK"
 agent_start
 grep -q "health checks on UNIX socket $SOCK too" "$AGENT_ERR" || fail "no socket log line: $(cat "$AGENT_ERR")"
+# The server threads open no file (user/confine.h; test_confine checks what that denies).
+if grep -q "http: the server threads are confined (Landlock ABI" "$AGENT_ERR"; then
+	log "ok: $(grep -o 'the server threads are confined.*' "$AGENT_ERR" | head -n 1)"
+else
+	grep -q "http: the server threads are not confined: Landlock: " "$AGENT_ERR" ||
+		fail "the log says nothing of the server threads' confinement: $(cat "$AGENT_ERR")"
+	log "the kernel has no Landlock: $(grep -o 'the server threads are not.*' "$AGENT_ERR")"
+fi
 assert_eq "$(stat -c '%a %U' "$SOCK")" "600 root" "the socket's mode and owner"
 for _ in $(seq 1 50); do
 	"$QOSLET" health --ready --socket "$SOCK" >/dev/null 2>&1 && break

@@ -107,7 +107,8 @@ def get(kind, name="qoslet"):
     return objs[(kind, name)]
 
 
-cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding", "Kustomization"}
+cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding", "Kustomization",
+                  "FlowSchema", "PriorityLevelConfiguration"}
 for (kind, name), d in objs.items():
     if kind not in cluster_scoped and d["metadata"].get("namespace") != NS:
         fail("%s %s is not in namespace %s" % (kind, name, NS))
@@ -121,6 +122,25 @@ operator_only = {"podmonitor.yaml", "prometheusrule.yaml"}
 want = {os.path.basename(f) for f in files} - {"kustomization.yaml"} - operator_only
 check(listed == want, "the kustomization lists %s" % sorted(want))
 get("PrometheusRule")
+
+# ---- flow control: the agents' own small priority level -----------------------------
+fs, plc = get("FlowSchema"), get("PriorityLevelConfiguration")
+check(fs["apiVersion"] == plc["apiVersion"] == "flowcontrol.apiserver.k8s.io/v1",
+      "FlowSchema and PriorityLevelConfiguration are flowcontrol.apiserver.k8s.io/v1")
+check(fs["spec"]["priorityLevelConfiguration"]["name"] == plc["metadata"]["name"],
+      "the FlowSchema sends to the qoslet priority level")
+# The built-in system-nodes (the kubelets) is 500, service-accounts 9000.
+check(500 < fs["spec"]["matchingPrecedence"] < 9000,
+      "the FlowSchema matches after the kubelets' and before service-accounts")
+subjects = [s_ for r_ in fs["spec"]["rules"] for s_ in r_["subjects"]]
+check(subjects == [{"kind": "ServiceAccount",
+                    "serviceAccount": {"name": "qoslet", "namespace": NS}}],
+      "the FlowSchema takes the agents' ServiceAccount and nobody else")
+lim = plc["spec"]["limited"]
+# "system", the kubelets' level, has 30 shares.
+check(plc["spec"]["type"] == "Limited" and 0 < lim["nominalConcurrencyShares"] < 30,
+      "the priority level is limited, smaller than the kubelets' (30 shares)")
+check(lim["limitResponse"]["type"] == "Queue", "past its seats, requests queue, then 429")
 
 # ---- the Grafana dashboard -----------------------------------------------------
 DASH = "qoslet-dashboard.json"

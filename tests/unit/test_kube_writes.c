@@ -215,7 +215,11 @@ static void test_status_unchanged(void **state)
 
 	(void)state;
 	node_writer_init(&w, &kcfg);
-	assert_int_equal(run_writer(&w, &want, SEC, 3600 * SEC, &last), 1);
+	/* the batch resources alone wait for the loop's first word on the condition */
+	want.cond_said = false;
+	assert_int_equal(run_writer(&w, &want, SEC, 3 * SEC, &last), 0);
+	want.cond_said = true;
+	assert_int_equal(run_writer(&w, &want, 3 * SEC, 3600 * SEC, &last), 1);
 	assert_non_null(last.cond);
 	assert_true(last.batch);
 	/* the stop resets nothing that is already at rest: a False condition... */

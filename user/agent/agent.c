@@ -69,14 +69,18 @@ static bool original_quota(void *ctx, const char *rel, int64_t *quota_us)
 /* Config from --config (or the embedded defaults) and the command line; exit status 2 on error. */
 static int load_config(struct agent *a)
 {
+	struct config_node node;
 	char err[512];
 
-	char applied[256];
-
-	if (agent_config_read(a, &a->cfg, applied, err, sizeof(err))) {
+	if (agent_config_read(a, &a->cfg, &node, err, sizeof(err))) {
 		log_err("agent: %s", err);
 		return 2;
 	}
+	/* they choose by the Node's labels, which only the API link reads */
+	if (node.listed && !a->cfg.kube.enabled)
+		log_warn("agent: the config's %zu overrides apply to no node without "
+			 "kubernetes.enabled: the cluster-wide settings apply",
+			 node.listed);
 	return 0;
 }
 
@@ -87,23 +91,30 @@ static int load_config(struct agent *a)
  * protect the node: the cluster-wide settings apply until the API thread
  * reads the labels, and the loop reloads for them then.
  */
-static int read_node(struct agent *a)
+static void read_node(struct agent *a)
 {
-	char applied[256], err[512];
+	struct agent_config *next;
+	struct config_node node;
+	char err[512];
 
 	if (kube_sync_read_node(a->kube, &a->node_labels, err, sizeof(err))) {
 		log_warn("agent: kubernetes: cannot read node %s (RBAC get on nodes): %s; the "
 			 "config's cluster-wide settings apply until its labels are read",
 			 kube_sync_node(a->kube), err);
 		kube_sync_refresh_node(a->kube);
-		return 0;
+		return;
 	}
-	if (agent_config_read(a, &a->cfg, applied, err, sizeof(err))) {
-		log_err("agent: %s; nothing was changed", err);
-		return 2;
+	next = malloc(sizeof(*next));
+	/* the file was valid a moment ago: a change meanwhile is the watch's to reload */
+	if (!next || agent_config_read(a, next, &node, err, sizeof(err))) {
+		log_warn("agent: %s; the cluster-wide settings apply until a reload",
+			 next ? err : "out of memory reading the config for this node");
+	} else {
+		a->cfg = *next;
+		log_info("agent: config overrides on this node: %s",
+			 node.applied[0] ? node.applied : "none");
 	}
-	log_info("agent: config overrides on this node: %s", applied[0] ? applied : "none");
-	return 0;
+	free(next);
 }
 
 /* The managed subtree: the config's, else the kubelet's pod root. */
@@ -1074,8 +1085,7 @@ static int setup(struct agent *a)
 		log_info("agent: Kubernetes API link on for node %s (pods listed, then watched%s)",
 			 kube_sync_node(a->kube),
 			 a->cfg.kube.resync_s > 0 ? "; relisted every resync_s" : "");
-		if (read_node(a))
-			return 2;
+		read_node(a);
 	}
 	if (a->cfg.decisions_file[0] && a->args.mode == AGENT_RUN) {
 		a->decisions = open_output(a->cfg.decisions_file, "decisions file");

@@ -91,12 +91,12 @@ struct agent {
 
 /*
  * The config: --config FILE (refused when others may write it) or the
- * embedded defaults, with the overrides this Node's labels choose (their
- * names in applied, "" none), --dry-run and observe_only applied. 0, or a
- * negative errno with err set.
+ * embedded defaults, with the overrides this Node's labels choose (node:
+ * its labels are filled in, what applied comes back), --dry-run and
+ * observe_only applied. 0, or a negative errno with err set.
  */
-int agent_config_read(const struct agent *a, struct agent_config *out, char applied[256], char *err,
-		      size_t errlen);
+int agent_config_read(const struct agent *a, struct agent_config *out, struct config_node *node,
+		      char *err, size_t errlen);
 
 /*
  * What an eviction does on this node under config c: evict.action, or

@@ -14,13 +14,13 @@
 #include "config/config_reload.h"
 #include "log.h"
 
-int agent_config_read(const struct agent *a, struct agent_config *out, char applied[256], char *err,
-		      size_t errlen)
+int agent_config_read(const struct agent *a, struct agent_config *out, struct config_node *node,
+		      char *err, size_t errlen)
 {
-	struct config_node node = {.labels = a->node_labels};
-	int rc = config_read(out, a->args.config, &node, err, errlen);
+	int rc;
 
-	snprintf(applied, 256, "%s", node.applied);
+	node->labels = a->node_labels;
+	rc = config_read(out, a->args.config, node, err, errlen);
 	if (rc)
 		return rc;
 	/* the command line and the start-up's findings outrank the file */
@@ -62,7 +62,7 @@ void agent_kube_label_keys(struct agent *a)
 
 void agent_reload(struct agent *a, bool ask_labels)
 {
-	char applied[256];
+	struct config_node node;
 	struct agent_config *next = malloc(sizeof(*next));
 	const char *what = a->args.config ? a->args.config : "the embedded defaults";
 	const char *field;
@@ -75,7 +75,7 @@ void agent_reload(struct agent *a, bool ask_labels)
 	/* a label may have moved the node to another pool: the next tick may reload again */
 	if (ask_labels && a->kube)
 		kube_sync_refresh_node(a->kube);
-	if (agent_config_read(a, next, applied, err, sizeof(err))) {
+	if (agent_config_read(a, next, &node, err, sizeof(err))) {
 		log_err("agent: reload refused, the running config stays: %s", err);
 	} else if ((field = config_restart_only_change(&a->cfg, next))) {
 		log_err("agent: reload of %s refused, the running config stays: %s changed, and "
@@ -101,7 +101,7 @@ void agent_reload(struct agent *a, bool ask_labels)
 		collector_reclassify(a->coll);
 		a->reloads++;
 		log_info("agent: reloaded %s; config overrides on this node: %s", what,
-			 applied[0] ? applied : "none");
+			 node.applied[0] ? node.applied : "none");
 	}
 	free(next);
 }

@@ -1129,6 +1129,8 @@ static int apply_text(struct ctx *x, struct agent_config *c, const char *text,
 		return -EINVAL;
 	}
 	overrides = json_incref(json_object_get(doc, "overrides"));
+	if (node)
+		node->listed = json_array_size(overrides);
 	if (overrides)
 		json_object_del(doc, "overrides");
 	r = apply_object(x, top_fields, c, doc, "") ?: check_cross(x, c);

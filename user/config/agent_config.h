@@ -63,6 +63,7 @@ int config_parse(struct agent_config *c, const char *json_text, char *err, size_
 struct config_node {
 	const json_t *labels; /* the Node's metadata.labels; NULL: no override applies */
 	char applied[256];    /* out: the names of those applied, ", "-separated; "" none */
+	size_t listed;	      /* out: how many the document lists */
 };
 
 /*

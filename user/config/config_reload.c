@@ -54,8 +54,10 @@ int config_read(struct agent_config *out, const char *path, struct config_node *
 {
 	int rc;
 
-	if (node)
+	if (node) {
 		node->applied[0] = '\0';
+		node->listed = 0;
+	}
 	if (!path) {
 		config_defaults(out);
 		return 0;

@@ -49,7 +49,8 @@ static struct event_window *window_of(struct event_correlator *c, const struct k
 	struct event_window *w = NULL;
 
 	for (size_t i = 0; i < c->n_windows && !w; i++)
-		if (!strcmp(c->windows[i].uid, ev->uid) && c->windows[i].reason == ev->reason)
+		if (!strcmp(c->windows[i].uid, ev->uid) &&
+		    !strcmp(c->windows[i].reason, ev->reason))
 			w = &c->windows[i];
 	if (!w) {
 		if (array_grow((void **)&c->windows, &c->cap_windows, c->n_windows, sizeof(*w)))
@@ -71,7 +72,7 @@ static struct event_series *find_series(struct event_correlator *c, const struct
 	for (size_t i = 0; i < c->n_series; i++) {
 		struct event_series *s = &c->series[i];
 
-		if (strcmp(s->first.uid, ev->uid) || s->first.reason != ev->reason ||
+		if (strcmp(s->first.uid, ev->uid) || strcmp(s->first.reason, ev->reason) ||
 		    s->combined != combined)
 			continue;
 		if (combined || !strcmp(s->first.note, ev->note))
@@ -193,8 +194,8 @@ void event_correlate_done(struct event_correlator *c, const struct event_call *c
 		struct event_series *p = &c->series[i];
 
 		if (strcmp(p->first.uid, call->s.first.uid) ||
-		    p->first.reason != call->s.first.reason || p->combined != call->s.combined ||
-		    strcmp(p->first.note, call->s.first.note))
+		    strcmp(p->first.reason, call->s.first.reason) ||
+		    p->combined != call->s.combined || strcmp(p->first.note, call->s.first.note))
 			continue;
 		p->last_call = now;
 		if (!rc) {

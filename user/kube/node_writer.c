@@ -77,6 +77,9 @@ bool node_writer_due(struct node_writer *w, const struct node_want *want, uint64
 		cond_differs && (!w->cond_refused || now - w->cond_at >= COND_REFUSED_RETRY_NS);
 
 	memset(st, 0, sizeof(*st));
+	/* the first patch waits for the condition (a tick at most): one write, not two */
+	if (w->condition && !want->cond_said)
+		return false;
 	if (!cond_due && !(batch_differs && batch_due(w, want->batch_value, now)))
 		return false;
 	if (cond_differs) {

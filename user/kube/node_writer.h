@@ -47,7 +47,7 @@ struct node_writer {
 
 /* What the loop wants the Node to say. */
 struct node_want {
-	bool cond_said; /* false: the condition is not written (the loop has not said it yet) */
+	bool cond_said; /* false: nothing is written yet (the loop has not said the condition) */
 	bool cond;
 	const char *message;
 	bool batch; /* the loop put a batch value */

@@ -169,7 +169,7 @@ static void emit(const struct kube_report_view *v, const struct kube_pod *p,
 static bool pod_held(const struct kube_report_seen *s, const char *uid, const char *reason)
 {
 	for (size_t i = 0; i < s->n_holds; i++)
-		if (!strcmp(s->holds[i].uid, uid) && s->holds[i].ev.reason == reason)
+		if (!strcmp(s->holds[i].uid, uid) && !strcmp(s->holds[i].ev.reason, reason))
 			return true;
 	return false;
 }
@@ -206,7 +206,7 @@ static bool hold(const struct kube_report_view *v, const struct kube_pod *p,
 	ssize_t i = find_hold(s, d->act.id, d->act.kind);
 	bool start;
 
-	if (i >= 0 && s->holds[i].ev.reason == ev->reason)
+	if (i >= 0 && !strcmp(s->holds[i].ev.reason, ev->reason))
 		return false; /* a step of a quota already held */
 	if (i >= 0)	      /* the setting changes hands: one hold may end as another starts */
 		unhold(v, (size_t)i, rule_name(d->act.rule));
@@ -229,7 +229,7 @@ static bool find_anew(const struct kube_report_view *v, const struct kube_pod *p
 
 	for (size_t i = 0; i < s->n_findings; i++) {
 		f = &s->findings[i];
-		if (!strcmp(f->uid, p->uid) && f->ev.reason == ev->reason) {
+		if (!strcmp(f->uid, p->uid) && !strcmp(f->ev.reason, ev->reason)) {
 			f->last_ns = v->now_ns;
 			return false;
 		}

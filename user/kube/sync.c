@@ -42,6 +42,8 @@
  * the batch resources, then the condition): both go in one patch.
  */
 #define STATUS_SETTLE_NS (50 * 1000000ull)
+/* The Node's read at start waits at most this long (the API thread reads it again later). */
+#define START_READ_MS 2000
 /* An Event's series ends after this many event intervals without an occurrence. */
 #define SERIES_IDLE_INTERVALS 10
 #define CONTROLLER	      "qoslet.io/agent"
@@ -313,7 +315,7 @@ static uint64_t write_status(struct kube_sync *ks, uint64_t now)
 		pthread_mutex_unlock(&ks->lock);
 		return settled - now;
 	}
-	/* before the loop said anything, False would be a guess: the condition waits */
+	/* before the loop said anything, False would be a guess: the status waits */
 	want.cond_said = ks->condition_said;
 	want.cond = ks->want_condition;
 	memcpy(msg, ks->condition_msg, sizeof(msg));
@@ -846,8 +848,16 @@ void kube_sync_event(struct kube_sync *ks, const struct kube_event_req *ev)
 
 int kube_sync_read_node(struct kube_sync *ks, json_t **labels, char *err, size_t errlen)
 {
+	long timeout = ks->client.timeout_ms, connect = ks->client.connect_timeout_ms;
 	struct kube_node_info info;
-	int rc = kube_node_get(&ks->client, ks->node, &info, err, errlen);
+	int rc;
+
+	/* the node waits unprotected meanwhile: an API that is away costs little here */
+	ks->client.timeout_ms = timeout < START_READ_MS ? timeout : START_READ_MS;
+	ks->client.connect_timeout_ms = connect < START_READ_MS ? connect : START_READ_MS;
+	rc = kube_node_get(&ks->client, ks->node, &info, err, errlen);
+	ks->client.timeout_ms = timeout;
+	ks->client.connect_timeout_ms = connect;
 
 	note_call(ks, KUBE_CALL_GET_NODE, rc, err);
 	if (rc)

@@ -40,7 +40,8 @@ struct kube_evict_result {
 	char why[160];		       /* the server's message, or the transport's error */
 };
 
-/* An occurrence worth an Event on a pod; repeats of (uid, reason) join one Event's series. */
+/* An occurrence worth an Event on a pod (kube/event_correlate.h: series, combining, spam filter).
+ */
 struct kube_event_req {
 	char uid[40], ns[64], pod[254];
 	const char *type;   /* static: "Normal", "Warning" */
@@ -101,7 +102,8 @@ size_t kube_sync_take_results(struct kube_sync *ks, struct kube_evict_result *ou
 void kube_sync_event(struct kube_sync *ks, const struct kube_event_req *ev);
 
 /*
- * Reads this node's Node once, before kube_sync_start(): its labels in
+ * Reads this node's Node once, before kube_sync_start(), waiting at most
+ * 2 s (the start waits for it): its labels in
  * *labels (a new reference: the config's overrides choose by them), and
  * its status, so that a value an earlier run left there is not written
  * again. 0, or a negative errno with err set (the API's answer: -EACCES

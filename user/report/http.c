@@ -24,7 +24,9 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "confine.h"
 #include "log.h"
+#include "private_dir.h"
 #include "report/mhd_dl.h"
 #include "report/http_conns.h"
 
@@ -462,34 +464,24 @@ int http_listen_health(struct http_server *s, uint16_t port, char *err, size_t e
 }
 
 /*
- * The directory of the health socket must be root's (the agent's user's) and
- * writable by nobody else: whoever may write it could replace the socket
- * with their own, and answer (or not) the kubelet's probes. 0, or -errno
- * with err naming the problem.
+ * The directory of the health socket must be the agent user's alone
+ * (private_dir.h, made 0700 when absent): whoever else may write it could
+ * replace the socket with their own, and answer (or not) the kubelet's
+ * probes. 0, or -errno with err naming the problem.
  */
 static int check_socket_dir(const char *path, char *err, size_t errlen)
 {
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], why[384];
 	const char *slash = strrchr(path, '/');
-	struct stat st;
+	int fd;
 
 	snprintf(dir, sizeof(dir), "%.*s", slash && slash != path ? (int)(slash - path) : 1, path);
-	if (lstat(dir, &st)) {
-		int e = errno;
-
-		snprintf(err, errlen, "health socket %s: its directory %s: %s", path, dir,
-			 strerror(e));
-		return -e;
+	fd = private_dir_open(dir, why, sizeof(why));
+	if (fd < 0) {
+		snprintf(err, errlen, "health socket %s: %s", path, why);
+		return fd;
 	}
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		snprintf(err, errlen,
-			 "health socket %s: its directory %s must be a directory of uid %u that "
-			 "no one else may write (it is %s of uid %u, mode %04o)",
-			 path, dir, (unsigned int)geteuid(),
-			 S_ISDIR(st.st_mode) ? "a directory" : "not a directory",
-			 (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
-		return -EPERM;
-	}
+	close(fd);
 	return 0;
 }
 
@@ -559,12 +551,79 @@ int http_listen_health_socket(struct http_server *s, const char *path, char *err
 	return 0;
 }
 
+/* Each listener that has a socket (the scrape one always: unbound, it is fed connections). */
+static int start_daemons(struct http_server *s)
+{
+	return start_daemon(s, &s->scrape, handle, &scrape_limits) ||
+	       (s->health.fd >= 0 && start_daemon(s, &s->health, handle_health, &health_limits)) ||
+	       (s->health_unix.fd >= 0 &&
+		start_daemon(s, &s->health_unix, handle_health, &socket_limits));
+}
+
+struct confined_start {
+	struct http_server *s;
+	int rc, landlock; /* start_daemons(); confine_thread_no_files() */
+};
+
+static void *start_confined(void *arg)
+{
+	struct confined_start *c = arg;
+
+	c->landlock = confine_thread_no_files();
+	c->rc = start_daemons(c->s);
+	return NULL;
+}
+
+/*
+ * Starts the daemons from a thread of its own that Landlock confines first
+ * (confine.h): every server thread (MHD's, the deadline watchdog) is made
+ * by it and inherits that, so no request can make the agent read a file,
+ * whatever bug it finds. Where Landlock is missing the log says so once,
+ * and the server runs as before. 0 or -EIO.
+ */
+static int start_confined_daemons(struct http_server *s)
+{
+	static bool said;
+	struct confined_start c = {.s = s};
+	pthread_t t;
+	int err;
+
+	/*
+	 * glibc reads the time zone once per process, at its first use (MHD's
+	 * Date header): here, not in a confined thread, which could not open
+	 * /etc/localtime and would leave every thread on UTC.
+	 */
+	tzset();
+	err = pthread_create(&t, NULL, start_confined, &c);
+
+	if (err) {
+		errno = err;
+		return -EIO;
+	}
+	pthread_join(t, NULL);
+	if (!said) {
+		said = true;
+		if (c.landlock > 0)
+			log_info(
+				"http: the server threads are confined (Landlock ABI %d): they open "
+				"no file%s",
+				c.landlock,
+				c.landlock >= 4 ? " and bind or connect no TCP port" : "");
+		else
+			log_warn(
+				"http: the server threads are not confined: Landlock: %s%s",
+				strerror(-c.landlock),
+				c.landlock == -ENOSYS || c.landlock == -EOPNOTSUPP
+					? " (Linux 5.13 or later with landlock in its lsm= list has "
+					  "it)"
+					: "");
+	}
+	return c.rc ? -EIO : 0;
+}
+
 int http_serve(struct http_server *s, char *err, size_t errlen)
 {
-	if (start_daemon(s, &s->scrape, handle, &scrape_limits) ||
-	    (s->health.fd >= 0 && start_daemon(s, &s->health, handle_health, &health_limits)) ||
-	    (s->health_unix.fd >= 0 &&
-	     start_daemon(s, &s->health_unix, handle_health, &socket_limits))) {
+	if (start_confined_daemons(s)) {
 		snprintf(err, errlen, "cannot start the HTTP server");
 		return -EIO;
 	}
@@ -598,7 +657,7 @@ int http_start_unbound(struct http_server **out)
 	s = server_new();
 	if (!s)
 		return -ENOMEM;
-	if (start_daemon(s, &s->scrape, handle, &scrape_limits)) {
+	if (start_confined_daemons(s)) {
 		http_stop(s);
 		return -EIO;
 	}

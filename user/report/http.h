@@ -74,10 +74,11 @@ int http_listen_health(struct http_server *s, uint16_t port, char *err, size_t e
  * a UNIX socket at path (absolute), mode 0600, for an exec probe (`qoslet
  * health`). No local client but root can reach it, so none can starve the
  * kubelet's probes as one that holds a TCP port's connections from the
- * node's own address can (docs/security.md). The directory must exist, be
- * the agent user's and be writable by no one else; a socket there that no
- * one serves is replaced, one that answers is refused (-EADDRINUSE). The
- * socket is removed at http_stop(). 0, or -errno with err naming the problem.
+ * node's own address can (docs/security.md). The directory must be the
+ * agent user's alone (private_dir.h: made 0700 when absent); a socket there
+ * that no one serves is replaced, one that answers is refused (-EADDRINUSE).
+ * The socket is removed at http_stop(). 0, or -errno with err naming the
+ * problem.
  */
 int http_listen_health_socket(struct http_server *s, const char *path, char *err, size_t errlen);
 

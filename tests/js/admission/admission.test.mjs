@@ -162,6 +162,10 @@ describe("qoslet-pod-qos-metadata", () => {
 		allowed(run(binding(SCHEDULER, {})), "the scheduler binds");
 		denied(run(binding(SCHEDULER, { "qoslet.io/eviction-disabled": "true" })), "a binder adds an opt-out");
 		denied(run(binding(ADMIN, { "qoslet.io/runq-p99-target-us": "1" })), "an admin's binding adds a target");
+		// the older spelling, POST .../namespaces/NS/bindings, binds (and copies annotations) the same way
+		const legacy = (userInfo, annotations) => ({ ...binding(userInfo, annotations), resource: { group: "", version: "v1", resource: "bindings" }, subResource: "" });
+		allowed(run(legacy(SCHEDULER, {})), "the scheduler binds through bindings");
+		denied(run(legacy(SCHEDULER, { "koordinator.sh/eviction-priority": "9" })), "a binder adds a priority through bindings");
 	});
 	// The controller manager is trusted to copy checked templates: every kind whose
 	// template it copies must be checked, ReplicationControllers too.
@@ -211,6 +215,7 @@ describe("qoslet-pod-daemonset-owner", () => {
 	test("other owners, removals and other changes pass, for anyone", () => {
 		ok(run(podReq(TENANT, owned([ref("ReplicaSet")]))), "a ReplicaSet owner");
 		ok(run(podReq(GC, pod(), owned([ref("DaemonSet")]))), "the garbage collector orphans the pod");
+		ok(run(podReq(GC, owned([ref("DaemonSet", { blockOwnerDeletion: false })]), owned([ref("DaemonSet")]))), "the garbage collector unblocks the owner");
 		ok(run(podReq(TENANT, owned([ref("DaemonSet")], { app: "x" }), owned([ref("DaemonSet")]))), "a label on a DaemonSet's pod");
 	});
 	test("other resources are not its business", () => {
