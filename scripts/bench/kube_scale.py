@@ -98,7 +98,7 @@ class Agent:
         self.err = open(os.path.join(opts.workdir, self.node + ".err"), "ab")
         self.proc = subprocess.Popen(
             [opts.kubesync, opts.kubeconfig, self.node, "--resync", "0", "--batch",
-             "0.10,30,300"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+             opts.batch], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
             stderr=self.err)
         self.lock = threading.Lock()
         self.fed = 0  # feed() rounds so far
@@ -485,6 +485,8 @@ def main():
     r.add_argument("--churn", type=float, default=10)
     r.add_argument("--restart", type=float, default=20)
     r.add_argument("--outage", type=float, default=20)
+    r.add_argument("--batch", default="0.10,30,300",
+                   help="capacity.node_status: STEP,MIN_INTERVAL_S,MAX_INTERVAL_S")
     p = sub.add_parser("report")
     p.add_argument("results")
     p.add_argument("header")

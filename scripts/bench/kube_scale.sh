@@ -17,24 +17,26 @@
 # nodes x 110 pods. Needs no root. About 5 minutes with the defaults.
 #
 #   scripts/bench/kube_scale.sh [-n NODES] [-p PODS] [-s STEADY_S] [-r RESTART_S]
-#                               [-d OUTAGE_S] [-k DIR] [-o FILE]
+#                               [-d OUTAGE_S] [-b STEP,MIN_S,MAX_S] [-k DIR] [-o FILE]
 #
 # Defaults: 50 nodes of 110 pods, 120 s of steady state, the restart spread
-# over 20 s, 20 s of outage. -k keeps the raw data (the stand-in's log and
+# over 20 s, 20 s of outage, the shipped capacity.node_status (-b: its
+# step_percent as a share, min_interval_s, max_interval_s). -k keeps the raw data (the stand-in's log and
 # stats, the results JSON, each agent's stderr) in DIR.
 #
 # Exit 0 after a measurement, 77 when it cannot run here, 1 on failure.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-NODES=50 PODS=110 STEADY=120 RESTART=20 OUTAGE=20 KEEP="" OUT=""
-while getopts "n:p:s:r:d:k:o:" o; do
+NODES=50 PODS=110 STEADY=120 RESTART=20 OUTAGE=20 BATCH=0.10,30,300 KEEP="" OUT=""
+while getopts "n:p:s:r:d:b:k:o:" o; do
 	case $o in
 	n) NODES=$OPTARG ;;
 	p) PODS=$OPTARG ;;
 	s) STEADY=$OPTARG ;;
 	r) RESTART=$OPTARG ;;
 	d) OUTAGE=$OPTARG ;;
+	b) BATCH=$OPTARG ;;
 	k) KEEP=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	*) exit 2 ;;
@@ -71,7 +73,7 @@ python3 "$ROOT/scripts/bench/kube_scale.py" run --kubesync "$KUBESYNC" \
 	--kubeconfig "$TMP/kubeconfig" --pods "$TMP/pods.json" --stats "$TMP/stats.json" \
 	--log "$TMP/api.log" --down-file "$TMP/down" --workdir "$TMP" --out "$TMP/results.json" \
 	--server-pid "${KUBE_SERVER_PIDS[0]}" --nodes "$NODES" --pods-per-node "$PODS" \
-	--steady "$STEADY" --restart "$RESTART" --outage "$OUTAGE"
+	--steady "$STEADY" --restart "$RESTART" --outage "$OUTAGE" --batch "$BATCH"
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 [ ! -s "$TMP/server.err" ] || fail "the API stand-in reported errors: $(tail -n 5 "$TMP/server.err")"
 
@@ -80,7 +82,7 @@ pod_bytes=$(wc -c <"$TMP/pod.json")
 cat >"$TMP/header.md" <<MD
 # kube_scale: what the agents' Kubernetes link costs the API server
 
-Command: \`scripts/bench/kube_scale.sh -n $NODES -p $PODS -s $STEADY -r $RESTART -d $OUTAGE\`
+Command: \`scripts/bench/kube_scale.sh -n $NODES -p $PODS -s $STEADY -r $RESTART -d $OUTAGE -b $BATCH\`
 (\`make bench\`, BENCHES=kube_scale), commit $commit, $(date -u +%Y-%m-%d), $(nproc) CPUs,
 Linux $(uname -r), a machine shared with other builds and tests (load average $load_before
 at the start, $load_after at the end: the stand-in and the agents share the 2 CPUs with
@@ -95,7 +97,7 @@ gets what the loop hands it while BE suppression follows a varying load on 4 BE 
 the larger of the LS load now and its p95 over 300 s, the load swinging between 1 and 3
 CPUs over 10 minutes with noise) and the node condition every 2 s, a \`Suppressed\` Event
 occurrence when each pod's suppression starts (not at every quota change); the shipped
-settings (batch capacity: a 10 % step, 30 to 300 s). Pod
+settings but for \`-b\` (capacity.node_status: step, min and max interval $BATCH). Pod
 churn: every 10 s, one pod on a tenth of the nodes changes. Phases: start (every agent at
 once), steady state ($STEADY s), a rolling restart of every agent over $RESTART s, a
 compaction storm (every watch gets an ERROR 410), an outage ($OUTAGE s of 503 with every
