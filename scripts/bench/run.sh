@@ -25,6 +25,10 @@
 #   newpod         new-pod protection time with the Kubernetes link on (pod in the
 #                  API, then its cgroup: mkdir to cpu.idle), 10 pods, and one node's
 #                  API footprint (scripts/bench/newpod.sh) -> docs/bench/newpod.md
+#   kube_scale     what many agents' Kubernetes link costs the API server: steady
+#                  state, a rolling restart, a compaction storm, an outage; per agent
+#                  and projected to 5,000 nodes (scripts/bench/kube_scale.sh)
+#                  -> docs/bench/kube_scale.md
 #   reassert       time from another writer's change of a setting the agent
 #                  applied to the agent's write-back (scripts/bench/reassert.sh)
 #                  -> docs/bench/reassert.md
@@ -57,6 +61,7 @@
 #                     controller (docs/slo-control.md, issue 14's targets); set
 #                     empty for none
 #   REASSERT_ROUNDS   rounds of reassert (default 30, about a second each)
+#   KUBE_SCALE_NODES  agents (nodes) of kube_scale (default 50, about 5 minutes)
 #   BENCHES           space-separated benchmarks to run (default: all)
 set -euo pipefail
 
@@ -66,7 +71,7 @@ ROUNDS=${BENCH_ROUNDS:-15}
 LOOPS=${BENCH_LOOPS:-100000}
 CPU=${BENCH_CPU:-0}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
-BENCHES=${BENCHES:-ctxsw ctxsw-xcg top_footprint colobench agent_footprint detectbench slobench newpod reassert}
+BENCHES=${BENCHES:-ctxsw ctxsw-xcg top_footprint colobench agent_footprint detectbench slobench newpod reassert kube_scale}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench: not root: configurations that load BPF programs will be skipped" >&2
@@ -124,6 +129,10 @@ for b in $BENCHES; do
 	newpod)
 		echo "bench: $b: 10 BestEffort pods in the API, then their cgroups: mkdir to cpu.idle; API bytes of a node"
 		scripts/bench/newpod.sh -n 10 -o "$tmp" >"$tmp.stdout" || rc=$?
+		;;
+	kube_scale)
+		echo "bench: $b: ${KUBE_SCALE_NODES:-50} agents' Kubernetes link: steady state, restart, 410 storm, outage"
+		scripts/bench/kube_scale.sh -n "${KUBE_SCALE_NODES:-50}" -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	reassert)
 		echo "bench: $b: another writer's cpu.idle=0 on a BE pod, time to the agent's write-back, ${REASSERT_ROUNDS:-30} rounds"

@@ -8,7 +8,8 @@ way the API reference describes it:
   POST  /api/v1/namespaces/NS/pods/NAME/eviction        -> the next scripted status
   POST  /apis/events.k8s.io/v1/namespaces/NS/events     -> 201 (409 for a name taken)
   PATCH /apis/events.k8s.io/v1/namespaces/NS/events/N   -> 200 (404 for an unknown one)
-  PATCH /api/v1/nodes/NODE/status                       -> 200 (404 for another node)
+  PATCH /api/v1/nodes/NODE/status                       -> 200 (404 for a node --node,
+                                                           a pattern, does not match)
   GET   /api/v1/nodes/NODE?resourceVersion=0            -> the Node: --node-labels, and its
                                                            status as patched (404 another)
 Each request must carry "Authorization: Bearer <token>" with the token file's
@@ -57,9 +58,19 @@ WATCH section below the handler): the pods file is the store's truth, and a
 change to it (rewritten by a test) becomes ADDED/MODIFIED/DELETED events with
 a new resourceVersion each.
   GET /api/v1/pods[?...]  and  /api/v1/namespaces/NS/pods[?...]
-    limit/continue paginate (a continue token older than the last compaction
-    gets 410 Gone); resourceVersion "0" or unset is the newest, another
-    version older than the compaction 410; watch=true streams one JSON event a
+    A LIST is served as the API server before 1.31 serves it, and logged with
+    "source": "cache" (its watch cache) or "etcd" (what only etcd serves):
+    - resourceVersion "0": any version, the cache's newest; a limit is
+      ignored (the cache answers whole), as the real cache does;
+    - another version without limit or continue: "not older than" it, from
+      the cache: the newest, whatever was compacted (no 410), or a 504 with
+      cause ResourceVersionTooLarge for a version the store has not reached;
+      while --list-gone-file exists it is 410 Gone instead (a test's way to
+      make that relist fail as client-go's fallback expects);
+    - no resourceVersion (a quorum read), a limit with a version ("exact":
+      410 when older than the compaction), a continue token (410 when older
+      than the compaction): etcd.
+    limit/continue paginate what etcd serves; watch=true streams one JSON event a
     line over a chunked response from resourceVersion (ADDED for every pod
     first when it is unset or "0"), BOOKMARKs every --bookmark-interval
     seconds with allowWatchBookmarks=true, and ends cleanly after
@@ -69,6 +80,15 @@ a new resourceVersion each.
     ERROR 410 event and ends. SIGUSR2 drops every open watch's connection
     without ending its response (a network cut).
   GET /api, /apis, /api/v1, /version: the discovery documents kubectl reads.
+A client that sends "Accept-Encoding: gzip" gets a response over
+--gzip-threshold bytes (128 KiB, the API server's own threshold) gzipped at
+level 1, as the API server does (never a watch: its events are flushed one by
+one); the log's "bytes" are the bytes sent, "decoded" what they decode to.
+With --stats FILE the server keeps, and rewrites every second, requests and
+bytes sent by verb and resource ("list pods", "watch pods" (bytes counted as
+they stream), "create events", "patch events", "patch nodes/status", "get
+nodes", "create pods/eviction", "get other"), the lists only etcd could serve, and requests a
+second (for a scale test's peak rate).
 Every LIST and WATCH is logged with "verb" ("list" or "watch") when it
 starts. qoslet's own calls must carry the node's field selector; with
 --foreign-clients other clients (kubectl, client libraries) may call without
@@ -76,6 +96,8 @@ it and with their own User-Agent and Accept, as the real server allows.
 """
 import argparse
 import base64
+import fnmatch
+import gzip
 import json
 import os
 import random
@@ -112,6 +134,30 @@ LOCK = threading.Lock()
 TOKENS = {"current": None, "previous": None, "changed": 0.0}  # what the token file held
 # Signals only bump these (a handler must not take LOCK): the store acts on them.
 SIGNALS = {"compact": 0, "drop": 0}
+# --stats: verb -> {"requests", "bytes"}; "etcd_lists"; "per_second": {int second: requests}
+STATS = {"verbs": {}, "etcd_lists": 0, "per_second": {}, "started": time.time()}
+
+
+def count(verb, requests, sent):
+    """Under LOCK: a request (or a watch's streamed bytes) in --stats."""
+    v = STATS["verbs"].setdefault(verb, {"requests": 0, "bytes": 0})
+    v["requests"] += requests
+    v["bytes"] += sent
+    if requests:
+        sec = int(time.time())
+        STATS["per_second"][sec] = STATS["per_second"].get(sec, 0) + requests
+
+
+def write_stats(path):
+    """Rewrites the stats file every second (atomically: a reader never sees half)."""
+    while True:
+        with LOCK:
+            doc = dict(STATS, per_second=sorted(STATS["per_second"].items()),
+                       written=time.time())
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        os.rename(path + ".tmp", path)
+        time.sleep(1.0)
 
 
 class Store:
@@ -174,6 +220,7 @@ class Store:
         self.rv += 1
         pod = json.loads(json.dumps(pod))
         pod.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
+        pod = in_api_order(pod)
         if kind != "DELETED":
             self.pods[pod["metadata"]["uid"]] = pod
         self.history.append((self.rv, kind, pod))
@@ -182,9 +229,32 @@ class Store:
 STORE = None
 
 
+# ObjectMeta's fields in the order the API server (Go's encoding/json) writes them: a
+# client that reads an oversized object's first bytes finds its names and version there.
+META_ORDER = ["name", "generateName", "namespace", "selfLink", "uid", "resourceVersion",
+              "generation", "creationTimestamp", "deletionTimestamp",
+              "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences",
+              "finalizers", "managedFields"]
+
+
+def in_api_order(pod):
+    """The pod with its fields in the API server's order: kind, apiVersion, metadata, ..."""
+    meta = pod.get("metadata", {})
+    ordered = {k: meta[k] for k in META_ORDER if k in meta}
+    ordered.update((k, v) for k, v in meta.items() if k not in ordered)
+    head = {k: pod[k] for k in ("kind", "apiVersion") if k in pod}
+    return dict(head, metadata=ordered,
+                **{k: v for k, v in pod.items() if k not in ("kind", "apiVersion", "metadata")})
+
+
 def as_object(pod):
     """A watch event's object names its kind, which a list's items need not (clients check)."""
-    return dict(pod, kind="Pod", apiVersion="v1")
+    return dict({"kind": "Pod", "apiVersion": "v1"}, **pod)
+
+
+def compact(doc):
+    """JSON as the API server writes it: no blanks between tokens."""
+    return json.dumps(doc, separators=(",", ":")).encode()
 
 
 def status_body(code, reason, message, details=None):
@@ -229,13 +299,30 @@ class Handler(BaseHTTPRequestHandler):
         self.verb = None
         return super().parse_request()
 
-    def record(self, status, violations, body, sent=None, verb=None):
+    def stats_verb(self):
+        """What --stats counts this request as: its verb and resource."""
+        path = urllib.parse.urlsplit(self.path or "").path
+        if getattr(self, "verb", None):
+            return self.verb + " pods"
+        if self.command == "POST" and EVICT_PATH.match(path):
+            return "create pods/eviction"
+        resource = ("events" if EVENTS_PATH.match(path) or EVENT_PATH.match(path) else
+                    "nodes/status" if NODE_STATUS_PATH.match(path) else
+                    "nodes" if NODE_PATH.match(path) else "other")
+        return {"POST": "create", "PATCH": "patch"}.get(self.command, "get") + " " + resource
+
+    def record(self, status, violations, body, sent=None, verb=None, extra=None):
         """One log line; sent: the response's bytes (a watch's at its end, as "watch-end")."""
         entry = {"bytes": sent,
                  "method": self.command, "path": self.path, "status": status,
                  "violations": violations, "body": body, "time": self.arrived,
                  "verb": verb or getattr(self, "verb", None),
                  "agent": self.headers.get("User-Agent") if self.headers else None}
+        entry.update(extra or {})
+        if verb != "watch-end":  # a watch's bytes were counted as they streamed
+            with LOCK:
+                count(self.stats_verb(), 1, sent or 0)
+                STATS["etcd_lists"] += entry.get("source") == "etcd"
         if self.server.opts.log_auth and self.headers:
             auth = self.headers.get("Authorization") or ""
             entry.update(user=self.cert_user(),
@@ -243,14 +330,24 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK, open(self.server.opts.log, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
 
-    def reply(self, status, doc, violations, body=None):
-        data = json.dumps(doc).encode()
+    def accepts_gzip(self):
+        enc = self.headers.get("Accept-Encoding") or "" if self.headers else ""
+        return any(e.split(";")[0].strip() == "gzip" for e in enc.split(","))
+
+    def reply(self, status, doc, violations, body=None, extra=None):
+        data = compact(doc)
+        decoded = len(data)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
+        if self.accepts_gzip() and decoded > self.server.opts.gzip_threshold:
+            data = gzip.compress(data, compresslevel=1)
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Vary", "Accept-Encoding")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
-        self.record(status, violations, body, len(data))
+        self.record(status, violations, body, len(data),
+                    extra=dict(extra or {}, decoded=decoded, gzip=len(data) != decoded))
 
     def token_valid(self, auth):
         with open(self.server.opts.token_file, encoding="utf-8") as f:
@@ -388,12 +485,21 @@ class Handler(BaseHTTPRequestHandler):
             self.list_pods(q, wanted)
 
     def list_pods(self, q, wanted):
+        """A LIST as the module's docstring says: from the watch cache or from etcd."""
         with LOCK:
             STORE.refresh()
             rv, compacted = STORE.rv, STORE.compacted
             pods = sorted((p for p in STORE.pods.values() if wanted(p)),
                           key=lambda p: (p["metadata"].get("namespace", ""),
                                          p["metadata"].get("name", "")))
+        version = q.get("resourceVersion") or ""
+        limit = int(q["limit"]) if "limit" in q else None
+        cache = "continue" not in q and (version == "0" or (version and limit is None))
+        source = {"source": "cache" if cache else "etcd", "rv": version, "limit": limit}
+        if version not in ("", "0") and not re.match(r"^[1-9][0-9]*$", version):
+            self.reply(400, status_body(400, "BadRequest", "invalid resourceVersion"),
+                       ["resource-version"], extra=source)
+            return
         start = 0
         if "continue" in q:
             try:
@@ -405,29 +511,45 @@ class Handler(BaseHTTPRequestHandler):
             if rv < compacted:
                 self.reply(410, status_body(410, "Expired",
                                             "The provided continue parameter is too old to "
-                                            "display a consistent list result."), [])
+                                            "display a consistent list result."), [],
+                           extra=source)
                 return
-        elif q.get("resourceVersion") not in (None, "", "0") and \
-                int(q["resourceVersion"]) < compacted:
+        elif cache and version != "0":
+            if os.path.exists(self.server.opts.list_gone_file):
+                self.reply(410, status_body(410, "Expired", "too old resource version: %s"
+                                            % version), [], extra=source)
+                return
+            if int(version) > rv:
+                self.reply(504, status_body(504, "Timeout", "Too large resource version: %s, "
+                                            "current: %d" % (version, rv),
+                                            {"causes": [{"reason": "ResourceVersionTooLarge",
+                                                         "message": "Too large resource "
+                                                                    "version"}],
+                                             "retryAfterSeconds": 1}), [], extra=source)
+                return
+        elif version not in ("", "0") and int(version) < compacted:
+            # a limit with a version is an exact read, which etcd no longer holds
             self.reply(410, status_body(410, "Expired", "too old resource version: %s (%d)"
-                                        % (q["resourceVersion"], compacted)), [])
+                                        % (version, compacted)), [], extra=source)
             return
         meta = {"resourceVersion": str(rv)}
-        if "limit" in q and len(pods) - start > int(q["limit"]):
-            end = start + int(q["limit"])
+        if limit is not None and not cache and len(pods) - start > limit:
+            end = start + limit
             meta["continue"] = base64.b64encode(json.dumps(
                 {"rv": rv, "start": end}).encode()).decode()
             meta["remainingItemCount"] = len(pods) - end
         else:
             end = len(pods)
         self.reply(200, {"kind": "PodList", "apiVersion": "v1", "metadata": meta,
-                         "items": pods[start:end]}, [])
+                         "items": pods[start:end]}, [], extra=source)
 
     def chunk(self, doc):
-        data = json.dumps(doc).encode() + b"\n"
+        data = compact(doc) + b"\n"
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
         self.streamed += len(data)
+        with LOCK:
+            count("watch pods", 0, len(data))
 
     def watch_pods(self, q, wanted):
         """Streams events from resourceVersion until timeoutSeconds, a compaction or a drop."""
@@ -660,7 +782,7 @@ class Handler(BaseHTTPRequestHandler):
         if v:
             self.refuse(v)
             return
-        if node != self.server.opts.node:
+        if not fnmatch.fnmatchcase(node, self.server.opts.node):
             self.reply(404, status_body(404, "NotFound", 'nodes "%s" not found' % node), v)
             return
         self.reply(200, self.node_doc(node), v)
@@ -688,7 +810,7 @@ class Handler(BaseHTTPRequestHandler):
         if v:
             self.refuse(v, patch)
             return
-        if node != self.server.opts.node:
+        if not fnmatch.fnmatchcase(node, self.server.opts.node):
             self.reply(404, status_body(404, "NotFound", 'nodes "%s" not found' % node), v,
                        patch)
             return
@@ -735,7 +857,9 @@ def main():
     ap.add_argument("--evict-script", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--port-file", required=True)
-    ap.add_argument("--node", default="n1", help="the one node whose status may be patched")
+    ap.add_argument("--node", default="n1",
+                    help="the node whose status may be patched (a pattern: many nodes for a "
+                         "scale test)")
     ap.add_argument("--node-labels", default="/nonexistent",
                     help="a JSON object: the node's labels (read at each GET; none without it)")
     ap.add_argument("--down-file", default="/nonexistent",
@@ -756,6 +880,13 @@ def main():
     ap.add_argument("--gone-status", action="store_true",
                     help="answer a watch from a compacted version with HTTP 410, not an "
                          "ERROR event")
+    ap.add_argument("--gzip-threshold", type=int, default=128 * 1024,
+                    help="gzip a response over this many bytes for a client that accepts it "
+                         "(the API server's 128 KiB)")
+    ap.add_argument("--list-gone-file", default="/nonexistent",
+                    help="while this file exists, a LIST from the watch cache with a version "
+                         "other than 0 gets 410 Gone")
+    ap.add_argument("--stats", help="keep request and byte counts by verb in this JSON file")
     ap.add_argument("--foreign-clients", action="store_true",
                     help="let clients other than qoslet list and watch pods")
     opts = ap.parse_args()
@@ -770,10 +901,14 @@ def main():
         allow_reuse_address = True  # a restarted server takes its port again at once
 
         def handle_error(self, request, client_address):
-            # A client that gave up on a delayed answer is expected; the rest is a bug here.
-            if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            # A client that gave up on a delayed answer is expected (also mid-TLS-record, on a
+            # loaded machine); the rest is a bug here.
+            if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError,
+                                                  ssl.SSLEOFError)):
                 super().handle_error(request, client_address)
 
+    if opts.stats:
+        threading.Thread(target=write_stats, args=(opts.stats,), daemon=True).start()
     srv = Server((opts.bind, opts.port), Handler)
     srv.opts = opts
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

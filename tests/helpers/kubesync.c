@@ -21,9 +21,14 @@
  *   results                    "result UID OUTCOME ATTEMPT STATUS TS_MS WHY" for each
  *                              eviction attempt since the last time, then "results N"
  *   pods                       "pods N" when a newer pod list came, else "pods none"
+ *   podset                     the newest pod set the link handed over: "pod UID NS NAME
+ *                              LABELS" (k=v,... or -) for each, then "podset N"
+ *   labels [KEY...]            the label keys to keep (none: no labels); "labels all": every one
  *   stats                      "stat KEY VALUE" lines: requests.CALL, errors.CALL,
  *                              aggregated, dropped, pods, listed (0/1), condition
- *                              (unknown/true/false)
+ *                              (unknown/true/false), pod_lists, pod_expired,
+ *                              watch_broken, oversize, etcd_lists, skipped_size,
+ *                              terminated
  *   stop                       stops the link and prints "stop MS" (how long that took)
  * The link is stopped at the end of input too. Exit 0, 1 for a bad command,
  * 2 when the link did not start.
@@ -120,20 +125,57 @@ static void stats(struct kube_sync *ks)
 	printf("stat aggregated %llu\nstat dropped %llu\nstat pods %llu\nstat listed %d\n",
 	       (unsigned long long)s.events_aggregated, (unsigned long long)s.events_dropped,
 	       (unsigned long long)s.pods, s.last_list_ns != 0);
+	printf("stat pod_lists %llu\nstat pod_expired %llu\nstat watch_broken %llu\n"
+	       "stat oversize %llu\nstat etcd_lists %llu\nstat skipped_size %llu\n"
+	       "stat terminated %llu\n",
+	       (unsigned long long)s.pod_lists, (unsigned long long)s.pod_expired,
+	       (unsigned long long)s.pod_watch_broken, (unsigned long long)s.pod_oversize,
+	       (unsigned long long)s.pod_etcd_lists, (unsigned long long)s.pods_skipped_size,
+	       (unsigned long long)s.pods_terminated);
 	printf("stat condition %s\n", !s.condition_known ? "unknown"
 				      : s.condition	 ? "true"
 							 : "false");
 }
 
+/* The newest set the link handed over, kept for "podset". */
+static struct kube_pod_list seen;
+
 static void pods(struct kube_sync *ks)
 {
-	struct kube_pod_list l = {0};
-
-	if (kube_sync_take_pods(ks, &l))
-		printf("pods %zu\n", l.n);
+	if (kube_sync_take_pods(ks, &seen))
+		printf("pods %zu\n", seen.n);
 	else
 		printf("pods none\n");
-	kube_pod_list_free(&l);
+}
+
+static void podset(struct kube_sync *ks)
+{
+	kube_sync_take_pods(ks, &seen);
+	for (size_t i = 0; i < seen.n; i++) {
+		const struct kube_pod *p = &seen.pods[i];
+
+		printf("pod %s %s %s ", p->uid, p->ns, p->name);
+		for (const char *l = p->labels; l && *l; l += strlen(l) + 1)
+			printf("%s%s", l, l[strlen(l) + 1] ? "," : "");
+		printf("%s\n", p->labels ? "" : "-");
+	}
+	printf("podset %zu\n", seen.n);
+}
+
+/* "labels KEY...": the keys as "k\0k\0\0"; "labels all": NULL. */
+static void labels(struct kube_sync *ks, char **arg, size_t n)
+{
+	char keys[1024];
+	size_t at = 0;
+
+	if (n == 1 && !strcmp(arg[0], "all")) {
+		kube_sync_label_keys(ks, NULL);
+		return;
+	}
+	for (size_t i = 0; i < n && at + strlen(arg[i]) + 2 < sizeof(keys); i++)
+		at += (size_t)sprintf(keys + at, "%s", arg[i]) + 1;
+	keys[at] = '\0';
+	kube_sync_label_keys(ks, keys);
 }
 
 static void nap(double s)
@@ -172,6 +214,10 @@ static int run(struct kube_sync *ks, char *line)
 				(uint64_t)(strtod(arg[2], NULL) * 1e9));
 		return 0;
 	}
+	if (!strcmp(cmd, "labels")) {
+		labels(ks, arg, n);
+		return 0;
+	}
 	if (!strcmp(cmd, "sleep") && n == 1) {
 		nap(strtod(arg[0], NULL));
 		return 0;
@@ -182,6 +228,8 @@ static int run(struct kube_sync *ks, char *line)
 		stats(ks);
 	else if (n == 0 && !strcmp(cmd, "pods"))
 		pods(ks);
+	else if (n == 0 && !strcmp(cmd, "podset"))
+		podset(ks);
 	else if (n == 0 && !strcmp(cmd, "stop")) {
 		t0 = clock_ns(CLOCK_MONOTONIC);
 		kube_sync_stop(ks);
@@ -260,5 +308,6 @@ int main(int argc, char **argv)
 		}
 	}
 	kube_sync_stop(ks);
+	kube_pod_list_free(&seen);
 	return rc;
 }

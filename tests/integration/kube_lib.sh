@@ -18,6 +18,12 @@
 #                         kube_start made (pods every second, no Events, no node
 #                         condition), as JSON
 #   kube_stop_servers     ends the servers it started (call from the cleanup)
+#   kube_scratch [HOOK]   for a test without cgroups: TMP (and KUBE_TMP) a new
+#                         scratch directory, and a trap that at exit runs HOOK
+#                         (a function: the test's own last words), ends the
+#                         processes in KUBE_PIDS (the test's own, by pid) and
+#                         the stand-ins, and removes TMP (kept after a failure
+#                         with QOSLET_TEST_KEEP set)
 #   kube_client_certs CN  a client CA (client-ca.crt, for the stand-in's
 #                         --client-ca) and a client certificate it signs for CN
 #                         (client.crt/client.key), in KUBE_TMP
@@ -137,6 +143,31 @@ kube_stop_servers() {
 		wait "$p" 2>/dev/null || true
 	done
 	KUBE_SERVER_PIDS=()
+}
+
+KUBE_PIDS=()
+kube_scratch() {
+	TMP=$(mktemp -d "/tmp/qoslet-$TEST_NAME.XXXXXX")
+	KUBE_TMP=$TMP
+	_KUBE_HOOK=${1:-}
+	trap _kube_scratch_end EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
+_kube_scratch_end() {
+	local rc=$? p
+	[ -z "$_KUBE_HOOK" ] || "$_KUBE_HOOK" || true
+	for p in "${KUBE_PIDS[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	kube_stop_servers
+	if [ "$rc" != 0 ] && [ -n "${QOSLET_TEST_KEEP:-}" ]; then
+		echo "# kept $TMP" >&2
+	else
+		rm -rf "$TMP"
+	fi
 }
 
 kube_violations() {

@@ -95,8 +95,8 @@ grep -q "Kubernetes API link on for node $NODE" "$AGENT_ERR" ||
 
 kube_wait_api '.verb == "list" and .status == 200' 10 || fail "no pod list within 10 s: $(tail -n 3 "$AGENT_ERR")"
 assert_eq "$(kube_api '.verb == "list"' | jq -r '.[0].path')" \
-	"/api/v1/pods?fieldSelector=spec.nodeName%3D$NODE&limit=500&resourceVersion=0" \
-	"the pods are listed for this node only, from the watch cache, in pages"
+	"/api/v1/pods?fieldSelector=spec.nodeName%3D$NODE&resourceVersion=0" \
+	"the pods are listed for this node only, from the watch cache, whole (no limit)"
 kube_wait_api '.verb == "watch"' 10 || fail "no pod watch within 10 s: $(tail -n 3 "$AGENT_ERR")"
 kube_api '.verb == "watch"' | jq -e '.[0].path | test("^/api/v1/pods[?]fieldSelector=spec.nodeName%3D'"$NODE"'&resourceVersion=[0-9]+&allowWatchBookmarks=true&timeoutSeconds=[0-9]+&watch=true$")' \
 	>/dev/null || fail "the watch: $(kube_api '.verb == "watch"' | jq -r '.[0].path')"

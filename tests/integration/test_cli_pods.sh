@@ -124,4 +124,12 @@ Q_KUBECONFIG=$KUBE_TMP/exec.yaml q top -j --pod crunch-0 1 1
 expect_pods "top --pod crunch-0, exec plugin kubeconfig" "$BATCH_UID"
 assert_eq "$(wc -l <"$KUBE_TMP/bin/plugin.log")" 1 "exec plugin runs for one --pod lookup"
 assert_eq "$(kube_api '.user == "qoslet-cli"' | jq length)" 1 "requests the stand-in saw by certificate"
+
+# Every lookup was one LIST the API server's watch cache answers (resourceVersion=0, no
+# limit) with this node's field selector: none that only etcd could serve.
+lists=$(kube_api '.verb == "list"')
+assert_cmp "$(echo "$lists" | jq length)" ">=" 6 "CLI pod lookups"
+assert_eq "$(echo "$lists" | jq --arg p "/api/v1/pods?fieldSelector=spec.nodeName%3D$NODE&resourceVersion=0" \
+	'map(select(.path != $p or .source != "cache")) | length')" 0 \
+	"CLI lookups not rv=0 + spec.nodeName=$NODE from the cache: $(echo "$lists" | jq -c 'map(.path)')"
 test_end

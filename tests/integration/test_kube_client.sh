@@ -108,7 +108,7 @@ assert_eq "$(tail -1 "$TMP/out")" \
 log "the server saw every call well-formed"
 assert_eq "$(jq -s 'map(select(.violations != [])) | length' "$TMP/api.log")" 0 "violations"
 assert_eq "$(jq -s 'map(select(.method == "GET" and
-	.path == "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1")) | length' "$TMP/api.log")" 2 "GETs"
+	.path == "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&resourceVersion=0")) | length' "$TMP/api.log")" 2 "GETs"
 assert_eq "$(jq -s --arg uid "$uid" 'map(select(.method == "POST" and
 	.path == "/api/v1/namespaces/batch/pods/spark-exec-1/eviction" and
 	.body.deleteOptions.preconditions.uid == $uid)) | length' "$TMP/api.log")" 5 "POSTs"

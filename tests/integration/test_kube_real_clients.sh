@@ -10,7 +10,11 @@
 # deleted, and both must see the same adds, updates and deletes; then the
 # stand-in compacts (SIGUSR1: an ERROR 410 on every watch) and a pod is added:
 # the informer lists again and sees it, kubectl reports the 410 and its next
-# list sees it. Every call is checked as for qoslet (token, paths, query). A
+# list sees it. Every answer is gzipped for a client that accepts it. Then
+# kubectl holds the LIST semantics: --chunk-size pages by limit and continue
+# token, resourceVersion=0 ignores a limit (the watch cache), an exact version
+# with a limit older than the compaction is 410, and one without a limit is
+# served (not older than). Every call is checked as for qoslet (token, paths, query). A
 # missing kubectl, node or module skips that part with the reason. Needs no
 # root. About 20 s (the JavaScript client takes seconds to load).
 set -euo pipefail
@@ -20,25 +24,7 @@ set -euo pipefail
 
 JS_DIR=$QOSLET_ROOT/tests/js/kube-client
 require_cmds jq
-TMP=$(mktemp -d "/tmp/qoslet-$TEST_NAME.XXXXXX")
-KUBE_TMP=$TMP
-PIDS=()
-cleanup() {
-	local rc=$? p
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	kube_stop_servers
-	if [ "$rc" != 0 ] && [ -n "${QOSLET_TEST_KEEP:-}" ]; then
-		echo "# kept $TMP" >&2
-	else
-		rm -rf "$TMP"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+kube_scratch
 kube_require
 
 have_kubectl=1 have_js=1
@@ -67,7 +53,10 @@ set_pods() { # POD-JSON...
 set_pods "$(pod u-a a)" "$(pod u-b b)"
 KUBE_PODS=$PODS
 kube_certs
-kube_server 127.0.0.1 "$TMP/port" --node n1 --foreign-clients --bookmark-interval 1 ||
+# Every answer gzipped for a client that asks (the real threshold is 128 KiB): the clients
+# must decode what the stand-in compresses.
+kube_server 127.0.0.1 "$TMP/port" --node n1 --foreign-clients --bookmark-interval 1 \
+	--gzip-threshold 0 ||
 	fail "API stand-in did not start: $(cat "$TMP/server.err")"
 SERVER=${KUBE_SERVER_PIDS[0]}
 # Inline token and an absolute CA path: the forms every client reads.
@@ -89,13 +78,13 @@ KC
 kubectl_watch() {
 	kubectl --kubeconfig "$TMP/kc" get pods -n "$NS" --watch --output-watch-events -o json \
 		>>"$TMP/kubectl.out" 2>>"$TMP/kubectl.err" &
-	PIDS+=($!)
+	KUBE_PIDS+=($!)
 	KUBECTL_PID=$!
 }
 [ "$have_kubectl" = 0 ] || kubectl_watch
 if [ "$have_js" = 1 ]; then
 	(cd "$JS_DIR" && exec node informer.mjs "$TMP/kc" "$NS") >"$TMP/js.out" 2>"$TMP/js.err" &
-	PIDS+=($!)
+	KUBE_PIDS+=($!)
 fi
 
 # What each client saw, as "event name" lines (kubectl's event types in the informer's words).
@@ -168,6 +157,30 @@ if [ "$have_kubectl" = 1 ]; then
 	assert_eq "$(kubectl_seen | sort | paste -sd,)" "add a,add c,add d" "kubectl's list after the 410"
 fi
 assert_cmp "$(kube_api '.verb == "list"' | jq length)" ">" "$lists_before" "LISTs after the 410"
+
+if [ "$have_kubectl" = 1 ]; then
+	k() { kubectl --kubeconfig "$TMP/kc" "$@" 2>"$TMP/k.err"; }
+	log "kubectl: gzip, continue tokens, resourceVersion as the API server serves them"
+	assert_cmp "$(kube_api '.verb == "list" and (.agent | startswith("kubectl")) and .gzip' |
+		jq length)" ">=" 1 "kubectl's LISTs came gzipped (and it read them)"
+	# --chunk-size=1: a page of one pod, then the continue token, until the end.
+	mark=$(wc -l <"$TMP/api.log")
+	assert_eq "$(k get pods -n "$NS" --chunk-size=1 -o name | paste -sd,)" \
+		"pod/a,pod/c,pod/d" "kubectl's paginated list"
+	assert_eq "$(tail -n +$((mark + 1)) "$TMP/api.log" | jq -s -c 'map(select(.verb == "list")) |
+		map([.limit, (.path | test("continue=")), .source])')" \
+		'[[1,false,"etcd"],[1,true,"etcd"],[1,true,"etcd"]]' "its pages: a limit, then continue tokens"
+	# resourceVersion=0 is the watch cache's: a limit is ignored, every pod comes back.
+	assert_eq "$(k get --raw "/api/v1/namespaces/$NS/pods?resourceVersion=0&limit=1" |
+		jq -c '[(.items | length), .metadata.continue]')" "[3,null]" "rv=0 with a limit: all, no token"
+	# An exact version older than the compaction, with a limit: 410 Expired.
+	k get --raw "/api/v1/namespaces/$NS/pods?resourceVersion=1&limit=1" >/dev/null &&
+		fail "a compacted version with a limit was served"
+	grep -qi "expired\|gone\|too old" "$TMP/k.err" || fail "kubectl's error: $(cat "$TMP/k.err")"
+	# Not older than it (no limit): the cache's newest, whatever was compacted.
+	assert_eq "$(k get --raw "/api/v1/namespaces/$NS/pods?resourceVersion=1" |
+		jq '.items | length')" 3 "rv=N without a limit: not older than N"
+fi
 assert_eq "$(kube_violations | wc -l)" 0 "calls that broke a rule: $(kube_violations | head -n 3)"
 log "pass"
 test_end

@@ -39,20 +39,7 @@ require_cmds jq
 KUBESYNC=${KUBESYNC:-$QOSLET_ROOT/build/tests/helpers/kubesync}
 [ -x "$KUBESYNC" ] || fail "$KUBESYNC is missing: run make $KUBESYNC"
 
-TMP=$(mktemp -d "/tmp/qoslet-$TEST_NAME.XXXXXX")
-KUBE_TMP=$TMP
-cleanup() {
-	local rc=$?
-	kube_stop_servers
-	if [ "$rc" != 0 ] && [ -n "${QOSLET_TEST_KEEP:-}" ]; then
-		echo "# kept $TMP" >&2
-	else
-		rm -rf "$TMP"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+kube_scratch
 kube_require
 
 # ---- a CA, a server certificate it signs, the API stand-in, a kubeconfig --------------

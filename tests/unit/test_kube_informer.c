@@ -95,6 +95,47 @@ static void test_stream_oversize(void **state)
 	watch_stream_free(&s);
 }
 
+static int record_oversize(void *user, const char *head, size_t n, size_t total, char *err,
+			   size_t errlen)
+{
+	struct seen *s = user;
+
+	(void)err, (void)errlen, (void)head;
+	assert_true(s->n < 8);
+	s->type[s->n] = (enum watch_type)99;
+	snprintf(s->rv[s->n], sizeof(s->rv[0]), "%zu/%zu", n, total);
+	s->n++;
+	return 0;
+}
+
+/* With an oversize callback, a long event is handed over as its head and the stream goes on. */
+static void test_stream_skip(void **state)
+{
+	char err[128] = "", big[9000];
+	struct watch_stream s;
+	struct seen seen = {0};
+
+	(void)state;
+	memset(big, 'x', sizeof(big));
+	big[sizeof(big) - 1] = '\n';
+	watch_stream_init(&s, 100, record_event, &seen);
+	watch_stream_on_oversize(&s, record_oversize);
+	/* in pieces, the newline in the last one, an event after it in the same write */
+	assert_int_equal(watch_stream_feed(&s, big, 50, err, sizeof(err)), 0);
+	assert_int_equal(watch_stream_feed(&s, big + 50, 5000, err, sizeof(err)), 0);
+	assert_true(watch_stream_pending(&s) > 0);
+	assert_int_equal(watch_stream_feed(&s, big + 5050, 3950, err, sizeof(err)), 0);
+	assert_int_equal(watch_stream_feed(&s, ev_added, strlen(ev_added), err, sizeof(err)), 0);
+	assert_int_equal(seen.n, 2);
+	assert_string_equal(seen.rv[0], "4096/8999");
+	assert_int_equal(seen.type[1], WATCH_ADDED);
+	/* a whole one in one write */
+	assert_int_equal(watch_stream_feed(&s, big, sizeof(big), err, sizeof(err)), 0);
+	assert_string_equal(seen.rv[2], "4096/8999");
+	assert_int_equal(watch_stream_pending(&s), 0);
+	watch_stream_free(&s);
+}
+
 static void test_stream_bad(void **state)
 {
 	static const char *const bad[] = {
@@ -128,8 +169,10 @@ static void test_stream_bad(void **state)
 /* One scripted answer: a list page or a watch. */
 struct answer {
 	long status;
-	int rc;		  /* the transport's result (no answer, a cut, ...) */
-	const char *body; /* a list page; or the watch's stream, fed in one write */
+	int rc; /* the transport's result (no answer, a cut, ...) */
+	/* a list page (with -EFBIG: the first bytes of one over the cap); or the watch's stream,
+	 * fed in one write */
+	const char *body;
 };
 
 struct fake {
@@ -164,7 +207,12 @@ static int fake_list(void *ctx, const char *path, struct kube_response *resp, ch
 
 	take_path(f, path);
 	resp->status = a->status;
-	resp->body = a->body ? json_loads(a->body, 0, NULL) : NULL;
+	if (a->rc == -EFBIG && a->body) {
+		resp->head_len = strlen(a->body);
+		memcpy(resp->head, a->body, resp->head_len);
+	} else {
+		resp->body = a->body ? json_loads(a->body, 0, NULL) : NULL;
+	}
 	if (a->rc)
 		snprintf(err, errlen, "scripted failure");
 	return a->rc;
@@ -275,10 +323,11 @@ static void test_list_pages_then_watch(void **state)
 	(void)state;
 	informer_init(&inf, &fake_ops, &f, "n1", 0, 4096);
 	run(&inf, &f, 2, NULL);
-	assert_string_equal(f.paths[0], "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&limit=500"
-					"&resourceVersion=0");
-	assert_string_equal(f.paths[1], "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&limit=500"
-					"&continue=a%2Bb%2Fc%3D");
+	/* the watch cache's whole answer: no limit, which it would ignore with "0" */
+	assert_string_equal(f.paths[0],
+			    "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&resourceVersion=0");
+	assert_string_equal(f.paths[1],
+			    "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&continue=a%2Bb%2Fc%3D");
 	assert_string_equal(f.paths[2],
 			    "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&resourceVersion=11"
 			    "&allowWatchBookmarks=true&timeoutSeconds=450&watch=true");
@@ -298,8 +347,11 @@ static void test_list_pages_then_watch(void **state)
 	informer_free(&inf);
 }
 
-/* A cut watch resumes from the last version without a list; an ERROR 410 relists from the
- * newest (no resourceVersion), at once. */
+/*
+ * A cut watch resumes from the last version without a list; an ERROR 410
+ * (or an HTTP 410) relists from the last version seen, after a jittered
+ * wait, from the watch cache.
+ */
 static void test_cut_and_gone(void **state)
 {
 	static const struct answer script[] = {
@@ -321,14 +373,60 @@ static void test_cut_and_gone(void **state)
 	assert_non_null(strstr(f.paths[2], "&resourceVersion=6&"));
 	/* jittered backoff after the cut: 1 s x (0.5 + 0.5 x 0.5) */
 	assert_int_equal(waits[1], 750000000ull);
-	assert_int_equal(waits[2], 0);
-	assert_string_equal(f.paths[3], "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&limit=500");
+	/* the 410: the backoff (doubled: 2 s x 0.75) and half the 2 s spread */
+	assert_int_equal(waits[2], 2500000000ull);
+	assert_string_equal(f.paths[3],
+			    "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&resourceVersion=6");
 	assert_int_equal(inf.pods.n, 1);
-	/* an HTTP 410 on the watch: the same */
-	assert_string_equal(f.paths[5], "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&limit=500");
+	/* an HTTP 410 on the watch: the same, the backoff started over by the list */
+	assert_int_equal(waits[4], 1750000000ull);
+	assert_string_equal(f.paths[5],
+			    "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&resourceVersion=40");
 	assert_int_equal(inf.st.lists, 3);
 	assert_int_equal(inf.st.expired, 2);
 	assert_int_equal(inf.st.broken, 1);
+	assert_int_equal(inf.st.etcd_lists, 0);
+	informer_free(&inf);
+}
+
+/*
+ * Only a LIST from the last version that is itself 410 (or 504
+ * ResourceVersionTooLarge) reads the newest (no resourceVersion: a quorum
+ * read), after a backoff; the next relist uses the last version again.
+ */
+static void test_relist_gone(void **state)
+{
+	static const struct answer script[] = {
+		{200, 0, PAGE("5", "", POD("u1", "one"))},
+		{200, 0, GONE_EVENT},
+		{410, 0, "{\"kind\":\"Status\",\"code\":410,\"message\":\"too old\"}"},
+		{200, 0, PAGE("60", "", POD("u1", "one"))},
+		{200, 0, GONE_EVENT},
+		{504, 0,
+		 "{\"kind\":\"Status\",\"code\":504,\"details\":{\"causes\":"
+		 "[{\"reason\":\"ResourceVersionTooLarge\"}]}}"},
+		{200, 0, PAGE("70", "", POD("u1", "one"))},
+		{200, 0, GONE_EVENT},
+		{200, 0, PAGE("80", "", POD("u1", "one"))},
+	};
+	struct fake f = {.script = script, .n = 9};
+	struct informer inf;
+	uint64_t waits[9];
+
+	(void)state;
+	informer_init(&inf, &fake_ops, &f, "n1", 0, 4096);
+	run(&inf, &f, 9, waits);
+	assert_string_equal(f.paths[2],
+			    "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&resourceVersion=5");
+	assert_true(waits[2] > 0);
+	assert_string_equal(f.paths[3], "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1");
+	assert_string_equal(f.paths[5],
+			    "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&resourceVersion=60");
+	assert_string_equal(f.paths[6], "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1");
+	assert_string_equal(f.paths[8],
+			    "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&resourceVersion=70");
+	assert_int_equal(inf.st.etcd_lists, 2);
+	assert_int_equal(inf.st.lists, 4);
 	informer_free(&inf);
 }
 
@@ -345,10 +443,10 @@ static void test_continue_expired(void **state)
 
 	(void)state;
 	informer_init(&inf, &fake_ops, &f, "n1", 0, 4096);
-	assert_int_equal(informer_step(&inf), 0);
+	assert_int_equal(informer_step(&inf), 750000000ull);
 	assert_int_equal(inf.pods.n, 0); /* nothing taken from a list cut short */
 	assert_int_equal(informer_step(&inf), 0);
-	assert_string_equal(f.paths[2], "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&limit=500");
+	assert_string_equal(f.paths[2], "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1");
 	assert_int_equal(inf.pods.n, 2);
 	assert_string_equal(inf.rv, "30");
 	informer_free(&inf);
@@ -378,31 +476,109 @@ static void test_backoff(void **state)
 	informer_free(&inf);
 }
 
+#define PAD "\"x\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\""
+
 /*
- * An event over the cap breaks the watch and relists; a list over the cap
- * degrades the pod data (the old set stays) until a list fits.
+ * An event over the per-pod bound skips that pod (named from its first
+ * bytes) and the watch goes on; one that names no pod breaks the watch and
+ * relists from the last version.
  */
-static void test_oversize(void **state)
+static void test_oversize_event(void **state)
 {
-	static char big_event[400];
-	struct answer script[] = {
-		{200, 0, PAGE("1", "", POD("u1", "one"))},
-		{200, 0, big_event},
-		{0, -EFBIG, NULL},
-		{200, 0, PAGE("3", "", POD("u1", "one") "," POD("u2", "two"))},
+	static const struct answer script[] = {
+		{200, 0, PAGE("1", "", POD("u1", "one") "," POD("u2", "two"))},
+		{200, 0,
+		 "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"one\","
+		 "\"namespace\":\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"7\","
+		 "\"annotations\":{" PAD "," PAD "," PAD "," PAD "," PAD
+		 "}}}}\n" EVENT("ADDED", "8", "u3", "three") "{" PAD "," PAD "," PAD "," PAD "," PAD
+							     "}\n"},
+		{200, 0, PAGE("9", "", POD("u2", "two"))},
 	};
-	struct fake f = {.script = script, .n = 4};
+	struct fake f = {.script = script, .n = 3};
 	struct informer inf;
 
 	(void)state;
-	memset(big_event, ' ', sizeof(big_event) - 2);
-	big_event[sizeof(big_event) - 2] = '\n';
 	informer_init(&inf, &fake_ops, &f, "n1", 0, 300);
 	run(&inf, &f, 2, NULL);
-	assert_int_equal(inf.st.oversize, 1);
-	assert_true(inf.must_list);
-	assert_int_equal(f.degraded_calls, 0);
+	assert_int_equal(inf.st.pods_oversize, 1);
+	assert_int_equal(inf.st.oversize, 2);
+	assert_null(kube_pod_find(&inf.pods, "u1")); /* forgotten: its state is unknown */
+	assert_non_null(kube_pod_find(&inf.pods, "u3"));
+	assert_string_equal(inf.rv, "8");
+	assert_true(inf.must_list); /* the last one named no pod */
 	run(&inf, &f, 1, NULL);
+	assert_string_equal(f.paths[2],
+			    "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&resourceVersion=8");
+	informer_free(&inf);
+}
+
+/*
+ * A list over the cap is read again in pages, halving from 500 until one
+ * fits, without resourceVersion "0" (the cache would ignore the limit); a
+ * page of one pod over the cap skips that pod. When not even that can be
+ * read, the pod data is degraded (the old set stays) until a list fits.
+ */
+static void test_oversize_list(void **state)
+{
+	static const struct answer script[] = {
+		{200, 0, PAGE("1", "", POD("u1", "one"))},
+		{200, 0, GONE_EVENT},
+		{0, -EFBIG, NULL},					       /* whole */
+		{0, -EFBIG, NULL},					       /* 500 */
+		{200, 0, PAGE("3", ",\"continue\":\"c1\"", POD("u1", "one"))}, /* 250 */
+		{0, -EFBIG, NULL},					       /* 250 */
+		{0, -EFBIG, NULL},					       /* 125 */
+		{0, -EFBIG, NULL},					       /* 62 */
+		{0, -EFBIG, NULL},					       /* 31 */
+		{0, -EFBIG, NULL},					       /* 15 */
+		{0, -EFBIG, NULL},					       /* 7 */
+		{0, -EFBIG, NULL},					       /* 3 */
+		{0, -EFBIG,
+		 "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"3\",\"continue\":"
+		 "\"c2\"},\"items\":[{\"metadata\":{\"name\":\"huge\",\"namespace\":\"ns\","
+		 "\"uid\":\"u9\",\"resourceVersion\":\"2\",\"annotations\":{\"a\":\"xxx"}, /* 1 */
+		{200, 0, PAGE("3", "", POD("u2", "two"))},				   /* 1 */
+	};
+	struct fake f = {.script = script, .n = 14};
+	struct informer inf;
+
+	(void)state;
+	informer_init(&inf, &fake_ops, &f, "n1", 0, 4096);
+	run(&inf, &f, 3, NULL);
+	assert_string_equal(f.paths[2],
+			    "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&resourceVersion=1");
+	assert_string_equal(f.paths[3], "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&limit=500"
+					"&resourceVersion=1");
+	assert_string_equal(f.paths[5], "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&limit=250"
+					"&continue=c1");
+	assert_string_equal(f.paths[12], "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&limit=1"
+					 "&continue=c1");
+	assert_string_equal(f.paths[13], "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&limit=1"
+					 "&continue=c2");
+	assert_int_equal(inf.pods.n, 2);
+	assert_null(kube_pod_find(&inf.pods, "u9"));
+	assert_int_equal(inf.st.pods_oversize, 1);
+	assert_int_equal(f.degraded_calls, 0);
+	assert_int_equal(inf.st.etcd_lists, 11); /* every paged request */
+	informer_free(&inf);
+}
+
+static void test_oversize_degraded(void **state)
+{
+	struct answer script[13] = {
+		{200, 0, PAGE("1", "", POD("u1", "one"))},
+		{200, 0, GONE_EVENT},
+	};
+	struct fake f = {.script = script, .n = 13};
+	struct informer inf;
+
+	(void)state;
+	for (int i = 2; i < 12; i++) /* whole, then 500 .. 1: no head to skip by */
+		script[i] = (struct answer){0, -EFBIG, NULL};
+	script[12] = (struct answer){200, 0, PAGE("3", "", POD("u1", "one") "," POD("u2", "two"))};
+	informer_init(&inf, &fake_ops, &f, "n1", 0, 4096);
+	run(&inf, &f, 3, NULL);
 	assert_int_equal(f.degraded_calls, 1);
 	assert_non_null(strstr(f.degraded, "pod list over the size cap"));
 	assert_int_equal(inf.pods.n, 1); /* kept */
@@ -411,6 +587,67 @@ static void test_oversize(void **state)
 	assert_string_equal(f.degraded, "");
 	assert_int_equal(inf.pods.n, 2);
 	informer_free(&inf);
+}
+
+/* A pod that ended (Succeeded, Failed) is not kept, from a list or from the watch. */
+static void test_terminated(void **state)
+{
+	static const struct answer script[] = {
+		{200, 0,
+		 PAGE("1", "",
+		      POD("u1", "one") ",{\"metadata\":{\"uid\":\"u2\",\"namespace\":\"ns\","
+				       "\"name\":\"done\"},\"status\":{\"phase\":\"Succeeded\"}}")},
+		{200, 0,
+		 "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"uid\":\"u1\",\"namespace\""
+		 ":\"ns\",\"name\":\"one\",\"resourceVersion\":\"4\"},\"status\":{\"phase\":"
+		 "\"Failed\"}}}\n"},
+	};
+	struct fake f = {.script = script, .n = 2};
+	struct informer inf;
+
+	(void)state;
+	informer_init(&inf, &fake_ops, &f, "n1", 0, 4096);
+	run(&inf, &f, 1, NULL);
+	assert_int_equal(inf.pods.n, 1);
+	assert_int_equal(inf.st.terminated, 1);
+	run(&inf, &f, 1, NULL);
+	assert_int_equal(inf.pods.n, 0);
+	assert_int_equal(inf.st.terminated, 2);
+	informer_free(&inf);
+}
+
+/* New label keys after the first list: a relist from the last version, and the loop hears of
+ * it even though no pod's version moved. */
+static void test_label_keys(void **state)
+{
+#define LABELLED                                                                                   \
+	"{\"metadata\":{\"uid\":\"u1\",\"namespace\":\"ns\",\"name\":\"one\","                     \
+	"\"resourceVersion\":\"1\",\"labels\":{\"a\":\"1\",\"b\":\"2\"}}}"
+	static const struct answer script[] = {
+		{200, 0, PAGE("5", "", LABELLED)},
+		{200, 0, PAGE("6", "", LABELLED)},
+	};
+	struct fake f = {.script = script, .n = 2};
+	struct informer inf;
+
+	(void)state;
+	informer_init(&inf, &fake_ops, &f, "n1", 0, 4096);
+	assert_int_equal(informer_set_label_keys(&inf, "b\0"), 0);
+	assert_true(inf.must_list); /* the first list, as before: no second one queued */
+	run(&inf, &f, 1, NULL);
+	assert_false(kube_pod_has_label(&inf.pods.pods[0], "a"));
+	assert_true(kube_pod_has_label(&inf.pods.pods[0], "b=2"));
+	assert_int_equal(informer_set_label_keys(&inf, "b\0"), 0); /* the same: nothing */
+	assert_false(inf.must_list);
+	assert_int_equal(informer_set_label_keys(&inf, "a\0b\0"), 0);
+	assert_true(inf.must_list);
+	run(&inf, &f, 1, NULL);
+	assert_string_equal(f.paths[1],
+			    "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&resourceVersion=5");
+	assert_true(kube_pod_has_label(&inf.pods.pods[0], "a=1"));
+	assert_int_equal(f.changes, 2);
+	informer_free(&inf);
+#undef LABELLED
 }
 
 /* resync_s > 0: the watch ends at the resync, and a list follows; unchanged, it wakes nobody. */
@@ -438,11 +675,14 @@ static void test_resync(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_stream_split), cmocka_unit_test(test_stream_oversize),
-		cmocka_unit_test(test_stream_bad),   cmocka_unit_test(test_list_pages_then_watch),
-		cmocka_unit_test(test_cut_and_gone), cmocka_unit_test(test_continue_expired),
-		cmocka_unit_test(test_backoff),	     cmocka_unit_test(test_oversize),
-		cmocka_unit_test(test_resync),
+		cmocka_unit_test(test_stream_split),  cmocka_unit_test(test_stream_oversize),
+		cmocka_unit_test(test_stream_bad),    cmocka_unit_test(test_list_pages_then_watch),
+		cmocka_unit_test(test_cut_and_gone),  cmocka_unit_test(test_continue_expired),
+		cmocka_unit_test(test_backoff),	      cmocka_unit_test(test_oversize_event),
+		cmocka_unit_test(test_oversize_list), cmocka_unit_test(test_oversize_degraded),
+		cmocka_unit_test(test_terminated),    cmocka_unit_test(test_relist_gone),
+		cmocka_unit_test(test_resync),	      cmocka_unit_test(test_label_keys),
+		cmocka_unit_test(test_stream_skip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

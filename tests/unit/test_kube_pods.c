@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "kube/evict.h"
+#include "kube/json_head.h"
 #include "kube/pods.h"
 #include "kube/quantity.h"
 
@@ -634,10 +635,86 @@ static void test_evict_body(void **state)
 	json_decref(b);
 }
 
+/*
+ * What a list keeps: not the terminated pods, nor one over the per-pod
+ * bound, nor a label outside the API's bounds; then only the keys asked for.
+ */
+static void test_parse_kept(void **state)
+{
+	static const char head[] =
+		"{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"1\"},\"items\":["
+		"{\"metadata\":{\"uid\":\"u1\",\"namespace\":\"a\",\"name\":\"run\","
+		"\"labels\":{\"app\":\"x\",\"tier\":\"be\",\"team\":\"t\"}},"
+		"\"status\":{\"phase\":\"Running\"}},"
+		"{\"metadata\":{\"uid\":\"u2\",\"namespace\":\"a\",\"name\":\"done\"},"
+		"\"status\":{\"phase\":\"Succeeded\"}},"
+		"{\"metadata\":{\"uid\":\"u3\",\"namespace\":\"a\",\"name\":\"failed\"},"
+		"\"status\":{\"phase\":\"Failed\"}},"
+		"{\"metadata\":{\"uid\":\"u4\",\"namespace\":\"a\",\"name\":\"long\","
+		"\"labels\":{\"ok\":\"1\",\"long\":\"";
+	size_t big = KUBE_POD_MAX_BYTES + 10, at = 0;
+	char *text = malloc(sizeof(head) + 200 + big);
+	struct kube_pod_list l;
+
+	(void)state;
+	assert_non_null(text);
+	at += (size_t)sprintf(text, "%s", head);
+	memset(text + at, 'v', KUBE_LABEL_VALUE_MAX + 1); /* one byte over the API's bound */
+	at += KUBE_LABEL_VALUE_MAX + 1;
+	at += (size_t)sprintf(text + at, "\"}}},{\"metadata\":{\"uid\":\"u5\",\"namespace\":"
+					 "\"a\",\"name\":\"huge\",\"annotations\":{\"x\":\"");
+	memset(text + at, 'x', big);
+	at += big;
+	sprintf(text + at, "\"}}}]}");
+	parse_str(text, &l, 0);
+	free(text);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.terminated, 2);
+	assert_int_equal(l.oversize, 1);
+	assert_string_equal(l.pods[1].uid, "u4");
+	assert_true(kube_pod_has_label(&l.pods[1], "ok=1"));
+	assert_false(kube_pod_has_label(&l.pods[1], "long"));
+	kube_pod_keep_labels(&l.pods[0], "tier\0app\0");
+	assert_true(kube_pod_has_label(&l.pods[0], "app=x"));
+	assert_true(kube_pod_has_label(&l.pods[0], "tier=be"));
+	assert_false(kube_pod_has_label(&l.pods[0], "team"));
+	kube_pod_keep_labels(&l.pods[1], "");
+	assert_null(l.pods[1].labels);
+	kube_pod_list_free(&l);
+}
+
+/* Strings read from the first bytes of a document too large to parse. */
+static void test_json_head(void **state)
+{
+	static const char head[] =
+		"{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"12\",\"continue\":"
+		"\"tok/en=\"},\"items\":[{\"metadata\":{\"name\":\"p\",\"uid\":\"u\\\"x\","
+		"\"resourceVersion\":\"9\",\"annotations\":{\"a\":\"xxxx";
+	char out[16];
+
+	(void)state;
+	assert_true(json_head_string(head, strlen(head), NULL, "continue", out, sizeof(out)));
+	assert_string_equal(out, "tok/en=");
+	assert_true(
+		json_head_string(head, strlen(head), NULL, "resourceVersion", out, sizeof(out)));
+	assert_string_equal(out, "12");
+	assert_true(json_head_string(head, strlen(head), "\"items\":[", "resourceVersion", out,
+				     sizeof(out)));
+	assert_string_equal(out, "9");
+	/* an escape, a cut-off value, a missing key, a value too long for out */
+	assert_false(json_head_string(head, strlen(head), NULL, "uid", out, sizeof(out)));
+	assert_false(json_head_string(head, strlen(head), NULL, "a", out, sizeof(out)));
+	assert_false(json_head_string(head, strlen(head), NULL, "nodeName", out, sizeof(out)));
+	assert_false(json_head_string(head, strlen(head), NULL, "continue", out, 4));
+	assert_false(json_head_string(head, strlen(head), "\"nothere\"", "name", out, sizeof(out)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_fields),
+		cmocka_unit_test(test_parse_kept),
+		cmocka_unit_test(test_json_head),
 		cmocka_unit_test(test_protected),
 		cmocka_unit_test(test_parse_first_owner_without_controller),
 		cmocka_unit_test(test_parse_daemonset_owner),

@@ -832,6 +832,9 @@ static void test_kube_stats(void **state)
 		.pod_expired = 1,
 		.pod_watch_broken = 3,
 		.pod_oversize = 4,
+		.pod_etcd_lists = 7,
+		.pods_skipped_size = 8,
+		.pods_terminated = 9,
 		.pods_degraded = "pod list over the size cap: too large",
 		.condition_known = true,
 		.condition = true,
@@ -891,12 +894,25 @@ static void test_kube_stats(void **state)
 		"before their server timeout.\n"
 		"# TYPE qoslet_kube_pod_watch_broken_total counter\n"
 		"qoslet_kube_pod_watch_broken_total 3\n"
-		"# HELP qoslet_kube_pod_oversize_total Pod list pages or watch events over the size "
-		"cap.\n"
+		"# HELP qoslet_kube_pod_oversize_total Pod list answers over the response cap, or "
+		"watch events over the per-pod bound.\n"
 		"# TYPE qoslet_kube_pod_oversize_total counter\n"
 		"qoslet_kube_pod_oversize_total 4\n"
-		"# HELP qoslet_kube_pods_degraded 1 while the pod list is over the size cap (/readyz "
-		"says why), else 0.\n"
+		"# HELP qoslet_kube_pods_skipped_size_total Pods skipped for their size (each "
+		"logged): the others are kept.\n"
+		"# TYPE qoslet_kube_pods_skipped_size_total counter\n"
+		"qoslet_kube_pods_skipped_size_total 8\n"
+		"# HELP qoslet_kube_pods_terminated_total Succeeded or Failed pods seen in lists and "
+		"events, not kept.\n"
+		"# TYPE qoslet_kube_pods_terminated_total counter\n"
+		"qoslet_kube_pods_terminated_total 9\n"
+		"# HELP qoslet_kube_pod_etcd_lists_total Pod list requests only etcd serves before "
+		"Kubernetes 1.31: a quorum read after a list from the last version was 410, or pages "
+		"after an answer over the cap.\n"
+		"# TYPE qoslet_kube_pod_etcd_lists_total counter\n"
+		"qoslet_kube_pod_etcd_lists_total 7\n"
+		"# HELP qoslet_kube_pods_degraded 1 while no pod list fits the size cap, even in "
+		"pages of one pod (/readyz says why), else 0.\n"
 		"# TYPE qoslet_kube_pods_degraded gauge\n"
 		"qoslet_kube_pods_degraded 1\n"
 		"# HELP qoslet_kube_node_interference The node condition the agent last wrote: 1 "

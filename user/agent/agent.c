@@ -1115,6 +1115,7 @@ static int setup(struct agent *a)
 	if (!a->names)
 		return 1;
 	config_collect_wants(&a->cfg, &a->wants);
+	agent_kube_label_keys(a);
 	a->coll_opts = (struct collect_opts){.ctrls = &a->ctrls,
 					     .fs = &a->fs,
 					     .subtree = a->subtree,

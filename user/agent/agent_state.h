@@ -113,6 +113,12 @@ void agent_reload(struct agent *a, bool ask_labels);
 /* The Node's labels read again (kube_sync_take_labels()): a reload when they changed. */
 void agent_take_labels(struct agent *a);
 
+/*
+ * Tells the Kubernetes link which pod label keys the class rules match on,
+ * the only labels it keeps (reload.c); nothing without the link.
+ */
+void agent_kube_label_keys(struct agent *a);
+
 /* Records d, and tells the cluster about it when it is worth an Event (agent.c). */
 void agent_record_decision(struct agent *a, struct decision *d);
 

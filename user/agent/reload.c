@@ -36,6 +36,30 @@ enum evict_action agent_evict_action(const struct agent *a, const struct agent_c
 	return EVICT_REPORT;
 }
 
+void agent_kube_label_keys(struct agent *a)
+{
+	/* each rule's key (its label up to '='), once: "k\0k\0\0" */
+	char keys[CONFIG_MAX_CLASS_RULES * sizeof(a->wants.classes[0].label) + 1];
+	size_t at = 0;
+
+	if (!a->kube)
+		return;
+	for (size_t i = 0; i < a->wants.n_classes; i++) {
+		const char *label = a->wants.classes[i].label;
+		size_t n = strcspn(label, "="), j;
+
+		for (j = 0; j < at && (strlen(keys + j) != n || strncmp(keys + j, label, n));)
+			j += strlen(keys + j) + 1;
+		if (!n || j < at)
+			continue;
+		memcpy(keys + at, label, n);
+		keys[at + n] = '\0';
+		at += n + 1;
+	}
+	keys[at] = '\0';
+	kube_sync_label_keys(a->kube, keys);
+}
+
 void agent_reload(struct agent *a, bool ask_labels)
 {
 	struct config_node node;
@@ -71,6 +95,7 @@ void agent_reload(struct agent *a, bool ask_labels)
 							   : "report");
 		a->cfg = *next;
 		config_collect_wants(&a->cfg, &a->wants);
+		agent_kube_label_keys(a);
 		if (a->act)
 			actuator_set_evict(a->act, now);
 		collector_reclassify(a->coll);

@@ -199,6 +199,9 @@ static bool set_options(struct kube_client *c, CURL *h, const char *url, const c
 	}
 	if (strcmp(method, payload ? "POST" : "GET"))
 		SET(CURLOPT_CUSTOMREQUEST, method);
+	/* libcurl decodes it; the cap (on_body) counts decoded bytes, so no bomb gets past */
+	if (!strcmp(method, "GET"))
+		SET(CURLOPT_ACCEPT_ENCODING, "gzip");
 #undef SET
 	return rc == CURLE_OK;
 }
@@ -260,6 +263,11 @@ static int do_request(struct kube_client *c, const char *method, const char *pat
 	curl_slist_free_all(hdrs);
 	if (rc != CURLE_OK) {
 		ret = curl_errno(rc, &b);
+		if (ret == -EFBIG) {
+			curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &resp->status);
+			resp->head_len = b.len < sizeof(resp->head) ? b.len : sizeof(resp->head);
+			memcpy(resp->head, b.data ? b.data : "", resp->head_len);
+		}
 		snprintf(err, errlen, "%s %s%s: %s", method, c->cfg.server, path,
 			 ret == -EFBIG ? "response larger than the limit"
 			 : cerr[0]     ? cerr
@@ -290,6 +298,7 @@ int kube_request_as(struct kube_client *c, const char *method, const char *path,
 
 	resp->status = 0;
 	resp->body = NULL;
+	resp->head_len = 0;
 	c->stats.requests++;
 	if (body && !(payload = json_dumps(body, JSON_COMPACT))) {
 		snprintf(err, errlen, "%s %s: cannot encode the body", method, path);
@@ -398,7 +407,9 @@ int kube_stream(struct kube_client *c, const char *path, long timeout_ms, kube_s
 	 * The request's own bound is the watch's; keepalive probes find a peer
 	 * that vanished without a word (a node cut off) long before that.
 	 */
+	/* A watch is not asked for gzip: its events come a few at a time, each flushed. */
 	if (!set_options(c, c->curl, url, "GET", NULL, hdrs, on_stream, &s) ||
+	    curl_easy_setopt(c->curl, CURLOPT_ACCEPT_ENCODING, NULL) != CURLE_OK ||
 	    curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, timeout_ms) != CURLE_OK ||
 	    curl_easy_setopt(c->curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)0) != CURLE_OK ||
 	    curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "kube/json_head.h"
 #include "kube/kubeconfig.h"
 
 struct kube_client_stats {
@@ -38,6 +39,9 @@ struct kube_client {
 struct kube_response {
 	long status;  /* HTTP status */
 	json_t *body; /* parsed JSON body, or NULL when it was empty; caller json_decref()s it */
+	/* -EFBIG: the body's first bytes (kube/json_head.h reads what is skipped from them) */
+	size_t head_len;
+	char head[JSON_HEAD_MAX];
 };
 
 /*
@@ -54,7 +58,9 @@ void kube_client_free(struct kube_client *c);
  * with body sent as application/json when not NULL. Returns 0 when the server
  * answered (any status: resp filled), or a negative errno with err set: no
  * answer (-EIO, -ETIMEDOUT, -ECONNREFUSED), TLS verification failed
- * (-EPERM), response too large (-EFBIG) or not JSON (-EBADMSG).
+ * (-EPERM), response too large (-EFBIG: resp->head holds its start) or not
+ * JSON (-EBADMSG). A GET asks for gzip (Accept-Encoding): a pod list
+ * shrinks about tenfold on the wire; max_body bounds the decoded bytes.
  */
 int kube_request(struct kube_client *c, const char *method, const char *path, const json_t *body,
 		 struct kube_response *resp, char *err, size_t errlen);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/json_head.h"
 #include "kube/pod_set.h"
 #include "log.h"
 #include "str.h"
@@ -13,6 +14,8 @@
 #define SEC 1000000000ull
 
 static int on_event(void *user, enum watch_type type, json_t *object, char *err, size_t errlen);
+static int on_oversize(void *user, const char *head, size_t n, size_t total, char *err,
+		       size_t errlen);
 
 void informer_init(struct informer *inf, const struct informer_ops *ops, void *ctx,
 		   const char *node, double resync_s, size_t max_event)
@@ -23,13 +26,45 @@ void informer_init(struct informer *inf, const struct informer_ops *ops, void *c
 	snprintf(inf->node, sizeof(inf->node), "%s", node);
 	inf->resync_s = resync_s;
 	inf->max_event = max_event;
-	inf->page_limit = INFORMER_PAGE_LIMIT;
 	inf->must_list = true;
 	watch_stream_init(&inf->stream, max_event, on_event, inf);
+	watch_stream_on_oversize(&inf->stream, on_oversize);
+}
+
+/* The size of "k\0k\0\0", its last NUL included. */
+static size_t keys_size(const char *keys)
+{
+	const char *k = keys;
+
+	while (*k)
+		k += strlen(k) + 1;
+	return (size_t)(k - keys) + 1;
+}
+
+int informer_set_label_keys(struct informer *inf, const char *keys)
+{
+	char *copy = NULL;
+
+	if (keys && inf->label_keys && keys_size(keys) == keys_size(inf->label_keys) &&
+	    !memcmp(keys, inf->label_keys, keys_size(keys)))
+		return 0;
+	if (!keys && !inf->label_keys)
+		return 0;
+	if (keys && !(copy = malloc(keys_size(keys))))
+		return -ENOMEM;
+	if (keys)
+		memcpy(copy, keys, keys_size(keys));
+	free(inf->label_keys);
+	inf->label_keys = copy;
+	if (inf->st.lists)
+		inf->must_list = inf->relabel = true;
+	return 0;
 }
 
 void informer_free(struct informer *inf)
 {
+	free(inf->label_keys);
+	inf->label_keys = NULL;
 	kube_pod_list_free(&inf->pods);
 	watch_stream_free(&inf->stream);
 }
@@ -93,6 +128,13 @@ static void note_version(struct informer *inf, const json_t *obj)
 		snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
 }
 
+/* A pod gone from the set (deleted, terminated, or skipped): the loop hears of it. */
+static void forget(struct informer *inf, const char *uid)
+{
+	if (kube_pod_set_remove(&inf->pods, uid))
+		inf->ops->changed(inf->ctx, &inf->pods);
+}
+
 /* Applies one watch event to the set; an ERROR with 410 ends the watch with -ESTALE. */
 static int on_event(void *user, enum watch_type type, json_t *object, char *err, size_t errlen)
 {
@@ -113,8 +155,8 @@ static int on_event(void *user, enum watch_type type, json_t *object, char *err,
 	case WATCH_DELETED:
 		inf->st.events++;
 		note_version(inf, object);
-		if (kube_pod_parse(object, &p) && kube_pod_set_remove(&inf->pods, p.uid))
-			inf->ops->changed(inf->ctx, &inf->pods);
+		if (kube_pod_parse(object, &p))
+			forget(inf, p.uid);
 		kube_pod_free(&p);
 		inf->ops->current(inf->ctx);
 		return 0;
@@ -129,14 +171,68 @@ static int on_event(void *user, enum watch_type type, json_t *object, char *err,
 				 watch_type_name(type));
 			return 0;
 		}
-		if (kube_pod_set_put(&inf->pods, &p)) {
+		kube_pod_keep_labels(&p, inf->label_keys);
+		if (p.terminated) { /* its containers are gone: nothing left to manage */
+			inf->st.terminated++;
+			forget(inf, p.uid);
+			kube_pod_free(&p);
+		} else if (kube_pod_set_put(&inf->pods, &p)) {
 			snprintf(err, errlen, "out of memory for a pod");
 			return -ENOMEM;
+		} else {
+			inf->ops->changed(inf->ctx, &inf->pods);
 		}
-		inf->ops->changed(inf->ctx, &inf->pods);
 		inf->ops->current(inf->ctx);
 		return 0;
 	}
+	return 0;
+}
+
+/* What an oversized object's head names: the pod's uid, namespace and name, its version. */
+struct head_pod {
+	char uid[40], ns[64], name[254], rv[128];
+};
+
+/* Reads them from the first "metadata":{ of head: false without a uid and version. */
+static bool head_pod(const char *head, size_t n, struct head_pod *hp)
+{
+	static const char meta[] = "\"metadata\":{";
+
+	if (!json_head_string(head, n, meta, "namespace", hp->ns, sizeof(hp->ns)))
+		snprintf(hp->ns, sizeof(hp->ns), "?");
+	if (!json_head_string(head, n, meta, "name", hp->name, sizeof(hp->name)))
+		snprintf(hp->name, sizeof(hp->name), "?");
+	return json_head_string(head, n, meta, "uid", hp->uid, sizeof(hp->uid)) &&
+	       json_head_string(head, n, meta, "resourceVersion", hp->rv, sizeof(hp->rv));
+}
+
+/*
+ * A watch event over the per-pod bound: the pod it names is forgotten (its
+ * new state is unknown) and the watch goes on from its version. Without a
+ * readable uid the stream cannot be followed: -EFBIG, and a relist.
+ */
+static int on_oversize(void *user, const char *head, size_t n, size_t total, char *err,
+		       size_t errlen)
+{
+	struct informer *inf = user;
+	char type[16] = "?";
+	struct head_pod hp;
+
+	inf->st.oversize++;
+	json_head_string(head, n, NULL, "type", type, sizeof(type));
+	if (!head_pod(head, n, &hp)) {
+		snprintf(err, errlen,
+			 "a watch event of %zu bytes, over the %zu-byte bound, names no pod", total,
+			 inf->max_event);
+		return -EFBIG;
+	}
+	inf->st.pods_oversize++;
+	log_warn("kube: pod %s/%s (uid %s): a %s event of %zu bytes, over the %zu-byte bound for "
+		 "one pod: skipped, the pod forgotten until it fits",
+		 hp.ns, hp.name, hp.uid, type, total, inf->max_event);
+	snprintf(inf->rv, sizeof(inf->rv), "%s", hp.rv);
+	forget(inf, hp.uid);
+	inf->ops->current(inf->ctx);
 	return 0;
 }
 
@@ -158,7 +254,10 @@ static int take_page(struct informer *inf, const json_t *doc, struct kube_pod_li
 		return -EBADMSG;
 	}
 	inf->st.skipped += page.skipped;
+	inf->st.pods_oversize += page.oversize;
+	inf->st.terminated += page.terminated;
 	for (size_t i = 0; i < page.n; i++) {
+		kube_pod_keep_labels(&page.pods[i], inf->label_keys);
 		if (rc)
 			kube_pod_free(&page.pods[i]);
 		else if (kube_pod_set_put(l, &page.pods[i])) /* frees the pod when it fails */
@@ -168,6 +267,31 @@ static int take_page(struct informer *inf, const json_t *doc, struct kube_pod_li
 	if (rc)
 		snprintf(err, errlen, "out of memory for the pod list");
 	return rc;
+}
+
+/*
+ * A page of one pod over the cap: that pod is skipped, read from the
+ * page's head: the list's version and continue token (before "items"), the
+ * pod's names. -EFBIG when the head does not hold them (the caller's err
+ * already says the page was over the cap).
+ */
+static int skip_page(struct informer *inf, const struct kube_response *r, char *rv, size_t rv_size,
+		     char *cont, size_t cont_size)
+{
+	const char *items = memmem(r->head, r->head_len, "\"items\":[", 9);
+	size_t meta_len = items ? (size_t)(items - r->head) : 0;
+	struct head_pod hp;
+
+	if (!items || !json_head_string(r->head, meta_len, NULL, "resourceVersion", rv, rv_size) ||
+	    !head_pod(items, r->head_len - meta_len, &hp))
+		return -EFBIG; /* err still says why: over the cap */
+	if (!json_head_string(r->head, meta_len, NULL, "continue", cont, cont_size))
+		cont[0] = '\0'; /* the last page */
+	inf->st.pods_oversize++;
+	log_warn("kube: pod %s/%s (uid %s) alone is over the response cap: skipped (the others "
+		 "are kept)",
+		 hp.ns, hp.name, hp.uid);
+	return 0;
 }
 
 /* The same pods at the same versions: a relist that changed nothing. */
@@ -183,48 +307,107 @@ static bool same_versions(const struct kube_pod_list *a, const struct kube_pod_l
 }
 
 /*
- * Lists every page. 0 with the set replaced (*changed: it differs from the
- * old one), or: -ESTALE (a 410: the version or the continue token is gone),
- * -EFBIG (a page over the cap), another -errno.
+ * The version is gone: a 410, or a 504 whose cause is ResourceVersionTooLarge
+ * (a watch cache behind the version asked for). client-go's reflector takes
+ * both as "read the newest".
+ */
+static bool version_unavailable(long status, const json_t *body)
+{
+	const json_t *causes = json_object_get(json_object_get(body, "details"), "causes"), *c;
+	size_t i;
+
+	if (status == 410)
+		return true;
+	json_array_foreach(causes, i, c)
+	{
+		const char *why = json_string_value(json_object_get(c, "reason"));
+
+		if (status == 504 && why && !strcmp(why, "ResourceVersionTooLarge"))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * One list request: a page of limit pods (0: all of them at once) from
+ * version from ("0": any, the watch cache's; another: not older than it;
+ * "": the newest, a quorum read) or continuing cont.
+ */
+static int list_page(struct informer *inf, const char *from, size_t limit, const char *cont,
+		     struct kube_response *r, char *err, size_t errlen)
+{
+	char path[1024], esc[512];
+	int n = snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s",
+			 inf->node);
+	int rc;
+
+	if (limit)
+		n += snprintf(path + n, sizeof(path) - (size_t)n, "&limit=%zu", limit);
+	/* A continued page carries its version in the token; the API refuses both. */
+	if (cont[0]) {
+		if (escape(esc, sizeof(esc), cont)) {
+			snprintf(err, errlen, "a continue token too long to send");
+			return -ENAMETOOLONG;
+		}
+		snprintf(path + n, sizeof(path) - (size_t)n, "&continue=%s", esc);
+	} else if (from[0]) {
+		snprintf(path + n, sizeof(path) - (size_t)n, "&resourceVersion=%s", from);
+	}
+	inf->st.pages++;
+	/* what only etcd serves before 1.31: no version, a limit with one, a continue token */
+	if (cont[0] || !from[0] || (limit && strcmp(from, "0")))
+		inf->st.etcd_lists++;
+	rc = inf->ops->list(inf->ctx, path, r, err, errlen);
+	if (!rc && r->status != 200) {
+		snprintf(err, errlen, "list pods on %s: status %ld %s", inf->node, r->status,
+			 kube_status_message(r->body));
+		rc = version_unavailable(r->status, r->body) ? -ESTALE
+							     : kube_status_errno(r->status);
+	}
+	return rc;
+}
+
+/*
+ * Lists the node's pods: whole, from the watch cache. Only when that answer
+ * is over the response cap does it page, halving the page until one fits,
+ * down to one pod; a single pod over the cap is skipped. 0 with the set
+ * replaced (*changed: it differs from the old one), or: -ESTALE (a 410: the
+ * version or the continue token is gone), -EFBIG, another -errno.
  */
 static int list_all(struct informer *inf, bool *changed, char *err, size_t errlen)
 {
-	char path[1024], cont[512] = "", esc[sizeof(path) / 2], rv[sizeof(inf->rv)] = "";
+	char cont[512] = "", rv[sizeof(inf->rv)] = "", from[sizeof(inf->rv)];
 	struct kube_pod_list l = {0};
-	int rc;
+	size_t limit = 0;
+	bool more = true;
+	int rc = 0;
 
-	do {
-		struct kube_response r;
-		int n = snprintf(path, sizeof(path),
-				 "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s&limit=%zu",
-				 inf->node, inf->page_limit);
+	/* "0" first; then the last version seen (not older than it); none after that was gone */
+	snprintf(from, sizeof(from), "%s", inf->quorum ? "" : inf->rv[0] ? inf->rv : "0");
+	while (!rc && more) {
+		struct kube_response r = {.head_len = 0};
 
-		/* A continued page carries its version in the token; the API refuses both. */
-		if (cont[0]) {
-			if (escape(esc, sizeof(esc), cont)) {
-				snprintf(err, errlen, "a continue token too long to send");
-				rc = -ENAMETOOLONG;
-				break;
-			}
-			snprintf(path + n, sizeof(path) - (size_t)n, "&continue=%s", esc);
-		} else if (!inf->rv_gone) {
-			/* "0": any version, the watch cache's; the last seen: not older than it */
-			snprintf(path + n, sizeof(path) - (size_t)n, "&resourceVersion=%s",
-				 inf->rv[0] ? inf->rv : "0");
-		}
-		inf->st.pages++;
-		rc = inf->ops->list(inf->ctx, path, &r, err, errlen);
-		if (!rc && r.status != 200) {
-			snprintf(err, errlen, "list pods on %s: status %ld %s", inf->node, r.status,
-				 kube_status_message(r.body));
-			rc = r.status == 410 ? -ESTALE : kube_status_errno(r.status);
-		} else if (!rc) {
+		rc = list_page(inf, from, limit, cont, &r, err, errlen);
+		if (!rc)
 			rc = take_page(inf, r.body, &l, rv, sizeof(rv), cont, sizeof(cont), err,
 				       errlen);
-		}
+		else if (rc == -EFBIG && limit == 1)
+			rc = skip_page(inf, &r, rv, sizeof(rv), cont, sizeof(cont));
 		json_decref(r.body);
 		inf->ops->result(inf->ctx, KUBE_CALL_LIST_PODS, rc, err);
-	} while (!rc && cont[0]);
+		if (rc == -EFBIG && limit != 1) {
+			/* The same page again, smaller. The watch cache ignores a limit with
+			 * "0": a page needs a version it would serve whole, or none. */
+			inf->st.oversize++;
+			limit = limit ? limit / 2 : INFORMER_PAGE_LIMIT;
+			if (!strcmp(from, "0"))
+				from[0] = '\0';
+			log_warn("kube: %s; listing again in pages of %zu pods", err, limit);
+			rc = 0;
+			continue;
+		}
+		more = cont[0] != '\0';
+	}
 	if (rc) {
 		kube_pod_list_free(&l);
 		return rc;
@@ -236,18 +419,32 @@ static int list_all(struct informer *inf, bool *changed, char *err, size_t errle
 	return 0;
 }
 
+/*
+ * The wait before a relist after a watch ended (a 410, an unreadable
+ * stream): the failure backoff plus up to INFORMER_RELIST_SPREAD_NS more,
+ * so that a fleet whose watches a compaction ended together does not list
+ * together.
+ */
+static uint64_t relist_wait(struct informer *inf)
+{
+	uint64_t w = fail_wait(inf);
+
+	return w + (uint64_t)((double)INFORMER_RELIST_SPREAD_NS * inf->ops->random(inf->ctx));
+}
+
 static uint64_t do_list(struct informer *inf)
 {
 	char err[512] = "", why[600];
 	bool changed = true;
 	int rc = list_all(inf, &changed, err, sizeof(err));
 
-	if (rc == -ESTALE && !inf->rv_gone) {
-		/* The version (or a page's continue token) was compacted: from the newest, now. */
+	if (rc == -ESTALE) {
+		/* Even the last version (or a page's continue token) is gone: the newest. */
 		inf->st.expired++;
-		inf->rv_gone = true;
-		log_info("kube: %s: listing again from the newest version", err);
-		return 0;
+		if (!inf->quorum)
+			log_info("kube: %s: listing again from the newest version", err);
+		inf->quorum = true;
+		return fail_wait(inf);
 	}
 	if (rc == -EFBIG) {
 		inf->st.oversize++;
@@ -260,13 +457,15 @@ static uint64_t do_list(struct informer *inf)
 		return fail_wait(inf);
 	inf->st.lists++;
 	inf->must_list = false;
-	inf->rv_gone = false;
+	inf->quorum = false;
 	inf->backoff_ns = 0;
 	inf->listed_at = inf->ops->now(inf->ctx);
 	set_degraded(inf, NULL);
-	/* the first list always: the loop learns the set is known (maybe empty) */
-	if (changed || inf->st.lists == 1)
+	/* the first list always: the loop learns the set is known (maybe empty); new label
+	 * keys change the pods it holds, not their versions */
+	if (changed || inf->st.lists == 1 || inf->relabel)
 		inf->ops->changed(inf->ctx, &inf->pods);
+	inf->relabel = false;
 	inf->ops->current(inf->ctx);
 	return 0;
 }
@@ -322,24 +521,21 @@ static uint64_t do_watch(struct informer *inf)
 		inf->ops->current(inf->ctx);
 		return 0;
 	case -ESTALE:
+		/* As client-go: a list not older than the last version, from the watch cache */
 		inf->st.expired++;
 		inf->must_list = true;
-		inf->rv_gone = true;
 		log_info("kube: pod watch from version %s: 410 Gone (%s); listing again", inf->rv,
 			 err);
-		return 0;
+		return relist_wait(inf);
 	case -EFBIG:
 	case -EBADMSG:
 	case -EPROTO:
 	case -ENOMEM:
-		/* the stream cannot be trusted past this point: list from the newest */
-		if (rc == -EFBIG)
-			inf->st.oversize++;
+		/* the stream cannot be trusted past this point: list from the last version */
 		inf->st.broken++;
 		inf->must_list = true;
-		inf->rv_gone = true;
 		log_err("kube: pod watch broken: %s; listing again", err);
-		return fail_wait(inf);
+		return relist_wait(inf);
 	default:
 		/* No answer, a cut, or an error status: the same watch after a wait. */
 		inf->st.broken++;

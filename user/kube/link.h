@@ -57,16 +57,19 @@ struct kube_link_stats {
 	/* CLOCK_REALTIME when the set was last known current (a list, a watch event, a
 	 * bookmark, a watch's clean end); 0 before the first list */
 	uint64_t last_list_ns;
-	uint64_t pod_lists;	   /* complete pod lists: the first, then after a 410 or a break */
-	uint64_t pod_expired;	   /* 410 Gone from a list or a watch */
-	uint64_t pod_watch_broken; /* watches cut, refused or unreadable */
-	uint64_t pod_oversize;	   /* pod list pages or watch events over the size cap */
-	uint64_t pod_events;	   /* watch events applied: ADDED, MODIFIED, DELETED */
-	char pods_degraded[256];   /* why the pod data is degraded (a list over the cap); "" */
-	bool condition_known;	   /* the node condition was written at least once */
-	bool condition;		   /* ... and says "interference" */
-	bool batch_known;	   /* the batch resources were written at least once */
-	uint64_t batch_cpu_milli;  /* ... the last values the API took */
+	uint64_t pod_lists;	    /* complete pod lists: the first, then after a 410 or a break */
+	uint64_t pod_expired;	    /* 410 Gone from a list or a watch */
+	uint64_t pod_watch_broken;  /* watches cut, refused or unreadable */
+	uint64_t pod_oversize;	    /* pod list pages or watch events over the size cap */
+	uint64_t pod_events;	    /* watch events applied: ADDED, MODIFIED, DELETED */
+	uint64_t pod_etcd_lists;    /* list requests only etcd serves before 1.31 (quorum, paged) */
+	uint64_t pods_skipped_size; /* pods skipped for their size, over KUBE_POD_MAX_BYTES */
+	uint64_t pods_terminated;   /* Succeeded or Failed pods seen, not kept */
+	char pods_degraded[256];    /* why the pod data is degraded (a list over the cap); "" */
+	bool condition_known;	    /* the node condition was written at least once */
+	bool condition;		    /* ... and says "interference" */
+	bool batch_known;	    /* the batch resources were written at least once */
+	uint64_t batch_cpu_milli;   /* ... the last values the API took */
 	uint64_t batch_mem_bytes;
 };
 

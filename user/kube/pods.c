@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "kube/quantity.h"
+#include "log.h"
 #include "str.h"
 
 #define KOORD_QOS_LABEL	  "koordinator.sh/qosClass"
@@ -74,6 +75,12 @@ static bool parse_owner(struct kube_pod *p, const json_t *meta)
 	return true;
 }
 
+/* A label the API could have stored: anything longer is not kept (nor is its memory). */
+static bool label_in_bounds(const char *key, const json_t *v)
+{
+	return strlen(key) <= KUBE_LABEL_KEY_MAX && json_string_length(v) <= KUBE_LABEL_VALUE_MAX;
+}
+
 /* The labels object as "k=v\0k=v\0\0" in p->labels; false when one is not a string. */
 static bool parse_labels(struct kube_pod *p, const json_t *labels)
 {
@@ -85,15 +92,20 @@ static bool parse_labels(struct kube_pod *p, const json_t *labels)
 	{
 		if (!json_is_string(v))
 			return false;
-		n += strlen(key) + 1 + json_string_length(v) + 1;
+		if (label_in_bounds(key, v))
+			n += strlen(key) + 1 + json_string_length(v) + 1;
 	}
 	if (n == 1)
 		return true;
 	p->labels = malloc(n);
 	if (!p->labels)
 		return false;
-	json_object_foreach((json_t *)labels, key, v) at +=
-		(size_t)sprintf(p->labels + at, "%s=%s", key, json_string_value(v)) + 1;
+	json_object_foreach((json_t *)labels, key, v)
+	{
+		if (label_in_bounds(key, v))
+			at += (size_t)sprintf(p->labels + at, "%s=%s", key, json_string_value(v)) +
+			      1;
+	}
 	p->labels[at] = '\0';
 	return true;
 }
@@ -306,6 +318,7 @@ bool kube_pod_parse(const json_t *item, struct kube_pod *p)
 	const json_t *spec = json_object_get(item, "spec");
 	const json_t *prio = json_object_get(spec, "priority");
 	const json_t *status = json_object_get(item, "status");
+	const char *phase;
 	json_int_t v;
 
 	memset(p, 0, sizeof(*p));
@@ -319,6 +332,8 @@ bool kube_pod_parse(const json_t *item, struct kube_pod *p)
 	parse_evict_controls(p, annotations);
 	parse_rq_target(p, annotations);
 	p->start_ns = parse_start(status);
+	phase = json_string_value(json_object_get(status, "phase"));
+	p->terminated = phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
 	if (!copy_req(p->uid, sizeof(p->uid), meta, "uid") ||
 	    !copy_req(p->ns, sizeof(p->ns), meta, "namespace") ||
 	    !copy_req(p->name, sizeof(p->name), meta, "name") ||
@@ -367,14 +382,67 @@ int kube_pods_parse(const json_t *doc, struct kube_pod_list *out, char *err, siz
 	{
 		struct kube_pod *p = &out->pods[out->n];
 
-		if (kube_pod_parse(item, p)) {
-			out->n++;
-		} else {
+		if (kube_pod_oversize(item)) {
+			out->oversize++;
+		} else if (!kube_pod_parse(item, p)) {
 			kube_pod_free(p);
 			out->skipped++;
+		} else if (p->terminated) {
+			kube_pod_free(p);
+			out->terminated++;
+		} else {
+			out->n++;
 		}
 	}
 	return 0;
+}
+
+static bool key_listed(const char *keys, const char *label, size_t key_len)
+{
+	for (const char *k = keys; *k; k += strlen(k) + 1)
+		if (strlen(k) == key_len && !strncmp(k, label, key_len))
+			return true;
+	return false;
+}
+
+void kube_pod_keep_labels(struct kube_pod *p, const char *keys)
+{
+	char *to = p->labels;
+
+	if (!keys || !p->labels)
+		return;
+	/* in place: what is kept only ever moves towards the front */
+	for (const char *l = p->labels; *l;) {
+		size_t n = strlen(l) + 1;
+
+		if (key_listed(keys, l, strcspn(l, "="))) {
+			memmove(to, l, n);
+			to += n;
+		}
+		l += n;
+	}
+	*to = '\0';
+	if (to == p->labels) {
+		free(p->labels);
+		p->labels = NULL;
+	}
+}
+
+bool kube_pod_oversize(const json_t *item)
+{
+	const json_t *meta = json_object_get(item, "metadata");
+	/* the size it has as compact JSON, counted without writing it out */
+	size_t n = json_dumpb(item, NULL, 0, JSON_COMPACT);
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	const char *name = json_string_value(json_object_get(meta, "name"));
+	const char *uid = json_string_value(json_object_get(meta, "uid"));
+
+	if (n <= KUBE_POD_MAX_BYTES)
+		return false;
+	log_warn("kube: pod %.63s/%.253s (uid %.40s) is %zu bytes of JSON, over the %u-byte bound "
+		 "for one pod: skipped (the others are kept)",
+		 ns ? ns : "?", name ? name : "?", uid ? uid : "?", n, KUBE_POD_MAX_BYTES);
+	return true;
 }
 
 int kube_pods_list(struct kube_client *c, const char *node, struct kube_pod_list *out, char *err,
@@ -389,7 +457,9 @@ int kube_pods_list(struct kube_client *c, const char *node, struct kube_pod_list
 		snprintf(err, errlen, "node name \"%s\" is not a valid Kubernetes name", node);
 		return -EINVAL;
 	}
-	snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", node);
+	/* "0": any version, the watch cache's; no limit, which that cache would ignore anyway */
+	snprintf(path, sizeof(path),
+		 "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s&resourceVersion=0", node);
 	rc = kube_request(c, "GET", path, NULL, &r, err, errlen);
 	if (rc)
 		return rc;

@@ -15,6 +15,17 @@
 
 #include "kube/client.h"
 
+/*
+ * The most one pod's JSON may hold (a list item, a watch event's object):
+ * etcd refuses a write over 1.5 MiB by default, so no pod a real cluster
+ * stores comes near. One over it is skipped, logged and counted, never the
+ * reason the agent loses the node's other pods.
+ */
+#define KUBE_POD_MAX_BYTES (2u << 20)
+/* The API's own bounds on a label: a key of prefix (253) '/' name (63), a value of 63. */
+#define KUBE_LABEL_KEY_MAX   317
+#define KUBE_LABEL_VALUE_MAX 63
+
 /* A container of a pod, as status.containerStatuses shows it once it started. */
 struct kube_container {
 	char id[72];   /* containerID without its "<runtime>://" prefix: the id in cgroup paths */
@@ -79,8 +90,13 @@ struct kube_pod {
 	 */
 	uint32_t rq_target_us;
 	uint64_t start_ns; /* status.startTime, CLOCK_REALTIME ns; 0 absent or unreadable */
-	/* metadata.labels as "key=value" strings one after another, each with its NUL, then an
-	 * empty one; NULL when the pod has none. Freed with the list. */
+	/* status.phase Succeeded or Failed: its containers ended and none will run again */
+	bool terminated;
+	/*
+	 * metadata.labels as "key=value" strings one after another, each with its
+	 * NUL, then an empty one; NULL when the pod has none. Only labels within
+	 * the API's bounds (KUBE_LABEL_*_MAX) are kept. Freed with the list.
+	 */
 	char *labels;
 	/* started containers: init, regular and ephemeral; caller frees with the list */
 	struct kube_container *containers;
@@ -90,12 +106,15 @@ struct kube_pod {
 struct kube_pod_list {
 	struct kube_pod *pods; /* caller frees with kube_pod_list_free() */
 	size_t n;
-	size_t skipped; /* items without a usable uid/namespace/name or with over-long fields */
+	size_t skipped;	   /* items without a usable uid/namespace/name or with over-long fields */
+	size_t oversize;   /* items over KUBE_POD_MAX_BYTES, skipped (each logged) */
+	size_t terminated; /* Succeeded and Failed pods, not kept */
 };
 
 /*
- * Parses a PodList document. Returns 0 (items that are not usable pods are
- * skipped and counted, not fatal), or a negative errno with err set when the
+ * Parses a PodList document. Returns 0 (items that are not usable pods,
+ * over KUBE_POD_MAX_BYTES, or terminated are left out and counted, not
+ * fatal), or a negative errno with err set when the
  * document itself is not a PodList (-EBADMSG) or memory ran out (-ENOMEM).
  */
 int kube_pods_parse(const json_t *doc, struct kube_pod_list *out, char *err, size_t errlen);
@@ -111,7 +130,18 @@ bool kube_pod_parse(const json_t *item, struct kube_pod *p);
 void kube_pod_free(struct kube_pod *p);
 
 /*
- * Lists the pods whose spec.nodeName is node. 0, or a negative errno with err
+ * Keeps only the labels whose key is in keys ("key\0key\0\0": those the
+ * config matches on); NULL keeps every one. A node's pods then cost the
+ * agent what it uses, not what their owners wrote.
+ */
+void kube_pod_keep_labels(struct kube_pod *p, const char *keys);
+
+/* A pod object over KUBE_POD_MAX_BYTES: true, logged with its name. */
+bool kube_pod_oversize(const json_t *item);
+
+/*
+ * Lists the pods whose spec.nodeName is node, from the API server's watch
+ * cache (resourceVersion=0: never a read of etcd). 0, or a negative errno with err
  * set (the transport's, -EACCES/-EPROTO for an error status, the parser's).
  */
 int kube_pods_list(struct kube_client *c, const char *node, struct kube_pod_list *out, char *err,

@@ -33,12 +33,6 @@
 #define SEC 1000000000ull
 /* The calls thread's backoff after a failed call doubles up to this. */
 #define BACKOFF_MAX_NS (30 * SEC)
-/*
- * The pod informer's bound on one watch event: etcd stores an object of at
- * most 1.5 MiB by default, so this is never a real pod's; the same as a
- * list page's bound (the client's max_body).
- */
-#define MAX_POD_EVENT (16u << 20)
 /* A watch's own bound beyond its server timeout: the server ends it, not us. */
 #define WATCH_SLACK_MS 30000
 /* An eviction is tried for this long (429 and failures back off 1, 2, 4, ... s). */
@@ -71,9 +65,11 @@ struct kube_sync {
 	bool running, informer_running; /* the threads were started */
 	pthread_mutex_t lock;
 	pthread_cond_t wake, informer_wake;
-	int stopping; /* also the clients' cancel flag */
-	int pods_fd;  /* eventfd: the pod set changed (kube_sync_fd()) */
-	bool kicked;  /* under lock: the loop queued work for the calls thread */
+	int stopping; /* also the calls client's cancel flag */
+	/* the watch client's cancel flag: the stop, or new label keys (a list must follow) */
+	int watch_cancel;
+	int pods_fd; /* eventfd: the pod set changed (kube_sync_fd()) */
+	bool kicked; /* under lock: the loop queued work for the calls thread */
 
 	/* under lock */
 	struct kube_link_stats stats;
@@ -95,6 +91,9 @@ struct kube_sync {
 	bool node_wanted;  /* under lock: the loop asked for the Node's labels again */
 	json_t *labels;	   /* under lock: the labels last read, for the loop */
 	bool labels_ready; /* ... not taken yet */
+	/* under lock: label keys for the informer, taken at its next step */
+	char *label_keys;
+	bool label_keys_new;
 
 	/* the calls thread's own */
 	uint64_t backoff_until, backoff_ns;
@@ -485,6 +484,9 @@ static void inf_current(void *ctx)
 	ks->stats.pod_watch_broken = st->broken;
 	ks->stats.pod_oversize = st->oversize;
 	ks->stats.pod_events = st->events;
+	ks->stats.pod_etcd_lists = st->etcd_lists;
+	ks->stats.pods_skipped_size = st->pods_oversize;
+	ks->stats.pods_terminated = st->terminated;
 	pthread_mutex_unlock(&ks->lock);
 }
 
@@ -493,8 +495,8 @@ static void inf_result(void *ctx, enum kube_call call, int rc, const char *err)
 	struct kube_sync *ks = ctx;
 	const struct informer_stats *st = &ks->inf.st;
 
-	if (__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED))
-		return; /* the watch abandoned for the stop: no failure */
+	if (__atomic_load_n(&ks->watch_cancel, __ATOMIC_RELAXED) && rc == -ECANCELED)
+		return; /* abandoned for the stop or new label keys: no failure */
 	note_call(ctx, call, rc, err);
 	pthread_mutex_lock(&ks->lock);
 	ks->stats.pod_expired = st->expired;
@@ -544,8 +546,17 @@ static void *inform(void *arg)
 	struct kube_sync *ks = arg;
 
 	while (!__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED)) {
-		uint64_t wait = informer_step(&ks->inf), until;
+		uint64_t wait, until;
 		struct timespec ts;
+
+		pthread_mutex_lock(&ks->lock);
+		if (ks->label_keys_new && informer_set_label_keys(&ks->inf, ks->label_keys))
+			log_err("kube: out of memory for the label keys: the old ones stay");
+		ks->label_keys_new = false;
+		if (!__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED))
+			__atomic_store_n(&ks->watch_cancel, 0, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&ks->lock);
+		wait = informer_step(&ks->inf);
 
 		if (!wait)
 			continue;
@@ -639,10 +650,11 @@ int kube_sync_open(struct kube_sync **out, const struct kubernetes_config *cfg, 
 		c->timeout_ms = (long)(cfg->timeout_s * 1000);
 		if (c->connect_timeout_ms > c->timeout_ms)
 			c->connect_timeout_ms = c->timeout_ms;
-		c->cancel = &ks->stopping;
+		c->cancel = c == &ks->client ? &ks->stopping : &ks->watch_cancel;
 	}
 	ks->seed = (unsigned int)(clock_ns(CLOCK_MONOTONIC) ^ (uint64_t)getpid());
-	informer_init(&ks->inf, &inf_ops, ks, ks->node, cfg->resync_s, MAX_POD_EVENT);
+	/* a watch event is one pod in an envelope of a few dozen bytes */
+	informer_init(&ks->inf, &inf_ops, ks, ks->node, cfg->resync_s, KUBE_POD_MAX_BYTES + 256);
 	node_writer_init(&ks->status, cfg);
 	event_correlate_init(&ks->events, cfg->event_interval_s, cfg->events_per_minute,
 			     clock_ns(CLOCK_MONOTONIC));
@@ -680,6 +692,7 @@ void kube_sync_stop(struct kube_sync *ks)
 	if (!ks)
 		return;
 	__atomic_store_n(&ks->stopping, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&ks->watch_cancel, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&ks->lock);
 	kick(ks);
 	pthread_cond_signal(&ks->informer_wake);
@@ -711,6 +724,7 @@ void kube_sync_stop(struct kube_sync *ks)
 	informer_free(&ks->inf);
 	close(ks->pods_fd);
 	kube_pod_list_free(&ks->fresh);
+	free(ks->label_keys);
 	free(ks->jobs);
 	free(ks->results);
 	event_correlate_free(&ks->events);
@@ -780,6 +794,29 @@ int kube_sync_evict(struct kube_sync *ks, const struct kube_evict_req *req)
 	}
 	pthread_mutex_unlock(&ks->lock);
 	return rc;
+}
+
+void kube_sync_label_keys(struct kube_sync *ks, const char *keys)
+{
+	const char *k = keys;
+	char *copy = NULL;
+
+	while (k && *k)
+		k += strlen(k) + 1;
+	if (keys && !(copy = malloc((size_t)(k - keys) + 1))) {
+		log_err("kube: out of memory for the label keys: the old ones stay");
+		return;
+	}
+	if (keys)
+		memcpy(copy, keys, (size_t)(k - keys) + 1);
+	pthread_mutex_lock(&ks->lock);
+	free(ks->label_keys);
+	ks->label_keys = copy;
+	ks->label_keys_new = true;
+	/* a watch may hold on for minutes: it ends now, and a list takes the new keys */
+	if (ks->informer_running)
+		__atomic_store_n(&ks->watch_cancel, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&ks->lock);
 }
 
 size_t kube_sync_take_results(struct kube_sync *ks, struct kube_evict_result *out, size_t max)

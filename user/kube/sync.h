@@ -85,6 +85,13 @@ void kube_sync_drain(struct kube_sync *ks);
 /* When a newer pod set came, frees *pods and puts it there (sorted by uid); true then. */
 bool kube_sync_take_pods(struct kube_sync *ks, struct kube_pod_list *pods);
 
+/*
+ * The pod label keys the config matches on ("key\0key\0\0"; NULL: all):
+ * the informer keeps only these (and relists once, from the watch cache,
+ * when they changed after its first list). Copied.
+ */
+void kube_sync_label_keys(struct kube_sync *ks, const char *keys);
+
 /* Queues an eviction. -EALREADY when that pod's eviction is still being tried, -ENOMEM. */
 int kube_sync_evict(struct kube_sync *ks, const struct kube_evict_req *req);
 

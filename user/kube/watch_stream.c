@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/json_head.h"
+
 static const char *const type_names[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
 
 const char *watch_type_name(enum watch_type t)
@@ -59,30 +61,56 @@ static int one_line(struct watch_stream *s, const char *line, size_t n, char *er
 	return rc;
 }
 
-/* Appends to the partial line, within max_event. */
-static int keep(struct watch_stream *s, const char *data, size_t n, char *err, size_t errlen)
+/* Room for need bytes in the buffer. */
+static int reserve(struct watch_stream *s, size_t need, char *err, size_t errlen)
 {
 	size_t cap;
 	char *p;
 
-	if (n > s->max_event - s->len) {
+	if (need <= s->cap)
+		return 0;
+	cap = s->cap ? s->cap : 4096;
+	while (cap < need)
+		cap *= 2;
+	p = realloc(s->buf, cap);
+	if (!p) {
+		snprintf(err, errlen, "out of memory for a watch event");
+		return -ENOMEM;
+	}
+	s->buf = p;
+	s->cap = cap;
+	return 0;
+}
+
+/* Appends to the partial line (the caller checked it stays within max_event). */
+static int keep(struct watch_stream *s, const char *data, size_t n, char *err, size_t errlen)
+{
+	int rc = reserve(s, s->len + n, err, errlen);
+
+	if (rc)
+		return rc;
+	memcpy(s->buf + s->len, data, n);
+	s->len += n;
+	return 0;
+}
+
+/* An event grew past max_event with n more bytes: keep its head, drop the rest as it comes. */
+static int start_skip(struct watch_stream *s, const char *data, size_t n, char *err, size_t errlen)
+{
+	size_t room = s->len < JSON_HEAD_MAX ? JSON_HEAD_MAX - s->len : 0;
+	int rc;
+
+	if (!s->on_oversize) {
 		snprintf(err, errlen, "a watch event is larger than %zu bytes", s->max_event);
 		return -EFBIG;
 	}
-	if (s->len + n > s->cap) {
-		cap = s->cap ? s->cap : 4096;
-		while (cap < s->len + n)
-			cap *= 2;
-		p = realloc(s->buf, cap);
-		if (!p) {
-			snprintf(err, errlen, "out of memory for a watch event");
-			return -ENOMEM;
-		}
-		s->buf = p;
-		s->cap = cap;
-	}
-	memcpy(s->buf + s->len, data, n);
-	s->len += n;
+	rc = keep(s, data, n < room ? n : room, err, errlen);
+	if (rc)
+		return rc;
+	s->skip_total = s->len - (n < room ? n : room) + n;
+	if (s->len > JSON_HEAD_MAX)
+		s->len = JSON_HEAD_MAX;
+	s->skipping = true;
 	return 0;
 }
 
@@ -93,15 +121,15 @@ int watch_stream_feed(struct watch_stream *s, const char *data, size_t n, char *
 		size_t part = nl ? (size_t)(nl - data) : n;
 		int rc;
 
-		if (!nl)
+		if (s->skipping) {
+			s->skip_total += part;
+			rc = 0;
+		} else if (part > s->max_event - s->len) {
+			rc = start_skip(s, data, part, err, errlen);
+		} else if (!nl) {
 			return keep(s, data, n, err, errlen);
-		/* A whole line in this write: parsed in place, without a copy. */
-		if (!s->len) {
-			if (part > s->max_event) {
-				snprintf(err, errlen, "a watch event is larger than %zu bytes",
-					 s->max_event);
-				return -EFBIG;
-			}
+		} else if (!s->len) {
+			/* A whole line in this write: parsed in place, without a copy. */
 			rc = one_line(s, data, part, err, errlen);
 		} else {
 			rc = keep(s, data, part, err, errlen);
@@ -109,7 +137,13 @@ int watch_stream_feed(struct watch_stream *s, const char *data, size_t n, char *
 				rc = one_line(s, s->buf, s->len, err, errlen);
 			s->len = 0;
 		}
-		if (rc)
+		if (!rc && nl && s->skipping) {
+			s->events++;
+			rc = s->on_oversize(s->user, s->buf, s->len, s->skip_total, err, errlen);
+			s->skipping = false;
+			s->len = 0;
+		}
+		if (rc || !nl)
 			return rc;
 		data += part + 1;
 		n -= part + 1;
@@ -119,12 +153,18 @@ int watch_stream_feed(struct watch_stream *s, const char *data, size_t n, char *
 
 size_t watch_stream_pending(const struct watch_stream *s)
 {
-	return s->len;
+	return s->skipping ? s->skip_total : s->len;
 }
 
 void watch_stream_reset(struct watch_stream *s)
 {
 	s->len = 0;
+	s->skipping = false;
+}
+
+void watch_stream_on_oversize(struct watch_stream *s, watch_oversize_fn fn)
+{
+	s->on_oversize = fn;
 }
 
 void watch_stream_free(struct watch_stream *s)

@@ -5,14 +5,16 @@
  * response that stays open for minutes. Bytes are fed as libcurl hands them
  * over (a line may span many writes, a write may hold many lines); each
  * complete line is one event for the callback. One event may hold at most
- * max_event bytes: a longer one breaks the stream (-EFBIG) rather than
- * growing the buffer without bound, since pod owners control annotation
- * sizes.
+ * max_event bytes, since pod owners control annotation sizes: past that the
+ * buffer does not grow. A longer event goes to the oversize callback, when
+ * there is one, with its first bytes (kube/json_head.h), and the stream goes
+ * on after it; without one it breaks the stream (-EFBIG).
  */
 #ifndef QOSLET_KUBE_WATCH_STREAM_H
 #define QOSLET_KUBE_WATCH_STREAM_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 enum watch_type {
@@ -34,17 +36,31 @@ const char *watch_type_name(enum watch_type t);
 typedef int (*watch_event_fn)(void *user, enum watch_type type, json_t *object, char *err,
 			      size_t errlen);
 
+/*
+ * An event over max_event, skipped: its first head_len bytes (at most
+ * JSON_HEAD_MAX) and its whole length. 0 goes on; a negative errno stops
+ * the stream as the event callback's does.
+ */
+typedef int (*watch_oversize_fn)(void *user, const char *head, size_t head_len, size_t total,
+				 char *err, size_t errlen);
+
 struct watch_stream {
-	char *buf; /* the line not yet complete */
+	char *buf; /* the line not yet complete; while skipping, its head */
 	size_t len, cap;
 	size_t max_event;
 	watch_event_fn on_event;
+	watch_oversize_fn on_oversize; /* NULL: an oversized event is an error */
 	void *user;
-	unsigned long events; /* complete events handed over */
+	bool skipping;	      /* inside an event over max_event */
+	size_t skip_total;    /* ... of this many bytes so far */
+	unsigned long events; /* complete events handed over (skipped ones too) */
 };
 
 void watch_stream_init(struct watch_stream *s, size_t max_event, watch_event_fn on_event,
 		       void *user);
+
+/* Oversized events go to fn (with the stream's user) instead of ending the stream. */
+void watch_stream_on_oversize(struct watch_stream *s, watch_oversize_fn fn);
 
 /*
  * Takes n more bytes. 0, or a negative errno with err set: -EFBIG (an event

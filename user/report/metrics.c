@@ -784,10 +784,21 @@ static void kube(FILE *f, const struct kube_link_stats *k)
 	       "Pod watches cut, refused or unreadable before their server timeout.");
 	fprintf(f, "qoslet_kube_pod_watch_broken_total %" PRIu64 "\n", k->pod_watch_broken);
 	family(f, "qoslet_kube_pod_oversize_total", "counter",
-	       "Pod list pages or watch events over the size cap.");
+	       "Pod list answers over the response cap, or watch events over the per-pod bound.");
 	fprintf(f, "qoslet_kube_pod_oversize_total %" PRIu64 "\n", k->pod_oversize);
+	family(f, "qoslet_kube_pods_skipped_size_total", "counter",
+	       "Pods skipped for their size (each logged): the others are kept.");
+	fprintf(f, "qoslet_kube_pods_skipped_size_total %" PRIu64 "\n", k->pods_skipped_size);
+	family(f, "qoslet_kube_pods_terminated_total", "counter",
+	       "Succeeded or Failed pods seen in lists and events, not kept.");
+	fprintf(f, "qoslet_kube_pods_terminated_total %" PRIu64 "\n", k->pods_terminated);
+	family(f, "qoslet_kube_pod_etcd_lists_total", "counter",
+	       "Pod list requests only etcd serves before Kubernetes 1.31: a quorum read after a "
+	       "list from the last version was 410, or pages after an answer over the cap.");
+	fprintf(f, "qoslet_kube_pod_etcd_lists_total %" PRIu64 "\n", k->pod_etcd_lists);
 	family(f, "qoslet_kube_pods_degraded", "gauge",
-	       "1 while the pod list is over the size cap (/readyz says why), else 0.");
+	       "1 while no pod list fits the size cap, even in pages of one pod (/readyz says "
+	       "why), else 0.");
 	fprintf(f, "qoslet_kube_pods_degraded %d\n", k->pods_degraded[0] != '\0');
 	if (k->condition_known) {
 		family(f, "qoslet_kube_node_interference", "gauge",
