@@ -50,6 +50,9 @@ struct throttle_sample {
 struct memstall_sample {
 	struct lat_hist direct; /* direct reclaim by the cgroup's tasks */
 	struct lat_hist memcg;	/* memcg limit reclaim by the cgroup's tasks */
+	/* PSI's inputs (bpf/memstall_maps.h): empty when not traced */
+	struct lat_hist stall;	/* memory stalls, as PSI counts them */
+	struct lat_hist iowait; /* I/O waits, as PSI counts them */
 	uint64_t oom_kills;	/* tasks of the cgroup chosen as OOM victims */
 };
 
