@@ -10,6 +10,35 @@
 
 #include "grow.h"
 
+int breach_units_sync(void **v, size_t *n, size_t size, const struct pol_input *in)
+{
+	char *next = malloc((in->n_units + 1) * size), *old = *v;
+	size_t j = 0;
+
+	if (!next)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_units; i++) {
+		uint64_t id = in->units[i].id, at;
+		char *e = next + i * size;
+
+		for (; j < *n; j++) {
+			memcpy(&at, old + j * size, sizeof(at));
+			if (at >= id)
+				break;
+		}
+		if (j < *n && at == id) {
+			memcpy(e, old + j * size, size);
+			continue;
+		}
+		memset(e, 0, size);
+		memcpy(e, &id, sizeof(id));
+	}
+	free(*v);
+	*v = next;
+	*n = in->n_units;
+	return 0;
+}
+
 void breach_window_push(struct breach_window *w, bool over)
 {
 	w->over = w->over << 1 | (uint64_t)over;

@@ -28,6 +28,14 @@ struct breach_window {
 	unsigned int n; /* counted so far, up to BREACH_N_MAX */
 };
 
+/*
+ * A policy's per-unit entries (size bytes each, sorted by the uint64_t id
+ * they start with) carried over to the input's units: an entry whose unit
+ * is gone is dropped, a new unit gets a zeroed entry with its id. 0 or
+ * -ENOMEM (then *v is as it was).
+ */
+int breach_units_sync(void **v, size_t *n, size_t size, const struct pol_input *in);
+
 void breach_window_push(struct breach_window *w, bool over);
 /* Windows counted among the last n, and how many of them were over. */
 unsigned int breach_windows(const struct breach_window *w, unsigned int n);

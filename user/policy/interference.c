@@ -42,31 +42,15 @@ static int check_config(const struct interference_config *cfg)
 	return 0;
 }
 
-/* (1) Carries each unit's entry over (both lists are sorted by id); new units start empty. */
+/* (1) Carries each unit's entry over; new units start empty, their history at this tick. */
 static int sync_units(struct interference_state *st, const struct pol_input *in, uint64_t tick)
 {
-	struct interference_unit *v = malloc((in->n_units + 1) * sizeof(*v));
-	size_t j = 0;
+	int err = breach_units_sync((void **)&st->units, &st->n_units, sizeof(*st->units), in);
 
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < in->n_units; i++) {
-		uint64_t id = in->units[i].id;
-
-		while (j < st->n_units && st->units[j].id < id)
-			j++;
-		if (j < st->n_units && st->units[j].id == id) {
-			v[i] = st->units[j];
-			continue;
-		}
-		memset(&v[i], 0, sizeof(v[i]));
-		v[i].id = id;
-		v[i].first_tick = tick;
-	}
-	free(st->units);
-	st->units = v;
-	st->n_units = in->n_units;
-	return 0;
+	for (size_t i = 0; !err && i < st->n_units; i++)
+		if (!st->units[i].first_tick)
+			st->units[i].first_tick = tick;
+	return err;
 }
 
 /* The share of its CFS periods in which the unit's own limit throttled it. */
