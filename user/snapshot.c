@@ -265,6 +265,7 @@ int snapshot_delta(struct snapshot *out, const struct snapshot *now, const struc
 	memset(out, 0, sizeof(*out));
 	out->ts_ns = now->ts_ns;
 	out->cpi_hardware = now->cpi_hardware;
+	out->memstall_psi = now->memstall_psi;
 	out->cap_cgroups = now->n_cgroups ? now->n_cgroups : 1;
 	out->cap_blame = now->n_blame ? now->n_blame : 1;
 	out->cgroups = calloc(out->cap_cgroups, sizeof(*out->cgroups));

@@ -105,6 +105,8 @@ struct snapshot {
 	uint64_t memstall_drops[MEMSTALL_DROP_NR]; /* enum memstall_drop */
 	/* The CPI part counts cycles/instructions (else software stand-ins, not CPI). */
 	bool cpi_hardware;
+	/* The memstall part has PSI's inputs (mem.stall, mem.iowait): else they read 0. */
+	bool memstall_psi;
 	struct oom_event *ooms; /* drained at this reading, oldest first */
 	size_t n_ooms, cap_ooms;
 };

@@ -1235,6 +1235,7 @@ void config_collect_wants(const struct agent_config *cfg, struct collect_wants *
 		.capacity = cfg->policy.capacity.enabled,
 		.evict_memory = cfg->policy.evict_memory.enabled,
 		.evict_memory_threshold = cfg->policy.evict_memory.threshold,
+		.mem_interference = cfg->policy.mem_interference.enabled,
 		.cpu_manager_state = cfg->cpu_manager_state,
 	};
 }

@@ -219,6 +219,7 @@ static int memstall_read(void *state, struct snapshot *s)
 	struct memstall_probe *p = state;
 	int err;
 
+	s->memstall_psi = p->psi;
 	err = percpu_map_read(bpf_map__fd(p->skel->maps.memstall_cg), sizeof(__u64),
 			      sizeof(struct memstall_cg), p->ncpus, fold_cg, s);
 	if (!err)
