@@ -310,6 +310,17 @@ int BPF_PROG(psi_wakeup, struct task_struct *p)
 	return 0;
 }
 
+/* One bio (up to MiBs), not one page: a streaming reader makes thousands a second. */
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(psi_bio, struct bio *bio)
+{
+	struct memstall_cg *v = cg_record(current_cgroup_id(true));
+
+	if (v)
+		v->io_bytes += bio->bi_iter.bi_size;
+	return 0;
+}
+
 SEC("raw_tp/mm_vmscan_direct_reclaim_begin")
 int BPF_PROG(raw_direct_begin)
 {

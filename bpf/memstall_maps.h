@@ -23,6 +23,13 @@ struct memstall_cg {
 	 */
 	struct lat_hist stall;
 	struct lat_hist iowait;
+	/*
+	 * Bytes of the bios the cgroup's tasks submitted (block_bio_queue,
+	 * BTF kernels): its block I/O where v1 blkio counts none (its counters
+	 * move only on a disk with a throttle rule since 6.x). Writeback is
+	 * submitted by flusher threads and counts to theirs.
+	 */
+	__u64 io_bytes;
 	__u64 oom_kills; /* oom:mark_victim with a victim in this cgroup */
 };
 

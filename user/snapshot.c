@@ -204,9 +204,10 @@ static bool delta_cg(struct cg_sample *out, const struct cg_sample *now,
 		hist_delta(&out->mem.memcg, &now->mem.memcg, &before->mem.memcg);
 		hist_delta(&out->mem.stall, &now->mem.stall, &before->mem.stall);
 		hist_delta(&out->mem.iowait, &now->mem.iowait, &before->mem.iowait);
+		out->mem.io_bytes = dc(now->mem.io_bytes, before->mem.io_bytes);
 		out->mem.oom_kills = dc(now->mem.oom_kills, before->mem.oom_kills);
 		active |= out->mem.direct.count || out->mem.memcg.count || out->mem.oom_kills ||
-			  out->mem.stall.count || out->mem.iowait.count;
+			  out->mem.stall.count || out->mem.iowait.count || out->mem.io_bytes;
 	}
 	if (now->parts & CG_PSI) {
 		delta_psi_lines(out->psi.some, now->psi.some, before->psi.some);
@@ -306,6 +307,7 @@ void cg_sample_accumulate(struct cg_sample *acc, const struct cg_sample *d)
 		hist_add(&acc->mem.memcg, &d->mem.memcg);
 		hist_add(&acc->mem.stall, &d->mem.stall);
 		hist_add(&acc->mem.iowait, &d->mem.iowait);
+		acc->mem.io_bytes += d->mem.io_bytes;
 		acc->mem.oom_kills += d->mem.oom_kills;
 	}
 	acc->parts |= d->parts & (CG_RQ | CG_CPU | CG_MEMSTALL);

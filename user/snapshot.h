@@ -53,6 +53,7 @@ struct memstall_sample {
 	/* PSI's inputs (bpf/memstall_maps.h): empty when not traced */
 	struct lat_hist stall;	/* memory stalls, as PSI counts them */
 	struct lat_hist iowait; /* I/O waits, as PSI counts them */
+	uint64_t io_bytes;	/* bios submitted by the cgroup's tasks */
 	uint64_t oom_kills;	/* tasks of the cgroup chosen as OOM victims */
 };
 

@@ -12,7 +12,8 @@
 # interference.memory on the LS unit, explained by the BE unit (cause
 # "unit", related: the BE cgroup, culprit_class 5), with ancestor limit hits
 # and the LS unit's refaults as evidence; nothing caps memory (this branch
-# detects only). The kernel agrees: the parent's memory.failcnt (v2:
+# detects only). Its reads wait on the disk behind the stream: the
+# interference.io report names the BE unit too. The kernel agrees: the parent's memory.failcnt (v2:
 # memory.events max) rose, and the LS unit refaulted. The agent's recording
 # replays to the same decisions.
 # Everything it makes goes on exit: cgroups, loads, the data files.
@@ -97,6 +98,13 @@ assert_cmp "$(jget "$report" .evidence.share_unit)" ">=" 0.2 "evidence: other un
 assert_cmp "$(jget "$report" .evidence.share_own_limit)" "==" 0 "evidence: no own-limit share (the LS unit has no limit)"
 assert_cmp $((hits1 - hits0)) ">" 0 "the kernel counted hits on the parent's limit"
 assert_cmp $((ref1 - ref0)) ">" 0 "the kernel counted refaults of the LS unit"
+# The LS reader's misses wait behind the stream on the same disk: the I/O
+# breach names the streamer by its bios.
+io=$(wait_decision '.rule == "interference.io"' 20) ||
+	fail "no interference.io report within 20 s: $(decisions 'true' | jq -c 'map([.rule, .target.cgroup, .cause])')"
+log "io report: $(echo "$io" | jq -c '{target: .target.cgroup, related: .related.cgroup, cause, evidence}')"
+assert_eq "$(jget "$io" .target.cgroup)" "/$LS_REL" "the I/O report's target is the LS reader"
+assert_eq "$(jget "$io" .related.cgroup)" "/$BE_REL" "the I/O report names the BE streamer"
 sleep 2
 agent_stop
 kill -TERM "$ls_pid" 2>/dev/null || true

@@ -22,6 +22,7 @@ enum cg_ctrl {
 	CTRL_CPUSET,
 	CTRL_MEMORY,
 	CTRL_FREEZER, /* v1 only; v2 has cgroup.freeze */
+	CTRL_IO,      /* v1 blkio, v2 io: block I/O bytes per cgroup */
 	CTRL_NR,
 };
 
@@ -113,6 +114,11 @@ int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_
  * v2 memory.events.local's max + high. -EINVAL when unreadable.
  */
 int cg_mem_events_parse(const struct cgroup_ctrls *c, const char *text, uint64_t *hits);
+/*
+ * The bytes read and written of a CG_FILE_IO_STAT text, every device: v1's
+ * "Total" line, v2's rbytes + wbytes summed. -EINVAL when unreadable.
+ */
+int cg_io_bytes_parse(const struct cgroup_ctrls *c, const char *text, uint64_t *bytes);
 
 /*
  * CFS bandwidth counters of a cpu.stat text into s's nr_periods,
@@ -196,6 +202,11 @@ enum cg_file {
 	 * memory.failcnt, v2 memory.events.local (max and high).
 	 */
 	CG_FILE_MEM_EVENTS,
+	/*
+	 * Block I/O bytes of the subtree: v1
+	 * blkio.throttle.io_service_bytes_recursive, v2 io.stat.
+	 */
+	CG_FILE_IO_STAT,
 	CG_FILE_PSI_CPU, /* v2 only: cpu.pressure, memory.pressure, io.pressure */
 	CG_FILE_PSI_MEMORY,
 	CG_FILE_PSI_IO,

@@ -38,8 +38,8 @@ struct unit_state {
 	struct cg_sample total;		     /* the record's unit_totals entry, kept running */
 	/* Memory interference: the cumulative counters of the last tick that read them. */
 	struct {
-		bool have_mem, have_hits, have_psi;
-		uint64_t refaults, charged_pages, hits;
+		bool have_mem, have_hits, have_psi, have_io;
+		uint64_t refaults, charged_pages, hits, io_bytes;
 		uint64_t psi_mem_us, psi_io_us; /* "some" totals */
 	} ms_prev;
 	uint32_t refused; /* bit (1 << enum pod_refusal): the pod's metadata not taken as asked */
@@ -650,6 +650,12 @@ static void mem_stall_read(struct unit_state *s, const struct unit_counters *now
 		s->ms_prev.hits = now->mem_hits;
 	}
 	s->ms_prev.have_hits = now->has_mem_events;
+	if (now->has_io) {
+		if (s->ms_prev.have_io)
+			ms->io_bytes = since(now->io_bytes, s->ms_prev.io_bytes);
+		s->ms_prev.io_bytes = now->io_bytes;
+	}
+	s->ms_prev.have_io = now->has_io;
 	if (!psi)
 		return;
 	if (now->has_psi && s->ms_prev.have_psi) {
@@ -706,6 +712,9 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 	/* memory interference: every unit's refaults, charges and limit hits */
 	if (mem_int)
 		want |= UW_MEM | UW_MEM_EVENTS;
+	/* v1 blkio counts nothing without a throttle rule: the probe counts bios there */
+	if (mem_int && ctrls->v2[CTRL_IO])
+		want |= UW_IO;
 	err = unit_files_read(&s->files, ctrls, s->u.path, want, &now);
 	c->rec.cgroup_read_errors += now.errors;
 	if (err)

@@ -114,6 +114,7 @@ int collect_fold_mem(const struct collect_member *members, size_t n_members,
 			if (stall) {
 				u->ms.stall_ns += reclaim + cg->mem.stall.sum_ns;
 				u->ms.io_ns += cg->mem.iowait.sum_ns;
+				u->ms.io_bytes += cg->mem.io_bytes;
 			}
 			continue;
 		}

@@ -58,6 +58,7 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, btf);
 	bpf_program__set_autoload(skel->progs.psi_switch, p->psi);
 	bpf_program__set_autoload(skel->progs.psi_wakeup, p->psi);
+	bpf_program__set_autoload(skel->progs.psi_bio, p->psi);
 	bpf_program__set_autoload(skel->progs.raw_direct_begin, !btf);
 	bpf_program__set_autoload(skel->progs.raw_direct_end, !btf);
 	bpf_program__set_autoload(skel->progs.raw_memcg_begin, !btf);

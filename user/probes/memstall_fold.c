@@ -11,6 +11,7 @@ void memstall_fold(struct memstall_sample *out, const struct memstall_cg *percpu
 		hist_add(&out->memcg, &percpu[cpu].memcg);
 		hist_add(&out->stall, &percpu[cpu].stall);
 		hist_add(&out->iowait, &percpu[cpu].iowait);
+		out->io_bytes += percpu[cpu].io_bytes;
 		out->oom_kills += percpu[cpu].oom_kills;
 	}
 }
