@@ -44,7 +44,7 @@ size_t memstall_rank(const struct snapshot *delta, const struct cg_sample **out)
 
 		if ((cg->parts & CG_MEMSTALL) &&
 		    (cg->mem.direct.count || cg->mem.memcg.count || cg->mem.oom_kills ||
-		     cg->mem.stall.count || cg->mem.iowait.count))
+		     cg->mem.stall.count || cg->mem.iowait.count || cg->mem.io_bytes))
 			out[n++] = cg;
 	}
 	if (n)
@@ -70,11 +70,12 @@ static json_t *cgroup_json(struct view *v, const struct cg_sample *cg)
 	json_t *o = view_cgroup_json(v, cg->id);
 
 	json_object_update_new(
-		o, json_pack("{s:o, s:o, s:o, s:o, s:f, s:f, s:I}", "direct",
+		o, json_pack("{s:o, s:o, s:o, s:o, s:f, s:f, s:I, s:I}", "direct",
 			     hist_json(&cg->mem.direct), "memcg", hist_json(&cg->mem.memcg),
 			     "stall", hist_json(&cg->mem.stall), "iowait",
 			     hist_json(&cg->mem.iowait), "stall_share", share_of(v, stall_ns(cg)),
-			     "io_share", share_of(v, cg->mem.iowait.sum_ns), "oom_kills",
+			     "io_share", share_of(v, cg->mem.iowait.sum_ns), "io_bytes",
+			     (json_int_t)cg->mem.io_bytes, "oom_kills",
 			     (json_int_t)cg->mem.oom_kills));
 	return o;
 }
