@@ -4,9 +4,10 @@
  *
  * A page-cache load for the memory interference tests, through buffered
  * reads (the page cache is the point):
- *   random  4 KiB preads at random page-aligned offsets of FILE, closed
- *           loop: the latency-sensitive reader whose hot file a streamer
- *           evicts;
+ *   random  one sequential pass over FILE (not timed: its pages are then in
+ *           the page cache, charged to the reader's cgroup), then 4 KiB
+ *           preads at random page-aligned offsets, closed loop: the
+ *           latency-sensitive reader whose hot file a streamer evicts;
  *   stream  1 MiB reads from the start to the end of FILE, over and over:
  *           the streamer whose page-cache churn evicts everyone else's.
  * Runs SECS seconds, then prints one JSON line:
@@ -81,6 +82,17 @@ int main(int argc, char **argv)
 	if (!lat)
 		return 1;
 	srandom((unsigned int)getpid());
+	for (off_t at = 0; random_mode;) {
+		ssize_t n = pread(fd, buf, CHUNK, at);
+
+		if (n < 0) {
+			perror("pread");
+			return 1;
+		}
+		if (n < CHUNK)
+			break;
+		at += n;
+	}
 	t0 = now_ns();
 	end = t0 + (uint64_t)atoi(argv[3]) * 1000000000ULL;
 	for (uint64_t t = t0; t < end;) {
