@@ -15,6 +15,7 @@
 #include "memstall.skel.h"
 #include "probes/memstall_fold.h"
 #include "probes/percpu_map.h"
+#include "probes/switch.h"
 #include "probes/pin_layout.h"
 
 struct memstall_probe {
@@ -56,8 +57,6 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	bpf_program__set_autoload(skel->progs.btf_memcg_end, btf);
 	bpf_program__set_autoload(skel->progs.btf_mark_victim, btf && p->oom);
 	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, btf);
-	bpf_program__set_autoload(skel->progs.psi_switch, p->psi);
-	bpf_program__set_autoload(skel->progs.psi_wakeup, p->psi);
 	bpf_program__set_autoload(skel->progs.psi_bio, p->psi);
 	bpf_program__set_autoload(skel->progs.raw_direct_begin, !btf);
 	bpf_program__set_autoload(skel->progs.raw_direct_end, !btf);
@@ -65,9 +64,13 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	bpf_program__set_autoload(skel->progs.raw_memcg_end, !btf);
 	bpf_program__set_autoload(skel->progs.raw_mark_victim, !btf && p->oom);
 	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, !btf);
-	/* PSI's hooks are tp_btf whatever the hook: their stamps live with the task */
+	/*
+	 * The switch step's stamps: the shared sched_switch program may run as
+	 * either hook (--hook's choice, or a fallback), so with PSI's inputs on
+	 * both kinds of stamps exist.
+	 */
 	bpf_map__set_autocreate(skel->maps.stall_stamp, btf || p->psi);
-	bpf_map__set_autocreate(skel->maps.stall_stamp_tid, !btf);
+	bpf_map__set_autocreate(skel->maps.stall_stamp_tid, !btf || p->psi);
 	err = set_pins(skel, p->pin_dir);
 	if (!err)
 		err = memstall_bpf__load(skel);
@@ -115,9 +118,10 @@ static int memstall_load(void **state, const struct probe_env *env, char *why, s
 		return err;
 	}
 	/*
-	 * PSI's inputs need tp_btf and the kernel's PSI flags on tasks: a
-	 * kernel without them (no BTF, CONFIG_PSI off) still gets the reclaim
-	 * stalls, and says so once.
+	 * PSI's inputs need block_bio_queue as tp_btf: a kernel without BTF
+	 * still gets the reclaim stalls, and says so once. (Without
+	 * CONFIG_PSI the tasks carry no flags: the stall and iowait parts
+	 * stay 0.)
 	 */
 	p->psi = true;
 	err = probe_load_best("memstall", env->opts->hook, load_with, p, env->fs);
@@ -190,6 +194,26 @@ static int fold_cg(void *ctx, const void *key, const void *vals, int ncpus)
 	return 0;
 }
 
+/* Joins the shared sched_switch program while PSI's inputs are on (switch.h). */
+static int memstall_share_switch(void *state, struct switch_bpf *sw, enum probe_hook *hook)
+{
+	struct memstall_probe *p = state;
+	bool joins = p && p->psi;
+	struct bpf_map *mine[] = {sw->maps.memstall_cg, sw->maps.stall_stamp,
+				  sw->maps.stall_stamp_tid, sw->maps.memstall_drops};
+	struct bpf_map *own[] = {joins ? p->skel->maps.memstall_cg : NULL,
+				 joins ? p->skel->maps.stall_stamp : NULL,
+				 joins ? p->skel->maps.stall_stamp_tid : NULL,
+				 joins ? p->skel->maps.memstall_drops : NULL};
+	int err = switch_share_maps(mine, joins ? own : NULL, sizeof(mine) / sizeof(mine[0]));
+
+	(void)hook; /* either hook has its stamps */
+	if (err || !joins)
+		return err;
+	sw->rodata->memstall_on = true;
+	return 1;
+}
+
 static int64_t ns_of(clockid_t clk)
 {
 	struct timespec ts;
@@ -245,6 +269,7 @@ const struct probe_ops memstall_probe_ops = {
 	.attach = memstall_attach,
 	.read = memstall_read,
 	.forget = memstall_forget,
+	.share_switch = memstall_share_switch,
 	.path = memstall_path,
 	.destroy = memstall_destroy,
 };
