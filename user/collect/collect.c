@@ -635,7 +635,8 @@ static void mem_stall_read(struct unit_state *s, const struct unit_counters *now
 		 io_us = now->psi.some[PSI_IO].total_us;
 
 	memset(ms, 0, sizeof(*ms));
-	if (now->has_mem) {
+	/* deltas only between reads a tick apart: LS units are read every tick */
+	if (now->has_mem && qos_is_ls(out->cls)) {
 		if (s->ms_prev.have_mem) {
 			ms->refaults = since(now->mem.refaults, s->ms_prev.refaults);
 			ms->charged_pages = since(now->mem.charged_pages, s->ms_prev.charged_pages);
@@ -709,8 +710,13 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 		want |= UW_MEM;
 	if (psi_due)
 		want |= UW_PSI;
-	/* memory interference: every unit's refaults, charges and limit hits */
-	if (mem_int)
+	/*
+	 * Memory interference: an LS unit's refaults and own limit's hits,
+	 * every tick (a victim's own-limit share needs them). The culprits'
+	 * evidence is the probe's reclaim time, which costs no file: the
+	 * other units' memory.stat stays at its own cadence.
+	 */
+	if (mem_int && qos_is_ls(s->u.cls))
 		want |= UW_MEM | UW_MEM_EVENTS;
 	/* v1 blkio counts nothing without a throttle rule: the probe counts bios there */
 	if (mem_int && ctrls->v2[CTRL_IO])

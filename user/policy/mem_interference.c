@@ -39,11 +39,9 @@ static uint64_t stall_of(const struct pol_unit *u, enum resource r)
 }
 
 /* What a unit did that explains someone else's stall: reclaim (memory), bytes (I/O). */
-static uint64_t evidence_of(const struct pol_unit *u, enum resource r, bool charges)
+static uint64_t evidence_of(const struct pol_unit *u, enum resource r)
 {
-	if (r == RES_IO)
-		return u->ms.io_bytes;
-	return charges ? u->ms.charged_pages : u->ms.reclaim_ns;
+	return r == RES_IO ? u->ms.io_bytes : u->ms.reclaim_ns;
 }
 
 /* A pair's worth of a stall: the evidence's share of `rest`, rounded. */
@@ -67,33 +65,27 @@ static void add_pair(struct pairs *p, uint64_t victim, uint64_t culprit, uint64_
 /*
  * Shares out `rest` of the victim's stall among the units (and, for the
  * node, the cgroups outside them) by their evidence; `nobody` takes it
- * when nobody shows any. Memory takes the reclaim time first (the
- * reclaimer is the charger that found memory short), the pages charged
- * when nobody reclaimed.
+ * when nobody shows any. Memory's evidence is the reclaim time: the
+ * reclaimer is the charger that found memory short.
  */
 static void share_out(const struct pol_input *in, const struct pol_unit *v, enum resource r,
 		      uint64_t rest, bool node, uint64_t nobody, struct pairs *p)
 {
+	bool outside = node && r == RES_MEM;
 	uint64_t total = 0;
-	bool charges = false;
 
-	for (int pass = 0; pass < 2 && !total; pass++) {
-		charges = pass == 1;
-		if (charges && r == RES_IO)
-			break;
-		for (size_t i = 0; i < in->n_units; i++)
-			total += evidence_of(&in->units[i], r, charges);
-		for (size_t i = 0; node && !charges && r == RES_MEM && i < in->n_mem_outside; i++)
-			total += in->mem_outside[i].reclaim_ns;
-	}
+	for (size_t i = 0; i < in->n_units; i++)
+		total += evidence_of(&in->units[i], r);
+	for (size_t i = 0; outside && i < in->n_mem_outside; i++)
+		total += in->mem_outside[i].reclaim_ns;
 	if (!total) {
 		add_pair(p, v->id, nobody, rest);
 		return;
 	}
 	for (size_t i = 0; i < in->n_units; i++)
 		add_pair(p, v->id, in->units[i].id,
-			 part_of(rest, evidence_of(&in->units[i], r, charges), total));
-	for (size_t i = 0; node && !charges && r == RES_MEM && i < in->n_mem_outside; i++)
+			 part_of(rest, evidence_of(&in->units[i], r), total));
+	for (size_t i = 0; outside && i < in->n_mem_outside; i++)
 		add_pair(p, v->id, in->mem_outside[i].name.id,
 			 part_of(rest, in->mem_outside[i].reclaim_ns, total));
 }

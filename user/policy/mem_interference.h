@@ -8,8 +8,7 @@
  *     interference, reported as "own_limit", nobody guilty;
  *   - the rest, when a shared ancestor's limit was hit, among the units by
  *     the reclaim their tasks did (the reclaimer is the charger whose charge
- *     hit the limit), else by the pages they charged; the ancestor itself
- *     when no unit shows any;
+ *     hit the limit); the ancestor itself when no unit reclaimed;
  *   - the rest, when no limit was hit (the node was short), among the units
  *     and the cgroups outside them (system slices) by their reclaim; the
  *     node itself when none shows any.
