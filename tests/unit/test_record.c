@@ -336,10 +336,10 @@ static void test_format_1(void **state)
 	json_decref(got);
 	/* a format from the future is refused with both numbers */
 	f = fopen(path, "w");
-	fputs("{\"qoslet_record\": 4, \"config\": {}}\n", f);
+	fputs("{\"qoslet_record\": 5, \"config\": {}}\n", f);
 	fclose(f);
 	assert_int_equal(record_open(&r, path, &got, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "recording format 4, this qoslet reads 1 to 3"));
+	assert_non_null(strstr(err, "recording format 5, this qoslet reads 1 to 4"));
 	assert_null(got);
 	unlink(path);
 	pol_input_free(&a);
