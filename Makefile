@@ -147,8 +147,9 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -lm -o $@
 
-# btfcheck loads BPF objects with libbpf.
-$(BUILD)/tests/helpers/btfcheck: tests/helpers/btfcheck.c
+# btfcheck loads BPF objects with libbpf; it reads the copy's attach ids by
+# btf_small.h's name for them.
+$(BUILD)/tests/helpers/btfcheck: tests/helpers/btfcheck.c user/probes/btf_small.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -lbpf -o $@
 
@@ -227,9 +228,11 @@ test-kernels: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS) | deps-vm
 	scripts/vm/matrix.sh $(KERNELS)
 
 # ---- fuzzing: tests/fuzz/, docs/fuzzing.md -----------------------------------
-# `make fuzz` builds one libFuzzer binary per tests/fuzz/fuzz_*.c, with clang,
-# ASan and UBSan, from its own sanitized objects of user/ (build/fuzz/): the
-# normal objects are never mixed in. tests/integration/test_fuzz.sh runs them.
+# `make fuzz-build` builds one libFuzzer binary per tests/fuzz/fuzz_*.c, with
+# clang, ASan and UBSan, from its own sanitized objects of user/ (build/fuzz/):
+# the normal objects are never mixed in. tests/integration/test_fuzz.sh runs
+# them: CI for 2 s per target, `make fuzz` for FUZZ_SECONDS (60) per target
+# after replaying the committed inputs (FUZZ_TARGETS="kube http" picks some).
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(USER_SRCS))
@@ -237,8 +240,13 @@ FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(USER_SRCS))
 FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
 
-.PHONY: fuzz
-fuzz: $(FUZZ_BINS) | deps-test
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_BINS) | deps-test
+
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) INTEGRATION_TIMEOUT=$$(( 100 + 2 * $(FUZZ_SECONDS) * \
+		$(words $(FUZZ_BINS)) )) VERBOSE=1 TESTS=test_fuzz tests/run.sh integration
 
 $(BUILD)/fuzz/%.o: %.c $(SKELS)
 	@mkdir -p $(@D)

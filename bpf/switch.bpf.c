@@ -26,8 +26,9 @@ const volatile bool cpi_on = false;
 const volatile bool throttle_on = false;
 const volatile bool memstall_on = false;
 
+/* `throttle`: whether the throttle step is in the program at all (the lean ones below). */
 static __always_inline void on_switch(bool preempt, struct task_struct *prev,
-				      struct task_struct *next, bool btf)
+				      struct task_struct *next, bool btf, bool throttle)
 {
 	__u64 next_cgid = 0;
 
@@ -38,7 +39,7 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 		sched_on_switch(prev, next, cpi_on ? &next_cgid : NULL, btf);
 	if (cpi_on)
 		cpi_on_switch(next_cgid);
-	if (throttle_on)
+	if (throttle && throttle_on)
 		throttle_mark_hierarchy(&prev->se, btf);
 	if (memstall_on)
 		memstall_on_switch(preempt, prev, next, btf);
@@ -47,13 +48,32 @@ static __always_inline void on_switch(bool preempt, struct task_struct *prev,
 SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(preempt, prev, next, true);
+	on_switch(preempt, prev, next, true, true);
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(preempt, prev, next, false);
+	on_switch(preempt, prev, next, false, true);
+	return 0;
+}
+
+/*
+ * The same without the throttle step, loaded when the throttle probe does
+ * not join: its compare-and-swap (5.12) makes an older kernel's verifier
+ * refuse the whole program, throttle_on or not (user/probes/bpf_atomics.h).
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(btf_switch_lean, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(preempt, prev, next, true, false);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(raw_switch_lean, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(preempt, prev, next, false, false);
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include "record/replay.h"
 #include "cli/blame.h"
 #include "cli/cpi_view.h"
+#include "cli/health.h"
 #include "cli/memstall_view.h"
 #include "cli/runqlat.h"
 #include "cli/throttle_view.h"
@@ -27,10 +28,11 @@ static void usage(FILE *out)
 		     "Commands:\n");
 	for (size_t i = 0; i < N_VIEWS; i++)
 		fprintf(out, "  %-10s %s\n", views[i]->name, views[i]->summary);
-	fprintf(out, "\n  %-10s %s\n  %-10s %s\n  %-10s %s\n", "agent",
+	fprintf(out, "\n  %-10s %s\n  %-10s %s\n  %-10s %s\n  %-10s %s\n", "agent",
 		"the node controller: protect latency-sensitive cgroups", "record",
 		"record what the agent's policies see", "replay",
-		"run the agent's policies on a recording");
+		"run the agent's policies on a recording", "health",
+		"ask the agent on this node whether it is healthy (its probes)");
 	fprintf(out, "\n'qoslet COMMAND --help' describes a command. Needs root (CAP_BPF,\n"
 		     "CAP_PERFMON and CAP_SYS_ADMIN to mount bpffs).\n");
 }
@@ -62,6 +64,8 @@ int main(int argc, char **argv)
 		return agent_main(AGENT_RECORD, argc - 1, argv + 1);
 	if (!strcmp(argv[1], "replay"))
 		return replay_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "health"))
+		return health_main(argc - 1, argv + 1);
 	for (size_t i = 0; i < N_VIEWS; i++)
 		if (!strcmp(argv[1], views[i]->name))
 			return view_main(views[i], argc - 1, argv + 1);

@@ -7,7 +7,8 @@
 #
 # PACKAGE is a Debian package: a meta package (linux-image-amd64,
 # linux-image-rt-amd64, linux-image-6.12-amd64) resolves to the image it
-# depends on now. Its -unsigned twin is taken when the sources have it (the
+# depends on now; PACKAGE/SUITE (linux-image-amd64/bullseye) takes it from
+# that Debian suite instead of the host's apt sources. Its -unsigned twin is taken when the sources have it (the
 # same kernel without the Secure Boot signature), else the signed one. The .deb
 # is fetched with `apt-get download` into $VM_CACHE/debs and unpacked with
 # dpkg-deb -x: nothing is installed on the host, nothing lands in the tree.
@@ -33,22 +34,49 @@ done
 [ "$(busybox 2>&1 | head -n 1)" ] || die "no busybox"
 ldd "$(command -v busybox)" >/dev/null 2>&1 && die "busybox is dynamically linked: install busybox-static"
 
+# PACKAGE/SUITE takes the package from another Debian release (bullseye's
+# 5.10): apt reads that suite's sources from a configuration of its own in
+# VM_CACHE (its lists and keyring check included), never the host's sources.
+apt=()
+suite=""
+case $pkg in
+*/*)
+	suite=${pkg#*/}
+	pkg=${pkg%%/*}
+	adir=$VM_CACHE/apt/$suite
+	mkdir -p "$adir/lists/partial" "$adir/cache/archives/partial"
+	cat >"$adir/sources.list" <<-EOF
+		deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main
+		deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian-security $suite-security main
+	EOF
+	: >"$adir/status"
+	apt=(-o "Dir::Etc::SourceList=$adir/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+		-o "Dir::State::Lists=$adir/lists" -o "Dir::State::Status=$adir/status"
+		-o "Dir::Cache=$adir/cache" -o APT::Architecture=amd64 -o APT::Architectures::=amd64)
+	# Once a day is enough: a security update moves the meta package.
+	if [ -z "$(find "$adir/lists" -maxdepth 1 -name '*_Packages*' -mtime -1 2>/dev/null)" ]; then
+		echo "scripts/vm/kernel.sh: apt-get update for $suite (own lists in $adir)" >&2
+		apt-get "${apt[@]}" update -qq >&2 || die "apt-get update for $suite failed"
+	fi
+	;;
+esac
+
 # A meta package depends on exactly one image; an image package is itself.
 img=$pkg
-dep=$(apt-cache depends --important "$pkg" 2>/dev/null |
+dep=$(apt-cache "${apt[@]}" depends --important "$pkg" 2>/dev/null |
 	awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }') || true
 [ -z "$dep" ] || img=$dep
-apt-cache show "$img-unsigned" >/dev/null 2>&1 && img=$img-unsigned
-apt-cache show "$img" >/dev/null 2>&1 || die "no package $img in the apt sources (apt-get update?)"
-ver=$(apt-cache policy "$img" | awk '$1 == "Candidate:" { print $2 }')
+apt-cache "${apt[@]}" show "$img-unsigned" >/dev/null 2>&1 && img=$img-unsigned
+apt-cache "${apt[@]}" show "$img" >/dev/null 2>&1 || die "no package $img in the apt sources${suite:+ of $suite} (apt-get update?)"
+ver=$(apt-cache "${apt[@]}" policy "$img" | awk '$1 == "Candidate:" { print $2 }')
 [ -n "$ver" ] && [ "$ver" != "(none)" ] || die "no candidate version of $img"
 
 mkdir -p "$VM_CACHE/debs"
 deb=$(ls "$VM_CACHE/debs/${img}_${ver//:/%3a}_"*.deb 2>/dev/null | head -n 1) || true
 if [ -z "$deb" ]; then
 	echo "scripts/vm/kernel.sh: fetching $img $ver" >&2
-	(cd "$VM_CACHE/debs" && apt-get download -q "$img=$ver" >&2 2>/dev/null) ||
-		(cd "$VM_CACHE/debs" && apt-get download "$img=$ver" >&2) || die "apt-get download $img=$ver failed"
+	(cd "$VM_CACHE/debs" && apt-get "${apt[@]}" download -q "$img=$ver" >&2 2>/dev/null) ||
+		(cd "$VM_CACHE/debs" && apt-get "${apt[@]}" download "$img=$ver" >&2) || die "apt-get download $img=$ver failed"
 	deb=$(ls "$VM_CACHE/debs/${img}_"*.deb | head -n 1)
 fi
 

@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * btfcheck SMALL.btf OBJECT.bpf.o...: loads every raw_tp program of each
+ * btfcheck SMALL.btf OBJECT.bpf.o...: loads every raw_tp and tp_btf program of each
  * object twice, once with CO-RE against the kernel's full BTF and once
  * against SMALL (qoslet's cut-down copy), and compares the instructions
- * libbpf relocated, map fds aside (each load makes its own maps). Prints one
- * line a program; exits 1 if any differs or fails to load.
+ * libbpf relocated, map fds aside (each load makes its own maps); and for
+ * every tp_btf, fentry and fexit program, that the attach id SMALL carries
+ * for its target (btf_small.h) is the target's id in the kernel's BTF.
+ * Prints one line a program and one an attach target; exits 1 if any
+ * differs or fails to load.
  */
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "probes/btf_small.h"
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -29,7 +35,9 @@ static struct bpf_object *load(const char *path, const char *custom)
 	if (libbpf_get_error(obj))
 		return NULL;
 	bpf_object__for_each_program(p, obj)
-		bpf_program__set_autoload(p, !strncmp(bpf_program__section_name(p), "raw_tp/", 7));
+		bpf_program__set_autoload(
+			p, !strncmp(bpf_program__section_name(p), "raw_tp/", 7) ||
+				   !strncmp(bpf_program__section_name(p), "tp_btf/", 7));
 	if (bpf_object__load(obj)) {
 		bpf_object__close(obj);
 		return NULL;
@@ -57,15 +65,76 @@ static long first_difference(const struct bpf_program *a, const struct bpf_progr
 	return -1;
 }
 
+/* The copy's attach id for `name`, or -1. */
+static long copy_attach_id(const struct btf *small, const char *name)
+{
+	int id = btf__find_by_name_kind(small, BTF_SMALL_ATTACH_IDS, BTF_KIND_ENUM);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(small, id) : NULL;
+
+	for (int i = 0; t && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(small, btf_enum(t)[i].name_off), name))
+			return btf_enum(t)[i].val;
+	return -1;
+}
+
+/* Each tracing program's attach target, as the copy and the kernel number it; failures. */
+static int check_attach_ids(const char *object, const struct btf *small, const struct btf *kernel,
+			    int *targets)
+{
+	struct bpf_object *obj = bpf_object__open_file(object, NULL);
+	struct bpf_program *p;
+	int bad = 0;
+
+	if (libbpf_get_error(obj)) {
+		printf("FAIL %s: does not open\n", object);
+		return 1;
+	}
+	bpf_object__for_each_program(p, obj) {
+		const char *sec = bpf_program__section_name(p), *slash = strchr(sec, '/');
+		bool tp = !strncmp(sec, "tp_btf/", 7);
+		char name[128];
+		long copy;
+		int want;
+
+		if (!slash || !(tp || !strncmp(sec, "fentry/", 7) || !strncmp(sec, "fexit/", 6)))
+			continue;
+		snprintf(name, sizeof(name), "%s%s", tp ? "btf_trace_" : "", slash + 1);
+		want = btf__find_by_name_kind(kernel, name, tp ? BTF_KIND_TYPEDEF : BTF_KIND_FUNC);
+		copy = copy_attach_id(small, name);
+		(*targets)++;
+		if (want <= 0 || copy != want) {
+			printf("DIFF %s %s: attach id of %s: %ld in the copy, %d in the kernel\n",
+			       object, bpf_program__name(p), name, copy, want);
+			bad++;
+		} else {
+			printf("same %s %s: attach id of %s (%d)\n", object, bpf_program__name(p),
+			       name, want);
+		}
+	}
+	bpf_object__close(obj);
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
-	int bad = 0, progs = 0;
+	int bad = 0, progs = 0, targets = 0;
+	struct btf *small, *kernel;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: btfcheck SMALL.btf OBJECT.bpf.o...\n");
 		return 2;
 	}
 	libbpf_set_print(quiet);
+	small = btf__parse(argv[1], NULL);
+	kernel = btf__load_vmlinux_btf();
+	if (libbpf_get_error(small) || libbpf_get_error(kernel)) {
+		fprintf(stderr, "btfcheck: cannot read %s or the kernel's BTF\n", argv[1]);
+		return 1;
+	}
+	for (int i = 2; i < argc; i++)
+		bad += check_attach_ids(argv[i], small, kernel, &targets);
+	btf__free(small);
+	btf__free(kernel);
 	for (int i = 2; i < argc; i++) {
 		struct bpf_object *full = load(argv[i], NULL), *small = load(argv[i], argv[1]);
 		struct bpf_program *p;
@@ -99,6 +168,6 @@ int main(int argc, char **argv)
 		bpf_object__close(full);
 		bpf_object__close(small);
 	}
-	printf("%d programs compared, %d failures\n", progs, bad);
+	printf("%d programs and %d attach targets compared, %d failures\n", progs, targets, bad);
 	return bad ? 1 : 0;
 }

@@ -9,6 +9,8 @@ way the API reference describes it:
   POST  /apis/events.k8s.io/v1/namespaces/NS/events     -> 201 (409 for a name taken)
   PATCH /apis/events.k8s.io/v1/namespaces/NS/events/N   -> 200 (404 for an unknown one)
   PATCH /api/v1/nodes/NODE/status                       -> 200 (404 for another node)
+  GET   /api/v1/nodes/NODE?resourceVersion=0            -> the Node: --node-labels, and its
+                                                           status as patched (404 another)
 Each request must carry "Authorization: Bearer <token>" with the token file's
 content at that moment, or the content it replaced within the last
 --token-grace seconds (a real API server keeps a rotated token valid until it
@@ -92,6 +94,7 @@ EVICT_PATH = re.compile(r"^/api/v1/namespaces/([a-z0-9.-]+)/pods/([a-z0-9.-]+)/e
 EVENTS_PATH = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([a-z0-9.-]+)/events$")
 EVENT_PATH = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([a-z0-9.-]+)/events/([a-z0-9.-]+)$")
 NODE_STATUS_PATH = re.compile(r"^/api/v1/nodes/([a-z0-9.-]+)/status$")
+NODE_PATH = re.compile(r"^/api/v1/nodes/([a-z0-9.-]+)$")
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 QUANTITY = re.compile(r"^(0|[1-9][0-9]*)$")  # whole numbers: milli-CPUs, bytes
@@ -339,6 +342,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         if PODS_PATH.match(url.path):
             self.get_pods(url, PODS_PATH.match(url.path).group(1))
+            return
+        if NODE_PATH.match(url.path):
+            self.get_node(url, NODE_PATH.match(url.path).group(1))
             return
         self.reply(404, status_body(404, "NotFound", "the server could not find it"),
                    self.common_violations() + ["unexpected-path"])
@@ -629,6 +635,36 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.reply(200, ev, v, patch)
 
+    def node_doc(self, node):
+        """The Node as stored: its labels (the --node-labels file, read anew each
+        time: a test relabels the node by rewriting it) and its status as patched."""
+        labels = {}
+        try:
+            with open(self.server.opts.node_labels, encoding="utf-8") as f:
+                labels = json.load(f)
+        except FileNotFoundError:
+            pass
+        with LOCK:
+            return {"kind": "Node", "apiVersion": "v1",
+                    "metadata": {"name": node, "labels": labels},
+                    "status": {"conditions": list(CONDITIONS.values()),
+                               "capacity": dict(RESOURCES["capacity"]),
+                               "allocatable": dict(RESOURCES["allocatable"])}}
+
+    def get_node(self, url, node):
+        """qoslet reads its Node from the watch cache (resourceVersion=0), not from etcd."""
+        v = self.common_violations()
+        if urllib.parse.parse_qs(url.query).get("resourceVersion") != ["0"] and \
+                not self.foreign():
+            v.append("node-get-not-cached")
+        if v:
+            self.refuse(v)
+            return
+        if node != self.server.opts.node:
+            self.reply(404, status_body(404, "NotFound", 'nodes "%s" not found' % node), v)
+            return
+        self.reply(200, self.node_doc(node), v)
+
     def patch_node(self, node, patch, v):
         status = patch.get("status") if isinstance(patch, dict) else None
         if not isinstance(status, dict) or not status or set(patch) != {"status"} or \
@@ -661,11 +697,7 @@ class Handler(BaseHTTPRequestHandler):
                 CONDITIONS[c["type"]] = c
             for key in ("capacity", "allocatable"):
                 RESOURCES[key].update(status.get(key, {}))
-            doc = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": node},
-                   "status": {"conditions": list(CONDITIONS.values()),
-                              "capacity": dict(RESOURCES["capacity"]),
-                              "allocatable": dict(RESOURCES["allocatable"])}}
-        self.reply(200, doc, v, patch)
+        self.reply(200, self.node_doc(node), v, patch)
 
     @staticmethod
     def check_batch(status, v):
@@ -704,6 +736,8 @@ def main():
     ap.add_argument("--log", required=True)
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--node", default="n1", help="the one node whose status may be patched")
+    ap.add_argument("--node-labels", default="/nonexistent",
+                    help="a JSON object: the node's labels (read at each GET; none without it)")
     ap.add_argument("--down-file", default="/nonexistent",
                     help="while this file exists, every request gets the status it holds "
                          "(503 when empty)")

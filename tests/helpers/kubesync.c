@@ -9,7 +9,10 @@
  *            [--batch STEP,MIN_S,MAX_S] < commands
  *
  * Commands, one a line on stdin:
- *   event UID NS POD REASON N  N occurrences of REASON (CamelCase) on the pod
+ *   event UID NS POD REASON N  N occurrences of REASON (CamelCase) on the pod, the same
+ *                              note each time (a series)
+ *   similar UID NS POD REASON N
+ *                              N occurrences of REASON on the pod, each its own note
  *   condition on|off MESSAGE   the node condition the loop wants
  *   batch CPU_MILLI MEM_BYTES VALID_S
  *                              the node's batch resources, good for VALID_S seconds
@@ -27,6 +30,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +41,7 @@
 
 #define MAX_REASONS 32
 
-/* kube_sync tells reasons apart by pointer (they are static in the agent): one copy each. */
+/* kube_sync keeps the reason pointers (static in the agent): one lasting copy each. */
 static const char *intern(const char *reason)
 {
 	static char *reasons[MAX_REASONS];
@@ -51,7 +55,7 @@ static const char *intern(const char *reason)
 	return reasons[i];
 }
 
-static int event(struct kube_sync *ks, char **arg)
+static int event(struct kube_sync *ks, char **arg, bool similar)
 {
 	struct kube_event_req ev = {.type = "Warning", .action = "Detect"};
 	long n = strtol(arg[4], NULL, 10);
@@ -63,8 +67,11 @@ static int event(struct kube_sync *ks, char **arg)
 	snprintf(ev.ns, sizeof(ev.ns), "%s", arg[1]);
 	snprintf(ev.pod, sizeof(ev.pod), "%s", arg[2]);
 	for (long i = 1; i <= n; i++) {
-		snprintf(ev.note, sizeof(ev.note), "kubesync: %s occurrence %ld of %ld", arg[3], i,
-			 n);
+		if (similar)
+			snprintf(ev.note, sizeof(ev.note), "kubesync: %s occurrence %ld of %ld",
+				 arg[3], i, n);
+		else
+			snprintf(ev.note, sizeof(ev.note), "kubesync: %s", arg[3]);
 		ev.ts_ns = clock_ns(CLOCK_REALTIME);
 		kube_sync_event(ks, &ev);
 	}
@@ -156,8 +163,8 @@ static int run(struct kube_sync *ks, char *line)
 	}
 	while (n < 6 && (arg[n] = strtok(NULL, " \t\n")))
 		n++;
-	if (!strcmp(cmd, "event") && n == 5)
-		return event(ks, arg);
+	if ((!strcmp(cmd, "event") || !strcmp(cmd, "similar")) && n == 5)
+		return event(ks, arg, !strcmp(cmd, "similar"));
 	if (!strcmp(cmd, "evict") && n == 3)
 		return evict(ks, arg);
 	if (!strcmp(cmd, "batch") && n == 3) {

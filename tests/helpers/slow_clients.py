@@ -3,7 +3,7 @@
 """Clients that try to hold an HTTP server's connections (tests/integration/
 test_agent_slow_clients.sh).
 
-    slow_clients.py [--seconds S] --group P,127.0.0.2,N,K,KIND [--group ...]
+    slow_clients.py [--seconds S] [--at-once] --group P,127.0.0.2,N,K,KIND [--group ...]
 
 Each group opens K connections from each of N loopback source addresses
 (127.0.0.2, 127.0.0.3, ...: all of 127/8 is loopback on Linux, so every
@@ -16,7 +16,8 @@ as KIND says:
 
 A connection the server closes is reopened at the next half-second step
 (a real attacker would reopen it), so the server never gets a slot back for
-long. After S seconds, prints one
+long; with --at-once, as soon as the close is seen, so that a slot freed
+is taken back within a millisecond or so (a local process that hammers). After S seconds, prints one
 JSON object per group: how many connections were opened, and the lifetimes
 (seconds) of those the server closed, so the caller can tell refused ones
 (closed at once) from ones cut at a deadline. A client cannot tell when the
@@ -52,6 +53,8 @@ REQUEST = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: "
 def parse():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=14)
+    ap.add_argument("--at-once", action="store_true",
+                    help="reopen a closed connection at once, not at the next step")
     ap.add_argument("--group", action="append", required=True,
                     help="PORT,FIRST_ADDRESS,ADDRESSES,PER_ADDRESS,KIND")
     args = ap.parse_args()
@@ -62,11 +65,11 @@ def parse():
             ap.error(f"unknown kind {kind}")
         groups.append({"port": int(port), "first": first, "ips": int(ips),
                        "per_ip": int(per_ip), "kind": kind})
-    return args.seconds, groups
+    return args.seconds, args.at_once, groups
 
 
 def main():
-    seconds, groups = parse()
+    seconds, at_once, groups = parse()
     sel = selectors.DefaultSelector()
     conns = []
     for g in groups:
@@ -101,7 +104,10 @@ def main():
             sel.unregister(c.s)
             c.s.close()
             conns.remove(c)
-            reopen.append(c)
+            if at_once:
+                open_one(c.group, c.src)
+            else:
+                reopen.append(c)
         now = time.monotonic()
         if now < next_tick:
             continue

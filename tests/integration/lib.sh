@@ -93,6 +93,13 @@ test_end() {
 	exit 0
 }
 
+# bpf_map_type_available TYPE: the kernel has BPF map type TYPE (bpftool's
+# probe; e.g. task_storage, 5.11): for a part that needs it to skip by name.
+bpf_map_type_available() {
+	bpftool feature probe kernel -j 2>/dev/null |
+		jq -e --arg k "have_$1_map_type" '.map_types[$k] == true' >/dev/null
+}
+
 require_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root (loads BPF programs, creates cgroups)"
 }

@@ -129,7 +129,7 @@ assert_eq "$(cat "$BURST_FILE")" "$BURST0" "clean stop restored the burst"
 # ran a tick early (each tick is a window of its own for burst).
 log "quota decisions [seq, rule, quota, throttled/periods, node busy]:" \
 	"$(decisions '.kind == "cpu_quota"' | jq -c 'map([.seq, .rule, .value,
-		"\(.evidence.nr_throttled)/\(.evidence.nr_periods)", (.evidence.node_busy_ratio * 100 | round / 100)])')"
+		"\(.evidence.nr_throttled)/\(.evidence.nr_periods)", (.evidence.pool_busy_ratio * 100 | round / 100)])')"
 log "$(grep -o 'stopping after.*' "$AGENT_ERR" || true)"
 assert_cmp "$with" "<=" "$(awk -v w="$without" 'BEGIN { printf "%.4f", 0.2 * w }')" \
 	"burst cut the throttled-period ratio by at least 80% ($without without the agent)"

@@ -10,7 +10,9 @@
 #     with it off, 503 naming it, since interference detection needs it);
 #   - frozen for more than 5 intervals of 1 s: /healthz 503, one line
 #     "unhealthy: the agent loop is stale: no tick ended for X s (limit 5.0 s)";
-#     /readyz 503 "not ready: the agent loop is stale: ...";
+#     /readyz 503 "not ready: the agent loop is stale: ..."; `qoslet health`
+#     on the health socket (the DaemonSet's liveness probe) exits 1 with the
+#     same reason, and 0 again after the thaw;
 #   - while frozen but within the limit, /healthz still 200 (no flapping);
 #   - thawed: both 200 again within 2 intervals;
 #   - the sched probe kept off (a directory where it pins rq_hist, as
@@ -59,7 +61,8 @@ wait_status() {
 
 agent_config '{"interval_s": 1, "interference": {"enabled": true},
 	"suppress": {"enabled": false}, "evict": {"memory": {"enabled": false}, "cpu": {"enabled": false}},
-	"http": {"enabled": true, "address": "127.0.0.1", "port": '"$PORT"'}}'
+	"http": {"enabled": true, "address": "127.0.0.1", "port": '"$PORT"',
+	"health_socket": "'"$TMP/health.sock"'"}}'
 agent_start
 r=$(wait_status /healthz 200 5) || fail "/healthz of a running agent: $r"
 assert_eq "$r" "200 ok" "/healthz of a running agent"
@@ -91,10 +94,17 @@ r=$(get /readyz)
 echo "$r" | grep -Eq '^503 not ready: the agent loop is stale: no tick ended for' ||
 	fail "/readyz of a stalled loop: $r"
 [ "$(grep -c . "$TMP/body")" = 1 ] || fail "the reason is not one line: $(cat "$TMP/body")"
+# The DaemonSet's liveness probe says the same through the socket.
+rc=0
+"$QOSLET" health --socket "$TMP/health.sock" --timeout 1 >"$TMP/probe.out" 2>"$TMP/probe.err" || rc=$?
+assert_eq "$rc" 1 "qoslet health of a stalled loop"
+grep -Eq '^unhealthy: the agent loop is stale: no tick ended for' "$TMP/probe.err" ||
+	fail "qoslet health of a stalled loop: $(cat "$TMP/probe.err")"
 kill -0 "$AGENT_PID" || fail "the agent died while frozen"
 
 echo THAWED >"$stall_fz/freezer.state"
 r=$(wait_status /healthz 200 2) || fail "/healthz did not recover within 2 s of the thaw: $r"
+assert_eq "$("$QOSLET" health --socket "$TMP/health.sock")" ok "qoslet health after the thaw"
 if [ "$SCHED" = on ]; then
 	r=$(wait_status /readyz 200 2) || fail "/readyz did not recover within 2 s of the thaw: $r"
 fi

@@ -15,6 +15,9 @@
 #     {kind="journal_write"}, and refuses every write whose original it
 #     cannot hold: the BE quota stays as it was. Once there is room, the
 #     journal is written again and the quota is set; a clean stop restores it.
+#  3. another user holds flock(2) on the managed cgroup directory (any user
+#     may open it): the agent still starts and acts; its tree's locks are
+#     root's alone (docs/security.md, FILES).
 # shellcheck disable=SC2016
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
@@ -131,4 +134,14 @@ agent_stop
 assert_eq "$(cfs_quota "$be")" "$ORIG" "disk full, then room: a clean stop restored the quota"
 log "ok: disk full"
 umount "$full" && MOUNTED=
+
+require_cmds setpriv flock
+setpriv --reuid 65534 --regid 65534 --clear-groups flock -x "$CG_ROOT" sleep 60 &
+BG_PIDS+=($!)
+sleep 0.3
+grep -q FLOCK /proc/locks || fail "uid 65534 could not take its flock"
+start_on "$TMP/state-flocked"
+wait_quota limited 10 || fail "a flock by uid 65534 kept the agent from acting: $(tail -n 3 "$AGENT_ERR")"
+agent_stop
+log "ok: another user's flock on the cgroup directory"
 log "pass"

@@ -7,9 +7,10 @@
 #   1. a BE pod (BestEffort) added to the API, then its cgroup made: the first
 #      protective write (cpu.idle) within 1 s of the mkdir (the measured ms
 #      printed; make bench has the figures);
-#   2. a kube-system, a DaemonSet-owned and a static (mirror) pod, all
-#      BestEffort, never get a BE action nor cpu.idle, whether their API object
-#      comes before their cgroup or after it;
+#   2. a kube-system, a DaemonSet-owned (apps/v1 controller, in a namespace
+#      daemonset_namespaces lists) and a static (mirror) pod, all BestEffort,
+#      never get a BE action nor cpu.idle, whether their API object comes before
+#      their cgroup or after it; a tenant's own DaemonSet pod elsewhere is BE;
 #   3. steady state: one LIST, then watches only (the stand-in's request log);
 #   4. a network cut mid-watch (the stand-in drops the stream): the watch
 #      resumes from its version without a LIST, and a pod added meanwhile is
@@ -68,6 +69,7 @@ agent_cgroup "$(dirname "$(kube_pod_rel besteffort "$(uuid)")")" >/dev/null
 HTTP_PORT=$(free_port)
 agent_config '{"kubernetes": {"enabled": true, "kubeconfig": "'"$KUBE_TMP/kubeconfig"'",
 		"node_name": "'"$NODE"'", "resync_s": 0, "timeout_s": 2},
+	"daemonset_namespaces": ["infra"],
 	"http": {"enabled": true, "address": "127.0.0.1", "port": '"$HTTP_PORT"'}}'
 agent_start
 metric() { curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
@@ -98,12 +100,13 @@ assert_cmp "$ms" "<=" "$(time_bound_ms 1000)" "ms from the BE pod's mkdir to its
 assert_eq "$(cat "$TEST_PARENT/$be_rel/cpu.idle")" 1 "the BE pod's cpu.idle"
 
 log "2. pods that keep the node running: never BE, API object before or after the cgroup"
+DS_OWNER='.metadata.ownerReferences = [{apiVersion: "apps/v1", kind: "DaemonSet", name: "agent", controller: true}]'
 declare -A REL
 i=0
 for kind in system daemonset mirror; do
 	case $kind in
 	system) ns=kube-system extra='.' ;;
-	daemonset) ns=infra extra='.metadata.ownerReferences = [{kind: "DaemonSet", name: "agent", controller: true}]' ;;
+	daemonset) ns=infra extra=$DS_OWNER ;;
 	mirror) ns=infra extra='.metadata.annotations = {"kubernetes.io/config.mirror": "abc"}' ;;
 	esac
 	for order in before after; do
@@ -129,6 +132,14 @@ for k in "${!REL[@]}"; do
 		"BE decisions on the $k pod"
 	assert_eq "$(cat "$TEST_PARENT/${REL[$k]}/cpu.idle")" 0 "the $k pod's cpu.idle"
 done
+# A tenant may make a DaemonSet of their own: outside daemonset_namespaces it is not the node's.
+tenant_uid=$(uuid)
+add_pod "$tenant_uid" tenant-a own-ds "$DS_OWNER"
+wait_pods 8
+tenant_rel=$(kube_pod_rel besteffort "$tenant_uid")
+agent_cgroup "$tenant_rel" >/dev/null
+wait_decision '.kind == "cpu_idle" and .target.cgroup == "/'"$P/$tenant_rel"'" and .outcome == "applied"' 10 >/dev/null ||
+	fail "a tenant's DaemonSet pod was not taken as BE: $(decisions '.target.cgroup == "/'"$P/$tenant_rel"'"')"
 
 log "3. steady state: one LIST, then watches"
 assert_eq "$(kube_api '.verb == "list"' | jq length)" 1 "pod LISTs so far"
@@ -139,7 +150,7 @@ log "4. a network cut mid-watch, a pod added meanwhile"
 watches=$(kube_api '.verb == "watch"' | jq length)
 kill -USR2 "${KUBE_SERVER_PIDS[0]}"
 add_pod "$(uuid)" batch during-cut
-wait_pods 8
+wait_pods 9
 kube_wait_api '.verb == "watch"' 1
 assert_cmp "$(kube_api '.verb == "watch"' | jq length)" ">" "$watches" "a new watch after the cut"
 assert_eq "$(kube_api '.verb == "list"' | jq length)" 1 "pod LISTs after the cut (resumed, not relisted)"
@@ -151,7 +162,7 @@ add_pod "$(uuid)" batch during-restart
 kube_server 127.0.0.1 "$KUBE_TMP/port2" --node "$NODE" --port "$PORT" --bookmark-interval 1 ||
 	fail "the stand-in did not restart: $(tail -n 3 "$KUBE_TMP/server.err")"
 BG_PIDS+=("${KUBE_SERVER_PIDS[@]}")
-wait_pods 9
+wait_pods 10
 assert_eq "$(kube_api '.verb == "list"' | jq length)" 2 "pod LISTs: the first, then after the restart's 410"
 assert_cmp "$(metric 'qoslet_kube_pod_expired_total')" ">=" 1 "410s counted"
 

@@ -75,7 +75,7 @@ agent_config '{"kubernetes": {"enabled": true, "kubeconfig": "'"$KUBE_TMP/kubeco
 	"http": {"enabled": true, "address": "127.0.0.1", "port": '"$PORT"'}}'
 agent_start --record "$TMP/rec.jsonl"
 
-refused='^qoslet_pod_metadata_refused\{input="([a-z_]+)",reason="([a-z_]+)"\} ([0-9]+)$'
+refused='^qoslet_pod_metadata_refused\{input="([a-z0-9_]+)",reason="([a-z0-9_]+)"\} ([0-9]+)$'
 for _ in $(seq 1 100); do
 	curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics.txt" || true
 	grep -qE 'qoslet_pod_metadata_refused\{input="runq_target",reason="below_floor"\} 1' \
@@ -87,7 +87,7 @@ sed -nE "s/$refused/\1\/\2 \3/p" "$TMP/metrics.txt" | sort >"$TMP/refused"
 assert_eq "$(awk '$2 != 0' "$TMP/refused" | tr '\n' ' ')" \
 	"eviction_opt_out/namespace_not_allowed 1 qos_label/needs_guaranteed 1 qos_label/system_class 1 runq_target/below_floor 1 " \
 	"the refusals counted, each once"
-assert_eq "$(wc -l <"$TMP/refused")" 8 "every (input, reason) listed"
+assert_eq "$(wc -l <"$TMP/refused")" 10 "every (input, reason) listed"
 
 sleep 2.5 # two more pod lists: nothing is logged again
 agent_stop

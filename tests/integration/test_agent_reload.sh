@@ -6,7 +6,8 @@
 # off, so no suppression decision comes. Then, each followed by SIGHUP:
 #   - a config that is not JSON: refused with the parser's message; the
 #     agent runs on with the old config (still no suppression);
-#   - a valid config, but writable by others: refused, named as such;
+#   - a valid config, but writable by others, or owned by another user:
+#     refused, named as such;
 #   - a config that changes http.port: refused, naming the setting that
 #     takes a restart (the rest of that file, which enables suppression,
 #     is not applied either: no half reload);
@@ -45,13 +46,15 @@ cp "$TMP/agent.json" "$TMP/off.json"
 agent_start
 suppress='.rule | startswith("suppress.")'
 
-# reload_with FILE: the file becomes the agent's config (in place: the path
-# the agent was started with), then SIGHUP; waits for the agent's answer.
+# reload_with FILE [MODE [OWNER]]: the file becomes the agent's config (in
+# place: the path the agent was started with), then SIGHUP; waits for the
+# agent's answer.
 reload_with() {
 	local before
 	before=$(grep -c "reload" "$AGENT_ERR" || true)
 	cp "$1" "$TMP/agent.json.new"
 	chmod "${2:-600}" "$TMP/agent.json.new"
+	chown "${3:-0}" "$TMP/agent.json.new"
 	mv "$TMP/agent.json.new" "$TMP/agent.json"
 	kill -HUP "$AGENT_PID"
 	for _ in $(seq 1 50); do
@@ -75,6 +78,10 @@ jq -c '. * {suppress: {enabled: true}}' "$TMP/off.json" >"$TMP/on.json"
 line=$(reload_with "$TMP/on.json" 666)
 echo "$line" | grep -q "writable by others (mode 0666): refused" || fail "a writable config: $line"
 log "ok: a config others may write is refused"
+
+line=$(reload_with "$TMP/on.json" 600 65534)
+echo "$line" | grep -q "owned by uid 65534: refused" || fail "a config another user owns: $line"
+log "ok: a config another user owns is refused"
 
 jq -c '. * {http: {port: 9999}}' "$TMP/on.json" >"$TMP/port.json"
 line=$(reload_with "$TMP/port.json")

@@ -4,17 +4,18 @@
 # The cut-down kernel BTF the CLI views load through (user/probes/btf_small.h,
 # docs/qoslet-cli.md, KERNEL BTF):
 #  1. With no copy, `qoslet top -j` writes one for this boot and these objects
-#     (mode 0600, in a directory of mode 0700) and loads raw_tp programs.
-#  2. Every raw_tp program of every BPF object relocates to the same
-#     instructions against the copy as against the kernel's full BTF (the
-#     btfcheck helper: libbpf's own relocations, compared one by one).
+#     (mode 0600, in a directory of mode 0700) and loads tp_btf programs
+#     through it: the copy carries their attach ids (btf_attach.h), so no
+#     process parses the full BTF for them.
+#  2. Every raw_tp and tp_btf program of every BPF object relocates to the
+#     same instructions against the copy as against the kernel's full BTF,
+#     and the attach id the copy gives each tp_btf, fentry and fexit target
+#     is the kernel's (the btfcheck helper: libbpf's own relocations and the
+#     kernel's BTF, compared one by one).
 #  3. The probes come out as with the full BTF: where no copy can be written,
-#     `top -j --hook raw_tp --throttle-source tp_btf` reports the same path for
-#     every probe (through the copy, the throttle probe's auto source skips
-#     fentry, whose tracing programs need the full BTF: where fentry loads, as
-#     on 6.1, auto would pick it with the full BTF).
+#     `top -j` reports the same path for every probe.
 #  4. A copy others could have written (mode 0666) is not used but made again.
-#  5. --hook tp_btf still loads tp_btf programs.
+#  5. --hook raw_tp still loads raw_tp programs.
 # shellcheck disable=SC2016 # jq filters are single-quoted
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
@@ -49,7 +50,9 @@ assert_eq "$(stat -c %a "$copy")" 600 "the copy is the owner's alone"
 log "copy: $copy, $(stat -c %s "$copy") bytes (the kernel's: $(stat -c %s /sys/kernel/btf/vmlinux))"
 assert_cmp "$(stat -c %s "$copy")" "<" "$(($(stat -c %s /sys/kernel/btf/vmlinux) / 10))" \
 	"the copy is under a tenth of the kernel's BTF (bytes)"
-assert_json "$first" '.sched | startswith("raw_tp")' "the first view loads raw_tp programs"
+assert_json "$first" '.sched | startswith("tp_btf")' "the first view loads tp_btf programs"
+grep -q 'attach ids\|did not load' "$TMP/first.err" &&
+	fail "the copy's attach ids did not serve: $(grep 'attach ids\|did not load' "$TMP/first.err" | head -n 2)"
 second=$(top_probes second)
 assert_eq "$second" "$first" "a second view loads the same probes through the copy"
 
@@ -57,11 +60,12 @@ assert_eq "$second" "$first" "a second view loads the same probes through the co
 "$BTFCHECK" "$copy" "$QOSLET_ROOT"/build/bpf/*.bpf.o >"$TMP/btfcheck.out" 2>&1 ||
 	fail "relocations differ: $(grep -v '^same' "$TMP/btfcheck.out" | head -n 5)"
 log "$(tail -n 1 "$TMP/btfcheck.out")"
-assert_cmp "$(grep -c '^same' "$TMP/btfcheck.out")" ">=" 5 "raw_tp programs compared"
+assert_cmp "$(grep -c '^same.*instructions' "$TMP/btfcheck.out")" ">=" 10 "raw_tp and tp_btf programs compared"
+assert_cmp "$(grep -c '^same.*attach id' "$TMP/btfcheck.out")" ">=" 10 "attach ids compared"
 
 # ---- 3: the probes as with the full BTF ----
 touch "$TMP/not-a-dir"
-full=$(QOSLET_BTF_DIR=$TMP/not-a-dir/btf top_probes full --hook raw_tp --throttle-source tp_btf)
+full=$(QOSLET_BTF_DIR=$TMP/not-a-dir/btf top_probes full)
 assert_eq "$first" "$full" "every probe's path as with the full kernel BTF"
 
 # ---- 4: a copy others could have written ----
@@ -69,7 +73,7 @@ chmod 666 "$copy"
 top_probes again >/dev/null
 assert_eq "$(stat -c %a "$copy")" 600 "a copy of mode 0666 is made again, 0600"
 
-# ---- 5: tp_btf when asked ----
-tp=$(top_probes tp_btf --hook tp_btf)
-assert_json "$tp" '.sched | startswith("tp_btf")' "--hook tp_btf loads tp_btf programs"
+# ---- 5: raw_tp when asked ----
+raw=$(top_probes raw_tp --hook raw_tp)
+assert_json "$raw" '.sched | startswith("raw_tp")' "--hook raw_tp loads raw_tp programs"
 test_end

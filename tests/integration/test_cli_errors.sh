@@ -52,6 +52,7 @@ expect_help() {
 expect_help runqlat --help
 expect_help runqlat runqlat --help
 expect_help blame blame --help
+expect_help "--socket PATH" health --help
 # The view options appear in each view's help.
 run_q runqlat --help
 for opt in -c -j --pin-dir --hook; do
@@ -96,6 +97,10 @@ expect_usage_error "option '--hook' needs a value" runqlat --hook
 expect_usage_error "option '-c' needs a value" blame -c
 expect_usage_error "option '--cpi-events' needs a value" cpi --cpi-events
 expect_usage_error "option '--top' needs a value" runqlat --top
+expect_usage_error "option '--socket' needs a value" health --socket
+expect_usage_error "--socket health.sock: not an absolute path" health --socket health.sock
+expect_usage_error "--timeout 0: not a number of seconds in (0, 60]" health --timeout 0
+expect_usage_error "unexpected argument 'now'" health now
 # Another command's option is refused by name.
 expect_usage_error "option '--cpi-events' is not for 'qoslet runqlat'" runqlat --cpi-events software 1 1
 expect_usage_error "option '--top' is not for 'qoslet blame'" blame --top 3 1 1

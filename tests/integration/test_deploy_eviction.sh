@@ -130,13 +130,15 @@ hog opt 100
 for p in old young; do agent_cgroup "${PATH_OF[$p]}" >/dev/null; done
 
 # test_config SHIPPED OUT: the shipped config, changed only where a test must (and a class
-# rule that makes the DaemonSet's pods BE: eviction must still pass them by; and the batch
-# namespace's opt-outs allowed, since a pod's own opt-out counts only where the config says).
+# rule that makes the DaemonSet's pods BE: eviction must still pass them by, where the
+# config trusts the logging namespace's DaemonSets; and the batch namespace's opt-outs
+# allowed, since a pod's own opt-out counts only where the config says).
 test_config() {
 	jq --arg root "$P" --arg state "$STATE_DIR" --arg out "$AGENT_OUT" \
 		--arg kc "$KUBE_TMP/kubeconfig" --arg node "$NODE" \
 		'. * {cgroup_root: $root, state_dir: $state, decisions: {file: $out},
 		      http: {enabled: false}, classes: [{namespace: "logging", class: "BE"}],
+		      daemonset_namespaces: ["kube-system", "logging"],
 		      evict: {opt_out_namespaces: ["batch"]},
 		      kubernetes: {kubeconfig: $kc, node_name: $node, resync_s: 1, timeout_s: 2}}' \
 		<<<"$1" >"$2" || fail "cannot write the agent's config"

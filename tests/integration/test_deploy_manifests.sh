@@ -15,8 +15,9 @@
 #  - the DaemonSet's command is the image's entrypoint and the binary's path in
 #    the image; its arguments use only flags `qoslet agent --help` lists, with
 #    the values they take; the --config file is where the ConfigMap is mounted;
-#  - the liveness (/healthz) and readiness (/readyz) probes use the config's
-#    http.health_port, a port of its own; http listens beyond loopback; the
+#  - the liveness and readiness probes run `qoslet health` (--ready) on the
+#    config's http.health_socket, in state_dir, with options its --help
+#    lists, and no TCP health port is open; http listens beyond loopback; the
 #    NetworkPolicy lets only the monitoring namespace reach metrics; the state_dir is a hostPath at
 #    the same path; every hostPath is mounted at its own path; the pin dir
 #    (--help's default) is on the mounted bpffs; NODE_NAME comes from
@@ -106,7 +107,8 @@ def get(kind, name="qoslet"):
     return objs[(kind, name)]
 
 
-cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding", "Kustomization"}
+cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding", "Kustomization",
+                  "FlowSchema", "PriorityLevelConfiguration"}
 for (kind, name), d in objs.items():
     if kind not in cluster_scoped and d["metadata"].get("namespace") != NS:
         fail("%s %s is not in namespace %s" % (kind, name, NS))
@@ -120,6 +122,25 @@ operator_only = {"podmonitor.yaml", "prometheusrule.yaml"}
 want = {os.path.basename(f) for f in files} - {"kustomization.yaml"} - operator_only
 check(listed == want, "the kustomization lists %s" % sorted(want))
 get("PrometheusRule")
+
+# ---- flow control: the agents' own small priority level -----------------------------
+fs, plc = get("FlowSchema"), get("PriorityLevelConfiguration")
+check(fs["apiVersion"] == plc["apiVersion"] == "flowcontrol.apiserver.k8s.io/v1",
+      "FlowSchema and PriorityLevelConfiguration are flowcontrol.apiserver.k8s.io/v1")
+check(fs["spec"]["priorityLevelConfiguration"]["name"] == plc["metadata"]["name"],
+      "the FlowSchema sends to the qoslet priority level")
+# The built-in system-nodes (the kubelets) is 500, service-accounts 9000.
+check(500 < fs["spec"]["matchingPrecedence"] < 9000,
+      "the FlowSchema matches after the kubelets' and before service-accounts")
+subjects = [s_ for r_ in fs["spec"]["rules"] for s_ in r_["subjects"]]
+check(subjects == [{"kind": "ServiceAccount",
+                    "serviceAccount": {"name": "qoslet", "namespace": NS}}],
+      "the FlowSchema takes the agents' ServiceAccount and nobody else")
+lim = plc["spec"]["limited"]
+# "system", the kubelets' level, has 30 shares.
+check(plc["spec"]["type"] == "Limited" and 0 < lim["nominalConcurrencyShares"] < 30,
+      "the priority level is limited, smaller than the kubelets' (30 shares)")
+check(lim["limitResponse"]["type"] == "Queue", "past its seats, requests queue, then 429")
 
 # ---- the Grafana dashboard -----------------------------------------------------
 DASH = "qoslet-dashboard.json"
@@ -231,15 +252,23 @@ ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
 check(eff["http"]["enabled"] and eff["http"]["address"] in ("0.0.0.0", "::"),
       "http serves beyond loopback (%s), for the kubelet's probes and Prometheus"
       % eff["http"]["address"])
-health = eff["http"].get("health_port", 0)
-check(health and health != port and ports.get("health") == health,
-      "the health port %s is a port of its own (http.health_port), named health" % health)
-for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
-    hg = c.get(probe, {}).get("httpGet", {})
-    p = hg.get("port")
-    p = ports.get(p, p) if isinstance(p, str) else p
-    check(hg.get("path") == path and p == health,
-          "%s is GET %s on port %s, the config's http.health_port" % (probe, path, p))
+# The probes: `qoslet health` on the health socket, which only root reaches;
+# no TCP health port, which any process of the node could crowd out.
+sock = eff["http"].get("health_socket", "")
+check(sock and not eff["http"].get("health_port") and set(ports) == {"metrics"},
+      "the health checks are on a socket (%s), with no TCP health port" % sock)
+check(os.path.dirname(sock) == eff["state_dir"].rstrip("/"),
+      "the health socket is in state_dir, a directory only root writes")
+for probe, extra in (("livenessProbe", []), ("readinessProbe", ["--ready"])):
+    pr = c.get(probe, {})
+    cmd = pr.get("exec", {}).get("command", [])
+    check(not pr.get("httpGet") and cmd[:2] == [c["command"][0], "health"]
+          and sorted(cmd[2:]) == sorted(extra + ["--socket", sock, "--timeout", "1"])
+          and cmd[cmd.index("--socket") + 1] == sock,
+          "%s runs qoslet health %s on the config's http.health_socket" % (probe, " ".join(extra)))
+    r = subprocess.run([qoslet, "health", "--help"], capture_output=True, text=True)
+    check(r.returncode == 0 and all(o in r.stdout for o in cmd[2:] if o.startswith("--")),
+          "qoslet health --help lists the options %s uses" % probe)
 np_ = get("NetworkPolicy")
 ing = np_["spec"].get("ingress", [])
 check(np_["spec"]["podSelector"].get("matchLabels") == {"app.kubernetes.io/name": "qoslet"}
@@ -269,6 +298,27 @@ check(vol is not None and vol.get("hostPath", {}).get("path") == m.group(1)
       "the pin dir %s alone is mounted from the node's bpffs, writable" % m.group(1))
 check(not any(v.get("hostPath", {}).get("path") == "/sys/fs/bpf" for v in volumes.values()),
       "the node's whole /sys/fs/bpf is not mounted")
+
+# The kubelet's directory: read-only, for cpu_manager_state alone. The kubelet
+# renames a new checkpoint over it, which a mount of the file would never show,
+# so the directory is mounted, and what of it holds secrets is hidden under an
+# empty read-only volume: every pod's volumes (Secrets, service-account
+# tokens), the kubelet's keys, and the sockets of plugins, device plugins and
+# the PodResources API (docs/security.md, ABUSES).
+KUBELET = "/var/lib/kubelet"
+HIDDEN = ["pods", "pki", "plugins", "plugins_registry", "device-plugins", "pod-resources"]
+kvm, kvol = mount_of(eff["cpu_manager_state"])
+check(kvm is not None and kvm["mountPath"] == KUBELET and kvm.get("readOnly") is True
+      and kvol.get("hostPath", {}).get("path") == KUBELET,
+      "cpu_manager_state (%s) is in the read-only mount of %s" % (eff["cpu_manager_state"], KUBELET))
+for d in HIDDEN:
+    hvm, hvol = mount_of(os.path.join(KUBELET, d, "x"))
+    check(hvm is not None and hvm["mountPath"] == os.path.join(KUBELET, d)
+          and hvm.get("readOnly") is True and hvol is not None and "emptyDir" in hvol,
+          "%s/%s is hidden under an empty read-only volume" % (KUBELET, d))
+under = sorted(m for m in mounts if m.startswith(KUBELET + "/"))
+check(under == sorted(os.path.join(KUBELET, d) for d in HIDDEN),
+      "nothing else is mounted under %s: %s" % (KUBELET, under))
 
 env = {e["name"]: e for e in c.get("env", [])}
 check(env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")

@@ -37,11 +37,29 @@ for goal in test:test test-unit:test test-integration:test bench:bench soak:benc
 	log "ok: make ${goal%%:*} -> scripts/deps.sh $got"
 done
 
-# Nothing missing: every profile is a no-op, also without root.
+# Nothing missing: every profile is a no-op, also without root. nobody runs
+# a copy: root may keep the checkout where nobody cannot reach it (a clone in
+# /root, mode 700). The copy has what deps.sh reads: itself and, per
+# JavaScript suite, the lock file and the copy npm ci left beside its packages.
 if "$DEPS" all >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+	TMP=$(mktemp -d "/tmp/qoslet-$TEST_NAME.XXXXXX")
+	trap 'rm -rf "$TMP"' EXIT
+	copy=$TMP/nobody
+	mkdir -p "$copy/scripts"
+	cp "$DEPS" "$copy/scripts/deps.sh"
+	for lock in "$QOSLET_ROOT"/tests/js/*/package-lock.json; do
+		[ -f "$lock" ] || continue
+		suite=$copy/tests/js/$(basename "$(dirname "$lock")")
+		mkdir -p "$suite/node_modules"
+		cp "$lock" "$suite/"
+		[ ! -f "$(dirname "$lock")/node_modules/.qoslet-lock" ] ||
+			cp "$(dirname "$lock")/node_modules/.qoslet-lock" "$suite/node_modules/"
+	done
+	chmod -R a+rX "$copy"
+	chmod a+x "$TMP"
 	for p in build install image test bench vm all; do
 		rc=0
-		setpriv --reuid=65534 --regid=65534 --clear-groups "$DEPS" "$p" >/dev/null 2>&1 || rc=$?
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$copy/scripts/deps.sh" "$p" >/dev/null 2>&1 || rc=$?
 		assert_eq "$rc" 0 "scripts/deps.sh $p as nobody with nothing missing"
 	done
 else

@@ -3,8 +3,10 @@
 #
 # The README names only what exists: every `qoslet COMMAND` in its code
 # (inline spans, which may wrap, and indented blocks) is a command whose
-# --help exits 0, and every `make TARGET` is a target of the Makefile (a rule
-# of its text: nothing is built or run).
+# --help exits 0, every `make TARGET` is a target of the Makefile (a rule
+# of its text: nothing is built or run), and every endpoint it names (a code
+# span of one path segment, `/metrics`) is a path the HTTP server answers
+# (user/report/http.c's handler, read as text).
 # shellcheck disable=SC2016 # the python program is single-quoted
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
@@ -41,3 +43,13 @@ for t in "${targets[@]}"; do
 	grep -qx -- "$t" <<<"$known" || fail "README.md names 'make $t', which the Makefile does not define"
 done
 log "ok: README's make targets exist: ${targets[*]}"
+
+# The HTTP server's paths: what its handlers compare the URL with.
+served=$(grep -oE 'strcmp\(url, "/[a-z]+"\)' "$QOSLET_ROOT/user/report/http.c" | grep -oE '/[a-z]+' | sort -u)
+[ "$(wc -l <<<"$served")" -ge 4 ] || fail "found only these paths in user/report/http.c: $served"
+mapfile -t endpoints < <(grep -oE '^/[a-z]+$' <<<"$code" | sort -u)
+[ "${#endpoints[@]}" -ge 1 ] || fail "README.md names no endpoint"
+for e in "${endpoints[@]}"; do
+	grep -qx -- "$e" <<<"$served" || fail "README.md names the endpoint $e, which the HTTP server does not serve (it serves: $(tr "\n" " " <<<"$served"))"
+done
+log "ok: README's endpoints are served: ${endpoints[*]}"

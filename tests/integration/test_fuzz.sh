@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# Fuzzing in CI (docs/fuzzing.md). Builds the libFuzzer targets (make fuzz),
+# Fuzzing in CI (docs/fuzzing.md). Builds the libFuzzer targets (make fuzz-build),
 # then for each target in tests/fuzz/:
 #   1. replays every committed input, the seed corpus (tests/fuzz/corpus/T/)
 #      and the crash reproducers (tests/fuzz/crashes/T/), as regression tests;
@@ -44,8 +44,8 @@ clang -fsanitize=fuzzer "$TMP/probe.c" -o "$TMP/probe" 2>"$TMP/probe.err" ||
 	skip "clang cannot link libFuzzer (-fsanitize=fuzzer; scripts/deps.sh installs libclang-rt-14-dev): $(head -n 1 "$TMP/probe.err")"
 
 # A make of its own: not a sub-make of `make test`'s jobserver.
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$QOSLET_ROOT" -j"$(nproc)" fuzz >"$TMP/build.log" 2>&1 ||
-	fail "make fuzz failed: $(tail -n 20 "$TMP/build.log")"
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$QOSLET_ROOT" -j"$(nproc)" fuzz-build >"$TMP/build.log" 2>&1 ||
+	fail "make fuzz-build failed: $(tail -n 20 "$TMP/build.log")"
 
 if [ -n "${FUZZ_TARGETS:-}" ]; then
 	read -r -a targets <<<"$FUZZ_TARGETS"

@@ -12,7 +12,9 @@
 #  - the agent runs in it (dry-run, on a private bpffs, HTTP on loopback) with
 #    the DaemonSet's capabilities (those this machine can grant) and every
 #    other one dropped, under buildah's default seccomp profile: the sched
-#    probe attaches and /readyz answers 200;
+#    probe attaches, /readyz answers 200, and the DaemonSet's exec probe,
+#    `qoslet health --ready` run in the image, answers ok on the shipped
+#    config's health_socket;
 #  - without SYS_ADMIN and where that profile allows bpf(2) only to
 #    CAP_SYS_ADMIN (containers-common's, as CRI-O's), the probes do not load:
 #    the reason docs/deploy.md gives for SYS_ADMIN.
@@ -168,6 +170,12 @@ run_agent() {
 		sleep 0.1
 	done
 	echo "$status" >"$TMP/$name.ready"
+	# The DaemonSet's probe: `qoslet health` in the image, on the agent's socket in state_dir.
+	if [ "$status" = 200 ]; then
+		b run --isolation chroot -v "$TMP/state:/var/lib/qoslet" "$ctr2" -- /usr/bin/qoslet health \
+			--ready --socket "$(jq -r .http.health_socket "$TMP/$name.json")" >"$TMP/$name.probe" 2>&1 &&
+			echo 0 >>"$TMP/$name.probe" || echo "exit $?" >>"$TMP/$name.probe"
+	fi
 	wait_exit "$pid" 15 "the agent in the image" || fail "the agent in the image exited $?: $(cat "$TMP/$name.log")"
 }
 
@@ -176,6 +184,8 @@ grep -q "sched probe: attached" "$TMP/full.log" ||
 	fail "with ${CAPS[*]} the sched probe did not attach in the image: $(cat "$TMP/full.log")"
 log "ok: with ${CAPS[*]} the agent's probes load in the image"
 assert_eq "$(cat "$TMP/full.ready")" 200 "/readyz of the agent in the image"
+assert_eq "$(tr '\n' ' ' <"$TMP/full.probe")" "ok 0 " \
+	"the DaemonSet's readiness probe, qoslet health --ready in the image, on the shipped health_socket"
 
 # buildah's default seccomp profile; without one it uses a built-in copy.
 profile=/usr/share/containers/seccomp.json

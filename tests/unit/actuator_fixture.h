@@ -56,7 +56,7 @@ static const struct node {
 };
 
 struct fx {
-	char root[PATH_MAX], state[PATH_MAX], journal[PATH_MAX];
+	char root[PATH_MAX], state[PATH_MAX], journal[PATH_MAX], locks[PATH_MAX];
 	bool v2;
 	struct cgroup_ctrls c;
 	struct actuator_opts o;
@@ -263,9 +263,11 @@ static void setup_fx(struct fx *f, bool v2)
 		make_node(f, &tree[i]);
 	xsnprintf(f->state, sizeof(f->state), "%s/state", f->root);
 	xsnprintf(f->journal, sizeof(f->journal), "%s/actuator.json", f->state);
+	xsnprintf(f->locks, sizeof(f->locks), "%s/locks", f->root);
 	f->o = (struct actuator_opts){.ctrls = &f->c,
 				      .subtree = "kubepods",
 				      .state_dir = f->state,
+				      .tree_lock_dir = f->locks,
 				      .evict = EVICT_KILL,
 				      .on_write = on_write,
 				      .ctx = f};

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The actuator's journal: crash and reconcile, dry-run, stale journals (fixture:
  * actuator_fixture.h). */
+#include <fcntl.h>
+#include <sys/file.h>
+
 #include "actuator_fixture.h"
+#include "readfile.h"
 
 /* The journal's changes as "cgroup file=original" lines. */
 static void assert_journal(const char *path, const char *const *want)
@@ -227,6 +231,113 @@ static void test_damaged_journal(void **state)
 	actuator_close(f->a);
 }
 
+/*
+ * A journal is a file: a path in it that leaves the managed subtree must not
+ * pass the subtree check as a text prefix, and a restore must write nothing
+ * there (issue 37, row 5).
+ */
+static void test_journal_path_escape(void **state)
+{
+	struct fx fx, *f = &fx;
+	char outside[PATH_MAX];
+
+	(void)state;
+	setup_fx(f, false);
+	actuator_close(f->a);
+	xsnprintf(outside, sizeof(outside), "%s/outside", f->c.root[CTRL_CPU]);
+	assert_int_equal(mkdir(outside, 0755), 0);
+	put(outside, "cpu.cfs_quota_us", "-1");
+	put(f->state, "actuator.json",
+	    "{\"version\": 1, \"changes\": [{\"cgroup\": \"kubepods/../outside\", \"file\": "
+	    "\"cpu.cfs_quota_us\", \"original\": \"1000\"}]}");
+	f->n = 0;
+	open_a(f);
+	assert_int_equal(actuator_reconciled(f->a), 0);
+	assert_int_equal(f->n, 0); /* nothing written anywhere */
+	assert_int_equal(set_aside_files(f), 1);
+	actuator_close(f->a);
+}
+
+/* Opening with f->o changed: the error, which must name `want` (or succeed when want is NULL). */
+static int open_err(struct fx *f, const char *want)
+{
+	char err[512] = "";
+	int ret = actuator_open(&f->a, &f->o, err, sizeof(err));
+
+	print_message("  %s\n", err);
+	if (want)
+		assert_non_null(strstr(err, want));
+	return ret;
+}
+
+/*
+ * The state and lock directories are the agent's alone: writable by others,
+ * or a symlink, they are refused and nothing is written; group and other
+ * read bits (a hostPath Kubernetes made 0755) are taken away. A symlink
+ * planted for the journal's temp file is not followed.
+ */
+static void test_private_dirs(void **state)
+{
+	struct fx fx, *f = &fx;
+	char link[PATH_MAX], target[PATH_MAX], buf[32] = "";
+	struct stat st;
+
+	(void)state;
+	setup_fx(f, false);
+	actuator_close(f->a);
+	assert_int_equal(chmod(f->state, 0777), 0);
+	assert_int_equal(open_err(f, "must be the agent's alone"), -EPERM);
+	assert_int_equal(chmod(f->state, 0755), 0);
+	assert_int_equal(open_err(f, NULL), 0);
+	assert_int_equal(stat(f->state, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	actuator_close(f->a);
+	assert_int_equal(chmod(f->locks, 0773), 0);
+	assert_int_equal(open_err(f, "must be the agent's alone"), -EPERM);
+	assert_int_equal(chmod(f->locks, 0700), 0);
+
+	/* a symlink in place of the state directory */
+	xsnprintf(link, sizeof(link), "%s/state-link", f->root);
+	assert_int_equal(symlink(f->state, link), 0);
+	f->o.state_dir = link;
+	assert_int_equal(open_err(f, "a symlink is refused"), -ENOTDIR);
+	f->o.state_dir = f->state;
+
+	/* a symlink planted for the temp file points elsewhere: never written through */
+	xsnprintf(target, sizeof(target), "%s/victim", f->root);
+	put(f->root, "victim", "untouched");
+	xsnprintf(link, sizeof(link), "%s/actuator.json.tmp", f->state);
+	assert_int_equal(symlink(target, link), 0);
+	open_a(f);
+	expect(f, ACT_CPU_QUOTA, P1, QOS_BE, 50000, NULL, OUT_APPLIED);
+	assert_true(exists(f->journal));
+	assert_int_equal(read_file_at(AT_FDCWD, target, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "untouched\n");
+	actuator_close(f->a);
+}
+
+/*
+ * Anyone may open a cgroup directory and flock it: that must not keep the
+ * agent from starting (issue 37, row 3). The lock files are root's alone.
+ */
+static void test_cgroup_flock_by_others(void **state)
+{
+	struct fx fx, *f = &fx;
+	char dir[PATH_MAX];
+	int fd;
+
+	(void)state;
+	setup_fx(f, false);
+	actuator_close(f->a);
+	xsnprintf(dir, sizeof(dir), "%s/kubepods", f->c.root[CTRL_CPU]);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	open_a(f);
+	actuator_close(f->a);
+	close(fd);
+}
+
 /* A second acting actuator on another state directory: refused where the trees overlap. */
 static void test_second_instance(void **state)
 {
@@ -278,9 +389,14 @@ static void test_second_instance(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_crash_reconcile), cmocka_unit_test(test_dry_run),
-		cmocka_unit_test(test_stale_journal),	cmocka_unit_test(test_damaged_journal),
+		cmocka_unit_test(test_crash_reconcile),
+		cmocka_unit_test(test_dry_run),
+		cmocka_unit_test(test_stale_journal),
+		cmocka_unit_test(test_damaged_journal),
 		cmocka_unit_test(test_second_instance),
+		cmocka_unit_test(test_journal_path_escape),
+		cmocka_unit_test(test_private_dirs),
+		cmocka_unit_test(test_cgroup_flock_by_others),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

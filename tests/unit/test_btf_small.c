@@ -17,7 +17,8 @@
  * flavour) holds an int, a pointer to struct mm (not named: a shell), an
  * anonymous union, a __rcu-tagged pointer back to itself and a bitfield;
  * struct unrelated is referred to by nothing the object names; the
- * tracepoint typedef btf_trace_tick points at (void *, struct mm *).
+ * tracepoint typedef btf_trace_tick points at (void *, struct mm *), as
+ * does the function tick_fn (12).
  */
 static struct btf *kernel(void)
 {
@@ -45,8 +46,9 @@ static struct btf *kernel(void)
 	proto = btf__add_func_proto(b, 0); /* 9 */
 	btf__add_func_param(b, "ctx", 0);
 	btf__add_func_param(b, "mm", 4);
-	ptr_proto = btf__add_ptr(b, proto);		  /* 10 */
-	btf__add_typedef(b, "btf_trace_tick", ptr_proto); /* 11 */
+	ptr_proto = btf__add_ptr(b, proto);		     /* 10 */
+	btf__add_typedef(b, "btf_trace_tick", ptr_proto);    /* 11 */
+	btf__add_func(b, "tick_fn", BTF_FUNC_GLOBAL, proto); /* 12 */
 	assert_int_equal(task, 2);
 	assert_int_equal(anon, 5);
 	assert_int_equal(unrelated, 7);
@@ -86,7 +88,7 @@ static void test_named_whole_others_shells(void **state)
 	const struct btf_type *task, *mm, *anon, *parent;
 
 	(void)state;
-	small = btf_small_build(full, locals, 1, NULL, 0);
+	small = btf_small_build(full, locals, 1, NULL, 0, NULL, 0);
 	assert_non_null(small);
 
 	/* The object's flavour names the kernel's task: whole, every member at its offset. */
@@ -131,7 +133,7 @@ static void test_tracepoint_typedef(void **state)
 	const struct btf_type *t, *proto;
 
 	(void)state;
-	small = btf_small_build(full, locals, 1, tps, 2);
+	small = btf_small_build(full, locals, 1, tps, 2, NULL, 0);
 	assert_non_null(small);
 	t = find(small, "btf_trace_tick", BTF_KIND_TYPEDEF);
 	assert_non_null(t);
@@ -151,6 +153,34 @@ static void test_tracepoint_typedef(void **state)
 	btf__free(full);
 }
 
+/* The kernel's ids of the attach targets it has, under their names; the renumbered types stay. */
+static void test_attach_ids(void **state)
+{
+	struct btf *full = kernel(), *local = btf__new_empty(), *small;
+	const struct btf *locals[] = {local};
+	const char *tps[] = {"tick", "absent"}, *funcs[] = {"tick_fn", "absent_fn"};
+	const struct btf_type *ids;
+	const struct btf_enum *e;
+
+	(void)state;
+	small = btf_small_build(full, locals, 1, tps, 2, funcs, 2);
+	assert_non_null(small);
+	ids = find(small, BTF_SMALL_ATTACH_IDS, BTF_KIND_ENUM);
+	assert_non_null(ids);
+	assert_int_equal(btf_vlen(ids), 2);
+	e = btf_enum(ids);
+	assert_string_equal(btf__name_by_offset(small, e[0].name_off), "btf_trace_tick");
+	assert_int_equal(e[0].val, 11);
+	assert_string_equal(btf__name_by_offset(small, e[1].name_off), "tick_fn");
+	assert_int_equal(e[1].val, 12);
+	/* In the cut the typedef has an id of its own, not the kernel's. */
+	assert_int_not_equal(btf__find_by_name_kind(small, "btf_trace_tick", BTF_KIND_TYPEDEF), 11);
+	assert_null(find(small, "tick_fn", BTF_KIND_FUNC));
+	btf__free(small);
+	btf__free(local);
+	btf__free(full);
+}
+
 /* The written copy is a BTF libbpf parses back as it was. */
 static void test_round_trip(void **state)
 {
@@ -160,7 +190,7 @@ static void test_round_trip(void **state)
 	__u32 size;
 
 	(void)state;
-	small = btf_small_build(full, locals, 1, NULL, 0);
+	small = btf_small_build(full, locals, 1, NULL, 0, NULL, 0);
 	assert_non_null(small);
 	raw = btf__raw_data(small, &size);
 	assert_non_null(raw);
@@ -179,6 +209,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_named_whole_others_shells),
 		cmocka_unit_test(test_tracepoint_typedef),
+		cmocka_unit_test(test_attach_ids),
 		cmocka_unit_test(test_round_trip),
 	};
 

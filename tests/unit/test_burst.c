@@ -175,13 +175,49 @@ static void test_scale(void **state)
 			assert_float_equal(evidence(a, "quota_cpus_after"), a->value / 1e5, 1e-9);
 			assert_float_equal(evidence(a, "nr_periods"), tc->tick[t].periods, 0);
 			assert_float_equal(evidence(a, "nr_throttled"), tc->tick[t].throttled, 0);
-			assert_float_equal(evidence(a, "node_busy_ratio"), tc->tick[t].busy, 1e-9);
+			assert_float_equal(evidence(a, "pool_busy_ratio"), tc->tick[t].busy, 1e-9);
 			assert_false(has_evidence(a, "budget_used_cpu_s"));
 			prev = a->value;
 		}
 		burst_state_free(&st);
 		action_list_free(&out);
 	}
+}
+
+/*
+ * A co-located node: BE soaks up what LS leaves, so the whole node is busy,
+ * yet the shared pool without BE is not: a throttled LS unit scales up. A
+ * pinned pod's use is on its own CPUs and is not the pool's either.
+ */
+static void test_be_is_not_busy(void **state)
+{
+	struct burst_config cfg = config(BURST_CFS_QUOTA_ONLY);
+	struct burst_state st = {0};
+	struct action_list out = {0};
+	struct world w;
+	struct pol_unit *ls, *be, *pinned;
+	const struct action *a;
+
+	(void)state;
+	world_init(&w);
+	ls = world_unit(&w, 10, QOS_LS, 1);
+	throttle(ls, 10, 10);
+	ls->cpu_used = 1;
+	pinned = world_unit(&w, 20, QOS_LSE, 0);
+	pinned->cpu_used = 2;
+	pinned->pinned_cpus = 2;
+	be = world_unit(&w, 30, QOS_BE, 0);
+	be->cpu_used = 6.5;
+	w.in.node_cpu_used = 10;
+	run(&w, &cfg, &st, &out);
+	assert_int_equal(out.n, 1);
+	a = &out.v[0];
+	assert_int_equal(a->rule, RULE_BURST_SCALE_UP);
+	assert_int_equal(a->value, 120000);
+	/* LS 1 CPU and 0.5 CPU of system use on 10 CPUs. */
+	assert_float_equal(evidence(a, "pool_busy_ratio"), 0.15, 1e-9);
+	burst_state_free(&st);
+	action_list_free(&out);
 }
 
 /* Each policy emits only its kinds. */
@@ -497,6 +533,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scale),
+		cmocka_unit_test(test_be_is_not_busy),
 		cmocka_unit_test(test_policies),
 		cmocka_unit_test(test_burst_order),
 		cmocka_unit_test(test_burst_only_within_quota),

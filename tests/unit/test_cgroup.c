@@ -191,9 +191,29 @@ static const struct within_case {
 	const char *rel, *parent;
 	int want;
 } within_cases[] = {
-	{"a", "a", 1}, {"a/b", "a", 1},	   {"a/b/c", "a", 1}, {"a/b/c", "a/b", 1}, {"a", "", 1},
-	{"", "", 1},   {"a/b", "", 1},	   {"ab", "a", 0},    {"a", "ab", 0},	   {"a", "a/b", 0},
-	{"", "a", 0},  {"a/bc", "a/b", 0}, {"b/a", "a", 0},   {"a.slice", "a", 0}, {"x/a", "a", 0},
+	{"a", "a", 1},
+	{"a/b", "a", 1},
+	{"a/b/c", "a", 1},
+	{"a/b/c", "a/b", 1},
+	{"a", "", 1},
+	{"", "", 1},
+	{"a/b", "", 1},
+	{"ab", "a", 0},
+	{"a", "ab", 0},
+	{"a", "a/b", 0},
+	{"", "a", 0},
+	{"a/bc", "a/b", 0},
+	{"b/a", "a", 0},
+	{"a.slice", "a", 0},
+	{"x/a", "a", 0},
+	/* a path from a file is never within unless normalized: not a text prefix */
+	{"kubepods/../../x", "kubepods", 0},
+	{"kubepods/..", "kubepods", 0},
+	{"kubepods/./x", "kubepods", 0},
+	{"kubepods//x", "kubepods", 0},
+	{"kubepods/x/", "kubepods", 0},
+	{"/kubepods/x", "", 0},
+	{"..", "", 0},
 };
 
 static void test_within_table(void **state)

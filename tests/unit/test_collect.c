@@ -666,18 +666,24 @@ static void test_class_rules_by_pod(void **state)
 	(void)state;
 	fake_pods[0] = (struct kube_pod){.uid = "aa", .ns = "batch-1", .labels = app_batch};
 	fake_pods[1] = (struct kube_pod){.uid = "bb", .ns = "kube-system"};
-	fake_pods[2] = (struct kube_pod){.uid = "cc", .ns = "logging", .owner_kind = "DaemonSet"};
+	fake_pods[2] = (struct kube_pod){
+		.uid = "cc", .ns = "logging", .owner_kind = "DaemonSet", .daemonset = true};
 	fake_pods[3] = (struct kube_pod){.uid = "dd", .ns = "etcd", .mirror = true};
 	/* BE by a rule, still a DaemonSet's: eviction must know (the guard) */
 	fake_pods[4] = (struct kube_pod){.uid = "ff",
 					 .ns = "kube-system",
 					 .owner_kind = "DaemonSet",
+					 .daemonset = true,
 					 .evict_priority = -4,
 					 .start_ns = 77};
 	fake_pods[0].evict_opt_out = true;
 	/* the opt-out counts where the config allows it (test_pod_metadata_refused: elsewhere) */
 	snprintf(cfg.trust.opt_out_ns.ns[0], sizeof(cfg.trust.opt_out_ns.ns[0]), "batch-*");
 	cfg.trust.opt_out_ns.n = 1;
+	/* DaemonSets are the node's where the config trusts them (test_pod_metadata_refused) */
+	snprintf(cfg.trust.daemonset_ns.ns[0], sizeof(cfg.trust.daemonset_ns.ns[0]), "logging");
+	snprintf(cfg.trust.daemonset_ns.ns[1], sizeof(cfg.trust.daemonset_ns.ns[1]), "kube-system");
+	cfg.trust.daemonset_ns.n = 2;
 	/* a Burstable pod in a batch-* namespace with app=batch: BE by the rule */
 	snprintf(rules[0].ns, sizeof(rules[0].ns), "batch-*");
 	snprintf(rules[0].label, sizeof(rules[0].label), "app=batch");
@@ -724,8 +730,10 @@ static void test_class_rules_by_pod(void **state)
 /*
  * A pod's own metadata through the collector: BestEffort pods labelled LSE
  * and SYSTEM stay BE, an opt-out outside the allowed namespaces guards
- * nothing, a 1 us target rides to the policy as annotated (the SLO policy
- * applies the floor) and is counted; each refusal is counted once per pod.
+ * nothing, a DaemonSet owner outside daemonset_namespaces or not the apps/v1
+ * controller makes no SYSTEM pod (a tenant may write either), a 1 us target rides to the policy as
+ * annotated (the SLO policy applies the floor) and is counted; each refusal is counted once per
+ * pod.
  */
 static void test_pod_metadata_refused(void **state)
 {
@@ -745,9 +753,14 @@ static void test_pod_metadata_refused(void **state)
 	(void)state;
 	cfg.rq_target_floor_us = 500;
 	memset(fake_pods, 0, sizeof(fake_pods));
-	fake_pods[0] = (struct kube_pod){.uid = "aa", .ns = "batch", .koord_qos = "LSE"};
+	fake_pods[0] = (struct kube_pod){
+		.uid = "aa", .ns = "batch", .koord_qos = "LSE", .owner_kind = "DaemonSet"};
 	fake_pods[1] = (struct kube_pod){.uid = "bb", .ns = "batch", .koord_qos = "SYSTEM"};
-	fake_pods[2] = (struct kube_pod){.uid = "cc", .ns = "batch", .evict_opt_out = true};
+	fake_pods[2] = (struct kube_pod){.uid = "cc",
+					 .ns = "batch",
+					 .evict_opt_out = true,
+					 .owner_kind = "DaemonSet",
+					 .daemonset = true};
 	fake_pods[3] = (struct kube_pod){.uid = "dd", .ns = "web", .rq_target_us = 1};
 	/* what the pod's resources allow is taken: Guaranteed with 2 whole CPUs */
 	fake_pods[4] =
@@ -763,6 +776,7 @@ static void test_pod_metadata_refused(void **state)
 	assert_int_equal(rec->in.n_units, 5);
 	assert_int_equal(unit(&rec->in, lse)->cls, QOS_BE);
 	assert_int_equal(unit(&rec->in, sys)->cls, QOS_BE);
+	assert_int_equal(unit(&rec->in, kept)->cls, QOS_BE);
 	assert_int_equal(unit(&rec->in, kept)->evict_guard, EVICT_GUARD_NONE);
 	assert_int_equal(unit(&rec->in, tight)->cls, QOS_LS);
 	assert_int_equal(unit(&rec->in, tight)->rq_target_us, 1);
@@ -774,6 +788,8 @@ static void test_pod_metadata_refused(void **state)
 	assert_int_equal(n[POD_REFUSE_OPT_OUT_NAMESPACE], 1);
 	assert_int_equal(n[POD_REFUSE_TARGET_FLOOR], 1);
 	assert_int_equal(n[POD_REFUSE_LABEL_NEEDS_WHOLE_CPUS], 0);
+	assert_int_equal(n[POD_REFUSE_DAEMONSET_NAMESPACE], 1);
+	assert_int_equal(n[POD_REFUSE_DAEMONSET_NOT_CONTROLLER], 1);
 
 	/* the operator allows the namespace: the opt-out guards, nothing is refused there */
 	snprintf(cfg.trust.opt_out_ns.ns[0], sizeof(cfg.trust.opt_out_ns.ns[0]), "batch");

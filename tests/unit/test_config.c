@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The agent's config: embedded defaults, every kind of error, round trips. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -217,7 +218,7 @@ static const struct bad bad_docs[] = {
 	/* unknown keys, at every depth */
 	{"{\"interval\": 1}",
 	 "interval: unknown key (allowed keys: cgroup_root, interval_s, dry_run, fast_path, "
-	 "state_dir, cpu_manager_state, decisions, classes, qos_label, suppress, burst, evict, interference, capacity, "
+	 "state_dir, cpu_manager_state, decisions, classes, qos_label, daemonset_namespaces, suppress, burst, evict, interference, capacity, "
 	 "batch_resources, memory_qos, slo, http, kubernetes)"},
 	{"{\"burst\": {\"polcy\": \"auto\"}}",
 	 "burst.polcy: unknown key (allowed keys: policy, burst_percent, scale_up, scale_down, "
@@ -599,6 +600,132 @@ static void test_load(void **state)
 	unlink(path);
 }
 
+/* ---- overrides by node pool ----------------------------------------------- */
+
+#define POOLS                                                                                       \
+	"{\"suppress\": {\"threshold_percent\": 50}, \"overrides\": ["                              \
+	"{\"name\": \"gpu\", \"nodeSelector\": {\"matchLabels\": {\"pool\": \"gpu\"}},"             \
+	" \"config\": {\"suppress\": {\"threshold_percent\": 30}}},"                                \
+	"{\"name\": \"latency\", \"nodeSelector\": {\"matchExpressions\": [{\"key\": \"tier\","     \
+	" \"operator\": \"In\", \"values\": [\"gold\", \"silver\"]}, {\"key\": \"spot\","           \
+	" \"operator\": \"DoesNotExist\"}]},"                                                       \
+	" \"config\": {\"suppress\": {\"threshold_percent\": 20}, \"burst\": {\"scale_up\": 1.5}}}" \
+	"]}"
+
+/* The overrides whose selector matches the node's labels apply, in order, over the rest. */
+static void test_overrides_apply(void **state)
+{
+	static const struct {
+		const char *labels, *applied;
+		double threshold;
+	} cases[] = {
+		{NULL, "", 0.50},
+		{"{}", "", 0.50},
+		{"{\"pool\": \"gpu\"}", "gpu", 0.30},
+		{"{\"pool\": \"cpu\", \"tier\": \"gold\"}", "latency", 0.20},
+		{"{\"pool\": \"gpu\", \"tier\": \"silver\"}", "gpu, latency", 0.20},
+		{"{\"pool\": \"gpu\", \"tier\": \"silver\", \"spot\": \"\"}", "gpu", 0.30},
+		{"{\"tier\": \"bronze\"}", "", 0.50},
+	};
+	struct agent_config c, base;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(config_parse(&base, POOLS, err, sizeof(err)), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *labels = cases[i].labels ? json_loads(cases[i].labels, 0, NULL) : NULL;
+		struct config_node node = {.labels = labels};
+
+		if (config_parse_node(&c, POOLS, &node, err, sizeof(err)))
+			fail_msg("case %zu: %s", i, err);
+		assert_string_equal(node.applied, cases[i].applied);
+		assert_true(fabs(c.policy.suppress.threshold - cases[i].threshold) < 1e-9);
+		assert_true((c.policy.burst.scale_up == 1.5) ==
+			    (strstr(node.applied, "latency") != NULL));
+		if (!node.applied[0])
+			assert_memory_equal(&c, &base, sizeof(c));
+		json_decref(labels);
+	}
+}
+
+/*
+ * A bad override refuses the whole document, with the reason, whatever the
+ * labels (it is not half-applied on the nodes it would match, nor kept on
+ * the others); *c is the defaults.
+ */
+static void test_overrides_refused(void **state)
+{
+	static const struct {
+		const char *overrides, *want;
+	} cases[] = {
+		{"{}", "overrides: expected an array"},
+		{"[1]", "overrides[0]: expected an object"},
+		{"[{\"name\": \"a\", \"nodeSelector\": {}, \"config\": {}, \"x\": 1}]",
+		 "overrides[0].x: unknown key"},
+		{"[{\"nodeSelector\": {}, \"config\": {}}]", "overrides[0].name: missing"},
+		{"[{\"name\": \"GPU\", \"nodeSelector\": {}, \"config\": {}}]",
+		 "overrides[0].name: is not a DNS label"},
+		{"[{\"name\": \"a\", \"nodeSelector\": {}, \"config\": {}},"
+		 " {\"name\": \"a\", \"nodeSelector\": {}, \"config\": {}}]",
+		 "overrides[1].name: \"a\" is taken by overrides[0]"},
+		{"[{\"name\": \"a\", \"config\": {}}]", "overrides[0] (a).nodeSelector: missing"},
+		{"[{\"name\": \"a\", \"nodeSelector\": {\"matchLabels\": {\"pool\": 1}}, \"config\": {}}]",
+		 "overrides[0] (a).nodeSelector: matchLabels.pool: expected a string"},
+		{"[{\"name\": \"a\", \"nodeSelector\": {\"matchLabels\": {\"p ool\": \"x\"}},"
+		 " \"config\": {}}]",
+		 "invalid key name"},
+		{"[{\"name\": \"a\", \"nodeSelector\": {\"matchExpressions\": [{\"key\": \"k\","
+		 " \"operator\": \"Gt\", \"values\": [\"1\"]}]}, \"config\": {}}]",
+		 "matchExpressions[0].operator: unknown (allowed: In, NotIn, Exists, DoesNotExist)"},
+		{"[{\"name\": \"a\", \"nodeSelector\": {\"matchExpressions\": [{\"key\": \"k\","
+		 " \"operator\": \"In\"}]}, \"config\": {}}]",
+		 "matchExpressions[0].values: needed (at least one) with operator In"},
+		{"[{\"name\": \"a\", \"nodeSelector\": {\"matchExpressions\": [{\"key\": \"k\","
+		 " \"operator\": \"Exists\", \"values\": [\"x\"]}]}, \"config\": {}}]",
+		 "matchExpressions[0].values: not allowed with operator Exists"},
+		{"[{\"name\": \"a\", \"nodeSelector\": {\"nodeSelectorTerms\": []}, \"config\": {}}]",
+		 "nodeSelectorTerms: unknown key"},
+		{"[{\"name\": \"a\", \"nodeSelector\": {}}]", "overrides[0] (a).config: missing"},
+		{"[{\"name\": \"a\", \"nodeSelector\": {}, \"config\": {\"suppress\":"
+		 " {\"threshold_percent\": 150}}}]",
+		 "overrides[0].config.suppress.threshold_percent: 150 is out of range"},
+		{"[{\"name\": \"a\", \"nodeSelector\": {}, \"config\": {\"overrides\": []}}]",
+		 "overrides[0].config.overrides: unknown key"},
+		{"[{\"name\": \"a\", \"nodeSelector\": {}, \"config\": {\"http\": {\"port\": 1}}}]",
+		 "overrides[0] (a).config: sets http, which takes a restart"},
+		{"[{\"name\": \"a\", \"nodeSelector\": {}, \"config\": {\"kubernetes\":"
+		 " {\"timeout_s\": 3}}}]",
+		 "sets kubernetes, which takes a restart"},
+		{"[{\"name\": \"a\", \"nodeSelector\": {}, \"config\": {\"evict\": {\"memory\":"
+		 " {\"release_percent\": 75}}}}]",
+		 "overrides[0] (a): evict.memory.release_percent"},
+		/* each fine alone, not together: refused on the nodes both match */
+		{"[{\"name\": \"low\", \"nodeSelector\": {}, \"config\": {\"evict\": {\"memory\":"
+		 " {\"threshold_percent\": 60, \"release_percent\": 58}}}},"
+		 " {\"name\": \"late\", \"nodeSelector\": {}, \"config\": {\"evict\": {\"memory\":"
+		 " {\"release_percent\": 65}}}}]",
+		 "overrides low, late together: evict.memory.release_percent"},
+	};
+	json_t *labels = json_object();
+	struct agent_config c, def;
+	char doc[1024], err[512];
+
+	(void)state;
+	config_defaults(&def);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct config_node node = {.labels = labels};
+
+		snprintf(doc, sizeof(doc), "{\"overrides\": %s}", cases[i].overrides);
+		if (config_parse_node(&c, doc, &node, err, sizeof(err)) != -EINVAL)
+			fail_msg("case %zu accepted: %s", i, doc);
+		if (!strstr(err, cases[i].want))
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, err, cases[i].want);
+		assert_string_equal(node.applied, "");
+		assert_memory_equal(&c, &def, sizeof(c));
+	}
+	json_decref(labels);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -612,6 +739,8 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_negative_zero),
 		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_overrides_apply),
+		cmocka_unit_test(test_overrides_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

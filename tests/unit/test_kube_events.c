@@ -333,7 +333,8 @@ static void test_condition_patch(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		json_t *p = kube_condition_patch(&cases[i]);
+		struct kube_node_status ns = {.cond = &cases[i]};
+		json_t *p = kube_node_status_patch(&ns);
 		const json_t *st = json_object_get(p, "status"), *conds, *c;
 
 		assert_non_null(p);
@@ -353,6 +354,77 @@ static void test_condition_patch(void **state)
 		assert_string_equal(str_of(c, "lastTransitionTime"), want[i][1]);
 		json_decref(p);
 	}
+}
+
+/*
+ * The condition and the batch resources in one patch: the kubelet's
+ * conditions merge by type and its resources by name, so both stay.
+ */
+static void test_status_patch_both(void **state)
+{
+	struct kube_condition cond = {"QoSletInterference",   "False",
+				      "NoInterference",	      "quiet",
+				      1700000000000000000ull, 1700000000000000000ull};
+	struct kube_node_status both = {
+		.cond = &cond, .batch = true, .cpu_milli = 2500, .mem_bytes = 1u << 30};
+	struct kube_node_status batch_only = {.batch = true};
+	json_t *p = kube_node_status_patch(&both), *q = kube_node_status_patch(&batch_only);
+	const json_t *st = json_object_get(p, "status");
+
+	(void)state;
+	assert_int_equal(json_object_size(p), 1);
+	assert_int_equal(json_object_size(st), 3);
+	assert_int_equal(json_array_size(json_object_get(st, "conditions")), 1);
+	for (const char *const *k = (const char *const[]){"capacity", "allocatable", NULL}; *k;
+	     k++) {
+		const json_t *m = json_object_get(st, *k);
+
+		assert_int_equal(json_object_size(m), 2);
+		assert_string_equal(str_of(m, "kubernetes.io/batch-cpu"), "2500");
+		assert_string_equal(str_of(m, "kubernetes.io/batch-memory"), "1073741824");
+	}
+	st = json_object_get(q, "status");
+	assert_int_equal(json_object_size(st), 2);
+	assert_null(json_object_get(st, "conditions"));
+	assert_string_equal(str_of(json_object_get(st, "capacity"), "kubernetes.io/batch-cpu"),
+			    "0");
+	json_decref(p);
+	json_decref(q);
+}
+
+/* What the agent reads of its Node: labels, its condition, its batch resources. */
+static void test_node_parse(void **state)
+{
+	json_t *node = json_loads(
+		"{\"kind\": \"Node\", \"metadata\": {\"name\": \"n1\", \"labels\": "
+		"{\"pool\": \"gpu\"}}, \"status\": {\"conditions\": [{\"type\": \"Ready\", "
+		"\"status\": \"True\"}, {\"type\": \"QoSletInterference\", \"status\": "
+		"\"True\", \"lastTransitionTime\": \"2023-11-14T22:13:20Z\"}], \"allocatable\": "
+		"{\"cpu\": \"4\", \"kubernetes.io/batch-cpu\": \"1500\", "
+		"\"kubernetes.io/batch-memory\": \"4096\"}}}",
+		0, NULL);
+	json_t *bare =
+		json_loads("{\"kind\": \"Node\", \"metadata\": {\"name\": \"n1\"}}", 0, NULL);
+	json_t *bad = json_loads("{\"metadata\": {\"labels\": {\"a\": 1}}}", 0, NULL);
+	struct kube_node_info info;
+
+	(void)state;
+	assert_int_equal(kube_node_parse(node, &info), 0);
+	assert_string_equal(str_of(info.labels, "pool"), "gpu");
+	assert_true(info.has_condition && info.condition);
+	assert_true(info.transition_ns == 1700000000000000000ull);
+	assert_true(info.has_batch);
+	assert_int_equal(info.cpu_milli, 1500);
+	assert_int_equal(info.mem_bytes, 4096);
+	kube_node_info_free(&info);
+	assert_int_equal(kube_node_parse(bare, &info), 0);
+	assert_int_equal(json_object_size(info.labels), 0);
+	assert_false(info.has_condition || info.has_batch);
+	kube_node_info_free(&info);
+	assert_int_equal(kube_node_parse(bad, &info), -EBADMSG);
+	json_decref(node);
+	json_decref(bare);
+	json_decref(bad);
 }
 
 /* ---- errors -------------------------------------------------------------- */
@@ -412,7 +484,10 @@ static void test_refused_before_sending(void **state)
 	assert_int_equal(kube_event_update_series(&c, "batch", "a/b", 2, 0, err, sizeof(err)),
 			 -EINVAL);
 	assert_int_equal(kube_event_update_series(&c, "", "x.1", 2, 0, err, sizeof(err)), -EINVAL);
-	assert_int_equal(kube_node_set_condition(&c, "../n1", &cond, err, sizeof(err)), -EINVAL);
+	assert_int_equal(kube_node_patch_status(&c, "../n1",
+						&(struct kube_node_status){.cond = &cond}, err,
+						sizeof(err)),
+			 -EINVAL);
 	assert_non_null(strstr(err, "../n1"));
 	assert_int_equal(c.stats.requests, 0);
 }
@@ -427,6 +502,8 @@ int main(void)
 		cmocka_unit_test(test_event_note_not_utf8),
 		cmocka_unit_test(test_series_patch),
 		cmocka_unit_test(test_condition_patch),
+		cmocka_unit_test(test_status_patch_both),
+		cmocka_unit_test(test_node_parse),
 		cmocka_unit_test(test_status_errno),
 		cmocka_unit_test(test_status_message),
 		cmocka_unit_test(test_refused_before_sending),

@@ -109,9 +109,10 @@ static void test_protected(void **state)
 	(void)state;
 	assert_false(kube_pod_protected(&p, &why));
 	assert_null(why);
+	/* a DaemonSet's pod is trusted by the config (collect/pod_trust.c), not here */
 	snprintf(p.owner_kind, sizeof(p.owner_kind), "DaemonSet");
-	assert_true(kube_pod_protected(&p, &why));
-	assert_string_equal(why, "owned by a DaemonSet");
+	p.daemonset = true;
+	assert_false(kube_pod_protected(&p, &why));
 	p = (struct kube_pod){.ns = "kube-system"};
 	assert_true(kube_pod_protected(&p, &why));
 	assert_string_equal(why, "in kube-system");
@@ -133,6 +134,44 @@ static void test_parse_first_owner_without_controller(void **state)
 	assert_string_equal(l.pods[0].owner_kind, "A");
 	assert_string_equal(l.pods[0].owner_name, "a");
 	kube_pod_list_free(&l);
+}
+
+/* Only the controller reference of apps/v1 makes a DaemonSet's pod. */
+static void test_parse_daemonset_owner(void **state)
+{
+	static const struct {
+		const char *refs;
+		bool daemonset;
+	} cases[] = {
+		{"{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"name\":\"d\","
+		 "\"controller\":true}",
+		 true},
+		/* not the controller: anyone who may edit the pod may add it */
+		{"{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"name\":\"d\"}", false},
+		/* another API group's DaemonSet kind */
+		{"{\"apiVersion\":\"evil.example/v1\",\"kind\":\"DaemonSet\",\"name\":\"d\","
+		 "\"controller\":true}",
+		 false},
+		{"{\"kind\":\"DaemonSet\",\"name\":\"d\",\"controller\":true}", false},
+		/* a DaemonSet reference beside another controller */
+		{"{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"name\":\"d\"},"
+		 "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"j\",\"controller\":true}",
+		 false},
+	};
+	char doc[512];
+	struct kube_pod_list l;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(doc, sizeof(doc),
+			 "{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"uid\":\"u\","
+			 "\"namespace\":\"n\",\"name\":\"p\",\"ownerReferences\":[%s]}}]}",
+			 cases[i].refs);
+		parse_str(doc, &l, 0);
+		assert_int_equal(l.n, 1);
+		assert_int_equal(l.pods[0].daemonset, cases[i].daemonset);
+		kube_pod_list_free(&l);
+	}
 }
 
 /*
@@ -601,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_parse_fields),
 		cmocka_unit_test(test_protected),
 		cmocka_unit_test(test_parse_first_owner_without_controller),
+		cmocka_unit_test(test_parse_daemonset_owner),
 		cmocka_unit_test(test_parse_evict_controls),
 		cmocka_unit_test(test_parse_rq_target),
 		cmocka_unit_test(test_parse_memory_request),

@@ -21,6 +21,9 @@ static struct pod_trust_config config(void)
 	snprintf(c.opt_out_ns.ns[0], sizeof(c.opt_out_ns.ns[0]), "db-*");
 	snprintf(c.opt_out_ns.ns[1], sizeof(c.opt_out_ns.ns[1]), "kube-system");
 	c.opt_out_ns.n = 2;
+	snprintf(c.daemonset_ns.ns[0], sizeof(c.daemonset_ns.ns[0]), "kube-system");
+	snprintf(c.daemonset_ns.ns[1], sizeof(c.daemonset_ns.ns[1]), "monitoring-*");
+	c.daemonset_ns.n = 2;
 	return c;
 }
 
@@ -142,6 +145,42 @@ static void test_opt_out(void **state)
 	assert_int_equal(why, POD_REFUSE_NONE);
 }
 
+/*
+ * The abuse (issue 37, row 1): a tenant makes a DaemonSet of their own, or
+ * writes a DaemonSet reference into a pod, to be SYSTEM: never suppressed,
+ * capped or evicted. Only the apps/v1 controller reference counts, and only
+ * in the namespaces the operator lists.
+ */
+static void test_daemonset(void **state)
+{
+	struct pod_trust_config cfg = config();
+	struct kube_pod p = pod("", 0, 0);
+	enum pod_refusal why;
+
+	(void)state;
+	assert_false(pod_trust_daemonset(&p, &cfg, &why));
+	assert_int_equal(why, POD_REFUSE_NONE);
+	assert_false(pod_trust_daemonset(NULL, &cfg, &why));
+	snprintf(p.owner_kind, sizeof(p.owner_kind), "DaemonSet");
+	p.daemonset = true;
+	assert_false(pod_trust_daemonset(&p, &cfg, &why));
+	assert_int_equal(why, POD_REFUSE_DAEMONSET_NAMESPACE);
+	snprintf(p.ns, sizeof(p.ns), "monitoring-node");
+	assert_true(pod_trust_daemonset(&p, &cfg, &why));
+	assert_int_equal(why, POD_REFUSE_NONE);
+	snprintf(p.ns, sizeof(p.ns), "kube-system");
+	assert_true(pod_trust_daemonset(&p, &cfg, &why));
+	/* the kind without the apps/v1 controller reference, even in a listed namespace */
+	p.daemonset = false;
+	assert_false(pod_trust_daemonset(&p, &cfg, &why));
+	assert_int_equal(why, POD_REFUSE_DAEMONSET_NOT_CONTROLLER);
+	/* an empty list trusts no DaemonSet */
+	p.daemonset = true;
+	cfg.daemonset_ns.n = 0;
+	assert_false(pod_trust_daemonset(&p, &cfg, &why));
+	assert_int_equal(why, POD_REFUSE_DAEMONSET_NAMESPACE);
+}
+
 /* Every refusal has an input, a reason and a sentence; the reasons are unique. */
 static void test_names(void **state)
 {
@@ -166,9 +205,8 @@ static void test_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_label),
-		cmocka_unit_test(test_label_off),
-		cmocka_unit_test(test_opt_out),
+		cmocka_unit_test(test_label),	cmocka_unit_test(test_label_off),
+		cmocka_unit_test(test_opt_out), cmocka_unit_test(test_daemonset),
 		cmocka_unit_test(test_names),
 	};
 

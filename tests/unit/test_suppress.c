@@ -111,6 +111,16 @@ static const struct allow_case allow_cases[] = {
 	 0,
 	 {{3, 0, 3.5, 3.5}, {3.05, 0, 3.45, 3.5}, {2.95, 0, 3.55, 3.5}, {3.2, 0, 3.3, 3.3}},
 	 4},
+	/*
+	 * 80 CPUs: the 1% skip is 0.8 CPU, more than the last step from 2.7 to
+	 * the floor of 2; the floor is exempt, as in the reference agent.
+	 */
+	{"the drop to the floor is never skipped",
+	 80,
+	 2,
+	 0,
+	 {{49.3, 0, 2.7, 2.7}, {51, 0, 1, 2}},
+	 2},
 	{"use outside units is system use", 10, 2, 0, {{3, 1, 2.5, 2.5}}, 1},
 	{"system use is never negative", 10, 2, 0, {{3, -1, 3.5, 3.5}}, 1},
 	{"a large min_change holds the allowance",

@@ -14,6 +14,7 @@
 #include "actuate/internal.h"
 #include "cgroup/path.h"
 #include "log.h"
+#include "private_dir.h"
 
 /* Entries a previous run journaled outside today's subtree are not ours to write. */
 static void drop_foreign(struct actuator *a)
@@ -101,7 +102,7 @@ static int lock_state_dir(struct actuator *a, const char *dir, char *err, size_t
 	if (a->dry_run)
 		return 0;
 	snprintf(path, sizeof(path), "%s/lock", dir);
-	a->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	a->lock_fd = openat(a->state_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (a->lock_fd < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -errno;
@@ -133,7 +134,7 @@ int actuator_open(struct actuator **out, const struct actuator_opts *o, char *er
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	a->lock_fd = -1;
+	a->state_fd = a->lock_fd = a->tree_dir_fd = -1;
 	a->c = o->ctrls;
 	a->dry_run = o->dry_run;
 	a->evict = o->evict;
@@ -151,14 +152,13 @@ int actuator_open(struct actuator **out, const struct actuator_opts *o, char *er
 		ret = -ENAMETOOLONG;
 		goto fail;
 	}
-	if (!a->dry_run && mkdir(o->state_dir, 0700) && errno != EEXIST) {
-		ret = -errno;
-		snprintf(err, errlen, "creating %s: %s", o->state_dir, strerror(errno));
+	if (!a->dry_run && (a->state_fd = private_dir_open(o->state_dir, err, errlen)) < 0) {
+		ret = a->state_fd;
 		goto fail;
 	}
 	ret = lock_state_dir(a, o->state_dir, err, errlen);
 	if (!ret)
-		ret = tree_lock(a, err, errlen);
+		ret = tree_lock(a, o->tree_lock_dir ?: ACT_TREE_LOCK_DIR, err, errlen);
 	if (ret)
 		goto fail;
 	ret = journal_load(&a->j, a->c, &stale);
@@ -252,5 +252,7 @@ void actuator_close(struct actuator *a)
 	tree_unlock(a);
 	if (a->lock_fd >= 0)
 		close(a->lock_fd);
+	if (a->state_fd >= 0)
+		close(a->state_fd);
 	free(a);
 }

@@ -23,8 +23,17 @@ struct actuator_opts {
 	const struct cgroup_ctrls *ctrls;
 	const char *
 		subtree; /* managed subtree, relative to the roots; writes outside it are refused */
-	const char *state_dir; /* the journal lives in state_dir/actuator.json (created 0700 if
-				  absent) */
+	/*
+	 * The journal lives in state_dir/actuator.json. Created 0700 if absent;
+	 * refused unless it is the agent's user's alone (private_dir.h).
+	 */
+	const char *state_dir;
+	/*
+	 * Where the cgroup tree's locks live (tree_lock.c), the agent's user's
+	 * alone like state_dir: every agent on the node must use the same one.
+	 * NULL: ACT_TREE_LOCK_DIR.
+	 */
+	const char *tree_lock_dir;
 	bool dry_run;
 	enum evict_action evict; /* user/policy/config.h */
 	/*
@@ -35,6 +44,8 @@ struct actuator_opts {
 	void (*on_write)(void *ctx, const char *path, const char *value, int err);
 	void *ctx;
 };
+
+#define ACT_TREE_LOCK_DIR "/run/qoslet-trees"
 
 #define ACT_TEXT_MAX 256
 

@@ -103,7 +103,9 @@ struct actuator {
 	void *ctx;
 	struct journal j;
 	size_t reconciled;
+	int state_fd;		    /* state_dir, checked to be the agent's alone; -1 in dry-run */
 	int lock_fd;		    /* flock on state_dir/lock: one agent per state directory */
+	int tree_dir_fd;	    /* the tree lock directory; -1 until tree_lock() */
 	int tree_fd[TREE_LOCK_MAX]; /* flock on the subtree and its ancestors (tree_lock.c) */
 	size_t tree_fds;
 	const struct action *cur; /* the action actuator_apply is writing; NULL otherwise */
@@ -111,12 +113,12 @@ struct actuator {
 };
 
 /*
- * One acting agent per cgroup tree (tree_lock.c): flock on the managed
- * subtree's directory (exclusive) and its ancestors (shared), in the cpu
- * hierarchy. Dry-run locks nothing. 0, -EBUSY with the holder named in err,
- * or -errno.
+ * One acting agent per cgroup tree (tree_lock.c): flock on a lock file per
+ * cgroup of the cpu hierarchy, in the root-only `dir`: the managed
+ * subtree's (exclusive) and its ancestors' (shared). Dry-run locks nothing.
+ * 0, -EBUSY with the holder named in err, or -errno.
  */
-int tree_lock(struct actuator *a, char *err, size_t errlen);
+int tree_lock(struct actuator *a, const char *dir, char *err, size_t errlen);
 void tree_unlock(struct actuator *a);
 
 /* memory.min / memory.low: the knobs whose protection needs every ancestor to carry it. */

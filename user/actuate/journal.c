@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "actuate/internal.h"
+#include "cgroup/path.h"
 #include "log.h"
 #include "readfile.h"
 #include "str.h"
@@ -100,6 +101,12 @@ static int load_change(struct journal *j, const struct cgroup_ctrls *c, json_t *
 
 	if (json_unpack(ch, "{s:s, s:s, s:s}", "cgroup", &rel, "file", &file, "original", &orig)) {
 		snprintf(err, errlen, "changes[%zu] lacks cgroup, file or original", i);
+		return -EINVAL;
+	}
+	/* restore writes there: a path that leaves the managed subtree must not read as inside */
+	if (!cgroup_path_is_normal(rel)) {
+		snprintf(err, errlen,
+			 "changes[%zu]: cgroup \"%s\" is not a normalized relative path", i, rel);
 		return -EINVAL;
 	}
 	if (knob_of_file(c, file, &k)) {
@@ -384,7 +391,16 @@ static int write_journal(const struct journal *j, const struct cgroup_ctrls *c, 
 	if (!text)
 		return -ENOMEM;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", j->path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/*
+	 * A new file, never one found there (a crash's leftover is removed
+	 * first): the state directory is the agent's alone (private_dir.h), and
+	 * O_EXCL with O_NOFOLLOW keeps it so should anything be planted there.
+	 */
+	if (unlink(tmp) && errno != ENOENT) {
+		free(text);
+		return -errno;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		err = -errno;
 		free(text);

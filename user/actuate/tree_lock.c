@@ -3,15 +3,20 @@
  * One acting agent per cgroup tree. The state directory's lock only keeps two
  * agents off one journal; a systemd unit and a DaemonSet with different state
  * directories would both act on the same cgroups and journal each other's
- * values as originals. So the actuator also takes flock(2) on the cgroup
- * directories themselves, in the cpu controller's hierarchy (every agent
- * writes there): an exclusive lock on the managed subtree and a shared one on
- * each of its ancestors. Two agents on one subtree collide on the exclusive
- * lock; an agent on an ancestor (say the whole root) and one on a subtree
- * below it collide where one holds the exclusive lock and the other wants a
- * shared one; agents on sibling subtrees share their common ancestors.
- * flock on a cgroupfs directory is advisory and writes nothing. The kernel
+ * values as originals. So the actuator also takes flock(2) for the cgroups
+ * themselves, in the cpu controller's hierarchy (every agent writes there):
+ * an exclusive lock for the managed subtree and a shared one for each of its
+ * ancestors. Two agents on one subtree collide on the exclusive lock; an
+ * agent on an ancestor (say the whole root) and one on a subtree below it
+ * collide where one holds the exclusive lock and the other wants a shared
+ * one; agents on sibling subtrees share their common ancestors. The kernel
  * drops the locks when the agent exits, however it exits.
+ *
+ * The lock of a cgroup is a file named by its id (its directory's inode) in
+ * a directory only root may open, not the cgroup directory itself: any local
+ * user may open a cgroup directory and flock it, and so keep every agent
+ * from starting. Lock files stay after the agent exits (unlinking a lock
+ * file another agent may be opening races); /run empties at boot.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +29,7 @@
 
 #include "actuate/internal.h"
 #include "cgroup/knob.h"
+#include "private_dir.h"
 
 /* The pid holding a flock on the file st names, from /proc/locks; 0 when not found. */
 static long lock_holder(const struct stat *st)
@@ -46,22 +52,28 @@ static long lock_holder(const struct stat *st)
 	return found;
 }
 
-/* Locks one directory of the tree; a refusal names the directory and, if found, the holder. */
+/* Locks one cgroup of the tree; a refusal names the cgroup and, if found, the holder. */
 static int lock_dir(struct actuator *a, const char *rel, bool exclusive, char *err, size_t errlen)
 {
-	char path[PATH_MAX], holder[32] = "";
+	char path[PATH_MAX], name[32], holder[32] = "";
 	struct stat st;
 	long pid;
 	int fd, e;
 
 	if (cg_path(a->c, CTRL_CPU, rel, "", path, sizeof(path)))
 		return 0; /* no cpu hierarchy: nothing there for any agent to act on */
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
+	if (stat(path, &st)) {
 		if (errno == ENOENT)
 			return -ENOENT;
-		snprintf(err, errlen, "opening cgroup %s to lock it: %s", path, strerror(errno));
+		snprintf(err, errlen, "cgroup %s: %s", path, strerror(errno));
 		return -errno;
+	}
+	snprintf(name, sizeof(name), "cpu-%llu", (unsigned long long)st.st_ino);
+	fd = openat(a->tree_dir_fd, name, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		e = errno;
+		snprintf(err, errlen, "opening the lock of cgroup %s: %s", path, strerror(e));
+		return -e;
 	}
 	if (!flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB)) {
 		a->tree_fd[a->tree_fds++] = fd;
@@ -85,7 +97,7 @@ static int lock_dir(struct actuator *a, const char *rel, bool exclusive, char *e
 	return -EBUSY;
 }
 
-int tree_lock(struct actuator *a, char *err, size_t errlen)
+int tree_lock(struct actuator *a, const char *dir, char *err, size_t errlen)
 {
 	size_t len = strlen(a->subtree), i = 0;
 	char rel[sizeof(a->subtree)];
@@ -93,6 +105,9 @@ int tree_lock(struct actuator *a, char *err, size_t errlen)
 
 	if (a->dry_run)
 		return 0;
+	a->tree_dir_fd = private_dir_open(dir, err, errlen);
+	if (a->tree_dir_fd < 0)
+		return a->tree_dir_fd;
 	/* "", "a", "a/b", then the subtree "a/b/c": shared on the way down, exclusive at the end */
 	for (;;) {
 		bool last = i == len;
@@ -126,4 +141,7 @@ void tree_unlock(struct actuator *a)
 {
 	while (a->tree_fds)
 		close(a->tree_fd[--a->tree_fds]);
+	if (a->tree_dir_fd >= 0)
+		close(a->tree_dir_fd);
+	a->tree_dir_fd = -1;
 }

@@ -69,13 +69,52 @@ static bool original_quota(void *ctx, const char *rel, int64_t *quota_us)
 /* Config from --config (or the embedded defaults) and the command line; exit status 2 on error. */
 static int load_config(struct agent *a)
 {
+	struct config_node node;
 	char err[512];
 
-	if (agent_config_read(a, &a->cfg, err, sizeof(err))) {
+	if (agent_config_read(a, &a->cfg, &node, err, sizeof(err))) {
 		log_err("agent: %s", err);
 		return 2;
 	}
+	/* they choose by the Node's labels, which only the API link reads */
+	if (node.listed && !a->cfg.kube.enabled)
+		log_warn("agent: the config's %zu overrides apply to no node without "
+			 "kubernetes.enabled: the cluster-wide settings apply",
+			 node.listed);
 	return 0;
+}
+
+/*
+ * The Node, once, before the threads: its labels choose the config's
+ * overrides (which then apply from the first tick), its status what need
+ * not be written again. An API that does not answer is no reason not to
+ * protect the node: the cluster-wide settings apply until the API thread
+ * reads the labels, and the loop reloads for them then.
+ */
+static void read_node(struct agent *a)
+{
+	struct agent_config *next;
+	struct config_node node;
+	char err[512];
+
+	if (kube_sync_read_node(a->kube, &a->node_labels, err, sizeof(err))) {
+		log_warn("agent: kubernetes: cannot read node %s (RBAC get on nodes): %s; the "
+			 "config's cluster-wide settings apply until its labels are read",
+			 kube_sync_node(a->kube), err);
+		kube_sync_refresh_node(a->kube);
+		return;
+	}
+	next = malloc(sizeof(*next));
+	/* the file was valid a moment ago: a change meanwhile is the watch's to reload */
+	if (!next || agent_config_read(a, next, &node, err, sizeof(err))) {
+		log_warn("agent: %s; the cluster-wide settings apply until a reload",
+			 next ? err : "out of memory reading the config for this node");
+	} else {
+		a->cfg = *next;
+		log_info("agent: config overrides on this node: %s",
+			 node.applied[0] ? node.applied : "none");
+	}
+	free(next);
 }
 
 /* The managed subtree: the config's, else the kubelet's pod root. */
@@ -120,11 +159,26 @@ static FILE *open_output(const char *path, const char *what)
 	return f;
 }
 
+static void sink_event(void *ks, const struct kube_event_req *ev)
+{
+	kube_sync_event(ks, ev);
+}
+
+static void sink_condition(void *ks, bool interference, const char *message)
+{
+	kube_sync_condition(ks, interference, message);
+}
+
 /* What the Kubernetes reports read of the agent (kube/report.h). */
 static struct kube_report_view kube_view(struct agent *a)
 {
-	return (struct kube_report_view){a->kube, &a->pods, a->cfg.kube.condition_hold_s,
-					 &a->kube_seen};
+	return (struct kube_report_view){
+		.sink = {.event = sink_event, .condition = sink_condition, .ctx = a->kube},
+		.pods = &a->pods,
+		.condition_hold_s = a->cfg.kube.condition_hold_s,
+		.name_culprits = a->cfg.kube.event_name_culprits,
+		.now_ns = clock_ns(CLOCK_MONOTONIC),
+		.seen = &a->kube_seen};
 }
 
 /* Records d, and tells the cluster about it when it is worth an Event. */
@@ -498,6 +552,8 @@ static int tick_once(struct agent *a, bool fast)
 	int err = 0;
 
 	a->last_tick_ns = clock_ns(CLOCK_MONOTONIC);
+	if (a->kube)
+		agent_take_labels(a);
 	if (a->kube && kube_sync_take_pods(a->kube, &a->pods)) {
 		log_debug("agent: %zu pods on this node from the API", a->pods.n);
 		collector_reclassify(a->coll);
@@ -795,7 +851,7 @@ static void loop_between(void *ctx)
 {
 	if (reload) {
 		reload = 0;
-		agent_reload(ctx);
+		agent_reload(ctx, true);
 	}
 }
 
@@ -996,11 +1052,15 @@ static int setup(struct agent *a)
 		if (!rc && a->cfg.http.health_port)
 			rc = http_listen_health(a->http, (uint16_t)a->cfg.http.health_port, err,
 						sizeof(err));
+		if (!rc && a->cfg.http.health_socket[0])
+			rc = http_listen_health_socket(a->http, a->cfg.http.health_socket, err,
+						       sizeof(err));
 		if (rc) {
 			log_err("agent: %s%s; nothing was changed", err,
 				rc == -ELIBACC
 					? ""
-					: " (config http.address, http.port, http.health_port)");
+					: " (config http.address, http.port, http.health_port, "
+					  "http.health_socket)");
 			return 1;
 		}
 		log_info("agent: serving http://%s%s%s:%u/metrics",
@@ -1010,6 +1070,9 @@ static int setup(struct agent *a)
 			log_info("agent: health checks on their own port too: /healthz, /readyz "
 				 "on port %u",
 				 a->cfg.http.health_port);
+		if (a->cfg.http.health_socket[0])
+			log_info("agent: health checks on UNIX socket %s too (qoslet health)",
+				 a->cfg.http.health_socket);
 	}
 	/* Also before any write: a missing token or node name is a configuration error. */
 	if (a->cfg.kube.enabled && a->args.mode == AGENT_RUN) {
@@ -1022,6 +1085,7 @@ static int setup(struct agent *a)
 		log_info("agent: Kubernetes API link on for node %s (pods listed, then watched%s)",
 			 kube_sync_node(a->kube),
 			 a->cfg.kube.resync_s > 0 ? "; relisted every resync_s" : "");
+		read_node(a);
 	}
 	if (a->cfg.decisions_file[0] && a->args.mode == AGENT_RUN) {
 		a->decisions = open_output(a->cfg.decisions_file, "decisions file");
@@ -1097,6 +1161,8 @@ static void teardown(struct agent *a)
 	 * bounded by kubernetes.timeout_s.
 	 */
 	kube_sync_stop(a->kube);
+	kube_report_free(&a->kube_seen);
+	json_decref(a->node_labels);
 	collector_free(a->coll);
 	probe_set_close(a->probes);
 	policy_state_free(&a->pol);

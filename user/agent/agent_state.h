@@ -72,6 +72,8 @@ struct agent {
 	struct cgroup_names *names;	/* names of cgroups outside the units (blame culprits) */
 	struct kube_sync *kube;		/* NULL when kubernetes.enabled is false */
 	struct kube_pod_list pods;	/* sorted by uid; empty until the first list */
+	json_t *node_labels; /* this Node's labels: the config's overrides choose by them; NULL
+				unknown */
 	uint64_t errors[METRICS_ERR_NR]; /* by enum metrics_error: qoslet_agent_errors_total */
 	bool observe_only; /* no kubepods and no cgroup_root: dry-run, whatever the config */
 	uint64_t reloads;  /* configs swapped in by SIGHUP or a change of the file */
@@ -89,10 +91,12 @@ struct agent {
 
 /*
  * The config: --config FILE (refused when others may write it) or the
- * embedded defaults, with --dry-run and observe_only applied. 0, or a
- * negative errno with err set.
+ * embedded defaults, with the overrides this Node's labels choose (node:
+ * its labels are filled in, what applied comes back), --dry-run and
+ * observe_only applied. 0, or a negative errno with err set.
  */
-int agent_config_read(const struct agent *a, struct agent_config *out, char *err, size_t errlen);
+int agent_config_read(const struct agent *a, struct agent_config *out, struct config_node *node,
+		      char *err, size_t errlen);
 
 /*
  * What an eviction does on this node under config c: evict.action, or
@@ -100,8 +104,14 @@ int agent_config_read(const struct agent *a, struct agent_config *out, char *err
  */
 enum evict_action agent_evict_action(const struct agent *a, const struct agent_config *c);
 
-/* SIGHUP: the config read again and swapped in whole, or refused with the reason (reload.c). */
-void agent_reload(struct agent *a);
+/*
+ * SIGHUP: the config read again and swapped in whole, or refused with the
+ * reason (reload.c); ask_labels: the Node's labels are read again too.
+ */
+void agent_reload(struct agent *a, bool ask_labels);
+
+/* The Node's labels read again (kube_sync_take_labels()): a reload when they changed. */
+void agent_take_labels(struct agent *a);
 
 /* Records d, and tells the cluster about it when it is worth an Event (agent.c). */
 void agent_record_decision(struct agent *a, struct decision *d);

@@ -14,10 +14,13 @@
 #include "config/config_reload.h"
 #include "log.h"
 
-int agent_config_read(const struct agent *a, struct agent_config *out, char *err, size_t errlen)
+int agent_config_read(const struct agent *a, struct agent_config *out, struct config_node *node,
+		      char *err, size_t errlen)
 {
-	int rc = config_read(out, a->args.config, err, errlen);
+	int rc;
 
+	node->labels = a->node_labels;
+	rc = config_read(out, a->args.config, node, err, errlen);
 	if (rc)
 		return rc;
 	/* the command line and the start-up's findings outrank the file */
@@ -33,8 +36,9 @@ enum evict_action agent_evict_action(const struct agent *a, const struct agent_c
 	return EVICT_REPORT;
 }
 
-void agent_reload(struct agent *a)
+void agent_reload(struct agent *a, bool ask_labels)
 {
+	struct config_node node;
 	struct agent_config *next = malloc(sizeof(*next));
 	const char *what = a->args.config ? a->args.config : "the embedded defaults";
 	const char *field;
@@ -44,7 +48,10 @@ void agent_reload(struct agent *a)
 		log_err("agent: reload of %s: out of memory; the running config stays", what);
 		return;
 	}
-	if (agent_config_read(a, next, err, sizeof(err))) {
+	/* a label may have moved the node to another pool: the next tick may reload again */
+	if (ask_labels && a->kube)
+		kube_sync_refresh_node(a->kube);
+	if (agent_config_read(a, next, &node, err, sizeof(err))) {
 		log_err("agent: reload refused, the running config stays: %s", err);
 	} else if ((field = config_restart_only_change(&a->cfg, next))) {
 		log_err("agent: reload of %s refused, the running config stays: %s changed, and "
@@ -68,7 +75,20 @@ void agent_reload(struct agent *a)
 			actuator_set_evict(a->act, now);
 		collector_reclassify(a->coll);
 		a->reloads++;
-		log_info("agent: reloaded %s", what);
+		log_info("agent: reloaded %s; config overrides on this node: %s", what,
+			 node.applied[0] ? node.applied : "none");
 	}
 	free(next);
+}
+
+void agent_take_labels(struct agent *a)
+{
+	json_t *was = json_incref(a->node_labels);
+
+	if (kube_sync_take_labels(a->kube, &a->node_labels) && !json_equal(was, a->node_labels)) {
+		log_info("agent: node %s's labels changed: the config is read again for them",
+			 kube_sync_node(a->kube));
+		agent_reload(a, false);
+	}
+	json_decref(was);
 }

@@ -175,10 +175,26 @@ int cgroup_path_normalize(const char *root, const char *arg, char *rel, size_t s
 	return 0;
 }
 
+bool cgroup_path_is_normal(const char *rel)
+{
+	for (const char *p = rel; *p;) {
+		size_t len = strcspn(p, "/");
+
+		if (!len || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		p += len;
+		if (*p == '/' && !*++p)
+			return false; /* a trailing '/' */
+	}
+	return true;
+}
+
 int cgroup_path_within(const char *rel, const char *parent)
 {
 	size_t n = strlen(parent);
 
+	if (!cgroup_path_is_normal(rel))
+		return 0;
 	if (!n)
 		return 1;
 	return !strncmp(rel, parent, n) && (rel[n] == '\0' || rel[n] == '/');

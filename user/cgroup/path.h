@@ -62,7 +62,17 @@ int cgroup_path_normalize(const char *root, const char *arg, char *rel, size_t s
 /* Id of the cgroup at `rel`; -ENOENT / -ENOTDIR when it is not one. */
 int cgroup_id_of(const struct cgroup_fs *fs, const char *rel, uint64_t *id);
 
-/* True when `rel` is `parent` or below it (both relative, normalized). */
+/*
+ * True when `rel` is relative and normalized: components joined by single
+ * '/', none empty, "." or ".." (what cgroup_path_normalize() makes).
+ */
+bool cgroup_path_is_normal(const char *rel);
+
+/*
+ * True when `rel` is `parent` or below it, component by component (parent
+ * normalized). A `rel` that is not normalized is never within: a path from
+ * a file ("kubepods/../../x") must not pass as a text prefix.
+ */
 int cgroup_path_within(const char *rel, const char *parent);
 
 /*

@@ -43,9 +43,10 @@ static const struct {
 	    "                        (keys: docs/json-output.md)\n"},
 	{0, "      --pin-dir DIR     where the maps are pinned (default " QOSLET_DEFAULT_PIN_DIR
 	    ")\n"},
-	{0, "      --hook HOOK       how to attach: auto (default: raw_tp through the\n"
-	    "                        cut-down kernel BTF where it can be had, else tp_btf,\n"
-	    "                        else raw_tp; -v names the one taken), tp_btf or raw_tp\n"},
+	{0, "      --hook HOOK       how to attach: auto (default: tp_btf, the cheapest\n"
+	    "                        per event: it reads the kernel without helper calls;\n"
+	    "                        raw_tp where the kernel refuses it; -v names the one\n"
+	    "                        taken), tp_btf or raw_tp\n"},
 	{VIEW_OPT_WAIT_SOURCE,
 	 "      --wait-source SRC where waits come from: auto (default: sched_info,\n"
 	 "                        else stamp), sched_info (the kernel's own queue\n"

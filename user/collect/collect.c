@@ -167,6 +167,7 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
 	enum qos_class cls;
 	bool is_pod = kube_path_parse(rel, &ids) && ids.part == KUBE_PART_POD;
 	const char *why;
+	enum pod_refusal ds_refused; /* evict_facts() reports it */
 
 	pod_uid[0] = '\0';
 	*refused = POD_REFUSE_NONE;
@@ -191,11 +192,12 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
 	/* With the API link on, a pod not listed yet may be one of those: not BE until it is. */
 	if (cls == QOS_BE && o->pod && !pod)
 		return QOS_UNMANAGED;
-	if (cls == QOS_BE && pod && kube_pod_protected(pod, &why)) {
-		log_debug("agent: pod %s/%s is %s: SYSTEM, not BE", pod->ns, pod->name, why);
-		return QOS_SYSTEM;
-	}
-	return cls;
+	if (cls == QOS_BE && pod && pod_trust_daemonset(pod, &o->wants->trust, &ds_refused))
+		why = "owned by a DaemonSet";
+	else if (cls != QOS_BE || !pod || !kube_pod_protected(pod, &why))
+		return cls;
+	log_debug("agent: pod %s/%s is %s: SYSTEM, not BE", pod->ns, pod->name, why);
+	return QOS_SYSTEM;
 }
 
 /*
@@ -210,10 +212,12 @@ static enum qos_class classify(const struct collect_opts *o, const char *rel, ch
 static void evict_facts(const struct collect_wants *w, const struct kube_pod *pod,
 			struct pol_unit *u, uint32_t *refused)
 {
-	enum pod_refusal why;
+	enum pod_refusal why, ds_why;
 	bool opt_out = pod_trust_opt_out(pod, &w->trust, &why);
+	bool daemonset = pod_trust_daemonset(pod, &w->trust, &ds_why);
 
 	*refused |= why ? 1u << why : 0;
+	*refused |= ds_why ? 1u << ds_why : 0;
 	u->evict_guard = EVICT_GUARD_NONE;
 	u->evict_priority = pod ? pod->evict_priority : 0;
 	u->start_ns = pod ? pod->start_ns : 0;
@@ -223,11 +227,11 @@ static void evict_facts(const struct collect_wants *w, const struct kube_pod *po
 		*refused |= 1u << POD_REFUSE_TARGET_FLOOR;
 	if (!pod)
 		return;
-	u->evict_guard = opt_out				 ? EVICT_GUARD_OPT_OUT
-			 : !strcmp(pod->owner_kind, "DaemonSet") ? EVICT_GUARD_DAEMONSET
-			 : pod->mirror				 ? EVICT_GUARD_MIRROR
-			 : !strcmp(pod->ns, "kube-system")	 ? EVICT_GUARD_KUBE_SYSTEM
-								 : EVICT_GUARD_NONE;
+	u->evict_guard = opt_out			   ? EVICT_GUARD_OPT_OUT
+			 : daemonset			   ? EVICT_GUARD_DAEMONSET
+			 : pod->mirror			   ? EVICT_GUARD_MIRROR
+			 : !strcmp(pod->ns, "kube-system") ? EVICT_GUARD_KUBE_SYSTEM
+							   : EVICT_GUARD_NONE;
 }
 
 static bool is_slice(const char *name, size_t len)

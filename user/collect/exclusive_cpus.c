@@ -80,8 +80,12 @@ static int parse_entries(const json_t *entries, bool *on, struct exclusive_pod *
 		(*pods)[n++].cpus = cpus;
 	}
 	*n_pods = n;
-	if (n)
+	if (n) {
 		qsort(*pods, n, sizeof(**pods), cmp_pod);
+	} else { /* entries of the first format only, or none with CPUs: no pods, as promised */
+		free(*pods);
+		*pods = NULL;
+	}
 	return 0;
 }
 

@@ -23,6 +23,10 @@ static const struct {
 					    "qos_label.production_priority"},
 	[POD_REFUSE_OPT_OUT_NAMESPACE] = {"eviction_opt_out", "namespace_not_allowed",
 					  "the namespace is not in evict.opt_out_namespaces"},
+	[POD_REFUSE_DAEMONSET_NAMESPACE] = {"daemonset_owner", "namespace_not_trusted",
+					    "the namespace is not in daemonset_namespaces"},
+	[POD_REFUSE_DAEMONSET_NOT_CONTROLLER] = {"daemonset_owner", "not_apps_v1_controller",
+						 "only an apps/v1 controller reference counts"},
 	[POD_REFUSE_TARGET_FLOOR] = {"runq_target", "below_floor",
 				     "under slo.targets.annotation_min_us: the floor applies"},
 };
@@ -102,15 +106,35 @@ enum qos_class pod_trust_class(const struct kube_pod *pod, enum kube_qos tier,
 	return *refused ? tier_class(tier) : want;
 }
 
+static bool ns_listed(const struct ns_globs *g, const char *ns)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (!fnmatch(g->ns[i], ns, 0))
+			return true;
+	return false;
+}
+
+bool pod_trust_daemonset(const struct kube_pod *pod, const struct pod_trust_config *cfg,
+			 enum pod_refusal *refused)
+{
+	*refused = POD_REFUSE_NONE;
+	if (!pod || (!pod->daemonset && strcmp(pod->owner_kind, "DaemonSet")))
+		return false;
+	if (!pod->daemonset)
+		*refused = POD_REFUSE_DAEMONSET_NOT_CONTROLLER;
+	else if (!ns_listed(&cfg->daemonset_ns, pod->ns))
+		*refused = POD_REFUSE_DAEMONSET_NAMESPACE;
+	return !*refused;
+}
+
 bool pod_trust_opt_out(const struct kube_pod *pod, const struct pod_trust_config *cfg,
 		       enum pod_refusal *refused)
 {
 	*refused = POD_REFUSE_NONE;
 	if (!pod || !pod->evict_opt_out)
 		return false;
-	for (size_t i = 0; i < cfg->opt_out_ns.n; i++)
-		if (!fnmatch(cfg->opt_out_ns.ns[i], pod->ns, 0))
-			return true;
+	if (ns_listed(&cfg->opt_out_ns, pod->ns))
+		return true;
 	*refused = POD_REFUSE_OPT_OUT_NAMESPACE;
 	return false;
 }

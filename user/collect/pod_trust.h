@@ -12,6 +12,10 @@
  *   not at or above the production priority (Koordinator refuses that pair
  *   at admission). A refused label is ignored: the tier decides;
  * - the eviction opt-out counts only in the namespaces the config lists;
+ * - a DaemonSet owner (SYSTEM, never evicted: it would come straight back)
+ *   counts only as the pod's controller reference of apps/v1, in the
+ *   namespaces the config lists: anyone who may edit a pod may write its
+ *   ownerReferences, and a tenant may make a DaemonSet of their own;
  * - a run-queue target annotation is clamped to the config's floor (the
  *   SLO policy clamps, user/policy/slo.c; this module only reports it).
  *
@@ -40,6 +44,7 @@ struct pod_trust_config {
 	bool qos_label;		      /* qos_label.enabled: read the label at all (true) */
 	uint32_t production_priority; /* qos_label.production_priority: 9000 */
 	struct ns_globs opt_out_ns;   /* evict.opt_out_namespaces: [] (nowhere) */
+	struct ns_globs daemonset_ns; /* daemonset_namespaces: ["kube-system"] */
 };
 
 /*
@@ -48,6 +53,9 @@ struct pod_trust_config {
  */
 enum pod_refusal {
 	POD_REFUSE_NONE = 0,
+	/* a DaemonSet owner reference */
+	POD_REFUSE_DAEMONSET_NAMESPACE,	     /* outside daemonset_namespaces */
+	POD_REFUSE_DAEMONSET_NOT_CONTROLLER, /* not the apps/v1 controller reference */
 	/* qoslet.io/eviction-disabled, or Koordinator's eviction cost */
 	POD_REFUSE_OPT_OUT_NAMESPACE, /* outside evict.opt_out_namespaces */
 	/* the koordinator.sh/qosClass label */
@@ -78,6 +86,13 @@ const char *pod_refusal_text(enum pod_refusal r);
  */
 enum qos_class pod_trust_class(const struct kube_pod *pod, enum kube_qos tier,
 			       const struct pod_trust_config *cfg, enum pod_refusal *refused);
+
+/*
+ * Whether the pod counts as a DaemonSet's (SYSTEM when BE, guarded from
+ * eviction); *refused set when it names a DaemonSet owner that does not count.
+ */
+bool pod_trust_daemonset(const struct kube_pod *pod, const struct pod_trust_config *cfg,
+			 enum pod_refusal *refused);
 
 /* Whether the pod's eviction opt-out counts; *refused set when it asks but may not. */
 bool pod_trust_opt_out(const struct kube_pod *pod, const struct pod_trust_config *cfg,

@@ -27,7 +27,8 @@ enum {
 	"      --config FILE     the agent's config (JSON, docs/agent-config.md); default:\n"      \
 	"                        the embedded defaults ('qoslet agent --print-config')\n"          \
 	"      --pin-dir DIR     where the maps are pinned (default " QOSLET_DEFAULT_PIN_DIR ")\n" \
-	"      --hook HOOK       auto (default), tp_btf or raw_tp\n"                               \
+	"      --hook HOOK       auto (default: tp_btf, the cheapest per event; raw_tp\n"          \
+	"                        where the kernel refuses it), tp_btf or raw_tp\n"                 \
 	"      --duration SECONDS  stop after this long (default: until SIGINT/SIGTERM)\n"         \
 	"      --log-format FORMAT  text (default: RFC 3339 time, level, message) or json\n"       \
 	"                        (one {\"time\", \"level\", \"msg\"} object a line), on stderr\n"  \

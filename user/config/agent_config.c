@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/config_reload.h"
+#include "config/node_selector.h"
 #include "kube/pods.h"
 #include "policy/interference.h"
 
@@ -331,6 +333,7 @@ static const struct field http_fields[] = {
 	STR("address", http.address, S_ADDR),
 	INT("port", http.port, 1, 65535),
 	INT("health_port", http.health_port, 0, 65535),
+	STR("health_socket", http.health_socket, S_ABS_OPT),
 	ENUM("cgroups", http.cgroups, metrics_scopes),
 	{0},
 };
@@ -339,6 +342,7 @@ static const struct field kube_event_fields[] = {
 	BOOL("enabled", kube.events),
 	NUM("interval_s", kube.event_interval_s, 1, 86400),
 	INT("per_minute", kube.events_per_minute, 1, 6000),
+	BOOL("name_culprits", kube.event_name_culprits),
 	{0},
 };
 
@@ -376,6 +380,7 @@ static const struct field top_fields[] = {
 	OBJ("decisions", decisions_fields),
 	{.key = "classes", .type = F_RULES},
 	OBJ("qos_label", qos_label_fields),
+	{.key = "daemonset_namespaces", .type = F_NS_LIST, .off = OFF(trust.daemonset_ns)},
 	OBJ("suppress", suppress_fields),
 	OBJ("burst", burst_fields),
 	OBJ("evict", evict_fields),
@@ -593,26 +598,6 @@ static int wrong_type(struct ctx *x, const char *path, const struct field *f, co
 	start(x, path, f->key);
 	put(x, "expected %s, got %s", want, json_kind(v));
 	return -EINVAL;
-}
-
-/* Why s is no label selector "key" or "key=value" (Kubernetes' label syntax), or NULL. */
-static const char *label_problem(const char *s)
-{
-	static const char name_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-					 "0123456789-_.";
-	size_t key = strcspn(s, "="), slash = strcspn(s, "/");
-	const char *name = slash < key ? s + slash + 1 : s, *value = s + key + (s[key] == '=');
-	size_t name_len = (size_t)(s + key - name), value_len = strlen(value);
-
-	if (!*s)
-		return NULL;
-	if (slash < key && (!slash || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-.") != slash))
-		return "has an invalid key prefix (a DNS subdomain before '/')";
-	if (!name_len || name_len > 63 || strspn(name, name_chars) < name_len)
-		return "has an invalid key name (1 to 63 letters, digits, '-', '_', '.')";
-	if (value_len > 63 || strspn(value, name_chars) != value_len)
-		return "has an invalid value (at most 63 letters, digits, '-', '_', '.')";
-	return NULL;
 }
 
 /* Why s breaks rule r, or NULL. */
@@ -1011,19 +996,161 @@ static int check_cross(struct ctx *x, const struct agent_config *c)
 		    c->interval_s);
 }
 
+/* check_cross() on c, its message after prefix. */
+static int check_cross_as(struct ctx *x, const struct agent_config *c, const char *prefix)
+{
+	char msg[512];
+	struct ctx y = {.err = msg, .len = sizeof(msg)};
+
+	if (!check_cross(&y, c))
+		return 0;
+	x->pos = 0;
+	put(x, "%s: %s", prefix, msg);
+	return -EINVAL;
+}
+
+/* One element of "overrides", checked over the base config (into *tmp). */
+static int check_override(struct ctx *x, const struct agent_config *base, struct agent_config *tmp,
+			  const json_t *o, size_t i, const json_t *list)
+{
+	const char *name = json_string_value(json_object_get(o, "name")), *key, *what;
+	const json_t *sel = json_object_get(o, "nodeSelector"), *doc = json_object_get(o, "config");
+	char path[64], msg[512];
+	json_t *v;
+
+	snprintf(path, sizeof(path), "overrides[%zu]", i);
+	if (!json_is_object(o)) {
+		start(x, path, NULL);
+		put(x, "expected an object (name, nodeSelector, config)");
+		return -EINVAL;
+	}
+	json_object_foreach((json_t *)o, key, v) if (strcmp(key, "name") &&
+						     strcmp(key, "nodeSelector") &&
+						     strcmp(key, "config"))
+	{
+		start(x, path, key);
+		put(x, "unknown key (allowed keys: name, nodeSelector, config)");
+		return -EINVAL;
+	}
+	if (!name || !name[0] || strlen(name) > 63 || !kube_name_valid(name) || strchr(name, '.')) {
+		start(x, path, "name");
+		put(x, "%s (allowed: a DNS label: 1 to 63 lowercase letters, digits and '-')",
+		    name ? "is not a DNS label" : "missing");
+		return -EINVAL;
+	}
+	for (size_t j = 0; j < i; j++)
+		if (!strcmp(name,
+			    json_string_value(json_object_get(json_array_get(list, j), "name")))) {
+			start(x, path, "name");
+			put(x, "\"%s\" is taken by overrides[%zu] (allowed: a name of its own)",
+			    name, j);
+			return -EINVAL;
+		}
+	snprintf(path, sizeof(path), "overrides[%zu] (%s)", i, name);
+	if (!sel || node_selector_check(sel, msg, sizeof(msg))) {
+		start(x, path, "nodeSelector");
+		put(x, "%s", sel ? msg : "missing ({} selects every node)");
+		return -EINVAL;
+	}
+	if (!doc) {
+		start(x, path, "config");
+		put(x, "missing (the settings this override changes)");
+		return -EINVAL;
+	}
+	memcpy(tmp, base, sizeof(*tmp));
+	snprintf(path, sizeof(path), "overrides[%zu].config", i);
+	if (apply_object(x, top_fields, tmp, doc, path))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "overrides[%zu] (%s)", i, name);
+	if (check_cross_as(x, tmp, path))
+		return -EINVAL;
+	/* applied at a reload when the node's labels change: only what a reload may change */
+	if ((what = config_restart_only_change(base, tmp))) {
+		start(x, path, "config");
+		put(x, "sets %s, which takes a restart (allowed: settings a reload may change)",
+		    what);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The document's "overrides" over the base config *c: each is checked whole
+ * over the base (a bad one refuses the document, whether or not it applies
+ * on this node), then those whose nodeSelector matches labels are applied
+ * in order, later ones over earlier ones. applied: their names.
+ */
+static int apply_overrides(struct ctx *x, struct agent_config *c, const json_t *list,
+			   struct config_node *node)
+{
+	struct agent_config *tmp = malloc(sizeof(*tmp));
+	const json_t *o;
+	size_t i, n = 0;
+	int r = 0;
+
+	if (!tmp) {
+		x->pos = 0;
+		put(x, "out of memory");
+		return -ENOMEM;
+	}
+	if (!json_is_array(list)) {
+		start(x, "", "overrides");
+		put(x, "expected an array of {name, nodeSelector, config}");
+		r = -EINVAL;
+	}
+	json_array_foreach(list, i, o) if (!r) r = check_override(x, c, tmp, o, i, list);
+	memcpy(tmp, c, sizeof(*tmp));
+	json_array_foreach(list, i, o)
+	{
+		const char *name = json_string_value(json_object_get(o, "name"));
+		char path[64];
+
+		if (r || !node ||
+		    !node_selector_match(json_object_get(o, "nodeSelector"), node->labels))
+			continue;
+		snprintf(path, sizeof(path), "overrides[%zu].config", i);
+		r = apply_object(x, top_fields, tmp, json_object_get(o, "config"), path);
+		snprintf(node->applied + strlen(node->applied),
+			 sizeof(node->applied) - strlen(node->applied), "%s%s", n++ ? ", " : "",
+			 name);
+	}
+	/* each one was fine alone: together they may not be */
+	if (!r && n > 1) {
+		char prefix[sizeof(node->applied) + 32];
+
+		snprintf(prefix, sizeof(prefix), "overrides %s together", node->applied);
+		r = check_cross_as(x, tmp, prefix);
+	}
+	if (!r)
+		memcpy(c, tmp, sizeof(*tmp));
+	free(tmp);
+	return r;
+}
+
 /* Applies doc over *c (left half-applied on error: callers work on a copy). */
-static int apply_text(struct ctx *x, struct agent_config *c, const char *text)
+static int apply_text(struct ctx *x, struct agent_config *c, const char *text,
+		      struct config_node *node)
 {
 	json_error_t je;
-	json_t *doc = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+	json_t *doc = json_loads(text, JSON_REJECT_DUPLICATES, &je), *overrides;
 	int r;
 
+	if (node)
+		node->applied[0] = '\0';
 	if (!doc) {
 		x->pos = 0; /* no field yet: the position instead */
 		put(x, "invalid JSON at line %d, column %d: %s", je.line, je.column, je.text);
 		return -EINVAL;
 	}
+	overrides = json_incref(json_object_get(doc, "overrides"));
+	if (node)
+		node->listed = json_array_size(overrides);
+	if (overrides)
+		json_object_del(doc, "overrides");
 	r = apply_object(x, top_fields, c, doc, "") ?: check_cross(x, c);
+	if (!r && overrides)
+		r = apply_overrides(x, c, overrides, node);
+	json_decref(overrides);
 	json_decref(doc);
 	return r;
 }
@@ -1039,13 +1166,19 @@ void config_defaults(struct agent_config *c)
 	struct ctx x = {.err = err, .len = sizeof(err), .complete = true};
 
 	memset(c, 0, sizeof(*c)); /* padding too: configs compare with memcmp */
-	if (apply_text(&x, c, config_default_json_text)) {
+	if (apply_text(&x, c, config_default_json_text, NULL)) {
 		fprintf(stderr, "qoslet: embedded default config: %s\n", err);
 		abort();
 	}
 }
 
 int config_parse(struct agent_config *c, const char *json_text, char *err, size_t errlen)
+{
+	return config_parse_node(c, json_text, NULL, err, errlen);
+}
+
+int config_parse_node(struct agent_config *c, const char *json_text, struct config_node *node,
+		      char *err, size_t errlen)
 {
 	struct ctx x = {.err = err, .len = err ? errlen : 0};
 	struct agent_config tmp;
@@ -1055,9 +1188,11 @@ int config_parse(struct agent_config *c, const char *json_text, char *err, size_
 	if (x.len)
 		err[0] = '\0';
 	memcpy(&tmp, c, sizeof(tmp));
-	r = apply_text(&x, &tmp, json_text);
+	r = apply_text(&x, &tmp, json_text, node);
 	if (!r)
 		memcpy(c, &tmp, sizeof(tmp));
+	else if (node)
+		node->applied[0] = '\0';
 	return r;
 }
 
@@ -1113,6 +1248,12 @@ out:
 
 int config_load(struct agent_config *c, const char *path, char *err, size_t errlen)
 {
+	return config_load_node(c, path, NULL, err, errlen);
+}
+
+int config_load_node(struct agent_config *c, const char *path, struct config_node *node, char *err,
+		     size_t errlen)
+{
 	char msg[1024];
 	char *text = NULL;
 	int r = read_all(path, &text);
@@ -1124,7 +1265,7 @@ int config_load(struct agent_config *c, const char *path, char *err, size_t errl
 				 r == -EFBIG ? " (allowed: at most 1 MiB)" : "");
 		return r;
 	}
-	r = config_parse(c, text, msg, sizeof(msg));
+	r = config_parse_node(c, text, node, msg, sizeof(msg));
 	free(text);
 	if (r && err && errlen)
 		snprintf(err, errlen, "%s: %s", path, msg);

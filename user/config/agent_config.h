@@ -59,12 +59,32 @@ struct agent_config {
  */
 int config_parse(struct agent_config *c, const char *json_text, char *err, size_t errlen);
 
+/* The node a config is read for: its labels choose the document's "overrides". */
+struct config_node {
+	const json_t *labels; /* the Node's metadata.labels; NULL: no override applies */
+	char applied[256];    /* out: the names of those applied, ", "-separated; "" none */
+	size_t listed;	      /* out: how many the document lists */
+};
+
+/*
+ * config_parse() for a node: the document's "overrides" whose nodeSelector
+ * matches node->labels are applied over it, in order (docs/agent-config.md).
+ * Every override is checked whatever the labels: a bad one refuses the
+ * document. node NULL: none applies (config_parse()).
+ */
+int config_parse_node(struct agent_config *c, const char *json_text, struct config_node *node,
+		      char *err, size_t errlen);
+
 /*
  * config_parse() on the file's text; errors are prefixed with "<path>: ".
  * Returns 0, -EINVAL (invalid document), or -errno when the file cannot be
  * read (-EFBIG over 1 MiB). *c is the defaults on any error.
  */
 int config_load(struct agent_config *c, const char *path, char *err, size_t errlen);
+
+/* config_load() for a node (config_parse_node()). */
+int config_load_node(struct agent_config *c, const char *path, struct config_node *node, char *err,
+		     size_t errlen);
 
 /* The embedded defaults, parsed. abort()s if they do not parse: a build bug. */
 void config_defaults(struct agent_config *c);

@@ -12,12 +12,16 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config/config_reload.h"
 
 /*
  * A config others may write is a way to make a privileged agent throttle
- * or kill anything: refused, as sshd refuses a writable authorized_keys.
+ * or kill anything: refused, as sshd refuses a writable authorized_keys. So
+ * is one another user owns (its owner may chmod it at will): root's or the
+ * agent's own user's only. stat() follows symlinks on purpose: a ConfigMap
+ * volume's file is a symlink into root's ..data directory.
  */
 static int check_mode(const char *path, char *err, size_t errlen)
 {
@@ -26,6 +30,13 @@ static int check_mode(const char *path, char *err, size_t errlen)
 	if (stat(path, &st)) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -errno;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		snprintf(err, errlen,
+			 "%s: owned by uid %u: refused, since the config decides what the agent "
+			 "throttles and kills and its owner may change it at will; chown root it",
+			 path, (unsigned int)st.st_uid);
+		return -EPERM;
 	}
 	if ((st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid != 0)) {
 		snprintf(err, errlen,
@@ -38,16 +49,21 @@ static int check_mode(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-int config_read(struct agent_config *out, const char *path, char *err, size_t errlen)
+int config_read(struct agent_config *out, const char *path, struct config_node *node, char *err,
+		size_t errlen)
 {
 	int rc;
 
+	if (node) {
+		node->applied[0] = '\0';
+		node->listed = 0;
+	}
 	if (!path) {
 		config_defaults(out);
 		return 0;
 	}
 	rc = check_mode(path, err, errlen);
-	return rc ? rc : config_load(out, path, err, errlen);
+	return rc ? rc : config_load_node(out, path, node, err, errlen);
 }
 
 static bool kube_same(const struct kubernetes_config *o, const struct kubernetes_config *n)
@@ -79,7 +95,8 @@ const char *config_restart_only_change(const struct agent_config *o, const struc
 	    (o->evict_action == EVICT_KILL || n->evict_action == EVICT_KILL))
 		return "evict.action (to or from \"kill\")";
 	if (o->http.enabled != n->http.enabled || strcmp(o->http.address, n->http.address) ||
-	    o->http.port != n->http.port || o->http.health_port != n->http.health_port)
+	    o->http.port != n->http.port || o->http.health_port != n->http.health_port ||
+	    strcmp(o->http.health_socket, n->http.health_socket))
 		return "http";
 	if (!kube_same(&o->kube, &n->kube))
 		return "kubernetes";

@@ -12,10 +12,12 @@
 #include "config/agent_config.h"
 
 /*
- * The config in path (refused when others may write it), or the embedded
- * defaults when path is NULL. 0, or a negative errno with err set.
+ * The config in path (refused when others may write it) for node (its
+ * overrides: config_parse_node()), or the embedded defaults when path is
+ * NULL. 0, or a negative errno with err set.
  */
-int config_read(struct agent_config *out, const char *path, char *err, size_t errlen);
+int config_read(struct agent_config *out, const char *path, struct config_node *node, char *err,
+		size_t errlen);
 
 /* The first setting from o to n that only a restart can change, or NULL. */
 const char *config_restart_only_change(const struct agent_config *o, const struct agent_config *n);

@@ -22,6 +22,7 @@ struct kubernetes_config {
 	bool events;		    /* true: Events on the pods the decisions concern */
 	double event_interval_s;    /* 60: one API call per (pod, reason) at most this often */
 	uint32_t events_per_minute; /* 30: all Events together, at most */
+	bool event_name_culprits;   /* false: a victim's Event names no pod of another namespace */
 	bool node_condition;	    /* true: the QoSletInterference node condition */
 	double condition_hold_s;    /* 300: it stays True this long after the last interference */
 	/* The config's capacity.node_status (docs/capacity.md): batch-cpu/batch-memory. */
@@ -37,13 +38,13 @@ enum kube_call {
 	KUBE_CALL_EVICT,
 	KUBE_CALL_EVENT_CREATE,
 	KUBE_CALL_EVENT_PATCH,
-	KUBE_CALL_NODE_STATUS,
-	KUBE_CALL_NODE_BATCH, /* the node's batch resources (also a status patch) */
-	KUBE_CALL_WATCH_PODS, /* a watch of the pods on this node (it lasts minutes) */
+	KUBE_CALL_NODE_STATUS, /* one patch: the condition, the batch resources, or both */
+	KUBE_CALL_GET_NODE,    /* this node's labels and status: at start and at each reload */
+	KUBE_CALL_WATCH_PODS,  /* a watch of the pods on this node (it lasts minutes) */
 	KUBE_CALL_NR,
 };
 
-/* "list_pods", "evict", "event_create", "event_patch", "node_status", "node_batch",
+/* "list_pods", "evict", "event_create", "event_patch", "node_status", "get_node",
  * "watch_pods". */
 const char *kube_call_name(enum kube_call c);
 

@@ -64,8 +64,14 @@ static bool parse_owner(struct kube_pod *p, const json_t *meta)
 	}
 	if (!pick)
 		return true;
-	return copy_req(p->owner_kind, sizeof(p->owner_kind), pick, "kind") &&
-	       copy_req(p->owner_name, sizeof(p->owner_name), pick, "name");
+	if (!copy_req(p->owner_kind, sizeof(p->owner_kind), pick, "kind") ||
+	    !copy_req(p->owner_name, sizeof(p->owner_name), pick, "name"))
+		return false;
+	p->daemonset =
+		json_is_true(json_object_get(pick, "controller")) &&
+		!strcmp(p->owner_kind, "DaemonSet") &&
+		!strcmp(json_string_value(json_object_get(pick, "apiVersion")) ?: "", "apps/v1");
+	return true;
 }
 
 /* The labels object as "k=v\0k=v\0\0" in p->labels; false when one is not a string. */
@@ -439,10 +445,9 @@ bool kube_pod_has_label(const struct kube_pod *p, const char *sel)
 
 bool kube_pod_protected(const struct kube_pod *p, const char **why)
 {
-	*why = !strcmp(p->ns, "kube-system")	     ? "in kube-system"
-	       : !strcmp(p->owner_kind, "DaemonSet") ? "owned by a DaemonSet"
-	       : p->mirror			     ? "a static (mirror) pod"
-						     : NULL;
+	*why = !strcmp(p->ns, "kube-system") ? "in kube-system"
+	       : p->mirror		     ? "a static (mirror) pod"
+					     : NULL;
 	return *why != NULL;
 }
 

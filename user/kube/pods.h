@@ -39,7 +39,13 @@ struct kube_pod {
 	char qos_class[16];   /* status.qosClass: Guaranteed, Burstable, BestEffort; "" if absent */
 	char owner_kind[64];  /* controller ownerReference (else the first): kind; "" if none */
 	char owner_name[254]; /* ... and name */
-	char node[254];	      /* spec.nodeName; "" when not scheduled */
+	/*
+	 * The controller reference (controller: true) is an apps/v1 DaemonSet.
+	 * Only the controller's counts: other references are anyone's to add,
+	 * and a kind alone names no API group.
+	 */
+	bool daemonset;
+	char node[254]; /* spec.nodeName; "" when not scheduled */
 	/*
 	 * The pod's memory request as the scheduler counts it: the larger of
 	 * its containers' sum and its largest init container, plus the pod
@@ -131,8 +137,9 @@ bool kube_pod_has_label(const struct kube_pod *p, const char *sel);
 /*
  * Pods that keep the node or the cluster running, which the agent must not
  * take for batch work on the kubelet's word (BestEffort) or a label's:
- * kube-system's, DaemonSet-owned ones (evicted, they come straight back) and
- * static (mirror) pods. Sets *why to a short reason when true.
+ * kube-system's and static (mirror) pods. Sets *why to a short reason when
+ * true. DaemonSet pods count only where the config trusts their owner
+ * (collect/pod_trust.h, pod_trust_daemonset()).
  */
 bool kube_pod_protected(const struct kube_pod *p, const char **why);
 

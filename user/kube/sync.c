@@ -12,7 +12,6 @@
 #include "kube/sync.h"
 
 #include <errno.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +21,12 @@
 
 #include "clock.h"
 #include "grow.h"
+#include "kube/event_correlate.h"
 #include "kube/events.h"
 #include "kube/informer.h"
 #include "kube/pod_set.h"
 #include "kube/node_status.h"
+#include "kube/node_writer.h"
 #include "log.h"
 #include "str.h"
 
@@ -42,27 +43,21 @@
 #define WATCH_SLACK_MS 30000
 /* An eviction is tried for this long (429 and failures back off 1, 2, 4, ... s). */
 #define EVICT_LIFETIME_NS (60 * SEC)
-/* The node condition is rewritten this often even when unchanged: its heartbeat. */
-#define CONDITION_HEARTBEAT_NS (300 * SEC)
+/*
+ * A status change waits this long for the rest of its tick (the loop puts
+ * the batch resources, then the condition): both go in one patch.
+ */
+#define STATUS_SETTLE_NS (50 * 1000000ull)
+/* The Node's read at start waits at most this long (the API thread reads it again later). */
+#define START_READ_MS 2000
 /* An Event's series ends after this many event intervals without an occurrence. */
 #define SERIES_IDLE_INTERVALS 10
-#define CONDITION_TYPE	      "QoSletInterference"
 #define CONTROLLER	      "qoslet.io/agent"
 
 struct evict_job {
 	struct kube_evict_req req;
 	unsigned int attempts;
 	uint64_t deadline, not_before; /* CLOCK_MONOTONIC */
-};
-
-/* One Event and its series: an occurrence of (uid, reason). */
-struct series {
-	struct kube_event_req first; /* what the Event says */
-	char name[KUBE_EVENT_NAME_MAX];
-	bool created;
-	uint32_t seen, sent;	       /* occurrences, and the count the API has */
-	uint64_t last_ns;	       /* CLOCK_REALTIME of the last occurrence */
-	uint64_t last_seen, last_call; /* CLOCK_MONOTONIC */
 };
 
 struct kube_sync {
@@ -88,24 +83,23 @@ struct kube_sync {
 	size_t n_jobs, cap_jobs;
 	struct kube_evict_result *results;
 	size_t n_results, cap_results;
-	struct series *series;
-	size_t n_series, cap_series;
+	struct event_correlator events;
 	bool want_condition;
+	bool condition_said;	    /* the loop said what it wants at least once */
+	uint64_t status_changed_at; /* CLOCK_MONOTONIC of the last change the loop put */
 	char condition_msg[512];
 	bool batch_put; /* the loop put a batch value */
 	uint64_t batch_want[2], batch_put_at, batch_valid_ns;
 
-	bool api_down; /* under lock: logged once per outage, by either thread */
+	bool api_down;	   /* under lock: logged once per outage, by either thread */
+	bool node_wanted;  /* under lock: the loop asked for the Node's labels again */
+	json_t *labels;	   /* under lock: the labels last read, for the loop */
+	bool labels_ready; /* ... not taken yet */
 
 	/* the calls thread's own */
 	uint64_t backoff_until, backoff_ns;
-	double tokens; /* event rate limit: a bucket of events_per_minute */
-	uint64_t tokens_at;
-	bool condition_written, written_status;
-	uint64_t condition_at, transition_ns;
-	bool batch_written, batch_expired_logged;
-	bool batch_refused; /* the last write was refused: even a 0 waits min_interval_s */
-	uint64_t batch_done[2], batch_at; /* what the API took, and when it was tried */
+	struct node_writer status;
+	bool batch_expired_logged;
 };
 
 /* Under the lock: wakes the calls thread, or keeps it from sleeping when it is not waiting. */
@@ -245,70 +239,36 @@ static bool evict_one(struct kube_sync *ks, uint64_t now)
 	return true;
 }
 
-/* The event bucket refills at events_per_minute per minute, holding at most that many. */
-static bool take_token(struct kube_sync *ks, uint64_t now)
-{
-	double cap = ks->cfg.events_per_minute;
-
-	ks->tokens += (double)(now - ks->tokens_at) / (60.0 * SEC) * cap;
-	ks->tokens_at = now;
-	if (ks->tokens > cap)
-		ks->tokens = cap;
-	if (ks->tokens < 1)
-		return false;
-	ks->tokens -= 1;
-	return true;
-}
-
-/*
- * One API call for the first series that needs one: a new Event, or a
- * series count the API has not seen for an event interval. False when none.
- */
+/* One API call for the Event or series count due first (event_correlate.h); false when none. */
 static bool event_one(struct kube_sync *ks, uint64_t now)
 {
-	uint64_t interval = (uint64_t)(ks->cfg.event_interval_s * SEC);
-	struct series s;
+	struct event_call call;
 	char err[256];
-	size_t i;
+	bool due;
 	int rc;
 
 	if (backing_off(ks, now))
 		return false;
 	pthread_mutex_lock(&ks->lock);
-	for (i = 0; i < ks->n_series; i++) {
-		struct series *p = &ks->series[i];
-
-		if (!p->created || (p->seen > p->sent && now - p->last_call >= interval))
-			break;
-	}
-	if (i < ks->n_series)
-		s = ks->series[i];
+	due = event_correlate_next(&ks->events, now, &call);
+	ks->stats.events_dropped = ks->events.dropped;
 	pthread_mutex_unlock(&ks->lock);
-	if (i == ks->n_series)
+	if (!due)
 		return false;
-	if (!take_token(ks, now)) {
-		if (s.created)
-			return false; /* the count waits for a token; nothing is lost */
-		pthread_mutex_lock(&ks->lock);
-		ks->stats.events_dropped += ks->series[i].seen;
-		ks->series[i] = ks->series[--ks->n_series];
-		pthread_mutex_unlock(&ks->lock);
-		return true;
-	}
-	if (!s.created) {
-		struct kube_event ev = {.ns = s.first.ns,
-					.pod = s.first.pod,
-					.uid = s.first.uid,
-					.type = s.first.type,
-					.reason = s.first.reason,
-					.action = s.first.action,
-					.note = s.first.note,
+	if (call.create) {
+		struct kube_event ev = {.ns = call.s.first.ns,
+					.pod = call.s.first.pod,
+					.uid = call.s.first.uid,
+					.type = call.s.first.type,
+					.reason = call.s.first.reason,
+					.action = call.s.first.action,
+					.note = call.s.first.note,
 					.controller = CONTROLLER,
 					.instance = ks->instance,
-					.time_ns = s.first.ts_ns};
+					.time_ns = call.s.first.ts_ns};
 
-		kube_event_name(&ev, s.name);
-		rc = kube_event_create(&ks->client, &ev, s.name, err, sizeof(err));
+		kube_event_name(&ev, call.s.name);
+		rc = kube_event_create(&ks->client, &ev, call.s.name, err, sizeof(err));
 		/*
 		 * The name is this occurrence's own (pod and nanosecond): taken means
 		 * an earlier try that timed out on our side did create it.
@@ -316,32 +276,14 @@ static bool event_one(struct kube_sync *ks, uint64_t now)
 		if (rc == -EEXIST)
 			rc = 0;
 		account(ks, KUBE_CALL_EVENT_CREATE, rc, err);
-		s.sent = 1;
 	} else {
-		rc = kube_event_update_series(&ks->client, s.first.ns, s.name, s.seen, s.last_ns,
-					      err, sizeof(err));
+		rc = kube_event_update_series(&ks->client, call.s.first.ns, call.s.name,
+					      call.s.seen, call.s.last_ns, err, sizeof(err));
 		account(ks, KUBE_CALL_EVENT_PATCH, rc, err);
-		s.sent = s.seen;
 	}
 	pthread_mutex_lock(&ks->lock);
-	/* The table may have changed meanwhile: find the series again by pod and reason. */
-	for (i = 0; i < ks->n_series; i++) {
-		struct series *p = &ks->series[i];
-
-		if (strcmp(p->first.uid, s.first.uid) || p->first.reason != s.first.reason)
-			continue;
-		p->last_call = now;
-		if (!rc) {
-			p->created = true;
-			memcpy(p->name, s.name, sizeof(p->name));
-			p->sent = s.sent;
-		} else if (s.created && rc == -ENOENT) {
-			p->created = false; /* the Event expired or was deleted: a new one */
-		} else if (!s.created && !transient(rc)) {
-			ks->series[i] = ks->series[--ks->n_series]; /* refused: not again */
-		}
-		break; /* a transient failure: the same call after the backoff */
-	}
+	event_correlate_done(&ks->events, &call, rc, transient(rc), now);
+	ks->stats.events_dropped = ks->events.dropped;
 	pthread_mutex_unlock(&ks->lock);
 	return true;
 }
@@ -352,118 +294,96 @@ static void expire_series(struct kube_sync *ks, uint64_t now)
 	uint64_t idle = (uint64_t)(ks->cfg.event_interval_s * SEC) * SERIES_IDLE_INTERVALS;
 
 	pthread_mutex_lock(&ks->lock);
-	for (size_t i = 0; i < ks->n_series;) {
-		struct series *p = &ks->series[i];
-
-		if (p->created && p->seen == p->sent && now - p->last_seen >= idle)
-			*p = ks->series[--ks->n_series];
-		else
-			i++;
-	}
+	event_correlate_expire(&ks->events, now, idle);
 	pthread_mutex_unlock(&ks->lock);
 }
 
-static void write_condition(struct kube_sync *ks, uint64_t now)
+/*
+ * One patch of the Node's status when something changed (node_writer.h).
+ * Returns how long to wait for a change to settle, else 0.
+ */
+static uint64_t write_status(struct kube_sync *ks, uint64_t now)
 {
-	struct kube_condition c = {.type = CONDITION_TYPE};
+	struct node_want want = {0};
+	struct kube_node_status st;
 	char msg[512], err[256];
-	bool want;
+	uint64_t settled;
 	int rc;
 
 	pthread_mutex_lock(&ks->lock);
-	want = ks->want_condition;
-	memcpy(msg, ks->condition_msg, sizeof(msg));
-	pthread_mutex_unlock(&ks->lock);
-	if (backing_off(ks, now) || (ks->condition_written && want == ks->written_status &&
-				     now - ks->condition_at < CONDITION_HEARTBEAT_NS))
-		return;
-	c.heartbeat_ns = clock_ns(CLOCK_REALTIME);
-	if (!ks->condition_written || want != ks->written_status)
-		ks->transition_ns = c.heartbeat_ns;
-	c.transition_ns = ks->transition_ns;
-	c.status = want ? "True" : "False";
-	c.reason = want ? "InterferenceDetected" : "NoInterference";
-	c.message = msg;
-	rc = kube_node_set_condition(&ks->client, ks->node, &c, err, sizeof(err));
-	account(ks, KUBE_CALL_NODE_STATUS, rc, err);
-	/* a refused write is retried at the heartbeat, not at once */
-	ks->condition_at = now;
-	if (rc && !transient(rc)) {
-		ks->condition_written = true;
-		ks->written_status = want;
-		return;
+	settled = ks->status_changed_at + STATUS_SETTLE_NS;
+	if (now < settled) {
+		pthread_mutex_unlock(&ks->lock);
+		return settled - now;
 	}
-	if (rc)
-		return;
-	ks->condition_written = true;
-	ks->written_status = want;
-	pthread_mutex_lock(&ks->lock);
-	ks->stats.condition_known = true;
-	ks->stats.condition = want;
-	pthread_mutex_unlock(&ks->lock);
-}
-
-/* Moved enough to be worth a patch: past the step of the old value, or to or from 0. */
-static bool batch_moved(uint64_t now, uint64_t before, double step)
-{
-	if ((now == 0) != (before == 0))
-		return true;
-	return fabs((double)now - (double)before) > step * (double)before;
-}
-
-static void write_batch(struct kube_sync *ks, uint64_t now)
-{
-	uint64_t want[2], since;
-	bool put, moved, zero, differs;
-	char err[256];
-	int rc;
-
-	pthread_mutex_lock(&ks->lock);
-	put = ks->batch_put;
-	memcpy(want, ks->batch_want, sizeof(want));
+	/* before the loop said anything, False would be a guess: the status waits */
+	want.cond_said = ks->condition_said;
+	want.cond = ks->want_condition;
+	memcpy(msg, ks->condition_msg, sizeof(msg));
+	want.message = msg;
+	want.batch = ks->batch_put;
+	memcpy(want.batch_value, ks->batch_want, sizeof(want.batch_value));
 	/*
 	 * The loop stopped ticking: what it said last is no longer the node.
 	 * (put_at may be later than now: the loop put while this round ran.)
 	 */
-	if (put && now > ks->batch_put_at && now - ks->batch_put_at > ks->batch_valid_ns) {
-		if (!ks->batch_expired_logged && (want[0] || want[1]))
+	if (want.batch && now > ks->batch_put_at && now - ks->batch_put_at > ks->batch_valid_ns) {
+		if (!ks->batch_expired_logged && (want.batch_value[0] || want.batch_value[1]))
 			log_warn("kube: no batch capacity from the loop for %.0f s: writing 0",
 				 (double)(now - ks->batch_put_at) / SEC);
 		ks->batch_expired_logged = true;
-		want[0] = want[1] = 0;
+		want.batch_value[0] = want.batch_value[1] = 0;
 	} else {
 		ks->batch_expired_logged = false;
 	}
 	pthread_mutex_unlock(&ks->lock);
-	if (!put || backing_off(ks, now))
-		return;
-	since = now - ks->batch_at;
-	zero = !want[0] && !want[1];
-	differs =
-		!ks->batch_written || want[0] != ks->batch_done[0] || want[1] != ks->batch_done[1];
-	moved = !ks->batch_written || batch_moved(want[0], ks->batch_done[0], ks->cfg.batch_step) ||
-		batch_moved(want[1], ks->batch_done[1], ks->cfg.batch_step);
-	if (!differs)
-		return;
-	/* a drop to 0 is the safe direction: no rate limit holds it back (but a refusal's) */
-	if (!(moved && ((zero && !ks->batch_refused) || !ks->batch_written ||
-			since >= (uint64_t)(ks->cfg.batch_min_interval_s * SEC))) &&
-	    since < (uint64_t)(ks->cfg.batch_max_interval_s * SEC))
-		return;
-	rc = kube_node_set_batch(&ks->client, ks->node, want[0], want[1], err, sizeof(err));
-	account(ks, KUBE_CALL_NODE_BATCH, rc, err);
-	ks->batch_at = now;
-	/* a refused write waits for the next interval like a success; an outage the backoff */
-	ks->batch_refused = rc && !transient(rc);
+	if (backing_off(ks, now) ||
+	    !node_writer_due(&ks->status, &want, now, clock_ns(CLOCK_REALTIME), &st))
+		return 0;
+	rc = kube_node_patch_status(&ks->client, ks->node, &st, err, sizeof(err));
+	account(ks, KUBE_CALL_NODE_STATUS, rc, err);
+	node_writer_done(&ks->status, &st, rc, transient(rc), now);
 	if (rc)
-		return;
-	ks->batch_written = true;
-	memcpy(ks->batch_done, want, sizeof(want));
+		return 0;
 	pthread_mutex_lock(&ks->lock);
-	ks->stats.batch_known = true;
-	ks->stats.batch_cpu_milli = want[0];
-	ks->stats.batch_mem_bytes = want[1];
+	ks->stats.condition_known |= st.cond != NULL;
+	ks->stats.condition = ks->status.cond;
+	ks->stats.batch_known |= st.batch;
+	ks->stats.batch_cpu_milli = ks->status.batch_done[0];
+	ks->stats.batch_mem_bytes = ks->status.batch_done[1];
 	pthread_mutex_unlock(&ks->lock);
+	return 0;
+}
+
+/* The Node again, when the loop asked (a reload): its labels go to the loop. */
+static void read_node(struct kube_sync *ks, uint64_t now)
+{
+	struct kube_node_info info;
+	char err[256];
+	bool wanted;
+	uint64_t one = 1;
+	int rc;
+
+	pthread_mutex_lock(&ks->lock);
+	wanted = ks->node_wanted;
+	pthread_mutex_unlock(&ks->lock);
+	if (!wanted || backing_off(ks, now))
+		return;
+	rc = kube_node_get(&ks->client, ks->node, &info, err, sizeof(err));
+	account(ks, KUBE_CALL_GET_NODE, rc, err);
+	if (rc && transient(rc))
+		return; /* after the backoff */
+	pthread_mutex_lock(&ks->lock);
+	ks->node_wanted = false;
+	if (!rc) {
+		json_decref(ks->labels);
+		ks->labels = json_incref(info.labels);
+		ks->labels_ready = true;
+	}
+	pthread_mutex_unlock(&ks->lock);
+	kube_node_info_free(&info);
+	if (!rc && write(ks->pods_fd, &one, sizeof(one)) < 0)
+		log_debug("kube: cannot wake the loop: %s", strerror(errno));
 }
 
 static void *run(void *arg)
@@ -473,21 +393,19 @@ static void *run(void *arg)
 	while (!__atomic_load_n(&ks->stopping, __ATOMIC_RELAXED)) {
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 		struct timespec until;
-		uint64_t next;
+		uint64_t next, settle;
 		bool busy;
 
 		busy = evict_one(ks, now);
 		busy |= event_one(ks, now);
 		expire_series(ks, now);
-		if (ks->cfg.node_condition)
-			write_condition(ks, now);
-		if (ks->cfg.batch_status)
-			write_batch(ks, now);
+		settle = write_status(ks, now);
+		read_node(ks, now);
 		if (busy)
 			continue;
 		/* Work queued by the loop wakes the thread; time-based work is checked each second.
 		 */
-		next = clock_ns(CLOCK_MONOTONIC) + SEC;
+		next = clock_ns(CLOCK_MONOTONIC) + (settle ? settle : SEC);
 		until = (struct timespec){(time_t)(next / SEC), (long)(next % SEC)};
 		pthread_mutex_lock(&ks->lock);
 		/* work queued while this round ran is not slept over */
@@ -725,8 +643,9 @@ int kube_sync_open(struct kube_sync **out, const struct kubernetes_config *cfg, 
 	}
 	ks->seed = (unsigned int)(clock_ns(CLOCK_MONOTONIC) ^ (uint64_t)getpid());
 	informer_init(&ks->inf, &inf_ops, ks, ks->node, cfg->resync_s, MAX_POD_EVENT);
-	ks->tokens = cfg->events_per_minute;
-	ks->tokens_at = clock_ns(CLOCK_MONOTONIC);
+	node_writer_init(&ks->status, cfg);
+	event_correlate_init(&ks->events, cfg->event_interval_s, cfg->events_per_minute,
+			     clock_ns(CLOCK_MONOTONIC));
 	snprintf(ks->condition_msg, sizeof(ks->condition_msg), "no interference seen");
 	pthread_mutex_init(&ks->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -756,6 +675,8 @@ int kube_sync_start(struct kube_sync *ks, char *err, size_t errlen)
 
 void kube_sync_stop(struct kube_sync *ks)
 {
+	struct kube_node_status st;
+
 	if (!ks)
 		return;
 	__atomic_store_n(&ks->stopping, 1, __ATOMIC_RELAXED);
@@ -768,21 +689,22 @@ void kube_sync_stop(struct kube_sync *ks)
 	if (ks->informer_running)
 		pthread_join(ks->informer_thread, NULL);
 	/*
-	 * Zero is safer than stale: a scheduler that believed a stopped agent's
-	 * last value would keep placing BE pods on a node nobody watches. The
-	 * thread is gone, so the call is made here, no longer cancelled.
+	 * One patch, when the API holds something a stopped agent must not
+	 * leave (node_writer_stop()). The thread is gone, so the call is made
+	 * here, no longer cancelled.
 	 */
-	if (ks->batch_written && (ks->batch_done[0] || ks->batch_done[1])) {
+	if (node_writer_stop(&ks->status, clock_ns(CLOCK_REALTIME), &st)) {
 		char err[256];
 		int rc;
 
 		__atomic_store_n(&ks->stopping, 0, __ATOMIC_RELAXED);
-		rc = kube_node_set_batch(&ks->client, ks->node, 0, 0, err, sizeof(err));
+		rc = kube_node_patch_status(&ks->client, ks->node, &st, err, sizeof(err));
 		if (rc)
-			log_warn("kube: cannot set the node's batch resources to 0 at stop: %s",
-				 err);
-		else
+			log_warn("kube: cannot reset the node's status at stop: %s", err);
+		if (!rc && st.batch)
 			log_info("kube: the node's batch resources set to 0 at stop");
+		if (!rc && st.cond)
+			log_info("kube: the node condition set to Unknown at stop");
 	}
 	kube_client_free(&ks->client);
 	kube_client_free(&ks->watch_client);
@@ -791,7 +713,8 @@ void kube_sync_stop(struct kube_sync *ks)
 	kube_pod_list_free(&ks->fresh);
 	free(ks->jobs);
 	free(ks->results);
-	free(ks->series);
+	event_correlate_free(&ks->events);
+	json_decref(ks->labels);
 	pthread_cond_destroy(&ks->wake);
 	pthread_cond_destroy(&ks->informer_wake);
 	pthread_mutex_destroy(&ks->lock);
@@ -876,37 +799,75 @@ size_t kube_sync_take_results(struct kube_sync *ks, struct kube_evict_result *ou
 
 void kube_sync_event(struct kube_sync *ks, const struct kube_event_req *ev)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
-	struct series *p = NULL;
-
 	if (!ks->cfg.events)
 		return;
 	pthread_mutex_lock(&ks->lock);
-	for (size_t i = 0; i < ks->n_series && !p; i++)
-		if (!strcmp(ks->series[i].first.uid, ev->uid) &&
-		    ks->series[i].first.reason == ev->reason)
-			p = &ks->series[i];
-	if (p) {
-		p->seen++;
-		p->last_ns = ev->ts_ns;
-		p->last_seen = now;
-		ks->stats.events_aggregated++;
-	} else if (!array_grow((void **)&ks->series, &ks->cap_series, ks->n_series, sizeof(*p))) {
-		p = &ks->series[ks->n_series++];
-		*p = (struct series){
-			.first = *ev, .seen = 1, .last_ns = ev->ts_ns, .last_seen = now};
+	if (event_correlate_add(&ks->events, ev, clock_ns(CLOCK_MONOTONIC)))
 		kick(ks);
-	} else {
-		ks->stats.events_dropped++;
+	ks->stats.events_aggregated = ks->events.aggregated;
+	ks->stats.events_dropped = ks->events.dropped;
+	pthread_mutex_unlock(&ks->lock);
+}
+
+int kube_sync_read_node(struct kube_sync *ks, json_t **labels, char *err, size_t errlen)
+{
+	long timeout = ks->client.timeout_ms, connect = ks->client.connect_timeout_ms;
+	struct kube_node_info info;
+	int rc;
+
+	/* the node waits unprotected meanwhile: an API that is away costs little here */
+	ks->client.timeout_ms = timeout < START_READ_MS ? timeout : START_READ_MS;
+	ks->client.connect_timeout_ms = connect < START_READ_MS ? connect : START_READ_MS;
+	rc = kube_node_get(&ks->client, ks->node, &info, err, errlen);
+	ks->client.timeout_ms = timeout;
+	ks->client.connect_timeout_ms = connect;
+
+	note_call(ks, KUBE_CALL_GET_NODE, rc, err);
+	if (rc)
+		return rc;
+	node_writer_seed(&ks->status, &info, clock_ns(CLOCK_MONOTONIC));
+	ks->stats.condition_known = info.has_condition;
+	ks->stats.condition = info.condition;
+	ks->stats.batch_known = info.has_batch;
+	ks->stats.batch_cpu_milli = info.cpu_milli;
+	ks->stats.batch_mem_bytes = info.mem_bytes;
+	*labels = json_incref(info.labels);
+	kube_node_info_free(&info);
+	return 0;
+}
+
+void kube_sync_refresh_node(struct kube_sync *ks)
+{
+	pthread_mutex_lock(&ks->lock);
+	ks->node_wanted = true;
+	kick(ks);
+	pthread_mutex_unlock(&ks->lock);
+}
+
+bool kube_sync_take_labels(struct kube_sync *ks, json_t **labels)
+{
+	bool took;
+
+	pthread_mutex_lock(&ks->lock);
+	took = ks->labels_ready;
+	if (took) {
+		json_decref(*labels);
+		*labels = ks->labels;
+		ks->labels = NULL;
+		ks->labels_ready = false;
 	}
 	pthread_mutex_unlock(&ks->lock);
+	return took;
 }
 
 void kube_sync_condition(struct kube_sync *ks, bool interference, const char *message)
 {
 	pthread_mutex_lock(&ks->lock);
-	if (interference != ks->want_condition)
+	if (interference != ks->want_condition || !ks->condition_said) {
+		ks->status_changed_at = clock_ns(CLOCK_MONOTONIC);
 		kick(ks);
+	}
+	ks->condition_said = true;
 	ks->want_condition = interference;
 	snprintf(ks->condition_msg, sizeof(ks->condition_msg), "%s", message);
 	pthread_mutex_unlock(&ks->lock);
@@ -916,8 +877,10 @@ void kube_sync_batch(struct kube_sync *ks, uint64_t cpu_milli, uint64_t mem_byte
 		     uint64_t valid_ns)
 {
 	pthread_mutex_lock(&ks->lock);
-	if (!ks->batch_put || cpu_milli != ks->batch_want[0] || mem_bytes != ks->batch_want[1])
+	if (!ks->batch_put || cpu_milli != ks->batch_want[0] || mem_bytes != ks->batch_want[1]) {
+		ks->status_changed_at = clock_ns(CLOCK_MONOTONIC);
 		kick(ks);
+	}
 	ks->batch_put = true;
 	ks->batch_want[0] = cpu_milli;
 	ks->batch_want[1] = mem_bytes;

@@ -11,6 +11,7 @@
 #ifndef QOSLET_KUBE_SYNC_H
 #define QOSLET_KUBE_SYNC_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,7 +40,8 @@ struct kube_evict_result {
 	char why[160];		       /* the server's message, or the transport's error */
 };
 
-/* An occurrence worth an Event on a pod; repeats of (uid, reason) join one Event's series. */
+/* An occurrence worth an Event on a pod (kube/event_correlate.h: series, combining, spam filter).
+ */
 struct kube_event_req {
 	char uid[40], ns[64], pod[254];
 	const char *type;   /* static: "Normal", "Warning" */
@@ -92,7 +94,27 @@ size_t kube_sync_take_results(struct kube_sync *ks, struct kube_evict_result *ou
 /* Notes an occurrence for an Event (aggregated and rate-limited by the thread). */
 void kube_sync_event(struct kube_sync *ks, const struct kube_event_req *ev);
 
-/* The node condition the loop wants: interference seen or not, and why. */
+/*
+ * Reads this node's Node once, before kube_sync_start(), waiting at most
+ * 2 s (the start waits for it): its labels in
+ * *labels (a new reference: the config's overrides choose by them), and
+ * its status, so that a value an earlier run left there is not written
+ * again. 0, or a negative errno with err set (the API's answer: -EACCES
+ * without RBAC get on nodes, -ENOENT no such Node, a transport error).
+ */
+int kube_sync_read_node(struct kube_sync *ks, json_t **labels, char *err, size_t errlen);
+
+/* Asks the API thread to read the Node's labels again (a reload): kube_sync_take_labels(). */
+void kube_sync_refresh_node(struct kube_sync *ks);
+
+/* When the labels were read again, replaces *labels (decref'd) with them; true then. */
+bool kube_sync_take_labels(struct kube_sync *ks, json_t **labels);
+
+/*
+ * The node condition the loop wants: interference seen or not, and why.
+ * Written when it changes (kube/node_writer.h), with whatever else of the
+ * node's status changed, in one patch.
+ */
 void kube_sync_condition(struct kube_sync *ks, bool interference, const char *message);
 
 /*
@@ -101,8 +123,9 @@ void kube_sync_condition(struct kube_sync *ks, bool interference, const char *me
  * thread writes 0. The thread patches the node when a value moved by more
  * than kubernetes.batch_step (always when it reaches or leaves 0), at most
  * once per batch_min_interval_s except for a drop to 0, and a value that
- * moved at all after batch_max_interval_s. kube_sync_stop() writes 0 when it
- * wrote anything else (docs/capacity.md).
+ * moved at all after batch_max_interval_s, in the same patch as the
+ * condition when both changed. kube_sync_stop() writes 0 when the API holds
+ * anything else (docs/capacity.md).
  */
 void kube_sync_batch(struct kube_sync *ks, uint64_t cpu_milli, uint64_t mem_bytes,
 		     uint64_t valid_ns);

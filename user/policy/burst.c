@@ -12,6 +12,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "policy/pool_use.h"
+
 /* What one unit's tick decided. */
 struct burst_tick {
 	double limit;		    /* CPUs */
@@ -25,7 +27,7 @@ struct burst_tick {
 	int64_t quota_us;	    /* the quota the unit has after this tick */
 	enum rule_id rule;	    /* the quota's rule */
 	double throttled;	    /* throttled periods / periods */
-	double busy;		    /* node CPU used / capacity */
+	double busy;		    /* the shared pool's busy ratio (pool_use_busy) */
 	bool budget;		    /* the budget is on */
 	double budget_used;	    /* CPU-seconds above the limit in this budget period */
 };
@@ -54,45 +56,44 @@ static uint64_t budget_period(const struct pol_input *in, const struct burst_con
 }
 
 /*
- * Adds this tick to the unit's window; true when the window is full, with
- * its totals in t (throttled ratio, node busy, unit use) and the window
- * started over.
+ * Adds this tick (whose shared pool was `busy`) to the unit's window; true
+ * when the window is full, with its totals in t (throttled ratio, pool
+ * busy, unit use) and the window started over.
  */
-static bool gather(const struct pol_input *in, const struct pol_unit *u, struct burst_unit_state *e,
-		   struct burst_tick *t)
+static bool gather(const struct pol_input *in, double busy, const struct pol_unit *u,
+		   struct burst_unit_state *e, struct burst_tick *t)
 {
 	e->win_s += in->interval_s;
 	e->win_periods += u->nr_periods;
 	e->win_throttled += u->nr_throttled;
 	e->win_cpu_s += u->cpu_used * in->interval_s;
-	e->win_busy_cpu_s += in->node_cpu_used * in->interval_s;
+	e->win_busy_s += busy * in->interval_s;
 	if (e->win_s < BURST_WINDOW_S - 1e-6) /* ten 0.1 s ticks add up to 0.99999... */
 		return false;
 	t->window = e->win_s;
 	t->periods = e->win_periods;
 	t->throttled_periods = e->win_throttled;
 	t->throttled = e->win_periods ? (double)e->win_throttled / (double)e->win_periods : 0;
-	/* Unknown capacity: as if busy, so the quota never grows blindly. */
-	t->busy = in->cpus > 0 ? e->win_busy_cpu_s / e->win_s / in->cpus : 1;
+	t->busy = e->win_busy_s / e->win_s;
 	t->used = e->win_cpu_s / e->win_s;
 	return true;
 }
 
 /*
- * The quota for this window, in e->quota_cpus: shrink when the node is busy
- * (LS elsewhere needs the CPU), hold just under that, else follow
+ * The quota for this window, in e->quota_cpus: shrink when the shared pool
+ * is busy (LS elsewhere needs the CPU), hold just under that, else follow
  * throttling. Shrinking an unthrottled unit waits until its use fits the
  * smaller quota: the burst bank hides throttling for a while after a raise,
  * and shrinking on that alone makes the quota swing between two values.
  */
-static void scale_quota(const struct pol_input *in, const struct burst_config *cfg,
+static void scale_quota(const struct pol_input *in, double busy, const struct burst_config *cfg,
 			const struct pol_unit *u, struct burst_unit_state *e, struct burst_tick *t)
 {
 	double factor;
 	double ceiling = fmax(t->limit, t->limit * cfg->max_percent / 100);
 
 	t->rule = RULE_BURST_HOLD;
-	t->judged = gather(in, u, e, t);
+	t->judged = gather(in, busy, u, e, t);
 	if (t->judged) {
 		bool throttled = t->periods > 0 && t->throttled_periods > 0 &&
 				 t->throttled > cfg->throttled_min;
@@ -111,7 +112,7 @@ static void scale_quota(const struct pol_input *in, const struct burst_config *c
 			t->rule = RULE_BURST_SCALE_DOWN;
 		}
 		e->quota_cpus = fmin(fmax(e->quota_cpus * factor, t->limit), ceiling);
-		e->win_s = e->win_cpu_s = e->win_busy_cpu_s = 0;
+		e->win_s = e->win_cpu_s = e->win_busy_s = 0;
 		e->win_periods = e->win_throttled = 0;
 	}
 
@@ -145,7 +146,7 @@ static int emit_quota(const struct pol_unit *u, const struct burst_tick *t, stru
 	action_evidence(a, "nr_periods", (double)t->periods);
 	action_evidence(a, "nr_throttled", (double)t->throttled_periods);
 	action_evidence(a, "throttled_ratio", t->throttled);
-	action_evidence(a, "node_busy_ratio", t->busy);
+	action_evidence(a, "pool_busy_ratio", t->busy);
 	action_evidence(a, "cpu_used_cpus", t->used);
 	if (t->budget)
 		action_evidence(a, "budget_used_cpu_s", t->budget_used);
@@ -169,7 +170,7 @@ static int emit_burst(const struct burst_config *cfg, const struct pol_unit *u,
 	return 0;
 }
 
-static int run_unit(const struct pol_input *in, const struct burst_config *cfg,
+static int run_unit(const struct pol_input *in, double busy, const struct burst_config *cfg,
 		    const struct pol_unit *u, struct burst_unit_state *e, struct action_list *out)
 {
 	struct burst_tick t = {
@@ -183,7 +184,7 @@ static int run_unit(const struct pol_input *in, const struct burst_config *cfg,
 	int err = 0;
 
 	if (manages_quota(cfg->policy)) {
-		scale_quota(in, cfg, u, e, &t);
+		scale_quota(in, busy, cfg, u, e, &t);
 		t.quota_us = llround(e->quota_cpus * (double)t.period);
 		/* Remember what was asked for: next tick's "before" is this "after". */
 		e->quota_cpus = (double)t.quota_us / (double)t.period;
@@ -230,6 +231,8 @@ int burst_run(const struct pol_input *in, const struct burst_config *cfg, struct
 {
 	struct burst_unit_state *next = NULL;
 	size_t n = 0, count = 0;
+	struct pool_use use;
+	double busy;
 
 	if (cfg->policy == BURST_NONE) {
 		burst_state_free(st);
@@ -244,6 +247,13 @@ int burst_run(const struct pol_input *in, const struct burst_config *cfg, struct
 	 */
 	if (count && !(next = calloc(count, sizeof(*next))))
 		return -ENOMEM;
+	/*
+	 * Busyness is the shared pool's without BE, as koordlet counts it: BE
+	 * soaks up idle CPUs by design, and counting it would hold a co-located
+	 * node busy for good, so throttled LS units would only ever shrink.
+	 */
+	pool_use_measure(in, &use);
+	busy = pool_use_busy(&use);
 	for (size_t i = 0; i < in->n_units; i++) {
 		const struct pol_unit *u = &in->units[i];
 		const struct burst_unit_state *old;
@@ -260,7 +270,7 @@ int burst_run(const struct pol_input *in, const struct burst_config *cfg, struct
 			*e = (struct burst_unit_state){.id = u->id,
 						       .quota_cpus = u->limit_cpus,
 						       .budget_period = budget_period(in, cfg)};
-		err = run_unit(in, cfg, u, e, out);
+		err = run_unit(in, busy, cfg, u, e, out);
 		if (err) {
 			free(next);
 			return err;

@@ -24,7 +24,7 @@ struct burst_unit_state {
 	uint64_t win_periods;	/* CFS periods in it */
 	uint64_t win_throttled; /* throttled ones */
 	double win_cpu_s;	/* CPU-seconds the unit used */
-	double win_busy_cpu_s;	/* CPU-seconds the node used */
+	double win_busy_s;	/* seconds x the shared pool's busy ratio (BE aside) */
 };
 
 /*

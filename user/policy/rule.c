@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "policy/rule.h"
 
+#include <stddef.h>
+
 /* kept on one line each: clang-format splits a brace initializer in a macro over four */
 /* clang-format off */
-#define EV_SUPPRESSED	 {"Normal", "Suppressed", "Suppress"}
-#define EV_SLO_THROTTLED {"Normal", "SLOThrottled", "Throttle"}
-/* an eviction round's report: it would have taken the pod but passed it by */
-#define EV_SKIPPED	 {"Normal", "EvictionSkipped", "Evict"}
+#define EV_SUPPRESSED	 {"Normal", "Suppressed", "Suppress", "SuppressionEnded"}
+#define EV_SLO_THROTTLED {"Normal", "SLOThrottled", "Throttle", "SLOThrottleEnded"}
+#define EV_INTERFERENCE	 {"Warning", "Interference", "Detect", "InterferenceEnded"}
+/* an eviction round's report: it would have taken the pod but passed it by (no end Event) */
+#define EV_SKIPPED	 {"Normal", "EvictionSkipped", "Evict", NULL}
 /* clang-format on */
 
 #define ROW(id, n, fam, ...) [id] = {.name = n, .family = RULE_FAMILY_##fam, .event = __VA_ARGS__}
@@ -38,15 +41,11 @@ static const struct rule_info rules[RULE_NR] = {
 	ROW(RULE_EVICT_CPU_SATISFACTION, "evict.cpu_satisfaction", EVICT, EV_SKIPPED),
 	ROW(RULE_EVICT_MEMORY, "evict.memory", EVICT, EV_SKIPPED),
 	ROW(RULE_INTERFERENCE_CAP, "interference.cap", INTERFERENCE,
-	    {"Warning", "InterferenceCapped", "Cap"}),
-	ROW(RULE_INTERFERENCE_CPI, "interference.cpi", INTERFERENCE,
-	    {"Warning", "Interference", "Detect"}),
-	ROW(RULE_INTERFERENCE_IO, "interference.io", INTERFERENCE,
-	    {"Warning", "Interference", "Detect"}),
-	ROW(RULE_INTERFERENCE_MEMORY, "interference.memory", INTERFERENCE,
-	    {"Warning", "Interference", "Detect"}),
-	ROW(RULE_INTERFERENCE_RUNQ_SLO, "interference.runq_slo", INTERFERENCE,
-	    {"Warning", "Interference", "Detect"}),
+	    {"Warning", "InterferenceCapped", "Cap", "InterferenceCapEnded"}),
+	ROW(RULE_INTERFERENCE_CPI, "interference.cpi", INTERFERENCE, EV_INTERFERENCE),
+	ROW(RULE_INTERFERENCE_IO, "interference.io", INTERFERENCE, EV_INTERFERENCE),
+	ROW(RULE_INTERFERENCE_MEMORY, "interference.memory", INTERFERENCE, EV_INTERFERENCE),
+	ROW(RULE_INTERFERENCE_RUNQ_SLO, "interference.runq_slo", INTERFERENCE, EV_INTERFERENCE),
 	ROW(RULE_MEMORY_QOS_HIGH_FREE, "memory_qos.high_free", MEMORY_QOS, {0}),
 	ROW(RULE_MEMORY_QOS_HIGH_LIMIT, "memory_qos.high_limit", MEMORY_QOS, {0}),
 	ROW(RULE_MEMORY_QOS_LOW, "memory_qos.low", MEMORY_QOS, {0}),
@@ -57,7 +56,7 @@ static const struct rule_info rules[RULE_NR] = {
 	ROW(RULE_SLO_CUT, "slo.cut", SLO, EV_SLO_THROTTLED),
 	ROW(RULE_SLO_CUT_IDLE, "slo.cut_idle", SLO, EV_SLO_THROTTLED),
 	/* SLO control holds a BE pod on its floor: no interference found on it */
-	ROW(RULE_SLO_FLOOR, "slo.floor", SLO, {"Normal", "SLOFloor", "Throttle"}),
+	ROW(RULE_SLO_FLOOR, "slo.floor", SLO, {"Normal", "SLOFloor", "Throttle", NULL}),
 	ROW(RULE_SLO_GROW, "slo.grow", SLO, {0}),
 	ROW(RULE_SLO_HOLD, "slo.hold", SLO, {0}),
 	ROW(RULE_SUPPRESS_CFS_QUOTA, "suppress.cfs_quota", SUPPRESS, EV_SUPPRESSED),

@@ -73,14 +73,19 @@ enum rule_family {
 };
 
 /*
- * The Event a decision of the rule makes on its pod when it lands: a write
- * applied (not a hand-back), or a finding reported. Evictions and contested
- * settings make theirs by outcome whatever the rule (kube/report.c).
- * reason NULL: none (routine changes, reports that another decision of the
- * same tick explains).
+ * The Events a rule's decisions make on their pod: only on transitions a
+ * person wants to see (kube/report.c). A write of the rule that lands (not a
+ * hand-back) starts a hold of `reason` on the pod; a finding starts a
+ * finding of it. The Event `reason` is made when the pod's hold or finding
+ * starts, not at each step of a quota or each tick a breach lasts;
+ * `end_reason` (type Normal, action "Release") when the hold's last setting
+ * is handed back or the finding has not been seen for a while; NULL: no
+ * Event at the end. Evictions and contested settings make theirs by outcome
+ * whatever the rule. reason NULL: none (routine changes, reports that
+ * another decision of the same tick explains).
  */
 struct rule_event {
-	const char *type, *reason, *action;
+	const char *type, *reason, *action, *end_reason;
 };
 
 struct rule_info {

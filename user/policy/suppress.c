@@ -15,72 +15,18 @@
 
 #include "cpulist.h"
 #include "policy/cpu_pick.h"
+#include "policy/pool_use.h"
 #include "policy/slo.h"
 
 /* The kernel refuses a CFS quota under 1 ms (cpu.cfs_quota_us and cpu.max alike). */
 #define SUPPRESS_MIN_QUOTA_US 1000
 
-/* Sums of a tick, in CPUs; also the evidence every suppression action carries. */
+/* The pool's sums (also the evidence every suppression action carries), and the allowance. */
 struct sup_meas {
-	double capacity;   /* the shared pool's: BE can run nowhere else */
-	size_t exclusive;  /* CPUs of the topology pods hold alone (not in capacity) */
-	double non_be;	   /* units of any class but BE, pinned pods aside */
-	double system;	   /* node use outside every unit */
-	double be;	   /* BE units */
-	double raw;	   /* the model's allowance, before floor and rate limit */
-	double allowed;	   /* what BE gets this tick */
-	size_t n_be;	   /* BE units */
-	double be_request; /* sum of BE units' requests */
+	struct pool_use use;
+	double raw;	/* the model's allowance, before floor and rate limit */
+	double allowed; /* what BE gets this tick */
 };
-
-/*
- * The units suppression acts on: BE, but for a pod the kubelet pinned (a
- * class rule may call one BE): it holds its CPUs whatever its class, and
- * measure() leaves it out of every sum.
- */
-static bool suppressed(const struct pol_unit *u)
-{
-	return u->cls == QOS_BE && !u->pinned_cpus;
-}
-
-/*
- * With exclusive CPUs (the kubelet's static CPU manager) the model runs on
- * the shared pool: BE's containers run only there (the kubelet writes the
- * pool into their cpusets), and a pinned pod's use is on its own CPUs, so
- * neither counts against the pool. The system's use stays the node's less
- * every unit's: some of it may run on exclusive CPUs, which errs towards
- * less for BE.
- */
-static void measure(const struct pol_input *in, struct sup_meas *m)
-{
-	bool pool[POL_CPUS_MAX];
-	size_t n_pool = cpu_pool(in, pool), n_topo = 0;
-	double all = 0;
-
-	memset(m, 0, sizeof(*m));
-	for (size_t i = 0; i < in->n_topo && i < POL_CPUS_MAX; i++)
-		n_topo += in->topo[i].cpu >= 0 && in->topo[i].cpu < POL_CPUS_MAX;
-	m->capacity = in->cpus;
-	if (in->exclusive_cpus[0] && n_topo > n_pool) {
-		m->exclusive = n_topo - n_pool;
-		m->capacity = fmin(in->cpus, (double)n_pool);
-	}
-	for (size_t i = 0; i < in->n_units; i++) {
-		const struct pol_unit *u = &in->units[i];
-
-		all += u->cpu_used;
-		if (u->pinned_cpus)
-			continue;
-		if (u->cls != QOS_BE) {
-			m->non_be += u->cpu_used;
-			continue;
-		}
-		m->be += u->cpu_used;
-		m->n_be++;
-		m->be_request += fmax(u->request_cpus, 0);
-	}
-	m->system = fmax(in->node_cpu_used - all, 0);
-}
 
 static double clamp(double v, double lo, double hi)
 {
@@ -91,7 +37,7 @@ static double clamp(double v, double lo, double hi)
 static double limit_allowance(const struct sup_meas *m, const struct suppress_config *cfg,
 			      const struct suppress_state *st, double raw)
 {
-	double cap = m->capacity;
+	double cap = m->use.capacity;
 	double floor = fmin(cfg->min_cpus, cap);
 	double v = clamp(raw, floor, cap);
 	double prev = st->allowed_cpus;
@@ -100,7 +46,12 @@ static double limit_allowance(const struct sup_meas *m, const struct suppress_co
 		return v;
 	if (v > prev + cfg->max_growth * cap)
 		v = prev + cfg->max_growth * cap;
-	if (fabs(v - prev) < cfg->min_change * cap)
+	/*
+	 * The drop to the floor is never skipped (koordlet exempts it too): on
+	 * a large node the skip is wider than the last step, so BE would stay
+	 * above its floor for as long as LS wants the rest.
+	 */
+	if (fabs(v - prev) < cfg->min_change * cap && v != floor)
 		v = prev;
 	/* Again: the capacity may have changed since prev was decided. */
 	return clamp(v, floor, cap);
@@ -114,13 +65,13 @@ static struct action *add(struct action_list *out, enum act_kind kind, const str
 
 	if (!a)
 		return NULL;
-	action_evidence(a, "capacity_cpus", m->capacity);
-	if (m->exclusive)
-		action_evidence(a, "exclusive_cpus", (double)m->exclusive);
+	action_evidence(a, "capacity_cpus", m->use.capacity);
+	if (m->use.exclusive)
+		action_evidence(a, "exclusive_cpus", (double)m->use.exclusive);
 	action_evidence(a, "threshold", cfg->threshold);
-	action_evidence(a, "non_be_used_cpus", m->non_be);
-	action_evidence(a, "system_used_cpus", m->system);
-	action_evidence(a, "be_used_cpus", m->be);
+	action_evidence(a, "non_be_used_cpus", m->use.non_be);
+	action_evidence(a, "system_used_cpus", m->use.system);
+	action_evidence(a, "be_used_cpus", m->use.be);
 	action_evidence(a, "be_allowed_raw_cpus", m->raw);
 	action_evidence(a, "be_allowed_cpus", m->allowed);
 	return a;
@@ -136,10 +87,11 @@ static int emit_quotas(const struct pol_input *in, const struct suppress_config 
 		int64_t quota;
 		struct action *a;
 
-		if (!suppressed(u))
+		if (!pool_use_is_be(u))
 			continue;
-		share = m->be_request > 0 ? m->allowed * fmax(u->request_cpus, 0) / m->be_request
-					  : m->allowed / (double)m->n_be;
+		share = m->use.be_request > 0
+				? m->allowed * fmax(u->request_cpus, 0) / m->use.be_request
+				: m->allowed / (double)m->use.n_be;
 		quota = llround(share * (double)pol_unit_period_us(u));
 		a = add(out, ACT_CPU_QUOTA, u, RULE_SUPPRESS_CFS_QUOTA, cfg, m);
 		if (!a)
@@ -161,7 +113,7 @@ static int emit_be_list(const struct pol_input *in, const struct suppress_config
 		const struct pol_unit *u = &in->units[i];
 		struct action *a;
 
-		if (!suppressed(u))
+		if (!pool_use_is_be(u))
 			continue;
 		a = add(out, ACT_CPUSET, u, rule, cfg, m);
 		if (!a)
@@ -299,7 +251,7 @@ static void split_latency(const struct pol_input *in, const struct slo_config *s
 static size_t split_trial_size(const struct sup_meas *m, const struct suppress_config *cfg,
 			       struct suppress_state *st)
 {
-	double raw = m->capacity * cfg->threshold - st->judged_used_cpus / SPLIT_SPREAD + 1e-9;
+	double raw = m->use.capacity * cfg->threshold - st->judged_used_cpus / SPLIT_SPREAD + 1e-9;
 
 	st->trial = raw >= 1;
 	return st->trial ? (size_t)floor(raw) : 0;
@@ -342,9 +294,9 @@ static size_t split_size(const struct pol_input *in, const struct suppress_confi
 
 	if (usable < 2) /* no topology, or nothing to split */
 		return 0;
-	if (!m->n_be) {
+	if (!m->use.n_be) {
 		st->have_need = true;
-		st->need_cpus = m->non_be + m->system;
+		st->need_cpus = m->use.non_be + m->use.system;
 		/* Nothing to split, and no verdict on a split that BE's leaving ended. */
 		st->trial = false;
 		st->win_used_cpu_s = st->win_s = 0;
@@ -360,15 +312,15 @@ static size_t split_size(const struct pol_input *in, const struct suppress_confi
 		st->win_used_cpu_s = st->win_s = 0;
 		return n;
 	}
-	st->win_used_cpu_s += (m->non_be + m->system) * dt;
+	st->win_used_cpu_s += (m->use.non_be + m->use.system) * dt;
 	st->win_s += dt;
 	if (prev && st->win_s < SPLIT_WINDOW_S)
 		return prev >= usable ? usable - 1 : prev;
 	if (prev) {
 		st->judged_used_cpus = st->win_used_cpu_s / st->win_s;
-		raw = m->capacity * cfg->threshold - st->judged_used_cpus;
+		raw = m->use.capacity * cfg->threshold - st->judged_used_cpus;
 		st->need_cpus = fmax(st->need_cpus, st->judged_used_cpus);
-	} else if (st->have_need && st->need_cpus < m->non_be + m->system) {
+	} else if (st->have_need && st->need_cpus < m->use.non_be + m->use.system) {
 		/*
 		 * Next to BE on the same CPUs, LS's use is no measure of its need: it
 		 * spends up to 2.4x the CPU there (slobench, docs/slo-control.md), and
@@ -376,21 +328,21 @@ static size_t split_size(const struct pol_input *in, const struct suppress_confi
 		 * LS used without BE (or confined, since) decides whether a split fits.
 		 */
 		st->judged_used_cpus = st->need_cpus;
-		raw = m->capacity * cfg->threshold - st->need_cpus;
+		raw = m->use.capacity * cfg->threshold - st->need_cpus;
 	} else {
-		st->judged_used_cpus = m->non_be + m->system;
+		st->judged_used_cpus = m->use.non_be + m->use.system;
 		raw = fmin(m->raw, m->allowed);
 	}
 	st->judged_window_s = st->win_s;
 	st->win_used_cpu_s = st->win_s = 0;
 	raw += 1e-9; /* 1.9999999 is 2 */
-	grown = floor(raw - cfg->max_growth * m->capacity);
+	grown = floor(raw - cfg->max_growth * m->use.capacity);
 	n = raw >= 1 ? (size_t)floor(raw) : 0;
 	if (n >= prev)
 		n = grown > (double)prev ? (size_t)grown : prev;
 	if (prev)
 		split_judged(in, st, n);
-	else if (!n && m->n_be && (!st->trial_after_ns || in->ts_ns >= st->trial_after_ns))
+	else if (!n && m->use.n_be && (!st->trial_after_ns || in->ts_ns >= st->trial_after_ns))
 		n = split_trial_size(m, cfg, st);
 	/* After LS missed its target, BE waits a dwell before it takes a CPU back. */
 	if (n > prev && st->have_short && pol_since_s(in->ts_ns, &st->short_ns) < lat->dwell_s)
@@ -428,10 +380,10 @@ static int emit_split(const struct pol_input *in, const struct suppress_config *
 			return -ENOMEM;
 		action_evidence(a, "ls_rq_p99_us", lat.p99_us);
 		action_evidence(a, "ls_target_us", lat.target_us);
-		action_evidence(a, "be_cpuset_cpus", (double)(m->n_be ? n : 0));
+		action_evidence(a, "be_cpuset_cpus", (double)(m->use.n_be ? n : 0));
 	}
 	first = out->n;
-	if (!n || !m->n_be) {
+	if (!n || !m->use.n_be) {
 		memset(st->cpuset, 0, sizeof(st->cpuset));
 		st->ls_cpus[0] = '\0';
 		return emit_quotas(in, cfg, m, out);
@@ -476,7 +428,7 @@ static int emit_idle(const struct pol_input *in, struct action_list *out)
 		const struct pol_unit *u = &in->units[i];
 		struct action *a;
 
-		if (!suppressed(u))
+		if (!pool_use_is_be(u))
 			continue;
 		a = action_add(out, ACT_CPU_IDLE, u, RULE_SUPPRESS_CPU_IDLE);
 		if (!a)
@@ -497,8 +449,8 @@ int suppress_run(const struct pol_input *in, const struct suppress_config *cfg,
 		suppress_state_free(st);
 		return 0;
 	}
-	measure(in, &m);
-	m.raw = m.capacity * cfg->threshold - m.non_be - m.system;
+	pool_use_measure(in, &m.use);
+	m.raw = m.use.capacity * cfg->threshold - m.use.non_be - m.use.system;
 	m.allowed = limit_allowance(&m, cfg, st, m.raw);
 	st->allowed_cpus = m.allowed;
 	st->have_allowed = true;

@@ -194,8 +194,34 @@ static void cut_free(struct cut *c)
 	free(c->order);
 }
 
+/* Adds `name`'s id in full, of kind `kind`, to the attach ids (if full has it). */
+static int add_attach_id(struct btf *out, const struct btf *full, const char *name, int kind)
+{
+	int id = btf__find_by_name_kind(full, name, kind);
+
+	return id > 0 ? btf__add_enum_value(out, name, id) : 0;
+}
+
+/* The enum BTF_SMALL_ATTACH_IDS (btf_small.h). */
+static int emit_attach_ids(struct btf *out, const struct btf *full, const char *const *tps,
+			   size_t n_tps, const char *const *funcs, size_t n_funcs)
+{
+	int err = btf__add_enum(out, BTF_SMALL_ATTACH_IDS, sizeof(__u32));
+
+	for (size_t i = 0; err >= 0 && i < n_tps; i++) {
+		char name[128];
+
+		snprintf(name, sizeof(name), "btf_trace_%s", tps[i]);
+		err = add_attach_id(out, full, name, BTF_KIND_TYPEDEF);
+	}
+	for (size_t i = 0; err >= 0 && i < n_funcs; i++)
+		err = add_attach_id(out, full, funcs[i], BTF_KIND_FUNC);
+	return err < 0 ? err : 0;
+}
+
 struct btf *btf_small_build(const struct btf *full, const struct btf *const *locals,
-			    size_t n_locals, const char *const *tps, size_t n_tps)
+			    size_t n_locals, const char *const *tps, size_t n_tps,
+			    const char *const *funcs, size_t n_funcs)
 {
 	__u32 cnt = btf__type_cnt(full);
 	struct cut c = {.full = full};
@@ -220,6 +246,8 @@ struct btf *btf_small_build(const struct btf *full, const struct btf *const *loc
 		/* Forward references are by the order of taking: each must land on its id. */
 		err = id < 0 ? id : (__u32)id != k + 1 ? -EPROTO : 0;
 	}
+	if (!err)
+		err = emit_attach_ids(out, full, tps, n_tps, funcs, n_funcs);
 	cut_free(&c);
 	if (err) {
 		btf__free(out);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "probes/btf_attach.h"
 #include "probes/btf_small.h"
 #include "log.h"
 #include "readfile.h"
@@ -134,8 +135,8 @@ static struct btf *cut(const struct btf *full, const struct kernel_btf_object *o
 {
 	struct bpf_object *opened[8] = {0};
 	const struct btf *locals[8];
-	const char *tps[64];
-	size_t n_tps = 0, n_locals = 0;
+	const char *tps[64], *funcs[64];
+	size_t n_tps = 0, n_funcs = 0, n_locals = 0;
 	struct btf *out = NULL;
 	int err = 0;
 
@@ -161,10 +162,13 @@ static struct btf *cut(const struct btf *full, const struct kernel_btf_object *o
 			if (slash && (!strncmp(sec, "tp_btf/", 7) || !strncmp(sec, "raw_tp/", 7)) &&
 			    n_tps < sizeof(tps) / sizeof(tps[0]))
 				tps[n_tps++] = slash + 1;
+			if (slash && (!strncmp(sec, "fentry/", 7) || !strncmp(sec, "fexit/", 6)) &&
+			    n_funcs < sizeof(funcs) / sizeof(funcs[0]))
+				funcs[n_funcs++] = slash + 1;
 		}
 	}
 	if (!err) {
-		out = btf_small_build(full, locals, n_locals, tps, n_tps);
+		out = btf_small_build(full, locals, n_locals, tps, n_tps, funcs, n_funcs);
 		err = out ? 0 : -errno;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -256,5 +260,6 @@ bool kernel_btf_small_setup(const struct kernel_btf_object *objs, size_t n, bool
 	kernel_btf_release();
 	snprintf(small_path, sizeof(small_path), "%s", path);
 	small_opts.btf_custom_path = small_path;
+	btf_attach_register(vmlinux_btf()); /* the copy, parsed once: the questions use it too */
 	return true;
 }

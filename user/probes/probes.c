@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "probes/bpffs.h"
+#include "probes/btf_attach.h"
 #include "probes/pin_layout.h"
 #include "probes/pin_check.h"
 #include "probes/switch.h"
@@ -213,8 +214,9 @@ int probe_set_open(struct probe_set **out, unsigned int want, const struct probe
 	tracefs_prepare();
 	eff = *opts;
 	eff.small_btf = small_btf_setup(opts->small_btf);
-	if (eff.small_btf && eff.hook == PROBE_HOOK_AUTO)
-		eff.hook = PROBE_HOOK_RAW_TP; /* tp_btf would have libbpf parse the full BTF */
+	/* Without the attach ids, tp_btf would have libbpf parse the full BTF (btf_attach.h). */
+	if (eff.small_btf && eff.hook == PROBE_HOOK_AUTO && !btf_attach_registered())
+		eff.hook = PROBE_HOOK_RAW_TP;
 	for (int id = 0; id < PROBE_NR; id++) {
 		struct probe_slot *slot = &ps->slots[id];
 

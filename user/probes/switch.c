@@ -35,7 +35,7 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 {
 	struct load_ctx *c = probe;
 	struct switch_bpf *skel = switch_bpf__open_opts(kernel_btf_open_opts());
-	bool btf = hook == PROBE_HOOK_TP_BTF;
+	bool btf = hook == PROBE_HOOK_TP_BTF, lean;
 	enum probe_hook need = hook;
 	int ret;
 
@@ -43,9 +43,13 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 		return -errno;
 	skel->rodata->cgroup_mode = fs->mode;
 	skel->rodata->cgroup_hierarchy_id = fs->hierarchy_id;
-	bpf_program__set_autoload(skel->progs.btf_switch, btf);
-	bpf_program__set_autoload(skel->progs.raw_switch, !btf);
 	ret = c->join(c->join_ctx, skel, &need);
+	/* Without the throttle step, the program its compare-and-swap is not in. */
+	lean = !skel->rodata->throttle_on;
+	bpf_program__set_autoload(skel->progs.btf_switch, btf && !lean);
+	bpf_program__set_autoload(skel->progs.raw_switch, !btf && !lean);
+	bpf_program__set_autoload(skel->progs.btf_switch_lean, btf && lean);
+	bpf_program__set_autoload(skel->progs.raw_switch_lean, !btf && lean);
 	if (ret == 0) { /* no probe joined: no program */
 		switch_bpf__destroy(skel);
 		c->skel = NULL;

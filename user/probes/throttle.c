@@ -13,7 +13,9 @@
 #include "bpf/throttle_maps.h"
 #include "log.h"
 #include "probes/switch.h"
+#include "probes/bpf_atomics.h"
 #include "probes/bpffs.h"
+#include "probes/btf_attach.h"
 #include "probes/cpustat.h"
 #include "probes/kernel_btf.h"
 #include "probes/percpu_map.h"
@@ -118,6 +120,16 @@ static int load_switch(struct throttle_probe *p)
 	return load_mode(p, MODE_RAW_TP);
 }
 
+/* Both BPF sources count a period once across CPUs by compare-and-swap (bpf_atomics.h). */
+static int cmpxchg_or_why(struct throttle_probe *p)
+{
+	if (bpf_has_cmpxchg())
+		return 0;
+	snprintf(p->why, sizeof(p->why),
+		 "the kernel's BPF lacks compare-and-swap (5.12), which counting needs");
+	return -EOPNOTSUPP;
+}
+
 static int try_source(void *ctx, enum throttle_source src)
 {
 	struct throttle_probe *p = ctx;
@@ -132,18 +144,18 @@ static int try_source(void *ctx, enum throttle_source src)
 		saved = libbpf_set_print(NULL);
 	switch (src) {
 	case THROTTLE_FENTRY:
-		if (p->quiet && p->small_btf) {
-			/* Tracing programs need the full kernel BTF, which a CLI view does not
-			 * parse. */
+		if (p->quiet && p->small_btf && !btf_attach_registered()) {
+			/* Without the copy's attach ids, tracing programs need the full
+			 * kernel BTF, which a CLI view does not parse (btf_attach.h). */
 			snprintf(p->why, sizeof(p->why),
-				 "fentry skipped: the cut-down kernel BTF is in use");
+				 "fentry skipped: the cut-down kernel BTF has no attach ids");
 			err = -EOPNOTSUPP;
 			break;
 		}
-		err = load_mode(p, MODE_FENTRY);
+		err = cmpxchg_or_why(p) ?: load_mode(p, MODE_FENTRY);
 		break;
 	case THROTTLE_TP_BTF:
-		err = load_switch(p);
+		err = cmpxchg_or_why(p) ?: load_switch(p);
 		break;
 	case THROTTLE_CPUSTAT:
 		snprintf(p->path, sizeof(p->path), "cpustat");

@@ -18,11 +18,15 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "confine.h"
 #include "log.h"
+#include "private_dir.h"
 #include "report/mhd_dl.h"
 #include "report/http_conns.h"
 
@@ -55,6 +59,12 @@ static const struct limits scrape_limits = {32, 4, 10, 10 * 1000000000ull};
  * at once from memory; nothing honest takes 2 s (the probes' timeout).
  */
 static const struct limits health_limits = {16, 4, 2, 2 * 1000000000ull};
+/*
+ * The health socket: the exec probe (`qoslet health`), run by the kubelet in
+ * the agent's container, once per probe. Only root can connect, so no
+ * per-address limit (a UNIX socket's clients have no address anyway).
+ */
+static const struct limits socket_limits = {8, 0, 2, 2 * 1000000000ull};
 
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define JSON_TYPE    "application/json"
@@ -79,8 +89,10 @@ struct listener {
 };
 
 struct http_server {
-	struct listener scrape; /* every path */
-	struct listener health; /* /healthz and /readyz only (http_listen_health()) */
+	struct listener scrape;	     /* every path */
+	struct listener health;	     /* /healthz and /readyz only (http_listen_health()) */
+	struct listener health_unix; /* the same on a UNIX socket (http_listen_health_socket()) */
+	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* "" none */
 	struct http_conns *conns;
 	struct http_log_limit log;
 	char address[64];
@@ -366,8 +378,8 @@ static int start_daemon(struct http_server *s, struct listener *l, MHD_AccessHan
 		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)http_conns_completed, &l->deadline},
 		/* MHD refuses MHD_OPTION_LISTEN_SOCKET (even -1) with MHD_USE_NO_LISTEN_SOCKET */
 		{l->fd >= 0 ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_END, l->fd, NULL},
-		{l->fd >= 0 ? MHD_OPTION_PER_IP_CONNECTION_LIMIT : MHD_OPTION_END, lim->per_ip,
-		 NULL},
+		{l->fd >= 0 && lim->per_ip ? MHD_OPTION_PER_IP_CONNECTION_LIMIT : MHD_OPTION_END,
+		 lim->per_ip, NULL},
 		{MHD_OPTION_END, 0, NULL},
 	};
 	sigset_t all, old;
@@ -396,7 +408,7 @@ static struct http_server *server_new(void)
 
 	if (!s)
 		return NULL;
-	s->scrape.fd = s->health.fd = s->want_fd = -1;
+	s->scrape.fd = s->health.fd = s->health_unix.fd = s->want_fd = -1;
 	s->log = (struct http_log_limit)HTTP_LOG_LIMIT_INIT;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_condattr_init(&ca);
@@ -451,10 +463,167 @@ int http_listen_health(struct http_server *s, uint16_t port, char *err, size_t e
 	return listener_bind(&s->health, s->address, port, err, errlen);
 }
 
+/*
+ * The directory of the health socket must be the agent user's alone
+ * (private_dir.h, made 0700 when absent): whoever else may write it could
+ * replace the socket with their own, and answer (or not) the kubelet's
+ * probes. 0, or -errno with err naming the problem.
+ */
+static int check_socket_dir(const char *path, char *err, size_t errlen)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], why[384];
+	const char *slash = strrchr(path, '/');
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash && slash != path ? (int)(slash - path) : 1, path);
+	fd = private_dir_open(dir, why, sizeof(why));
+	if (fd < 0) {
+		snprintf(err, errlen, "health socket %s: %s", path, why);
+		return fd;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * Clears the way for a socket at path: nothing there, or a socket no one
+ * serves (a stopped agent's), which is removed. A socket that answers is
+ * another agent's; anything else is not ours to remove.
+ */
+static int clear_socket_path(const struct sockaddr_un *sa, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, served;
+
+	if (lstat(sa->sun_path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "health socket %s: the path exists and is not a socket",
+			 sa->sun_path);
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	served = !connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	close(fd);
+	if (served) {
+		snprintf(err, errlen,
+			 "health socket %s: another process serves it (a second agent?)",
+			 sa->sun_path);
+		return -EADDRINUSE;
+	}
+	return unlink(sa->sun_path) ? -errno : 0;
+}
+
+int http_listen_health_socket(struct http_server *s, const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd, rc;
+
+	err[0] = '\0';
+	if (path[0] != '/' || strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "health socket %s: not an absolute path of at most %zu bytes",
+			 path, sizeof(sa.sun_path) - 1);
+		return -EINVAL;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	rc = check_socket_dir(path, err, errlen);
+	if (!rc && (rc = clear_socket_path(&sa, err, errlen)) && !err[0])
+		snprintf(err, errlen, "health socket %s: %s", path, strerror(-rc));
+	if (rc)
+		return rc;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/*
+	 * bind() gives the new file the socket inode's mode (less the umask):
+	 * 0600 before bind, so there is no moment in which others may connect.
+	 */
+	if (fchmod(fd, 0600) || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16)) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot listen on health socket %s: %s", path, strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	s->health_unix.fd = fd;
+	snprintf(s->socket_path, sizeof(s->socket_path), "%s", path);
+	return 0;
+}
+
+/* Each listener that has a socket (the scrape one always: unbound, it is fed connections). */
+static int start_daemons(struct http_server *s)
+{
+	return start_daemon(s, &s->scrape, handle, &scrape_limits) ||
+	       (s->health.fd >= 0 && start_daemon(s, &s->health, handle_health, &health_limits)) ||
+	       (s->health_unix.fd >= 0 &&
+		start_daemon(s, &s->health_unix, handle_health, &socket_limits));
+}
+
+struct confined_start {
+	struct http_server *s;
+	int rc, landlock; /* start_daemons(); confine_thread_no_files() */
+};
+
+static void *start_confined(void *arg)
+{
+	struct confined_start *c = arg;
+
+	c->landlock = confine_thread_no_files();
+	c->rc = start_daemons(c->s);
+	return NULL;
+}
+
+/*
+ * Starts the daemons from a thread of its own that Landlock confines first
+ * (confine.h): every server thread (MHD's, the deadline watchdog) is made
+ * by it and inherits that, so no request can make the agent read a file,
+ * whatever bug it finds. Where Landlock is missing the log says so once,
+ * and the server runs as before. 0 or -EIO.
+ */
+static int start_confined_daemons(struct http_server *s)
+{
+	static bool said;
+	struct confined_start c = {.s = s};
+	pthread_t t;
+	int err;
+
+	/*
+	 * glibc reads the time zone once per process, at its first use (MHD's
+	 * Date header): here, not in a confined thread, which could not open
+	 * /etc/localtime and would leave every thread on UTC.
+	 */
+	tzset();
+	err = pthread_create(&t, NULL, start_confined, &c);
+
+	if (err) {
+		errno = err;
+		return -EIO;
+	}
+	pthread_join(t, NULL);
+	if (!said) {
+		said = true;
+		if (c.landlock > 0)
+			log_info(
+				"http: the server threads are confined (Landlock ABI %d): they open "
+				"no file%s",
+				c.landlock,
+				c.landlock >= 4 ? " and bind or connect no TCP port" : "");
+		else
+			log_warn(
+				"http: the server threads are not confined: Landlock: %s%s",
+				strerror(-c.landlock),
+				c.landlock == -ENOSYS || c.landlock == -EOPNOTSUPP
+					? " (Linux 5.13 or later with landlock in its lsm= list has "
+					  "it)"
+					: "");
+	}
+	return c.rc ? -EIO : 0;
+}
+
 int http_serve(struct http_server *s, char *err, size_t errlen)
 {
-	if (start_daemon(s, &s->scrape, handle, &scrape_limits) ||
-	    (s->health.fd >= 0 && start_daemon(s, &s->health, handle_health, &health_limits))) {
+	if (start_confined_daemons(s)) {
 		snprintf(err, errlen, "cannot start the HTTP server");
 		return -EIO;
 	}
@@ -488,7 +657,7 @@ int http_start_unbound(struct http_server **out)
 	s = server_new();
 	if (!s)
 		return -ENOMEM;
-	if (start_daemon(s, &s->scrape, handle, &scrape_limits)) {
+	if (start_confined_daemons(s)) {
 		http_stop(s);
 		return -EIO;
 	}
@@ -587,6 +756,9 @@ void http_stop(struct http_server *s)
 	/* the daemons first: their last connections leave the table as they close */
 	listener_stop(&s->scrape);
 	listener_stop(&s->health);
+	listener_stop(&s->health_unix);
+	if (s->socket_path[0])
+		unlink(s->socket_path);
 	http_conns_free(s->conns);
 	if (s->want_fd >= 0)
 		close(s->want_fd);

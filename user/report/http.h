@@ -3,7 +3,8 @@
  * The agent's read-only HTTP endpoint (libmicrohttpd, one internal thread):
  * /metrics, /healthz, /readyz and /decisions; optionally a second port, with
  * its own thread and connection budget, that serves only /healthz and
- * /readyz (http_listen_health()). Every connection has a hard deadline
+ * /readyz (http_listen_health()), and a UNIX socket that does the same for
+ * an exec probe (http_listen_health_socket()). Every connection has a hard deadline
  * (http_conns.h) and each client address a connection limit. The agent loop publishes
  * finished texts when a request asks; the HTTP thread serves them and never
  * touches agent state. Paths and statuses: docs/qoslet-agent.md, HTTP.
@@ -23,10 +24,11 @@ enum metrics_scope {
 };
 
 struct http_config {
-	bool enabled;		    /* true */
-	char address[64];	    /* an IPv4 or IPv6 literal: "127.0.0.1" */
-	uint32_t port;		    /* 9464 */
-	uint32_t health_port;	    /* 0: none; else /healthz and /readyz alone there too */
+	bool enabled;		 /* true */
+	char address[64];	 /* an IPv4 or IPv6 literal: "127.0.0.1" */
+	uint32_t port;		 /* 9464 */
+	uint32_t health_port;	 /* 0: none; else /healthz and /readyz alone there too */
+	char health_socket[108]; /* "": none; else the same on this UNIX socket (sun_path's size) */
 	enum metrics_scope cgroups; /* "units" */
 };
 
@@ -66,6 +68,19 @@ int http_serve(struct http_server *s, char *err, size_t errlen);
  * naming the address.
  */
 int http_listen_health(struct http_server *s, uint16_t port, char *err, size_t errlen);
+
+/*
+ * Between http_listen() and http_serve(): also serve /healthz and /readyz on
+ * a UNIX socket at path (absolute), mode 0600, for an exec probe (`qoslet
+ * health`). No local client but root can reach it, so none can starve the
+ * kubelet's probes as one that holds a TCP port's connections from the
+ * node's own address can (docs/security.md). The directory must be the
+ * agent user's alone (private_dir.h: made 0700 when absent); a socket there
+ * that no one serves is replaced, one that answers is refused (-EADDRINUSE).
+ * The socket is removed at http_stop(). 0, or -errno with err naming the
+ * problem.
+ */
+int http_listen_health_socket(struct http_server *s, const char *path, char *err, size_t errlen);
 
 /*
  * The same server without a listening socket, for tests and fuzzing: it

@@ -4,8 +4,10 @@
 // and admission-own-node-pods, read from the YAML as shipped) on sample
 // admission requests, allowed and denied: a tenant cannot give a pod or a
 // template the QoS label or qoslet annotations, nobody changes them on a
-// pod, the listed identities can set them; the agent's token acts only on
-// its own node's status and Events, and evicts only pods on its node. The
+// pod (nor through its status or a Binding), the listed identities can set
+// them; only the DaemonSet controller gives a pod a DaemonSet owner; the
+// agent's token acts only on its own node's status (not its metadata) and
+// Events, and evicts only pods on its node. The
 // last test demands that every expression was evaluated, and every
 // validation seen both passing and failing.
 import assert from "node:assert/strict";
@@ -137,15 +139,94 @@ describe("qoslet-pod-qos-metadata", () => {
 		const sts = workload("apps", "StatefulSet", "statefulsets", { template: { metadata: { annotations: { "qoslet.io/runq-p99-target-us": "1" } } } });
 		denied(run(sts.req(TENANT)), "tenant's StatefulSet with a 1 us target");
 	});
+	// Status writes of built-in kinds keep metadata changes (kubernetes/kubernetes#92022):
+	// whoever may write pods/status could otherwise set the keys after creation.
+	test("pods/status: the keys cannot be set or changed through it, by anyone", () => {
+		const status = (userInfo, object, oldObject) => ({ ...podReq(userInfo, object, oldObject), subResource: "status" });
+		denied(run(status(TENANT, pod({ "koordinator.sh/qosClass": "LSE" }), pod())), "tenant's status write adds the label");
+		denied(run(status(KUBELET, pod({}, { "qoslet.io/eviction-disabled": "true" }), pod())), "a kubelet's status write adds an opt-out");
+		allowed(run(status(KUBELET, { ...pod({ "koordinator.sh/qosClass": "BE" }), status: { phase: "Running" } }, pod({ "koordinator.sh/qosClass": "BE" }))), "a plain status write");
+	});
+	// A Binding's annotations are copied onto the pod it binds (the pods/binding subresource).
+	test("pods/binding: a Binding may not carry the annotations, not even an admin's", () => {
+		const SCHEDULER = { username: "system:kube-scheduler", groups: ["system:authenticated"] };
+		const binding = (userInfo, annotations) => ({
+			operation: "CREATE",
+			resource: { group: "", version: "v1", resource: "pods" },
+			subResource: "binding",
+			namespace: "team-a",
+			name: "p",
+			userInfo,
+			object: { apiVersion: "v1", kind: "Binding", metadata: { name: "p", namespace: "team-a", annotations }, target: { kind: "Node", name: "n1" } },
+		});
+		allowed(run(binding(SCHEDULER, {})), "the scheduler binds");
+		denied(run(binding(SCHEDULER, { "qoslet.io/eviction-disabled": "true" })), "a binder adds an opt-out");
+		denied(run(binding(ADMIN, { "qoslet.io/runq-p99-target-us": "1" })), "an admin's binding adds a target");
+		// the older spelling, POST .../namespaces/NS/bindings, binds (and copies annotations) the same way
+		const legacy = (userInfo, annotations) => ({ ...binding(userInfo, annotations), resource: { group: "", version: "v1", resource: "bindings" }, subResource: "" });
+		allowed(run(legacy(SCHEDULER, {})), "the scheduler binds through bindings");
+		denied(run(legacy(SCHEDULER, { "koordinator.sh/eviction-priority": "9" })), "a binder adds a priority through bindings");
+	});
+	// The controller manager is trusted to copy checked templates: every kind whose
+	// template it copies must be checked, ReplicationControllers too.
+	test("ReplicationControllers: their templates are checked like the others", () => {
+		const rc = (meta) => workload("", "ReplicationController", "replicationcontrollers", { template: { metadata: meta, spec: { containers: [] } } }, { replicas: 1 });
+		denied(run(rc({ labels: { app: "w", "koordinator.sh/qosClass": "LSE" } }).req(TENANT)), "tenant's RC with the label");
+		allowed(run(rc({ labels: { app: "w" } }).req(TENANT)), "tenant's plain RC");
+	});
 	test("other resources are not its business", () => {
 		const r = run({ ...podReq(TENANT, pod({ "koordinator.sh/qosClass": "LSE" })), resource: { group: "", version: "v1", resource: "configmaps" } });
 		assert.equal(r.skipped, true);
 	});
 });
 
+// A pod owned by a DaemonSet (controller reference apps/v1 DaemonSet, in the
+// namespaces of the agent's trust.daemonset_namespaces) is SYSTEM to the agent:
+// never throttled or evicted. Only the DaemonSet controller gives a pod that
+// reference; anyone else who writes one forges it.
+describe("qoslet-pod-daemonset-owner", () => {
+	const run = pair("qoslet-pod-daemonset-owner");
+	const DS_CONTROLLER = { username: "system:serviceaccount:kube-system:daemon-set-controller", groups: ["system:serviceaccounts"] };
+	const KCM = { username: "system:kube-controller-manager", groups: ["system:authenticated"] };
+	const GC = { username: "system:serviceaccount:kube-system:generic-garbage-collector", groups: ["system:serviceaccounts"] };
+	const ref = (kind, over = {}) => ({ apiVersion: "apps/v1", kind, name: "agent", uid: "0f0e", controller: true, blockOwnerDeletion: true, ...over });
+	const owned = (refs, labels = {}) => ({ ...pod(labels), metadata: { ...pod(labels).metadata, ownerReferences: refs } });
+	const ok = (r, why) => {
+		assert.equal(r.allowed, true, `${why}: ${r.messages.join("; ")}`);
+		assert.equal(r.skipped, false, "the policy judged it");
+	};
+	const no = (r, why) => {
+		assert.equal(r.allowed, false, why);
+		assert.deepEqual(r.errors, [], `${why}: no CEL error`);
+		assert.match(r.messages.join(), /only the DaemonSet controller/);
+	};
+
+	test("a tenant cannot give a pod a DaemonSet owner, of any apiVersion", () => {
+		no(run(podReq(TENANT, owned([ref("DaemonSet")]))), "a bare pod that names a DaemonSet as controller");
+		no(run(podReq(TENANT, owned([ref("DaemonSet", { apiVersion: "extensions/v1beta1", controller: false })]))), "an old apiVersion, not controller");
+		no(run(podReq(TENANT, owned([ref("DaemonSet")]), pod())), "added to an existing pod");
+		no(run(podReq(TENANT, owned([ref("DaemonSet")]), owned([ref("DaemonSet", { controller: false })]))), "an existing reference made the controller");
+		no(run({ ...podReq(TENANT, owned([ref("DaemonSet")]), pod()), subResource: "status" }), "through the status");
+	});
+	test("the DaemonSet controller, the controller manager and cluster admins may", () => {
+		for (const who of [DS_CONTROLLER, KCM, ADMIN]) ok(run(podReq(who, owned([ref("DaemonSet")]))), who.username);
+		ok(run(podReq(DS_CONTROLLER, owned([ref("DaemonSet")]), pod())), "adoption of an orphan");
+	});
+	test("other owners, removals and other changes pass, for anyone", () => {
+		ok(run(podReq(TENANT, owned([ref("ReplicaSet")]))), "a ReplicaSet owner");
+		ok(run(podReq(GC, pod(), owned([ref("DaemonSet")]))), "the garbage collector orphans the pod");
+		ok(run(podReq(GC, owned([ref("DaemonSet", { blockOwnerDeletion: false })]), owned([ref("DaemonSet")]))), "the garbage collector unblocks the owner");
+		ok(run(podReq(TENANT, owned([ref("DaemonSet")], { app: "x" }), owned([ref("DaemonSet")]))), "a label on a DaemonSet's pod");
+	});
+	test("other resources are not its business", () => {
+		assert.equal(run({ ...podReq(TENANT, owned([ref("DaemonSet")])), resource: { group: "", version: "v1", resource: "configmaps" } }).skipped, true);
+	});
+});
+
 describe("qoslet-agent-own-node", () => {
 	const run = pair("qoslet-agent-own-node");
-	const node = (name, status) => ({ apiVersion: "v1", kind: "Node", metadata: { name }, status });
+	const nodeMeta = { labels: { "kubernetes.io/hostname": "n1" }, annotations: { "node.alpha.kubernetes.io/ttl": "0" } };
+	const node = (name, status, meta = nodeMeta) => ({ apiVersion: "v1", kind: "Node", metadata: { name, ...meta }, spec: { podCIDR: "10.1.0.0/24" }, status });
 	const ready = { type: "Ready", status: "True", reason: "KubeletReady" };
 	const qos = (s) => ({ type: "QoSletInterference", status: s, reason: s === "True" ? "Interference" : "NoInterference" });
 	const status = (over = {}) => ({
@@ -157,13 +238,13 @@ describe("qoslet-agent-own-node", () => {
 		nodeInfo: { kubeletVersion: "v1.31.0" },
 		...over,
 	});
-	const patch = (userInfo, name, before, afterStatus) => ({
+	const patch = (userInfo, name, before, afterStatus, afterMeta) => ({
 		operation: "UPDATE",
 		resource: { group: "", version: "v1", resource: "nodes" },
 		subResource: "status",
 		name,
 		userInfo,
-		object: node(name, afterStatus),
+		object: node(name, afterStatus, afterMeta),
 		oldObject: node(name, before),
 	});
 	const ok = (r, why) => assert.equal(r.allowed, true, `${why}: ${r.messages.join("; ")} ${r.errors.join("; ")}`);
@@ -202,6 +283,23 @@ describe("qoslet-agent-own-node", () => {
 			"config": status({ config: { error: "x" } }),
 		};
 		for (const [what, s] of Object.entries(cases)) no(run(patch(agent("n1"), "n1", status(), s)), what, /only its node's QoSletInterference/);
+	});
+	// A status write of a built-in kind keeps metadata changes (kubernetes/kubernetes#92022;
+	// the node status strategy resets only spec): labels steer the scheduler and
+	// workloads' node selectors, finalizers block the node's deletion.
+	test("on its own node, no metadata change through the status", () => {
+		const cond = status({ conditions: [ready, qos("True")] });
+		const cases = {
+			"a label added": { ...nodeMeta, labels: { ...nodeMeta.labels, "node-role.kubernetes.io/control-plane": "" } },
+			"a label changed": { ...nodeMeta, labels: { "kubernetes.io/hostname": "evil" } },
+			"labels removed": { annotations: nodeMeta.annotations },
+			"an annotation added": { ...nodeMeta, annotations: { ...nodeMeta.annotations, "example.com/x": "1" } },
+			"a finalizer added": { ...nodeMeta, finalizers: ["example.com/keep"] },
+			"an owner added": { ...nodeMeta, ownerReferences: [{ apiVersion: "v1", kind: "Namespace", name: "x", uid: "u" }] },
+		};
+		for (const [what, m] of Object.entries(cases)) no(run(patch(agent("n1"), "n1", status(), cond, m)), what, /may not change its node's metadata/);
+		// what the API server itself changes on every write is not the agent's
+		ok(run(patch(agent("n1"), "n1", status(), cond, { ...nodeMeta, resourceVersion: "2", managedFields: [{ manager: "qoslet" }] })), "resourceVersion, managedFields");
 	});
 	test("other users are not its business", () => {
 		const r = run(patch(KUBELET, "n2", status(), status({ conditions: [] })));
