@@ -12,6 +12,11 @@
  * Neither nests in the other (reclaim runs with PF_MEMALLOC), but each kind
  * gets its own stamp so a lost end cannot corrupt the other kind.
  *
+ * PSI's inputs, the sleeps the kernel flags as memory stalls and I/O
+ * waits, are measured by the probe's context-switch step in the shared
+ * sched_switch program (bpf/memstall_switch.bpf.h); the bytes of the bios
+ * each cgroup's tasks submit by block_bio_queue (BTF kernels).
+ *
  * OOM kills come from oom:mark_victim, which names the victim task (6.8+:
  * the task itself; older kernels pass only a pid, and user space leaves the
  * OOM part off there). Each kill is counted in the victim's cgroup (the
@@ -24,45 +29,9 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
-#include "memstall_maps.h"
-#include "cgroup_id.bpf.h"
+#include "memstall_switch.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-enum stall_kind { STALL_DIRECT = 0, STALL_MEMCG, STALL_NR };
-
-struct stall_stamps {
-	__u64 begin[STALL_NR]; /* 0: not in a stall of that kind */
-};
-
-/* tp_btf: the begin stamps live with the task (no pid hash, no delete). */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct stall_stamps);
-} stall_stamp SEC(".maps");
-
-/*
- * raw_tp: keyed by thread id. A stamp lives only for one reclaim pass
- * (microseconds to seconds); the LRU retires threads that exited mid-stall,
- * and this many tasks reclaiming at the same instant is far beyond any node.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct stall_stamps);
-} stall_stamp_tid SEC(".maps");
-
-/* Per-CPU like sched's rq_hist: no atomics, no shared cache lines. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 4096);
-	__type(key, __u64);
-	__type(value, struct memstall_cg);
-} memstall_cg SEC(".maps");
 
 /*
  * OOM kills are rare (the kernel kills one task at a time under its OOM
@@ -75,42 +44,15 @@ struct {
 	__uint(max_entries, 16 * 1024);
 } memstall_oom SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, MEMSTALL_DROP_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} memstall_drops SEC(".maps");
-
-static __always_inline void count_drop(__u32 why)
-{
-	__u64 *n = bpf_map_lookup_elem(&memstall_drops, &why);
-
-	if (n)
-		(*n)++;
-}
-
 /*
  * `btf` is a constant after inlining, as in bpf/sched.bpf.c: true on tp_btf
  * (BTF-typed current task, plain loads), false on raw_tp (CO-RE reads).
  */
 static __always_inline struct stall_stamps *stamps_of_current(bool btf, bool create)
 {
-	struct stall_stamps *st;
-	__u32 tid;
-
 	if (btf)
-		return bpf_task_storage_get(&stall_stamp, bpf_get_current_task_btf(), 0,
-					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-	tid = (__u32)bpf_get_current_pid_tgid();
-	st = bpf_map_lookup_elem(&stall_stamp_tid, &tid);
-	if (!st && create) {
-		static const struct stall_stamps zero;
-
-		bpf_map_update_elem(&stall_stamp_tid, &tid, &zero, BPF_ANY);
-		st = bpf_map_lookup_elem(&stall_stamp_tid, &tid);
-	}
-	return st;
+		return memstall_stamps_of(bpf_get_current_task_btf(), true, create);
+	return memstall_stamps_of((struct task_struct *)bpf_get_current_task(), false, create);
 }
 
 static __always_inline __u64 current_cgroup_id(bool btf)
@@ -120,28 +62,12 @@ static __always_inline __u64 current_cgroup_id(bool btf)
 	return task_cgroup_id_raw((struct task_struct *)bpf_get_current_task());
 }
 
-/* The cgroup's per-CPU record, created on first use; NULL (counted) when full. */
-static __always_inline struct memstall_cg *cg_record(__u64 cgid)
-{
-	struct memstall_cg *v = bpf_map_lookup_elem(&memstall_cg, &cgid);
-
-	if (!v) {
-		static const struct memstall_cg zero;
-
-		bpf_map_update_elem(&memstall_cg, &cgid, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&memstall_cg, &cgid);
-		if (!v)
-			count_drop(MEMSTALL_DROP_MAP_FULL);
-	}
-	return v;
-}
-
 static __always_inline void stall_begin(enum stall_kind kind, bool btf)
 {
 	struct stall_stamps *st = stamps_of_current(btf, true);
 
 	if (!st) {
-		count_drop(MEMSTALL_DROP_NO_STORAGE);
+		memstall_count_drop(MEMSTALL_DROP_NO_STORAGE);
 		return;
 	}
 	st->begin[kind] = bpf_ktime_get_ns();
@@ -158,7 +84,7 @@ static __always_inline void stall_end(enum stall_kind kind, bool btf)
 		return;
 	delta = bpf_ktime_get_ns() - st->begin[kind];
 	st->begin[kind] = 0;
-	v = cg_record(current_cgroup_id(btf));
+	v = memstall_cg_record(current_cgroup_id(btf));
 	if (v)
 		lat_hist_add(kind == STALL_DIRECT ? &v->direct : &v->memcg, delta);
 }
@@ -166,14 +92,14 @@ static __always_inline void stall_end(enum stall_kind kind, bool btf)
 static __always_inline void on_oom_victim(struct task_struct *task, bool btf)
 {
 	__u64 cgid = btf ? task_cgroup_id_btf(task) : task_cgroup_id_raw(task);
-	struct memstall_cg *v = cg_record(cgid);
+	struct memstall_cg *v = memstall_cg_record(cgid);
 	struct memstall_oom *e;
 
 	if (v)
 		v->oom_kills++;
 	e = bpf_ringbuf_reserve(&memstall_oom, sizeof(*e), 0);
 	if (!e) {
-		count_drop(MEMSTALL_DROP_RINGBUF_FULL);
+		memstall_count_drop(MEMSTALL_DROP_RINGBUF_FULL);
 		return;
 	}
 	e->ts_ns = bpf_ktime_get_ns();
@@ -217,6 +143,17 @@ SEC("tp_btf/mark_victim")
 int BPF_PROG(btf_mark_victim, struct task_struct *task)
 {
 	on_oom_victim(task, true);
+	return 0;
+}
+
+/* One bio (up to MiBs), not one page: a streaming reader makes thousands a second. */
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(psi_bio, struct bio *bio)
+{
+	struct memstall_cg *v = memstall_cg_record(current_cgroup_id(true));
+
+	if (v)
+		v->io_bytes += bio->bi_iter.bi_size;
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The one sched_switch program: the context-switch steps of the sched, cpi
- * and throttle probes, in one program over the maps each probe created
+ * The one sched_switch program: the context-switch steps of the sched, cpi,
+ * throttle and memstall probes, in one program over the maps each probe created
  * (user space hands their fds over before load: user/probes/switch.c).
  *
  * One program instead of one per probe because entering a BPF program from
@@ -16,6 +16,7 @@
 #include "sched_switch.bpf.h"
 #include "cpi_switch.bpf.h"
 #include "throttle_switch.bpf.h"
+#include "memstall_switch.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -23,10 +24,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile bool sched_on = false;
 const volatile bool cpi_on = false;
 const volatile bool throttle_on = false;
+const volatile bool memstall_on = false;
 
 /* `throttle`: whether the throttle step is in the program at all (the lean ones below). */
-static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next, bool btf,
-				      bool throttle)
+static __always_inline void on_switch(bool preempt, struct task_struct *prev,
+				      struct task_struct *next, bool btf, bool throttle)
 {
 	__u64 next_cgid = 0;
 
@@ -39,19 +41,21 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 		cpi_on_switch(next_cgid);
 	if (throttle && throttle_on)
 		throttle_mark_hierarchy(&prev->se, btf);
+	if (memstall_on)
+		memstall_on_switch(preempt, prev, next, btf);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev, next, true, true);
+	on_switch(preempt, prev, next, true, true);
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev, next, false, true);
+	on_switch(preempt, prev, next, false, true);
 	return 0;
 }
 
@@ -63,13 +67,13 @@ int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_str
 SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_switch_lean, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev, next, true, false);
+	on_switch(preempt, prev, next, true, false);
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_switch_lean, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev, next, false, false);
+	on_switch(preempt, prev, next, false, false);
 	return 0;
 }

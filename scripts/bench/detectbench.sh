@@ -46,6 +46,19 @@
 #   node_slice       the same at systemd's 1024        outside noisy; cap none
 #   node_service     stress-ng in system.slice/logship.service, 1024 each
 #                                                      outside logship; cap none
+# Memory scenarios (scored on interference.memory reports; the parent's
+# memory limit stands in for the node's memory, kubepods' for the
+# kubelet's): the LS pod runs `fileread random` over a hot file of HOT_MIB
+# (data under /var/tmp, removed on exit), the antagonist `fileread stream`
+# over a file of BIG_MIB:
+#   mem_ancestor   kubepods limited to MEM_LIMIT_MIB, be1 streams
+#                                                      unit be1;     cap none
+#   mem_own_limit  the LS pod limited below its hot file, nobody else
+#                                                      own_limit ls; cap none
+#   mem_outside    the parent limited to MEM_LIMIT_MIB, noisy.slice streams
+#                                                      outside noisy; cap none
+#   mem_quiet      kubepods limited, the LS reader alone no breach;    cap none
+# (memory detection acts on nothing itself: no caps are expected.)
 # ("be1|be2": either is right. Both hogs hold a large share; which one ran
 # last before the LS task more often is the scheduler's doing, not their
 # weights': measured on 6.18, the lighter one in 2 of 3 rounds, 50-70%.)
@@ -101,7 +114,10 @@ BUDGET=1200     # seconds of measuring after which disturbed blocks are no longe
 CMDLINE=$(printf '%q ' "$0" "$@")
 CMDLINE=${CMDLINE% }
 SCENARIOS=(be_hog two_be ls_antagonist system_slice ls_self ls_quota intermittent quiet
-	node_slice_high node_slice node_service)
+	node_slice_high node_slice node_service mem_ancestor mem_own_limit mem_outside mem_quiet)
+MEM_LIMIT_MIB=256
+HOT_MIB=160
+BIG_MIB=2048
 TARGET_PR=0.95
 TARGET_TOP1=0.9
 
@@ -141,7 +157,9 @@ require_cmds jq taskset
 [ -x "$DUTYCYCLE" ] || skip "$DUTYCYCLE is missing (run make $DUTYCYCLE)"
 WAKELAT=$QOSLET_ROOT/build/tests/helpers/wakelat
 [ -x "$WAKELAT" ] || skip "$WAKELAT is missing (run make $WAKELAT)"
-require_cmds stress-ng
+require_cmds stress-ng dd
+FILEREAD=$QOSLET_ROOT/build/tests/helpers/fileread
+[ -x "$FILEREAD" ] || skip "$FILEREAD is missing (run make $FILEREAD)"
 detect_cgroup_root >/dev/null || skip "no cgroup hierarchy with the cpu controller"
 NCPU=$(nproc)
 [ "$NCPU" -ge 2 ] || skip "needs 2 CPUs (ls_quota runs the loop on CPU 1)"
@@ -150,6 +168,12 @@ HZ=$(getconf CLK_TCK)
 
 test_setup
 agent_setup
+# The memory scenarios' files: on disk (evicted pages are read back from a device), removed on exit.
+DATA=$(mktemp -d /var/tmp/qoslet-detectbench.XXXXXX)
+trap 'rc=$?; rm -rf "$DATA"; (exit $rc); _test_cleanup' EXIT
+[ "$(stat -f -c %T "$DATA")" != tmpfs ] || skip "/var/tmp is tmpfs: evicted pages would not be reclaimable"
+dd if=/dev/urandom of="$DATA/hot" bs=1M count="$HOT_MIB" oflag=direct status=none
+dd if=/dev/zero of="$DATA/big" bs=1M count="$BIG_MIB" oflag=direct status=none
 P=${TEST_PARENT_REL#/}
 # The node's root: nothing else on the machine weighs much against it.
 if cg_is_v2; then cg_weight "$TEST_PARENT" 102400; else cg_weight "$TEST_PARENT" 262144; fi
@@ -171,13 +195,22 @@ cg_weight "${CG[noisy]}" 10240
 AGENT_JSON=$(jq -cn --arg root "$P/kubepods" '{cgroup_root: $root, dry_run: true,
 	suppress: {enabled: false, cpu_idle: false}, evict: {cpu: {enabled: false}},
 	burst: {policy: "none"},
-	interference: {runq: {p99_us: 1000, k: 2, n: 3}, cap_s: 30}}')
+	interference: {runq: {p99_us: 1000, k: 2, n: 3}, cap_s: 30, memory: {k: 2, n: 3}}}')
 
 # Each scenario's label: "cause party caps" (party and caps are pod names, "-" none).
 declare -A LABEL=([be_hog]="unit be1 be1" [two_be]="unit be1|be2 be1,be2" [ls_antagonist]="unit ls2 -"
 	[system_slice]="outside noisy -" [ls_self]="self ls -" [ls_quota]="quota ls -"
 	[intermittent]="unit be1 be1" [quiet]="- - -" [node_slice_high]="outside noisy -"
-	[node_slice]="outside noisy -" [node_service]="outside logship -")
+	[node_slice]="outside noisy -" [node_service]="outside logship -"
+	[mem_ancestor]="unit be1 -" [mem_own_limit]="own_limit ls -" [mem_outside]="outside noisy -"
+	[mem_quiet]="- - -")
+# The rules each scenario's findings are scored on: memory's, or the CPU's.
+family_rules() {
+	case $1 in
+	mem_*) echo '["interference.memory"]' ;;
+	*) echo '["interference.runq_slo", "interference.cpi"]' ;;
+	esac
+}
 for s in "${SCENARIOS[@]}"; do
 	[ -n "${LABEL[$s]:-}" ] || usage
 done
@@ -204,6 +237,19 @@ node_load() {
 	agent_run "${CG[$1]}" "$CPUS" stress-ng --cpu 2 --timeout $((SECS + 10)) --quiet
 }
 
+# mem_limit CG MIB: CG's memory limit (-1: none).
+mem_limit() {
+	local m
+	m=$(agent_cg_in "$1" memory)
+	if [ -e "$m/memory.limit_in_bytes" ]; then
+		echo "$(($2 < 0 ? -1 : $2 * 1048576))" >"$m/memory.limit_in_bytes"
+	else
+		echo "${2/#-1/max}" | sed 's/^\([0-9]*\)$/\1M/' >"$m/memory.max"
+	fi
+}
+reader() { agent_run "${CG[ls]}" 1 "$FILEREAD" random "$DATA/hot" $((SECS + 10)); }
+streamer() { agent_run "${CG[$1]}" 0 "$FILEREAD" stream "$DATA/big" $((SECS + 10)); }
+
 # The scenario's load, started before the agent.
 load() {
 	case $1 in
@@ -218,6 +264,10 @@ load() {
 	node_slice_high) node_load scope 8192 ;;
 	node_slice) node_load scope 1024 ;;
 	node_service) node_load logship 1024 ;;
+	mem_ancestor) mem_limit "$TEST_PARENT/kubepods" "$MEM_LIMIT_MIB" && reader && streamer be1 ;;
+	mem_own_limit) mem_limit "${CG[ls]}" $((HOT_MIB / 2)) && reader ;;
+	mem_outside) mem_limit "$TEST_PARENT" "$MEM_LIMIT_MIB" && reader && streamer noisy ;;
+	mem_quiet) mem_limit "$TEST_PARENT/kubepods" "$MEM_LIMIT_MIB" && reader ;;
 	esac
 }
 
@@ -232,6 +282,9 @@ unload() {
 	cg_weight "${CG[be2]}" 1024
 	cg_weight "${CG[noisy]}" 10240
 	quota ls -1
+	mem_limit "$TEST_PARENT" -1
+	mem_limit "$TEST_PARENT/kubepods" -1
+	mem_limit "${CG[ls]}" -1
 }
 
 # Waits up to $1 s for CPUs 90% idle over 1 s; QUIET says how idle. 1 when it ran out.
@@ -292,10 +345,18 @@ run_block() {
 	agent_stop
 	unload
 	R[$key,$r,ticks]=$(sed -n 's/.*stopping after \([0-9]*\) ticks (\([0-9]*\) on the fast path).*/\1 \2/p' "$AGENT_ERR")
-	R[$key,$r,first]=$(jq -sr --arg root "/$P/" --arg ls "$LS_PATH" 'map(select(.kind == "report" and .target.cgroup == $ls))[0]
+	local rules mine
+	rules=$(family_rules "$s")
+	mine='map(select(.kind == "report" and .target.cgroup == $ls and (.rule as $r | $rules | index($r))))'
+	R[$key,$r,first]=$(jq -sr --arg root "/$P/" --arg ls "$LS_PATH" --argjson rules "$rules" "$mine"'[0]
 		| if . == null then "- -" else "\(.cause) \(.related.cgroup // "-" | ltrimstr($root))" end' "$AGENT_OUT")
-	R[$key,$r,share]=$(jq -sr --arg ls "$LS_PATH" 'map(select(.kind == "report" and .target.cgroup == $ls))[0].evidence.culprit_wait_share // "-"' "$AGENT_OUT")
-	R[$key,$r,reports]=$(jq -s --arg ls "$LS_PATH" 'map(select(.kind == "report" and .target.cgroup == $ls)) | length' "$AGENT_OUT")
+	R[$key,$r,share]=$(jq -sr --arg ls "$LS_PATH" --argjson rules "$rules" "$mine"'[0].evidence.culprit_wait_share // "-"' "$AGENT_OUT")
+	R[$key,$r,reports]=$(jq -s --arg ls "$LS_PATH" --argjson rules "$rules" "$mine"' | length' "$AGENT_OUT")
+	# memory breaches where none is labelled (the CPU scenarios): false findings
+	R[$key,$r,stray]=0
+	case $s in mem_*) ;; *) R[$key,$r,stray]=$(jq -s --arg ls "$LS_PATH" \
+		'map(select(.kind == "report" and .target.cgroup == $ls and .rule == "interference.memory")) | length' "$AGENT_OUT") ;;
+	esac
 	R[$key,$r,caps]=$(jq -sr --arg root "/$P/" '[.[] | select(.rule == "interference.cap")
 		| .target.cgroup | ltrimstr($root)] | unique | join(",")' "$AGENT_OUT")
 	log "round $r: $key: first report ${R[$key,$r,first]} (share ${R[$key,$r,share]}), ${R[$key,$r,reports]} reports, caps [${R[$key,$r,caps]}], ticks (fast) ${R[$key,$r,ticks]}, agent CPU ${R[$key,$r,cpu]}, foreign CPUs ${R[$key,$r,foreign]}"
@@ -359,6 +420,8 @@ for s in "${SCENARIOS[@]}"; do
 		if [ "$want_cause" != - ] && [ "$cause" != - ]; then tp=$((tp + 1)); fi
 		if [ "$want_cause" = - ] && [ "$cause" != - ]; then fp=$((fp + 1)); fi
 		if [ "$want_cause" != - ] && [ "$cause" = - ]; then fn=$((fn + 1)); fi
+		# a memory breach in a CPU scenario
+		[ "${R[$s,$r,stray]:-0}" = 0 ] || fp=$((fp + 1))
 		# each cap
 		for c in ${caps//,/ }; do
 			if [[ ",$want_caps," == *",$c,"* ]]; then tp=$((tp + 1)); else fp=$((fp + 1)); fi
@@ -436,6 +499,15 @@ report() {
 	echo "| node_slice_high | issue 29's node: stress-ng in noisy.slice at \`cpu.shares\` 8192 | outside noisy.slice | none |"
 	echo "| node_slice | the same at systemd's default 1024 | outside noisy.slice | none |"
 	echo "| node_service | stress-ng in system.slice/logship.service, both at 1024 | outside system.slice/logship.service | none |"
+	echo "| mem_ancestor | kubepods limited to $MEM_LIMIT_MIB MiB; the LS pod reads its hot file, be1 streams | unit be1 | none |"
+	echo "| mem_own_limit | the LS pod limited to $((HOT_MIB / 2)) MiB reads its $HOT_MIB MiB hot file | own_limit | none |"
+	echo "| mem_outside | the parent (the node) limited to $MEM_LIMIT_MIB MiB; the LS pod reads, noisy.slice streams | outside noisy.slice | none |"
+	echo "| mem_quiet | kubepods limited to $MEM_LIMIT_MIB MiB; the LS reader alone | no breach | none |"
+	echo
+	echo "The memory scenarios: the LS pod runs \`fileread random\` (4 KiB reads at random over a $HOT_MIB MiB file), a"
+	echo "streamer \`fileread stream\` (1 MiB reads through a $BIG_MIB MiB file, over and over), files under /var/tmp"
+	echo "(disk-backed). They are scored on \`interference.memory\` reports only, the others on the CPU's rules; a"
+	echo "memory report on the LS pod in a CPU scenario counts as a false finding."
 	echo
 	echo "two_be's label takes either hog: both hold a large share of the LS pod's waits, and which one ran last before"
 	echo "the LS task more often is the scheduler's doing, not their weights' (measured here before this label was set:"

@@ -75,7 +75,7 @@ assert_cmp "$s" "<=" "$l" "a lower threshold gives BE no more quota"
 # qoslet record.
 timeout 30 "$QOSLET" record -o "$TMP/rec2" --config "$TMP/agent.json" --pin-dir "$PIN_DIR" --duration 3 2>"$TMP/record.err" ||
 	fail "qoslet record failed: $(tail -n 3 "$TMP/record.err")"
-head -n 1 "$TMP/rec2" | jq -e '.qoslet_record == 3 and (.config | type == "object")' >/dev/null || fail "record: bad header"
+head -n 1 "$TMP/rec2" | jq -e '.qoslet_record == 4 and (.config | type == "object")' >/dev/null || fail "record: bad header"
 assert_cmp "$(($(wc -l <"$TMP/rec2") - 1))" ">=" 1 "ticks recorded by qoslet record"
 tail -n 1 "$TMP/rec2" | jq -e --arg be "$BE_REL" '.units | map(select(.path == $be and .class == "BE")) | length == 1' >/dev/null ||
 	fail "record: the BE unit is not in the last tick"

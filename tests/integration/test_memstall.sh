@@ -122,7 +122,7 @@ run_hook() {
 
 	local sum
 	sum=$(jq -s -c --arg p "$rel" '{
-		hooks: [.[].probes.memstall.detail] | unique,
+		hooks: [.[].probes.memstall.detail | split(", ")[0]] | unique,
 		ids: [.[].cgroups[] | select(.path == $p) | .id] | unique,
 		memcg: ([.[].cgroups[] | select(.path == $p) | .memcg.count] | add // 0),
 		memcg_ns: ([.[].cgroups[] | select(.path == $p) | .memcg.sum_ns] | add // 0),

@@ -427,31 +427,32 @@ static const struct detect_case {
 		 "33", "/cpuacct", "cgroup", ",cpuacct") MI("34", "/cpuset", "cgroup", ",cpuset")
 		 MI("35", "/memory", "cgroup", ",memory") MI("36", "/devices", "cgroup", ",devices")
 			 MI("37", "/freezer", "cgroup", ",freezer")
-				 MI("40", "/systemd", "cgroup", ",name=systemd")
-					 MI("41", "/unified", "cgroup2", ""),
+				 MI("38", "/blkio", "cgroup", ",blkio")
+					 MI("40", "/systemd", "cgroup", ",name=systemd")
+						 MI("41", "/unified", "cgroup2", ""),
 	 "hugetlb\n",
 	 0,
-	 {"@/cpu", "@/cpuacct", "@/cpuset", "@/memory", "@/freezer"},
+	 {"@/cpu", "@/cpuacct", "@/cpuset", "@/memory", "@/freezer", "@/blkio"},
 	 {0}},
 	{"pure v2",
 	 ROOTFS MI("31", "", "cgroup2", ",nsdelegate,memory_recursiveprot"),
 	 "cpuset cpu io memory hugetlb pids rdma misc\n",
 	 0,
-	 {"@", "@", "@", "@", "@"},
-	 {1, 1, 1, 1, 1}},
+	 {"@", "@", "@", "@", "@", "@"},
+	 {1, 1, 1, 1, 1, 1}},
 	{"v2 without cpuset or memory enabled",
 	 ROOTFS MI("31", "", "cgroup2", ""),
 	 "cpu io pids\n",
 	 0,
-	 {"@", "@", "", "", "@"},
-	 {1, 1, 0, 0, 1}},
+	 {"@", "@", "", "", "@", "@"},
+	 {1, 1, 0, 0, 1, 1}},
 	{"co-mounted cpu,cpuacct; no v1 freezer: cgroup2 freezes",
 	 ROOTFS MI("32", "/cpu,cpuacct", "cgroup", ",cpu,cpuacct")
 		 MI("34", "/cpuset", "cgroup", ",cpuset") MI("41", "/unified", "cgroup2", ""),
 	 "\n",
 	 0,
-	 {"@/cpu,cpuacct", "@/cpu,cpuacct", "@/cpuset", "", "@/unified"},
-	 {0, 0, 0, 0, 1}},
+	 {"@/cpu,cpuacct", "@/cpu,cpuacct", "@/cpuset", "", "@/unified", ""},
+	 {0, 0, 0, 0, 1, 0}},
 	{"no cpu controller anywhere",
 	 ROOTFS MI("34", "/cpuset", "cgroup", ",cpuset") MI("41", "/unified", "cgroup2", ""),
 	 "memory\n",
@@ -540,6 +541,47 @@ static void test_cpu_stat_formats(void **state)
 	}
 }
 
+/* Memory interference's counters: refaults, charges, limit hits and block I/O, v1 and v2. */
+static void test_mem_stall_counters(void **state)
+{
+	static const char v1_stat[] =
+		"cache 4096\nrss 0\ntotal_rss 8192\ntotal_unevictable 0\n"
+		"total_inactive_file 4096\ntotal_pgpgin 300\ntotal_workingset_refault_anon 2\n"
+		"total_workingset_refault_file 40\n";
+	static const char v2_stat[] = "anon 8192\nfile 4096\nunevictable 0\ninactive_file 4096\n"
+				      "workingset_refault_anon 1\nworkingset_refault_file 9\n";
+	struct cgroup_ctrls v1, v2;
+	struct cg_mem m = {0};
+	uint64_t n;
+
+	(void)state;
+	cgroup_ctrls_fake(&v1, "/nonexistent", false);
+	cgroup_ctrls_fake(&v2, "/nonexistent", true);
+	assert_int_equal(cg_mem_stat_parse(&v1, v1_stat, &m), 0);
+	assert_int_equal(m.refaults, 42);
+	assert_int_equal(m.charged_pages, 300);
+	assert_int_equal(cg_mem_stat_parse(&v2, v2_stat, &m), 0);
+	assert_int_equal(m.refaults, 10);
+	assert_int_equal(m.charged_pages, 0); /* v2 has no such counter */
+	assert_int_equal(cg_mem_events_parse(&v1, "17\n", &n), 0);
+	assert_int_equal(n, 17);
+	assert_int_equal(cg_mem_events_parse(&v2, "low 0\nhigh 3\nmax 5\noom 0\noom_kill 0\n", &n),
+			 0);
+	assert_int_equal(n, 8);
+	assert_int_equal(cg_mem_events_parse(&v2, "low 0\n", &n), -EINVAL);
+	assert_int_equal(cg_io_bytes_parse(&v1, "8:0 Read 4096\n8:0 Write 0\nTotal 4096\n", &n), 0);
+	assert_int_equal(n, 4096);
+	assert_int_equal(
+		cg_io_bytes_parse(&v2,
+				  "8:0 rbytes=100 wbytes=20 rios=1 wios=1 dbytes=0 dios=0\n"
+				  "253:0 rbytes=3 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n",
+				  &n),
+		0);
+	assert_int_equal(n, 123);
+	assert_int_equal(cg_io_bytes_parse(&v2, "", &n), 0); /* no I/O yet */
+	assert_int_equal(n, 0);
+}
+
 /* Older kernels have no burst lines; a file without bandwidth lines is refused. */
 static void test_cpu_stat_partial(void **state)
 {
@@ -626,6 +668,7 @@ int main(void)
 		cmocka_unit_test(test_kill),
 		cmocka_unit_test(test_detect_table),
 		cmocka_unit_test(test_cpu_stat_formats),
+		cmocka_unit_test(test_mem_stall_counters),
 		cmocka_unit_test(test_cpu_stat_partial),
 		cmocka_unit_test(test_quota_parse),
 		cmocka_unit_test(test_file_names),

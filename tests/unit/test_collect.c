@@ -261,6 +261,129 @@ static void test_fold(void **state)
 }
 
 /*
+ * The memstall probe's interval into the units' memory stall (v1: from the
+ * probe's PSI inputs): the pod and its container add up, every unit is
+ * measured even without a record, the scopes of one outside slice that
+ * reclaimed add up to the slice, one that cannot be named is left out.
+ */
+static void test_fold_mem(void **state)
+{
+	const struct collect_member m[] = {{2, 2, QOS_LS}, {5, 2, QOS_LS}, {7, 7, QOS_BE}};
+	struct pol_unit units[2] = {{.id = 2, .cls = QOS_LS}, {.id = 7, .cls = QOS_BE}};
+	struct pol_input in = {.units = units, .n_units = 2};
+	struct snapshot delta = {.memstall_psi = true};
+	struct cg_sample *cg;
+
+	(void)state;
+	cg = snapshot_add(&delta, 2);
+	cg->parts = CG_MEMSTALL;
+	cg->mem.stall.sum_ns = 100;
+	cg->mem.memcg.sum_ns = 10;
+	cg->mem.iowait.sum_ns = 1000;
+	cg = snapshot_add(&delta, 5);
+	cg->parts = CG_MEMSTALL;
+	cg->mem.stall.sum_ns = 200;
+	cg->mem.io_bytes = 4096;
+	for (uint64_t id = SLICE + 1; id <= SLICE + 2; id++) {
+		cg = snapshot_add(&delta, id);
+		cg->parts = CG_MEMSTALL;
+		cg->mem.direct.sum_ns = 50;
+	}
+	cg = snapshot_add(&delta, GONE);
+	cg->parts = CG_MEMSTALL;
+	cg->mem.memcg.sum_ns = 999;
+	snapshot_finish(&delta);
+
+	assert_int_equal(collect_fold_mem(m, 3, &delta, true, fake_name, NULL, &in), 0);
+	assert_true(units[0].ms.has_stall && units[0].ms.has_io);
+	assert_int_equal(units[0].ms.stall_ns, 310); /* sleeps + reclaim */
+	assert_int_equal(units[0].ms.reclaim_ns, 10);
+	assert_int_equal(units[0].ms.io_ns, 1000);
+	assert_int_equal(units[0].ms.io_bytes, 4096);
+	assert_true(units[1].ms.has_stall); /* measured: nothing stalled */
+	assert_int_equal(units[1].ms.stall_ns, 0);
+	assert_int_equal(in.n_mem_outside, 1);
+	assert_int_equal(in.mem_outside[0].name.id, SLICE);
+	assert_string_equal(in.mem_outside[0].name.path, "noisy.slice");
+	assert_int_equal(in.mem_outside[0].reclaim_ns, 100);
+	free(in.mem_outside);
+
+	/* v2 (the pressure files measure the stall): only the reclaim evidence */
+	memset(units, 0, sizeof(units));
+	units[0] = (struct pol_unit){.id = 2, .cls = QOS_LS};
+	units[1] = (struct pol_unit){.id = 7, .cls = QOS_BE};
+	assert_int_equal(collect_fold_mem(m, 3, &delta, false, fake_name, NULL, &in), 0);
+	assert_false(units[0].ms.has_stall);
+	assert_int_equal(units[0].ms.stall_ns, 0);
+	assert_int_equal(units[0].ms.reclaim_ns, 10);
+	free(in.mem_outside);
+	snapshot_free(&delta);
+}
+
+/*
+ * v2: an LS unit's memory and I/O stall are its pressure files' "some"
+ * deltas, its own limit's hits memory.events.local's; a BE unit's block I/O
+ * io.stat's; the ancestors from the subtree down with their own hits.
+ */
+static void test_memory_v2(void **state)
+{
+	struct class_rule rules[1] = {0};
+	struct collect_wants cfg = {.classes = rules, .n_classes = 1, .mem_interference = true};
+	struct cgroup_ctrls c;
+	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
+	struct collect_opts o = {.ctrls = &c, .fs = &fs, .subtree = SUB, .wants = &cfg};
+	static const char *const tiers[] = {SUB, SUB "/kubepods-burstable.slice",
+					    SUB "/kubepods-besteffort.slice"};
+	const struct tick_record *rec;
+	struct collector *col;
+	const struct pol_unit *u;
+	int err;
+
+	(void)state;
+	cgroup(LS, "max 100000\n", 0);
+	cgroup(BE, "max 100000\n", 0);
+	for (size_t i = 0; i < 3; i++)
+		put(tiers[i], "memory.events.local", "low 0\nhigh 0\nmax 10\noom 0\noom_kill 0\n");
+	put(LS, "memory.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=1000\n");
+	put(LS, "io.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=50\n");
+	put(LS, "memory.events.local", "low 0\nhigh 0\nmax 3\noom 0\noom_kill 0\n");
+	put(LS, "memory.stat",
+	    "anon 1\nunevictable 0\ninactive_file 0\nworkingset_refault_file 5\n");
+	put(BE, "io.stat", "8:0 rbytes=1000 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n");
+	cgroup_ctrls_fake(&c, root, true);
+	snprintf(fs.root, sizeof(fs.root), "%s", root);
+	snprintf(rules[0].glob, sizeof(rules[0].glob), SUB "/batch.slice/*");
+	rules[0].cls = QOS_BE;
+	col = collector_new(&o);
+	assert_non_null(col);
+	rec = collector_read(col, 1000, 1000000000ull, &err);
+	assert_non_null(rec);
+	assert_false(unit(&rec->in, LS)->ms.has_stall); /* one reading: no delta yet */
+
+	put(LS, "memory.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=251000\n");
+	put(LS, "io.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=1050\n");
+	put(LS, "memory.events.local", "low 0\nhigh 1\nmax 5\noom 0\noom_kill 0\n");
+	put(LS, "memory.stat",
+	    "anon 1\nunevictable 0\ninactive_file 0\nworkingset_refault_file 9\n");
+	put(SUB, "memory.events.local", "low 0\nhigh 0\nmax 110\noom 0\noom_kill 0\n");
+	put(BE, "io.stat", "8:0 rbytes=1000 wbytes=8192 rios=1 wios=2 dbytes=0 dios=0\n");
+	rec = collector_read(col, 2000, 2000000000ull, &err);
+	assert_non_null(rec);
+	u = unit(&rec->in, LS);
+	assert_true(u->ms.has_stall && u->ms.has_io);
+	assert_int_equal(u->ms.stall_ns, 250000000ull);
+	assert_int_equal(u->ms.io_ns, 1000000ull);
+	assert_int_equal(u->ms.limit_hits, 3);
+	assert_int_equal(u->ms.refaults, 4);
+	assert_int_equal(u->ms.ancestor_hits, 100);
+	assert_int_equal(u->ms.ancestor, id_of(SUB));
+	assert_int_equal(unit(&rec->in, BE)->ms.io_bytes, 8192);
+	assert_int_equal(unit(&rec->in, BE)->ms.ancestor_hits, 100);
+	assert_int_equal(rec->in.n_mem_ancestors, 3);
+	collector_free(col);
+}
+
+/*
  * An LS victim keeps its four largest outside parties by their ids, named,
  * whether its window is over or not (a breach is judged over several
  * ticks); the smaller ones add up to OTHER, and so does one that cannot be
@@ -872,6 +995,8 @@ int main(void)
 		cmocka_unit_test(test_units_and_numbers),
 		cmocka_unit_test(test_fold),
 		cmocka_unit_test(test_fold_outside),
+		cmocka_unit_test(test_fold_mem),
+		cmocka_unit_test(test_memory_v2),
 		cmocka_unit_test(test_outside_depth),
 		cmocka_unit_test(test_tree_events),
 		cmocka_unit_test(test_settings_and_new_pods),

@@ -171,6 +171,58 @@ static void test_round_trip_containers(void **state)
 	pol_input_free(&b);
 }
 
+/* The memory stall of a unit and the memory parties come back as they were written. */
+static void test_round_trip_memory(void **state)
+{
+	struct pol_input a, b = {0};
+	char err[256];
+	json_t *o;
+
+	(void)state;
+	fill(&a);
+	a.units[0].ms = (struct pol_mem_stall){.has_stall = true,
+					       .has_io = true,
+					       .stall_ns = 0, /* measured: 0 is kept */
+					       .io_ns = 5000,
+					       .reclaim_ns = 7,
+					       .limit_hits = 1,
+					       .ancestor_hits = 900,
+					       .ancestor = 500,
+					       .refaults = 12,
+					       .charged_pages = 40000,
+					       .io_bytes = 1 << 20};
+	a.mem_ancestors = calloc(1, sizeof(*a.mem_ancestors));
+	a.mem_outside = calloc(2, sizeof(*a.mem_outside));
+	assert_non_null(a.mem_ancestors);
+	assert_non_null(a.mem_outside);
+	a.mem_ancestors[0] = (struct pol_mem_party){.name = {.id = 500}, .limit_hits = 900};
+	snprintf(a.mem_ancestors[0].name.path, POL_PATH_MAX, "kubepods");
+	a.n_mem_ancestors = 1;
+	a.mem_outside[0] =
+		(struct pol_mem_party){.name = {.id = 600, .cls = QOS_SYSTEM}, .reclaim_ns = 123};
+	a.mem_outside[1] = (struct pol_mem_party){.name = {.id = 601}, .reclaim_ns = 1};
+	snprintf(a.mem_outside[0].name.path, POL_PATH_MAX, "noisy.slice");
+	snprintf(a.mem_outside[1].name.path, POL_PATH_MAX, "system.slice/x.service");
+	a.n_mem_outside = 2;
+	o = record_input_to_json(&a);
+	assert_int_equal(record_input_from_json(o, &b, err, sizeof(err)), 0);
+	assert_memory_equal(a.units, b.units, 2 * sizeof(*a.units));
+	assert_int_equal(b.n_mem_ancestors, 1);
+	assert_memory_equal(a.mem_ancestors, b.mem_ancestors, sizeof(*a.mem_ancestors));
+	assert_int_equal(b.n_mem_outside, 2);
+	assert_memory_equal(a.mem_outside, b.mem_outside, 2 * sizeof(*a.mem_outside));
+	/* a unit without memory numbers has no "ms" key */
+	assert_null(json_object_get(json_array_get(json_object_get(o, "units"), 1), "ms"));
+	/* an unknown key and a negative count: refused, named */
+	json_object_set_new(json_object_get(json_array_get(json_object_get(o, "units"), 0), "ms"),
+			    "bogus", json_integer(1));
+	assert_int_equal(record_input_from_json(o, &b, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "ms.bogus: unknown key"));
+	json_decref(o);
+	pol_input_free(&a);
+	pol_input_free(&b);
+}
+
 /* Table: one damaged field each, and the message that names it. */
 static void test_bad_fields(void **state)
 {
@@ -284,10 +336,10 @@ static void test_format_1(void **state)
 	json_decref(got);
 	/* a format from the future is refused with both numbers */
 	f = fopen(path, "w");
-	fputs("{\"qoslet_record\": 4, \"config\": {}}\n", f);
+	fputs("{\"qoslet_record\": 5, \"config\": {}}\n", f);
 	fclose(f);
 	assert_int_equal(record_open(&r, path, &got, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "recording format 4, this qoslet reads 1 to 3"));
+	assert_non_null(strstr(err, "recording format 5, this qoslet reads 1 to 4"));
 	assert_null(got);
 	unlink(path);
 	pol_input_free(&a);
@@ -399,9 +451,13 @@ static void test_replay_outside(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_round_trip_containers),
-		cmocka_unit_test(test_bad_fields),     cmocka_unit_test(test_file),
-		cmocka_unit_test(test_format_1),       cmocka_unit_test(test_format_2_blame),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_round_trip_containers),
+		cmocka_unit_test(test_round_trip_memory),
+		cmocka_unit_test(test_bad_fields),
+		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_format_1),
+		cmocka_unit_test(test_format_2_blame),
 		cmocka_unit_test(test_replay_outside),
 	};
 

@@ -2,6 +2,7 @@
 #include "cgroup/knob.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@
 /* The v1 hierarchy names, as in mount options and under /sys/fs/cgroup. */
 static const char *const ctrl_names[CTRL_NR] = {
 	[CTRL_CPU] = "cpu",	  [CTRL_CPUACCT] = "cpuacct", [CTRL_CPUSET] = "cpuset",
-	[CTRL_MEMORY] = "memory", [CTRL_FREEZER] = "freezer",
+	[CTRL_MEMORY] = "memory", [CTRL_FREEZER] = "freezer", [CTRL_IO] = "blkio",
 };
 
 /*
@@ -27,7 +28,7 @@ static const char *const ctrl_names[CTRL_NR] = {
  */
 static const char *const v2_names[CTRL_NR] = {
 	[CTRL_CPU] = "cpu",	  [CTRL_CPUACCT] = "cpu", [CTRL_CPUSET] = "cpuset",
-	[CTRL_MEMORY] = "memory", [CTRL_FREEZER] = NULL,
+	[CTRL_MEMORY] = "memory", [CTRL_FREEZER] = NULL,  [CTRL_IO] = "io",
 };
 
 /* A limit at or above this is "no limit": v1 prints PAGE_COUNTER_MAX pages in bytes (~2^63). */
@@ -241,6 +242,10 @@ static const struct {
 				    {"cpuset.effective_cpus", "cpuset.cpus.effective"}},
 	[CG_FILE_MEM_USAGE] = {CTRL_MEMORY, {"memory.usage_in_bytes", "memory.current"}},
 	[CG_FILE_MEM_STAT] = {CTRL_MEMORY, {"memory.stat", "memory.stat"}},
+	/* v2's memory.events counts the subtree's hits too: .local is the cgroup's alone */
+	[CG_FILE_MEM_EVENTS] = {CTRL_MEMORY, {"memory.failcnt", "memory.events.local"}},
+	/* v1's throttle files count every bio (the blkio.io_* ones only under CFQ/BFQ) */
+	[CG_FILE_IO_STAT] = {CTRL_IO, {"blkio.throttle.io_service_bytes_recursive", "io.stat"}},
 	/* On v1 and hybrid nodes a pod has no cgroup2 directory: no pressure files. */
 	[CG_FILE_PSI_CPU] = {CTRL_CPU, {NULL, "cpu.pressure"}},
 	[CG_FILE_PSI_MEMORY] = {CTRL_CPU, {NULL, "memory.pressure"}},
@@ -506,10 +511,57 @@ int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_
 		{"total_rss", "total_unevictable", "total_inactive_file"},
 		{"anon", "unevictable", "inactive_file"},
 	};
+	/* 5.9 split refaults by LRU; before, one key */
+	static const char *const refault_keys[2][3] = {
+		{"total_workingset_refault_anon", "total_workingset_refault_file",
+		 "total_workingset_refault"},
+		{"workingset_refault_anon", "workingset_refault_file", "workingset_refault"},
+	};
 	bool v2 = c->v2[CTRL_MEMORY];
+	uint64_t n;
 
+	m->refaults = m->charged_pages = 0;
+	for (int i = 0; i < 2; i++)
+		m->refaults += cg_stat_get(text, refault_keys[v2][i], &n) ? 0 : n;
+	if (!m->refaults && !cg_stat_get(text, refault_keys[v2][2], &n))
+		m->refaults = n;
+	if (!v2 && cg_stat_get(text, "total_pgpgin", &m->charged_pages))
+		m->charged_pages = 0;
 	return cg_stat_get(text, keys[v2][0], &m->anon) ?: cg_stat_get(text, keys[v2][1], &m->unevictable)
 		?: cg_stat_get(text, keys[v2][2], &m->inactive_file);
+}
+
+int cg_io_bytes_parse(const struct cgroup_ctrls *c, const char *text, uint64_t *bytes)
+{
+	uint64_t r, w;
+
+	if (!c->v2[CTRL_IO])
+		return cg_stat_get(text, "Total", bytes) ? -EINVAL : 0;
+	/* "MAJ:MIN rbytes=N wbytes=N rios=N ..." per device; none yet: 0 */
+	*bytes = 0;
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		const char *rb = strstr(p, " rbytes="), *wb = strstr(p, " wbytes=");
+		const char *eol = strchr(p, '\n');
+
+		if (!rb || !wb || (eol && (rb > eol || wb > eol)) ||
+		    sscanf(rb, " rbytes=%" SCNu64, &r) != 1 ||
+		    sscanf(wb, " wbytes=%" SCNu64, &w) != 1)
+			return -EINVAL;
+		*bytes += r + w;
+	}
+	return 0;
+}
+
+int cg_mem_events_parse(const struct cgroup_ctrls *c, const char *text, uint64_t *hits)
+{
+	uint64_t max, high;
+
+	if (!c->v2[CTRL_MEMORY])
+		return parse_u64(text, hits);
+	if (cg_stat_get(text, "max", &max) || cg_stat_get(text, "high", &high))
+		return -EINVAL;
+	*hits = max + high;
+	return 0;
 }
 
 int cg_read_mem_limit(const struct cgroup_ctrls *c, const char *rel, int64_t *limit)

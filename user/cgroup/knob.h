@@ -22,6 +22,7 @@ enum cg_ctrl {
 	CTRL_CPUSET,
 	CTRL_MEMORY,
 	CTRL_FREEZER, /* v1 only; v2 has cgroup.freeze */
+	CTRL_IO,      /* v1 blkio, v2 io: block I/O bytes per cgroup */
 	CTRL_NR,
 };
 
@@ -95,12 +96,29 @@ struct cg_mem {
 	uint64_t anon;	      /* memory.stat: v1 total_rss (hierarchical), v2 anon */
 	uint64_t unevictable; /* v1 total_unevictable, v2 unevictable */
 	uint64_t inactive_file;
+	/* For memory interference; 0 where the kernel has no such key. */
+	uint64_t refaults;	/* workingset refaults, anon + file (v1: total_, hierarchical) */
+	uint64_t charged_pages; /* v1 total_pgpgin: pages charged; v2 has no such counter (0) */
 };
 int cg_read_mem(const struct cgroup_ctrls *c, const char *rel, struct cg_mem *m);
 /* The memory limit alone (v1 memory.limit_in_bytes, v2 memory.max): bytes, -1 unlimited. */
 int cg_read_mem_limit(const struct cgroup_ctrls *c, const char *rel, int64_t *limit);
-/* anon, unevictable and inactive_file of a memory.stat text, v1 or v2 as c says. */
+/*
+ * anon, unevictable and inactive_file of a memory.stat text, v1 or v2 as c
+ * says (an error when one is missing); refaults and charged_pages when the
+ * kernel has them, else 0.
+ */
 int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_mem *m);
+/*
+ * The limit hits of a CG_FILE_MEM_EVENTS text: v1 memory.failcnt's count,
+ * v2 memory.events.local's max + high. -EINVAL when unreadable.
+ */
+int cg_mem_events_parse(const struct cgroup_ctrls *c, const char *text, uint64_t *hits);
+/*
+ * The bytes read and written of a CG_FILE_IO_STAT text, every device: v1's
+ * "Total" line, v2's rbytes + wbytes summed. -EINVAL when unreadable.
+ */
+int cg_io_bytes_parse(const struct cgroup_ctrls *c, const char *text, uint64_t *bytes);
 
 /*
  * CFS bandwidth counters of a cpu.stat text into s's nr_periods,
@@ -179,7 +197,17 @@ enum cg_file {
 	CG_FILE_CPUACCT_USAGE,	       /* v1 cpuacct.usage (v2 counts in cpu.stat) */
 	CG_FILE_MEM_USAGE,	       /* v1 memory.usage_in_bytes, v2 memory.current */
 	CG_FILE_MEM_STAT,	       /* memory.stat */
-	CG_FILE_PSI_CPU,	       /* v2 only: cpu.pressure, memory.pressure, io.pressure */
+	/*
+	 * Hits on the cgroup's own memory limit, not its descendants': v1
+	 * memory.failcnt, v2 memory.events.local (max and high).
+	 */
+	CG_FILE_MEM_EVENTS,
+	/*
+	 * Block I/O bytes of the subtree: v1
+	 * blkio.throttle.io_service_bytes_recursive, v2 io.stat.
+	 */
+	CG_FILE_IO_STAT,
+	CG_FILE_PSI_CPU, /* v2 only: cpu.pressure, memory.pressure, io.pressure */
 	CG_FILE_PSI_MEMORY,
 	CG_FILE_PSI_IO,
 	CG_FILE_CFS_PERIOD,	/* v1 cpu.cfs_period_us (v2: in cpu.max) */

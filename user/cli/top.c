@@ -104,7 +104,7 @@ static size_t make_rows(struct view *v, const struct snapshot *delta)
 	return n;
 }
 
-#define COLS_FMT "%7s %10s %6s %6s %12s %6s  %-28s  %s"
+#define COLS_FMT "%7s %10s %6s %6s %12s %6s %6s %6s  %-28s  %s"
 
 /* The end of a long name, which is the part that differs: "...pod1234/c0ffee". */
 static const char *tail(const char *s, size_t width, char *buf, size_t size)
@@ -129,6 +129,8 @@ static void format_row(struct view *v, const struct top_row *row, char *line, si
 		 cell(TOP_COL_CPI, row->val[TOP_COL_CPI], b[4], 32),
 		 cell(TOP_COL_RECLAIM_P99, row->val[TOP_COL_RECLAIM_P99], b[5], 32),
 		 cell(TOP_COL_PSI, row->val[TOP_COL_PSI], b[6], 32),
+		 cell(TOP_COL_MEM_STALL, row->val[TOP_COL_MEM_STALL], b[7], 32),
+		 cell(TOP_COL_IO_STALL, row->val[TOP_COL_IO_STALL], b[8], 32),
 		 tail(culprit_name(v, row, culprit, sizeof(culprit)), CULPRIT_WIDTH, t, sizeof(t)),
 		 display_name(row, name, sizeof(name)));
 }
@@ -136,7 +138,7 @@ static void format_row(struct view *v, const struct top_row *row, char *line, si
 static void header(char *line, size_t size)
 {
 	snprintf(line, size, COLS_FMT, "CPU%", "RQ-P99", "THR%", "CPI", "RECLAIM-P99", "PSI10",
-		 "TOP CULPRIT", "CGROUP");
+		 "MEM%", "IO%", "TOP CULPRIT", "CGROUP");
 }
 
 /* The probes line: what is on, through which path, and what is off and why. */
@@ -185,10 +187,16 @@ static json_t *row_json(struct view *v, const struct top_row *row, const struct 
 {
 	const struct cg_sample *cg = snapshot_find(delta, row->id);
 	json_t *culprit = json_null(), *psi = json_null(), *o = view_cgroup_json(v, row->id);
+	json_t *mem = json_null();
 
 	if (row->culprit) {
 		culprit = view_cgroup_json(v, row->culprit);
 		json_object_set_new(culprit, "wait_ns", json_integer(row->culprit_wait_ns));
+	}
+	if (row->mem_culprit) {
+		mem = view_cgroup_json(v, row->mem_culprit);
+		json_object_set_new(mem, "reclaim_ns",
+				    json_integer((json_int_t)row->mem_culprit_reclaim_ns));
 	}
 	if (cg && (cg->parts & CG_PSI))
 		psi = json_pack("{s:f, s:f, s:f}", "cpu", cg->psi.some[PSI_CPU].avg10, "memory",
@@ -200,6 +208,10 @@ static json_t *row_json(struct view *v, const struct top_row *row, const struct 
 			     "throttled_pct", num_or_null(row->val[TOP_COL_THROTTLED]), "cpi",
 			     num_or_null(row->val[TOP_COL_CPI]), "reclaim_p99_ns",
 			     ns_or_null(row->val[TOP_COL_RECLAIM_P99]), "psi_some_avg10", psi));
+	json_object_update_new(o, json_pack("{s:o, s:o, s:o}", "mem_stall_pct",
+					    num_or_null(row->val[TOP_COL_MEM_STALL]),
+					    "io_stall_pct", num_or_null(row->val[TOP_COL_IO_STALL]),
+					    "mem_culprit", mem));
 	return o;
 }
 

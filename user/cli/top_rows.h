@@ -25,6 +25,8 @@ enum top_col {
 	TOP_COL_CPI,	     /* cycles per instruction (hardware PMU only) */
 	TOP_COL_RECLAIM_P99, /* reclaim stall p99 (direct and memcg), ns */
 	TOP_COL_PSI,	     /* PSI some avg10, the highest of cpu/memory/io, % */
+	TOP_COL_MEM_STALL,   /* memory stall (the probe's PSI inputs), % of the interval */
+	TOP_COL_IO_STALL,    /* I/O wait (the probe's PSI inputs), % of the interval */
 	TOP_COL_NR,
 };
 
@@ -36,6 +38,12 @@ struct top_row {
 	double val[TOP_COL_NR]; /* TOP_COL_NAME unused */
 	uint64_t culprit;	/* cgroup that delayed it most (0: none) */
 	uint64_t culprit_wait_ns;
+	/*
+	 * With a memory stall: the other cgroup that reclaimed most in the
+	 * interval (the charger that found memory short; 0: none), and how long.
+	 */
+	uint64_t mem_culprit;
+	uint64_t mem_culprit_reclaim_ns;
 };
 
 /* Resolves a cgroup id to its path ("/..."), or NULL when it is gone. */

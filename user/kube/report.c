@@ -89,6 +89,8 @@ static void party_of(const struct kube_report_view *v, const struct decision *d,
 {
 	char other[POL_PATH_MAX + 16];
 	const struct act_cause *c = &d->act.cause;
+	bool mem;
+
 	/* SLO control's floor report is about the BE pod it holds, for the LS pod */
 	bool acted = d->act.kind != ACT_REPORT || rule_info(d->act.rule)->family == RULE_FAMILY_SLO;
 
@@ -105,9 +107,23 @@ static void party_of(const struct kube_report_view *v, const struct decision *d,
 		snprintf(buf, size, "delayed by %s", other);
 		return;
 	}
+	mem = d->act.rule == RULE_INTERFERENCE_MEMORY || d->act.rule == RULE_INTERFERENCE_IO;
 	switch (c->interference) {
 	case CAUSE_SELF:
-		snprintf(buf, size, "cause self: its own tasks queue behind each other");
+		snprintf(buf, size, "cause self: %s",
+			 mem ? "its own charges or I/O drove the stall"
+			     : "its own tasks queue behind each other");
+		break;
+	case CAUSE_LIMIT:
+		snprintf(buf, size, "cause own_limit: reclaim under its own memory limit");
+		break;
+	case CAUSE_ANCESTOR:
+		snprintf(buf, size, "cause ancestor: %s at its memory limit", other);
+		break;
+	case CAUSE_NODE:
+		snprintf(buf, size, "cause node: %s",
+			 d->act.rule == RULE_INTERFERENCE_IO ? "the node's disks"
+							     : "the node short of memory");
 		break;
 	case CAUSE_QUOTA:
 		snprintf(buf, size, "cause quota: throttled by its own CPU limit");
@@ -116,9 +132,8 @@ static void party_of(const struct kube_report_view *v, const struct decision *d,
 		snprintf(buf, size, "cause idle: wake-up latency on idle CPUs");
 		break;
 	default:
-		snprintf(buf, size, "cause %s: delayed by %s",
-			 interference_cause_name(c->interference),
-			 other[0] ? other : "tasks outside the units");
+		snprintf(buf, size, "cause %s: %s by %s", interference_cause_name(c->interference),
+			 mem ? "stalled" : "delayed", other[0] ? other : "tasks outside the units");
 	}
 }
 

@@ -43,6 +43,9 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 	if (!err)
 		err = interference_run(in, &cfg->interference, &st->interference, &wishes);
 	if (!err)
+		err = mem_interference_run(in, &cfg->mem_interference, &st->mem_interference,
+					   &wishes);
+	if (!err)
 		err = suppress_run(in, &cfg->suppress, &cfg->slo, &st->suppress, &wishes);
 	/* Too many CPUs to list: this tick has no cpuset wish, the rest stands. */
 	if (err == -ENOSPC)
@@ -75,6 +78,7 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 void policy_state_free(struct policy_state *st)
 {
 	interference_state_free(&st->interference);
+	mem_interference_state_free(&st->mem_interference);
 	suppress_state_free(&st->suppress);
 	slo_state_free(&st->slo);
 	burst_state_free(&st->burst);

@@ -43,6 +43,8 @@ static const struct rule_info rules[RULE_NR] = {
 	ROW(RULE_INTERFERENCE_CAP, "interference.cap", INTERFERENCE,
 	    {"Warning", "InterferenceCapped", "Cap", "InterferenceCapEnded"}),
 	ROW(RULE_INTERFERENCE_CPI, "interference.cpi", INTERFERENCE, EV_INTERFERENCE),
+	ROW(RULE_INTERFERENCE_IO, "interference.io", INTERFERENCE, EV_INTERFERENCE),
+	ROW(RULE_INTERFERENCE_MEMORY, "interference.memory", INTERFERENCE, EV_INTERFERENCE),
 	ROW(RULE_INTERFERENCE_RUNQ_SLO, "interference.runq_slo", INTERFERENCE, EV_INTERFERENCE),
 	ROW(RULE_MEMORY_QOS_HIGH_FREE, "memory_qos.high_free", MEMORY_QOS, {0}),
 	ROW(RULE_MEMORY_QOS_HIGH_LIMIT, "memory_qos.high_limit", MEMORY_QOS, {0}),

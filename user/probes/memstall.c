@@ -15,6 +15,7 @@
 #include "memstall.skel.h"
 #include "probes/memstall_fold.h"
 #include "probes/percpu_map.h"
+#include "probes/switch.h"
 #include "probes/pin_layout.h"
 
 struct memstall_probe {
@@ -25,9 +26,10 @@ struct memstall_probe {
 	int err; /* the callback's first error during one read */
 	enum probe_hook hook;
 	bool oom;
+	bool psi; /* PSI's inputs traced (fentry): the stall and iowait parts */
 	const char *pin_dir;
 	int ncpus;
-	char path[64]; /* "tp_btf" or "tp_btf, no OOM events": for reports */
+	char path[96]; /* "tp_btf, PSI inputs" or "raw_tp, no OOM kills ...": for reports */
 };
 
 static int set_pins(struct memstall_bpf *skel, const char *pin_dir)
@@ -55,14 +57,20 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	bpf_program__set_autoload(skel->progs.btf_memcg_end, btf);
 	bpf_program__set_autoload(skel->progs.btf_mark_victim, btf && p->oom);
 	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, btf);
+	bpf_program__set_autoload(skel->progs.psi_bio, p->psi);
 	bpf_program__set_autoload(skel->progs.raw_direct_begin, !btf);
 	bpf_program__set_autoload(skel->progs.raw_direct_end, !btf);
 	bpf_program__set_autoload(skel->progs.raw_memcg_begin, !btf);
 	bpf_program__set_autoload(skel->progs.raw_memcg_end, !btf);
 	bpf_program__set_autoload(skel->progs.raw_mark_victim, !btf && p->oom);
 	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, !btf);
-	bpf_map__set_autocreate(skel->maps.stall_stamp, btf);
-	bpf_map__set_autocreate(skel->maps.stall_stamp_tid, !btf);
+	/*
+	 * The switch step's stamps: the shared sched_switch program may run as
+	 * either hook (--hook's choice, or a fallback), so with PSI's inputs on
+	 * both kinds of stamps exist.
+	 */
+	bpf_map__set_autocreate(skel->maps.stall_stamp, btf || p->psi);
+	bpf_map__set_autocreate(skel->maps.stall_stamp_tid, !btf || p->psi);
 	err = set_pins(skel, p->pin_dir);
 	if (!err)
 		err = memstall_bpf__load(skel);
@@ -109,7 +117,22 @@ static int memstall_load(void **state, const struct probe_env *env, char *why, s
 		free(p);
 		return err;
 	}
+	/*
+	 * PSI's inputs need block_bio_queue as tp_btf: a kernel without BTF
+	 * still gets the reclaim stalls, and says so once. (Without
+	 * CONFIG_PSI the tasks carry no flags: the stall and iowait parts
+	 * stay 0.)
+	 */
+	p->psi = true;
 	err = probe_load_best("memstall", env->opts->hook, load_with, p, env->fs);
+	if (err && err != -ENOMEM) {
+		p->psi = false;
+		err = probe_load_best("memstall", env->opts->hook, load_with, p, env->fs);
+		if (!err)
+			log_warn("memstall probe: PSI's inputs (the in_memstall and in_iowait "
+				 "sleeps) cannot be traced here: no per-cgroup memory or I/O "
+				 "stall time on cgroup v1");
+	}
 	if (err) {
 		free(p);
 		return probe_load_refused(err, why, whylen);
@@ -126,7 +149,8 @@ static int memstall_load(void **state, const struct probe_env *env, char *why, s
 			return err;
 		}
 	}
-	snprintf(p->path, sizeof(p->path), "%s%s", probe_hook_name(p->hook),
+	snprintf(p->path, sizeof(p->path), "%s%s%s", probe_hook_name(p->hook),
+		 p->psi ? ", PSI inputs" : "",
 		 p->oom ? "" : ", no OOM kills (mark_victim passes no task before 6.8)");
 	*state = p;
 	return 0;
@@ -170,6 +194,26 @@ static int fold_cg(void *ctx, const void *key, const void *vals, int ncpus)
 	return 0;
 }
 
+/* Joins the shared sched_switch program while PSI's inputs are on (switch.h). */
+static int memstall_share_switch(void *state, struct switch_bpf *sw, enum probe_hook *hook)
+{
+	struct memstall_probe *p = state;
+	bool joins = p && p->psi;
+	struct bpf_map *mine[] = {sw->maps.memstall_cg, sw->maps.stall_stamp,
+				  sw->maps.stall_stamp_tid, sw->maps.memstall_drops};
+	struct bpf_map *own[] = {joins ? p->skel->maps.memstall_cg : NULL,
+				 joins ? p->skel->maps.stall_stamp : NULL,
+				 joins ? p->skel->maps.stall_stamp_tid : NULL,
+				 joins ? p->skel->maps.memstall_drops : NULL};
+	int err = switch_share_maps(mine, joins ? own : NULL, sizeof(mine) / sizeof(mine[0]));
+
+	(void)hook; /* either hook has its stamps */
+	if (err || !joins)
+		return err;
+	sw->rodata->memstall_on = true;
+	return 1;
+}
+
 static int64_t ns_of(clockid_t clk)
 {
 	struct timespec ts;
@@ -200,6 +244,7 @@ static int memstall_read(void *state, struct snapshot *s)
 	struct memstall_probe *p = state;
 	int err;
 
+	s->memstall_psi = p->psi;
 	err = percpu_map_read(bpf_map__fd(p->skel->maps.memstall_cg), sizeof(__u64),
 			      sizeof(struct memstall_cg), p->ncpus, fold_cg, s);
 	if (!err)
@@ -224,6 +269,7 @@ const struct probe_ops memstall_probe_ops = {
 	.attach = memstall_attach,
 	.read = memstall_read,
 	.forget = memstall_forget,
+	.share_switch = memstall_share_switch,
 	.path = memstall_path,
 	.destroy = memstall_destroy,
 };

@@ -19,8 +19,10 @@
  * format 1 recording still reads: its outside culprits are all unnamed.
  * 3 added each blame pair's count (hand-overs); a format 1 or 2 recording
  * still reads with none.
+ * 4 added the memory stall: a unit's "ms", "mem_ancestors", "mem_outside";
+ * an older recording reads with no memory stall measured.
  */
-#define RECORD_FORMAT	  3
+#define RECORD_FORMAT	  4
 #define RECORD_FORMAT_MIN 1
 
 json_t *record_input_to_json(const struct pol_input *in);

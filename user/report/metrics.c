@@ -434,6 +434,46 @@ static void cg_family(struct render *r, const struct cg_family *fam)
 	}
 }
 
+/*
+ * The memstall probe's PSI inputs (cgroup v1's stand-in for memory.pressure
+ * and io.pressure): left out where the probe cannot trace them.
+ */
+static void stall_totals(struct render *r)
+{
+	static const char name[] = "qoslet_stall_seconds_total";
+	bool done = false, io_done = false;
+	char buf[32];
+
+	for (size_t i = 0; r->in->memstall_psi && i < r->n_rows; i++) {
+		const struct row *w = &r->rows[i];
+		const struct memstall_sample *m = &w->c->s->mem;
+
+		if (!w->shown || !(w->c->s->parts & CG_MEMSTALL))
+			continue;
+		family_once(
+			r->f, &done, name, "counter",
+			"Task time the cgroup's tasks lost as PSI counts it, measured by the "
+			"memstall probe: memory (sleeps flagged in_memstall, and reclaim) and io "
+			"(sleeps flagged in_iowait).");
+		fprintf(r->f, "%s{%s,resource=\"memory\"} %s\n", name, w->labels,
+			seconds(buf, m->stall.sum_ns + m->direct.sum_ns + m->memcg.sum_ns));
+		fprintf(r->f, "%s{%s,resource=\"io\"} %s\n", name, w->labels,
+			seconds(buf, m->iowait.sum_ns));
+	}
+	for (size_t i = 0; r->in->memstall_psi && i < r->n_rows; i++) {
+		const struct row *w = &r->rows[i];
+
+		if (!w->shown || !(w->c->s->parts & CG_MEMSTALL))
+			continue;
+		family_once(
+			r->f, &io_done, "qoslet_block_io_bytes_total", "counter",
+			"Bytes of the bios the cgroup's tasks submitted (writeback counts to the "
+			"flusher threads).");
+		fprintf(r->f, "qoslet_block_io_bytes_total{%s} %" PRIu64 "\n", w->labels,
+			w->c->s->mem.io_bytes);
+	}
+}
+
 static void memstall(struct render *r)
 {
 	static const char name[] = "qoslet_memory_reclaim_stall_seconds";
@@ -450,6 +490,7 @@ static void memstall(struct render *r)
 		histogram(r, name, w->labels, ",reclaim=\"direct\"", &w->c->s->mem.direct);
 		histogram(r, name, w->labels, ",reclaim=\"memcg\"", &w->c->s->mem.memcg);
 	}
+	stall_totals(r);
 	for (size_t i = 0; i < r->n_rows; i++) {
 		const struct row *w = &r->rows[i];
 

@@ -94,6 +94,7 @@ struct metrics_input {
 	const struct metrics_cgroup *cgroups; /* any order */
 	size_t n_cgroups;
 	bool cpi_hardware; /* CG_CPU counts cycles/instructions (else: no CPI series) */
+	bool memstall_psi; /* CG_MEMSTALL has PSI's inputs (else: no stall series) */
 	const struct blame_sample *blame; /* cumulative pairs, any order */
 	size_t n_blame;
 	size_t blame_top; /* pairs published one by one (METRICS_BLAME_TOP) */

@@ -430,6 +430,7 @@ static char *render_metrics(const struct publish_view *v, uint64_t loop_ns, size
 	in.exclusive_cpus = n_excl > 0 ? (uint32_t)n_excl : 0;
 	if (v->rec->probes) {
 		in.cpi_hardware = v->rec->probes->cpi_hardware;
+		in.memstall_psi = v->rec->probes->memstall_psi;
 		in.blame = v->rec->probes->blame;
 		in.n_blame = v->rec->probes->n_blame;
 	}
