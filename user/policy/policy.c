@@ -56,6 +56,16 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 			      policy_slo_may_confine(cfg), &st->slo, &wishes);
 	if (!err)
 		err = burst_run(in, &cfg->burst, &st->burst, &wishes);
+	/*
+	 * MEMORY INTERFERENCE -> SUPPRESSION: the memory interference policy
+	 * (memsense's branch) fills the BE culprits of this tick here; until it
+	 * lands the list is empty and suppression only grows back and hands
+	 * back what it holds. Before memory QoS: both wish memory.high of a BE
+	 * unit, and the plan keeps the lower.
+	 */
+	if (!err)
+		err = mem_suppress_run(in, &cfg->mem_suppress, &cfg->evict_order, NULL, 0,
+				       &st->mem_suppress, &wishes);
 	if (!err)
 		err = evict_memory_run(in, &cfg->evict_memory, &cfg->evict_order, &st->evict_memory,
 				       &wishes);
@@ -83,5 +93,6 @@ void policy_state_free(struct policy_state *st)
 	plan_state_free(&st->plan);
 	capacity_state_free(&st->capacity);
 	batch_evict_state_free(&st->batch_evict);
+	mem_suppress_state_free(&st->mem_suppress);
 	memset(st, 0, sizeof(*st));
 }

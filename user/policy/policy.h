@@ -18,6 +18,7 @@
 #include "policy/evict_cpu.h"
 #include "policy/evict_memory.h"
 #include "policy/interference.h"
+#include "policy/mem_suppress.h"
 #include "policy/memory_qos.h"
 #include "policy/model.h"
 #include "policy/plan.h"
@@ -36,6 +37,7 @@ struct policy_state {
 	struct capacity_result capacity_result; /* this tick's, when have_capacity */
 	bool have_capacity;			/* capacity ran at the last tick */
 	struct batch_evict_state batch_evict;
+	struct mem_suppress_state mem_suppress;
 };
 
 /*
