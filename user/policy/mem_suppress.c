@@ -139,8 +139,10 @@ static bool step(const struct pol_input *in, const struct mem_suppress_config *c
 	/* An owner's limit under the floor: nothing to suppress, the floor is all it has. */
 	ceiling = fmax(ceiling, floor);
 	r = (struct rate_limit){floor, ceiling, cfg->grow_share * ceiling, cfg->min_change_bytes};
+	/* At least min_change a cut, so that the steps reach the floor instead of creeping to it.
+	 */
 	if (guilty && prev > floor)
-		want = prev - cfg->cut_share * (prev - floor);
+		want = prev - fmax(cfg->cut_share * (prev - floor), cfg->min_change_bytes);
 	else if (grow)
 		want = ceiling;
 	next = rate_step(true, prev, want, &r);
