@@ -12,17 +12,15 @@
  * the page cache, so that the first reader is charged for them, not the
  * writer.
  *
- * rand: the LS load. Random 4 KiB pread()s over FILE, one at a time, for
- * SECS seconds. With -w the whole file is read once first (its pages are
- * then the reader's cache: a hot working set). With -r RATE the reads are
- * paced at RATE a second (each waits for its due time), else each goes as
- * soon as the last returns. A read's latency is the pread() call's own
- * time: a page-cache hit, or a refault's wait for the disk, which is what
- * memory interference changes; the wake-up before it is left out (on a
- * shared machine scheduling noise would swamp the cache's microseconds).
- * Every latency is kept; the percentiles are exact (nearest rank), over
- * the run and for each second of it (a transient, such as the seconds
- * before a controller acts, shows apart from the steady state).
+ * rand: the LS load. Random 4 KiB pread()s over FILE (POSIX_FADV_RANDOM: no
+ * readahead), one at a time, for SECS seconds. With -w the whole file is read once first (its pages
+ * are then the reader's cache: a hot working set). With -r RATE the reads are paced at RATE a
+ * second (each waits for its due time), else each goes as soon as the last returns. A read's
+ * latency is the pread() call's own time: a page-cache hit, or a refault's wait for the disk, which
+ * is what memory interference changes; the wake-up before it is left out (on a shared machine
+ * scheduling noise would swamp the cache's microseconds). Every latency is kept; the percentiles
+ * are exact (nearest rank), over the run and for each second of it (a transient, such as the
+ * seconds before a controller acts, shows apart from the steady state).
  *
  * stream: the BE load. Sequential 1 MiB read()s through FILE, from the
  * start again at its end, for SECS seconds: with FILE larger than the
@@ -144,15 +142,28 @@ static int rand_reads(const char *file, unsigned secs, double rate, bool warm, b
 
 	if (fd < 0 || fstat(fd, &st))
 		return fail("opening", file);
+	/*
+	 * A random reader says so, as databases do: no readahead, so each read
+	 * brings in its own page (an order-0 folio, touched once: on the
+	 * inactive list, where reclaim finds it, as a random working set is).
+	 */
+	if (posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM))
+		return fail("advising", file);
 	pages = (uint64_t)st.st_size / PAGE;
 	if (!pages) {
 		fprintf(stderr, "fileload: %s is smaller than a page\n", file);
 		return 1;
 	}
-	if (warm)
-		for (uint64_t p = 0; p < pages; p++)
-			if (pread(fd, buf, PAGE, (off_t)(p * PAGE)) != PAGE)
-				return fail("reading", file);
+	/* 1 MiB reads: fast, and still one order-0 folio a page under POSIX_FADV_RANDOM */
+	if (warm) {
+		static char chunk[CHUNK];
+		ssize_t r;
+
+		for (off_t off = 0; (r = pread(fd, chunk, CHUNK, off)) > 0; off += r)
+			;
+		if (r < 0)
+			return fail("reading", file);
+	}
 	lat = malloc(cap * sizeof(*lat));
 	per = calloc(secs, sizeof(*per));
 	per_n = calloc(secs, sizeof(*per_n));
