@@ -12,6 +12,16 @@
  * Neither nests in the other (reclaim runs with PF_MEMALLOC), but each kind
  * gets its own stamp so a lost end cannot corrupt the other kind.
  *
+ * PSI's inputs (tp_btf on sched_switch and sched_wakeup, BTF kernels): a
+ * task that goes to sleep with the kernel's in_memstall or in_iowait flag
+ * set (the flags PSI itself reads) is stalled until its wake-up, and that
+ * sleep is charged to its cgroup. That is what memory.pressure and
+ * io.pressure sum on cgroup v2 (for memory, beside the reclaim time the
+ * reclaim hooks measure while the task runs); on v1 nothing else gives it
+ * per cgroup. fentry on psi_memstall_enter would be exact, but hosts that
+ * forbid fentry (this project's development host does) still have these.
+ * The common switch and wake-up cost two plain loads and a branch.
+ *
  * OOM kills come from oom:mark_victim, which names the victim task (6.8+:
  * the task itself; older kernels pass only a pid, and user space leaves the
  * OOM part off there). Each kill is counted in the victim's cgroup (the
@@ -29,7 +39,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-enum stall_kind { STALL_DIRECT = 0, STALL_MEMCG, STALL_NR };
+enum stall_kind { STALL_DIRECT = 0, STALL_MEMCG, STALL_PSI, STALL_IOWAIT, STALL_NR };
 
 struct stall_stamps {
 	__u64 begin[STALL_NR]; /* 0: not in a stall of that kind */
@@ -159,8 +169,73 @@ static __always_inline void stall_end(enum stall_kind kind, bool btf)
 	delta = bpf_ktime_get_ns() - st->begin[kind];
 	st->begin[kind] = 0;
 	v = cg_record(current_cgroup_id(btf));
-	if (v)
-		lat_hist_add(kind == STALL_DIRECT ? &v->direct : &v->memcg, delta);
+	if (!v)
+		return;
+	if (kind == STALL_DIRECT)
+		lat_hist_add(&v->direct, delta);
+	else if (kind == STALL_MEMCG)
+		lat_hist_add(&v->memcg, delta);
+	else if (kind == STALL_PSI)
+		lat_hist_add(&v->stall, delta);
+	else
+		lat_hist_add(&v->iowait, delta);
+}
+
+/*
+ * PSI's flags on a task (BTF kernels): in_iowait (io_schedule() and kin)
+ * and in_memstall (psi_memstall_enter(): reclaim, compaction, the wait on
+ * a refault of a thrashing page). Plain loads of a BTF pointer's bitfields.
+ */
+static __always_inline __u32 psi_flags(struct task_struct *t)
+{
+	__u32 f = 0;
+
+	if (bpf_core_field_exists(t->in_iowait) && BPF_CORE_READ_BITFIELD(t, in_iowait))
+		f |= 1u << STALL_IOWAIT;
+	if (bpf_core_field_exists(t->in_memstall) && BPF_CORE_READ_BITFIELD(t, in_memstall))
+		f |= 1u << STALL_PSI;
+	return f;
+}
+
+/* A task that goes to sleep flagged by PSI: its sleep is a stall until its wake-up. */
+static __always_inline void psi_sleep(struct task_struct *prev, unsigned int prev_state)
+{
+	__u32 f = prev_state ? psi_flags(prev) : 0; /* 0: preempted, still runnable */
+	struct stall_stamps *st;
+	__u64 now;
+
+	if (!f)
+		return;
+	st = bpf_task_storage_get(&stall_stamp, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count_drop(MEMSTALL_DROP_NO_STORAGE);
+		return;
+	}
+	now = bpf_ktime_get_ns();
+	st->begin[STALL_PSI] = f & (1u << STALL_PSI) ? now : 0;
+	st->begin[STALL_IOWAIT] = f & (1u << STALL_IOWAIT) ? now : 0;
+}
+
+/* Its wake-up ends the stall, charged to the sleeper's cgroup. */
+static __always_inline void psi_wake(struct task_struct *p)
+{
+	struct stall_stamps *st;
+	struct memstall_cg *v;
+	__u64 now;
+
+	if (!psi_flags(p))
+		return;
+	st = bpf_task_storage_get(&stall_stamp, p, 0, 0);
+	if (!st || !(st->begin[STALL_PSI] | st->begin[STALL_IOWAIT]))
+		return;
+	now = bpf_ktime_get_ns();
+	v = cg_record(task_cgroup_id_btf(p));
+	if (v && st->begin[STALL_PSI])
+		lat_hist_add(&v->stall, now - st->begin[STALL_PSI]);
+	if (v && st->begin[STALL_IOWAIT])
+		lat_hist_add(&v->iowait, now - st->begin[STALL_IOWAIT]);
+	st->begin[STALL_PSI] = 0;
+	st->begin[STALL_IOWAIT] = 0;
 }
 
 static __always_inline void on_oom_victim(struct task_struct *task, bool btf)
@@ -217,6 +292,21 @@ SEC("tp_btf/mark_victim")
 int BPF_PROG(btf_mark_victim, struct task_struct *task)
 {
 	on_oom_victim(task, true);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(psi_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	psi_sleep(prev, preempt ? 0 : prev_state);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(psi_wakeup, struct task_struct *p)
+{
+	psi_wake(p);
 	return 0;
 }
 

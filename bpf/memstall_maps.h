@@ -12,7 +12,18 @@
 struct memstall_cg {
 	struct lat_hist direct; /* mm_vmscan_direct_reclaim_begin .. _end */
 	struct lat_hist memcg;	/* mm_vmscan_memcg_reclaim_begin .. _end */
-	__u64 oom_kills;	/* oom:mark_victim with a victim in this cgroup */
+	/*
+	 * PSI's own inputs, per task (BTF kernels only): sleeps the kernel
+	 * flags as memory stalls (in_memstall: refaults of thrashing pages,
+	 * reclaim and compaction that sleep) and as I/O waits (in_iowait), from
+	 * the switch-out to the wake-up. On cgroup v1, where no cgroup has a
+	 * pressure file, stall + direct + memcg stands in for memory.pressure
+	 * and iowait for io.pressure "some" (task time, not wall time: two
+	 * tasks stalled together count twice).
+	 */
+	struct lat_hist stall;
+	struct lat_hist iowait;
+	__u64 oom_kills; /* oom:mark_victim with a victim in this cgroup */
 };
 
 /* One OOM kill, as the ring buffer carries it. */

@@ -202,8 +202,11 @@ static bool delta_cg(struct cg_sample *out, const struct cg_sample *now,
 	if (now->parts & CG_MEMSTALL) {
 		hist_delta(&out->mem.direct, &now->mem.direct, &before->mem.direct);
 		hist_delta(&out->mem.memcg, &now->mem.memcg, &before->mem.memcg);
+		hist_delta(&out->mem.stall, &now->mem.stall, &before->mem.stall);
+		hist_delta(&out->mem.iowait, &now->mem.iowait, &before->mem.iowait);
 		out->mem.oom_kills = dc(now->mem.oom_kills, before->mem.oom_kills);
-		active |= out->mem.direct.count || out->mem.memcg.count || out->mem.oom_kills;
+		active |= out->mem.direct.count || out->mem.memcg.count || out->mem.oom_kills ||
+			  out->mem.stall.count || out->mem.iowait.count;
 	}
 	if (now->parts & CG_PSI) {
 		delta_psi_lines(out->psi.some, now->psi.some, before->psi.some);
@@ -262,6 +265,7 @@ int snapshot_delta(struct snapshot *out, const struct snapshot *now, const struc
 	memset(out, 0, sizeof(*out));
 	out->ts_ns = now->ts_ns;
 	out->cpi_hardware = now->cpi_hardware;
+	out->memstall_psi = now->memstall_psi;
 	out->cap_cgroups = now->n_cgroups ? now->n_cgroups : 1;
 	out->cap_blame = now->n_blame ? now->n_blame : 1;
 	out->cgroups = calloc(out->cap_cgroups, sizeof(*out->cgroups));
@@ -300,6 +304,8 @@ void cg_sample_accumulate(struct cg_sample *acc, const struct cg_sample *d)
 	if (d->parts & CG_MEMSTALL) {
 		hist_add(&acc->mem.direct, &d->mem.direct);
 		hist_add(&acc->mem.memcg, &d->mem.memcg);
+		hist_add(&acc->mem.stall, &d->mem.stall);
+		hist_add(&acc->mem.iowait, &d->mem.iowait);
 		acc->mem.oom_kills += d->mem.oom_kills;
 	}
 	acc->parts |= d->parts & (CG_RQ | CG_CPU | CG_MEMSTALL);

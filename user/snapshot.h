@@ -50,6 +50,9 @@ struct throttle_sample {
 struct memstall_sample {
 	struct lat_hist direct; /* direct reclaim by the cgroup's tasks */
 	struct lat_hist memcg;	/* memcg limit reclaim by the cgroup's tasks */
+	/* PSI's inputs (bpf/memstall_maps.h): empty when not traced */
+	struct lat_hist stall;	/* memory stalls, as PSI counts them */
+	struct lat_hist iowait; /* I/O waits, as PSI counts them */
 	uint64_t oom_kills;	/* tasks of the cgroup chosen as OOM victims */
 };
 
@@ -102,6 +105,8 @@ struct snapshot {
 	uint64_t memstall_drops[MEMSTALL_DROP_NR]; /* enum memstall_drop */
 	/* The CPI part counts cycles/instructions (else software stand-ins, not CPI). */
 	bool cpi_hardware;
+	/* The memstall part has PSI's inputs (mem.stall, mem.iowait): else they read 0. */
+	bool memstall_psi;
 	struct oom_event *ooms; /* drained at this reading, oldest first */
 	size_t n_ooms, cap_ooms;
 };

@@ -495,7 +495,7 @@ static void test_disabled(void **state)
 		assert_int_equal(out.n, 0);
 		assert_null(st.units);
 		assert_int_equal(st.n_caps, 0);
-		assert_int_equal(st.n_pairs, 0);
+		assert_int_equal(st.breach.n_pairs, 0);
 		assert_int_equal(st.tick, 0);
 	}
 	action_list_free(&out);

@@ -241,6 +241,8 @@ static const struct {
 				    {"cpuset.effective_cpus", "cpuset.cpus.effective"}},
 	[CG_FILE_MEM_USAGE] = {CTRL_MEMORY, {"memory.usage_in_bytes", "memory.current"}},
 	[CG_FILE_MEM_STAT] = {CTRL_MEMORY, {"memory.stat", "memory.stat"}},
+	/* v2's memory.events counts the subtree's hits too: .local is the cgroup's alone */
+	[CG_FILE_MEM_EVENTS] = {CTRL_MEMORY, {"memory.failcnt", "memory.events.local"}},
 	/* On v1 and hybrid nodes a pod has no cgroup2 directory: no pressure files. */
 	[CG_FILE_PSI_CPU] = {CTRL_CPU, {NULL, "cpu.pressure"}},
 	[CG_FILE_PSI_MEMORY] = {CTRL_CPU, {NULL, "memory.pressure"}},
@@ -526,13 +528,39 @@ int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_
 		{"total_rss", "total_unevictable", "total_inactive_file"},
 		{"anon", "unevictable", "inactive_file"},
 	};
+	/* 5.9 split refaults by LRU; before, one key */
+	static const char *const refault_keys[2][3] = {
+		{"total_workingset_refault_anon", "total_workingset_refault_file",
+		 "total_workingset_refault"},
+		{"workingset_refault_anon", "workingset_refault_file", "workingset_refault"},
+	};
 	bool v2 = c->v2[CTRL_MEMORY];
+	uint64_t n;
 
 	/* the page cache only sizes memory suppression's reclaim: absent, it is none */
 	if (cg_stat_get(text, v2 ? "file" : "total_cache", &m->file))
 		m->file = 0;
+	m->refaults = m->charged_pages = 0;
+	for (int i = 0; i < 2; i++)
+		m->refaults += cg_stat_get(text, refault_keys[v2][i], &n) ? 0 : n;
+	if (!m->refaults && !cg_stat_get(text, refault_keys[v2][2], &n))
+		m->refaults = n;
+	if (!v2 && cg_stat_get(text, "total_pgpgin", &m->charged_pages))
+		m->charged_pages = 0;
 	return cg_stat_get(text, keys[v2][0], &m->anon) ?: cg_stat_get(text, keys[v2][1], &m->unevictable)
 		?: cg_stat_get(text, keys[v2][2], &m->inactive_file);
+}
+
+int cg_mem_events_parse(const struct cgroup_ctrls *c, const char *text, uint64_t *hits)
+{
+	uint64_t max, high;
+
+	if (!c->v2[CTRL_MEMORY])
+		return parse_u64(text, hits);
+	if (cg_stat_get(text, "max", &max) || cg_stat_get(text, "high", &high))
+		return -EINVAL;
+	*hits = max + high;
+	return 0;
 }
 
 int cg_read_mem_limit(const struct cgroup_ctrls *c, const char *rel, int64_t *limit)

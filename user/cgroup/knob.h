@@ -96,12 +96,24 @@ struct cg_mem {
 	uint64_t unevictable; /* v1 total_unevictable, v2 unevictable */
 	uint64_t inactive_file;
 	uint64_t file; /* page cache: v1 total_cache, v2 file (0 when the text lacks it) */
+	/* For memory interference; 0 where the kernel has no such key. */
+	uint64_t refaults;	/* workingset refaults, anon + file (v1: total_, hierarchical) */
+	uint64_t charged_pages; /* v1 total_pgpgin: pages charged; v2 has no such counter (0) */
 };
 int cg_read_mem(const struct cgroup_ctrls *c, const char *rel, struct cg_mem *m);
 /* The memory limit alone (v1 memory.limit_in_bytes, v2 memory.max): bytes, -1 unlimited. */
 int cg_read_mem_limit(const struct cgroup_ctrls *c, const char *rel, int64_t *limit);
-/* anon, unevictable, inactive_file and file of a memory.stat text, v1 or v2 as c says. */
+/*
+ * anon, unevictable and inactive_file of a memory.stat text, v1 or v2 as c
+ * says (an error when one is missing); file (the page cache), refaults and
+ * charged_pages when the kernel has them, else 0.
+ */
 int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_mem *m);
+/*
+ * The limit hits of a CG_FILE_MEM_EVENTS text: v1 memory.failcnt's count,
+ * v2 memory.events.local's max + high. -EINVAL when unreadable.
+ */
+int cg_mem_events_parse(const struct cgroup_ctrls *c, const char *text, uint64_t *hits);
 
 /*
  * CFS bandwidth counters of a cpu.stat text into s's nr_periods,
@@ -180,7 +192,12 @@ enum cg_file {
 	CG_FILE_CPUACCT_USAGE,	       /* v1 cpuacct.usage (v2 counts in cpu.stat) */
 	CG_FILE_MEM_USAGE,	       /* v1 memory.usage_in_bytes, v2 memory.current */
 	CG_FILE_MEM_STAT,	       /* memory.stat */
-	CG_FILE_PSI_CPU,	       /* v2 only: cpu.pressure, memory.pressure, io.pressure */
+	/*
+	 * Hits on the cgroup's own memory limit, not its descendants': v1
+	 * memory.failcnt, v2 memory.events.local (max and high).
+	 */
+	CG_FILE_MEM_EVENTS,
+	CG_FILE_PSI_CPU, /* v2 only: cpu.pressure, memory.pressure, io.pressure */
 	CG_FILE_PSI_MEMORY,
 	CG_FILE_PSI_IO,
 	CG_FILE_CFS_PERIOD,	/* v1 cpu.cfs_period_us (v2: in cpu.max) */

@@ -9,9 +9,16 @@
 
 #include "log.h"
 
+/* The memory stall as PSI counts it: sleeps flagged in_memstall, and reclaim. */
 static uint64_t stall_ns(const struct cg_sample *cg)
 {
-	return cg->mem.direct.sum_ns + cg->mem.memcg.sum_ns;
+	return cg->mem.stall.sum_ns + cg->mem.direct.sum_ns + cg->mem.memcg.sum_ns;
+}
+
+/* A time as a share of the interval (task time: may pass 1 with several tasks). */
+static double share_of(const struct view *v, uint64_t ns)
+{
+	return v->interval_ns ? (double)ns / (double)v->interval_ns : 0;
 }
 
 static int cmp_rank(const void *a, const void *b)
@@ -21,6 +28,8 @@ static int cmp_rank(const void *a, const void *b)
 
 	if (stall_ns(x) != stall_ns(y))
 		return stall_ns(x) > stall_ns(y) ? -1 : 1;
+	if (x->mem.iowait.sum_ns != y->mem.iowait.sum_ns)
+		return x->mem.iowait.sum_ns > y->mem.iowait.sum_ns ? -1 : 1;
 	if (x->mem.oom_kills != y->mem.oom_kills)
 		return x->mem.oom_kills > y->mem.oom_kills ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
@@ -34,7 +43,8 @@ size_t memstall_rank(const struct snapshot *delta, const struct cg_sample **out)
 		const struct cg_sample *cg = &delta->cgroups[i];
 
 		if ((cg->parts & CG_MEMSTALL) &&
-		    (cg->mem.direct.count || cg->mem.memcg.count || cg->mem.oom_kills))
+		    (cg->mem.direct.count || cg->mem.memcg.count || cg->mem.oom_kills ||
+		     cg->mem.stall.count || cg->mem.iowait.count))
 			out[n++] = cg;
 	}
 	if (n)
@@ -59,9 +69,13 @@ static json_t *cgroup_json(struct view *v, const struct cg_sample *cg)
 {
 	json_t *o = view_cgroup_json(v, cg->id);
 
-	json_object_update_new(o, json_pack("{s:o, s:o, s:I}", "direct", hist_json(&cg->mem.direct),
-					    "memcg", hist_json(&cg->mem.memcg), "oom_kills",
-					    (json_int_t)cg->mem.oom_kills));
+	json_object_update_new(
+		o, json_pack("{s:o, s:o, s:o, s:o, s:f, s:f, s:I}", "direct",
+			     hist_json(&cg->mem.direct), "memcg", hist_json(&cg->mem.memcg),
+			     "stall", hist_json(&cg->mem.stall), "iowait",
+			     hist_json(&cg->mem.iowait), "stall_share", share_of(v, stall_ns(cg)),
+			     "io_share", share_of(v, cg->mem.iowait.sum_ns), "oom_kills",
+			     (json_int_t)cg->mem.oom_kills));
 	return o;
 }
 
@@ -100,8 +114,8 @@ static void print_header(struct view *v, const struct snapshot *delta, FILE *out
 		view_fmt_ns((double)v->interval_ns, a, sizeof(a)),
 		probe_set_status(v->probes, PROBE_MEMSTALL).detail,
 		probe_set_owner(v->probes) ? "" : ", shared");
-	fprintf(out, " %8s %9s %9s %9s %8s %9s %9s %9s %5s  %s\n", "DIRECT", "p50", "p99", "total",
-		"MEMCG", "p50", "p99", "total", "OOM", "CGROUP");
+	fprintf(out, " %6s %6s %8s %9s %9s %9s %8s %9s %9s %9s %5s  %s\n", "STALL%", "IO%",
+		"DIRECT", "p50", "p99", "total", "MEMCG", "p50", "p99", "total", "OOM", "CGROUP");
 }
 
 static void print_oom(FILE *out, const char *path, const struct oom_event *e)
@@ -154,6 +168,8 @@ static void render(struct view *v, const struct snapshot *delta, FILE *out)
 			continue;
 		}
 		path = view_cgroup_path(v, cg->id, buf, sizeof(buf));
+		fprintf(out, " %6.1f %6.1f", 100 * share_of(v, stall_ns(cg)),
+			100 * share_of(v, cg->mem.iowait.sum_ns));
 		print_hist(out, &cg->mem.direct);
 		print_hist(out, &cg->mem.memcg);
 		fprintf(out, " %5llu  %s\n", (unsigned long long)cg->mem.oom_kills,
@@ -191,21 +207,29 @@ static void render(struct view *v, const struct snapshot *delta, FILE *out)
 
 const struct view_ops memstall_view = {
 	.name = "memstall",
-	.summary = "reclaim stalls and OOM kills per cgroup",
-	.usage = "Usage: qoslet memstall [-c CGROUP]... [-j] [INTERVAL [COUNT]]\n"
-		 "\n"
-		 "Per cgroup, how often and how long its tasks were stuck reclaiming memory\n"
-		 "in each interval: direct reclaim (the node was short of free memory) and\n"
-		 "memcg reclaim (the cgroup hit its memory limit or memory.high), as count,\n"
-		 "p50, p99 and total time; and how many of its tasks the OOM killer chose.\n"
-		 "Then every OOM kill of the interval: time, pid, command and cgroup. A stall\n"
-		 "is charged to the cgroup of the task that stalled, a kill to the victim's.\n"
-		 "Only cgroups with a stall or a kill in the interval are shown, most\n"
-		 "stalled first.\n"
-		 "\n"
-		 "OOM kill events are delivered once: when several qoslet processes read the\n"
-		 "same pinned maps, each event goes to one of them. The per-cgroup OOM count\n"
-		 "is shared and seen by all.\n",
+	.summary = "memory and I/O stalls, reclaim and OOM kills per cgroup",
+	.usage =
+		"Usage: qoslet memstall [-c CGROUP]... [-j] [INTERVAL [COUNT]]\n"
+		"\n"
+		"Per cgroup and interval: STALL%, the time its tasks lost to memory as the\n"
+		"kernel's pressure accounting (PSI) counts it (sleeps the kernel flags as\n"
+		"memory stalls, such as waits for refaulted pages it had evicted, plus\n"
+		"reclaim), and IO%, the time they waited for I/O, both as a share of the\n"
+		"interval (task time: several stalled tasks can pass 100%); then how often\n"
+		"and how long its tasks were stuck reclaiming memory: direct reclaim (the node was short of free memory) and\n"
+		"memcg reclaim (the cgroup hit its memory limit or memory.high), as count,\n"
+		"p50, p99 and total time; and how many of its tasks the OOM killer chose.\n"
+		"Then every OOM kill of the interval: time, pid, command and cgroup. A stall\n"
+		"is charged to the cgroup of the task that stalled, a kill to the victim's.\n"
+		"Reclaim is done by the task whose charge found memory short: under a shared\n"
+		"limit the cgroup that reclaims most is the one filling it, so a stalled\n"
+		"cgroup's culprit is the one at the top of the MEMCG or DIRECT total.\n"
+		"Only cgroups with a stall or a kill in the interval are shown, most\n"
+		"stalled first.\n"
+		"\n"
+		"OOM kill events are delivered once: when several qoslet processes read the\n"
+		"same pinned maps, each event goes to one of them. The per-cgroup OOM count\n"
+		"is shared and seen by all.\n",
 	.examples = "  qoslet memstall 10\n"
 		    "      every 10 s, the cgroups that stalled in reclaim, and the OOM kills\n"
 		    "  qoslet memstall -c kubepods/besteffort -j 60 1\n"

@@ -17,6 +17,7 @@
 #include "collect/pod_trust.h"
 #include "collect/containers.h"
 #include "collect/fold.h"
+#include "collect/mem_ancestors.h"
 #include "collect/node.h"
 #include "collect/tree.h"
 #include "collect/unit_files.h"
@@ -34,7 +35,13 @@ struct unit_state {
 	uint64_t mem_ns; /* the last memory read, for batch capacity's cadence */
 	bool has_mem;
 	uint64_t mem_used, mem_anon_unevict, mem_usage, mem_file; /* as last read */
-	struct cg_sample total; /* the record's unit_totals entry, kept running */
+	struct cg_sample total;		     /* the record's unit_totals entry, kept running */
+	/* Memory interference: the cumulative counters of the last tick that read them. */
+	struct {
+		bool have_mem, have_hits, have_psi;
+		uint64_t refaults, charged_pages, hits;
+		uint64_t psi_mem_us, psi_io_us; /* "some" totals */
+	} ms_prev;
 	uint32_t refused; /* bit (1 << enum pod_refusal): the pod's metadata not taken as asked */
 };
 
@@ -54,7 +61,8 @@ struct collector {
 	bool have_before;
 	uint64_t prev_mono_ns;
 	struct tick_record rec;
-	struct pol_unit *out; /* rec.in.units */
+	struct mem_ancestors ancestors; /* the units' ancestors' memory limit hits */
+	struct pol_unit *out;		/* rec.in.units */
 	/*
 	 * rec.unit_totals: pointers to the units' own totals, not copies (984
 	 * bytes a unit: half a MiB at 500 pods, and a copy back every tick).
@@ -95,6 +103,9 @@ void collector_free(struct collector *c)
 	snapshot_free(&c->before);
 	free(c->rec.in.blame);
 	free(c->rec.in.outside);
+	free(c->rec.in.mem_ancestors);
+	free(c->rec.in.mem_outside);
+	mem_ancestors_free(&c->ancestors);
 	free(c->out);
 	free(c->totals);
 	free(c);
@@ -620,6 +631,46 @@ static uint64_t since(uint64_t now, uint64_t before)
 }
 
 /*
+ * The unit's memory counters since the last tick that read them into
+ * out->ms; on v2 (psi) its pressure files' "some" totals, which the
+ * probe's PSI inputs stand in for on v1 (collect_fold_mem).
+ */
+static void mem_stall_read(struct unit_state *s, const struct unit_counters *now, bool psi,
+			   struct pol_unit *out)
+{
+	struct pol_mem_stall *ms = &out->ms;
+	uint64_t mem_us = now->psi.some[PSI_MEMORY].total_us,
+		 io_us = now->psi.some[PSI_IO].total_us;
+
+	memset(ms, 0, sizeof(*ms));
+	if (now->has_mem) {
+		if (s->ms_prev.have_mem) {
+			ms->refaults = since(now->mem.refaults, s->ms_prev.refaults);
+			ms->charged_pages = since(now->mem.charged_pages, s->ms_prev.charged_pages);
+		}
+		s->ms_prev.refaults = now->mem.refaults;
+		s->ms_prev.charged_pages = now->mem.charged_pages;
+	}
+	s->ms_prev.have_mem = now->has_mem;
+	if (now->has_mem_events) {
+		if (s->ms_prev.have_hits)
+			ms->limit_hits = since(now->mem_hits, s->ms_prev.hits);
+		s->ms_prev.hits = now->mem_hits;
+	}
+	s->ms_prev.have_hits = now->has_mem_events;
+	if (!psi)
+		return;
+	if (now->has_psi && s->ms_prev.have_psi) {
+		ms->has_stall = ms->has_io = true;
+		ms->stall_ns = since(mem_us, s->ms_prev.psi_mem_us) * 1000;
+		ms->io_ns = since(io_us, s->ms_prev.psi_io_us) * 1000;
+	}
+	s->ms_prev.psi_mem_us = mem_us;
+	s->ms_prev.psi_io_us = io_us;
+	s->ms_prev.have_psi = now->has_psi;
+}
+
+/*
  * One unit's tick: settings when due, counters always, pressure when due.
  * Fills out (the record's copy) and the unit's totals. -ENOENT when the
  * unit vanished meanwhile.
@@ -628,7 +679,10 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 		     bool mem_near, struct pol_unit *out)
 {
 	const struct cgroup_ctrls *ctrls = c->o->ctrls;
-	bool psi_due = !s->psi_ns || mono_ns - s->psi_ns >= COLLECT_PSI_NS;
+	bool mem_int = c->o->wants->mem_interference;
+	/* v2: an LS unit's memory stall is its memory.pressure, wanted every tick */
+	bool psi_due = !s->psi_ns || mono_ns - s->psi_ns >= COLLECT_PSI_NS ||
+		       (mem_int && ctrls->v2[CTRL_MEMORY] && qos_is_ls(s->u.cls));
 	bool capacity = c->o->wants->capacity;
 	struct unit_counters now;
 	unsigned int want = 0;
@@ -659,6 +713,9 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 		want |= UW_MEM;
 	if (psi_due)
 		want |= UW_PSI;
+	/* memory interference: every unit's refaults, charges and limit hits */
+	if (mem_int)
+		want |= UW_MEM | UW_MEM_EVENTS;
 	err = unit_files_read(&s->files, ctrls, s->u.path, want, &now);
 	c->rec.cgroup_read_errors += now.errors;
 	if (err)
@@ -695,6 +752,8 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 		out->nr_periods = since(now.throttle.nr_periods, s->prev.throttle.nr_periods);
 		out->nr_throttled = since(now.throttle.nr_throttled, s->prev.throttle.nr_throttled);
 	}
+	if (mem_int)
+		mem_stall_read(s, &now, ctrls->v2[CTRL_MEMORY] && psi_due, out);
 	s->prev = now;
 	s->have_prev = true;
 	s->total.id = s->u.id;
@@ -834,6 +893,8 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 	}
 	free(in->blame);
 	free(in->outside);
+	free(in->mem_ancestors);
+	free(in->mem_outside);
 	memset(rec, 0, sizeof(*rec));
 	in->ts_ns = ts_ns;
 	in->interval_s = c->prev_mono_ns ? (mono_ns - c->prev_mono_ns) / 1e9 : 0;
@@ -863,7 +924,13 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 		*err = collect_fold_probes(c->members, c->n_members, &delta, in, c->totals)
 			       ?: collect_fold_blame(c->members, c->n_members, &delta, name_outside,
 						     &names, in);
+		if (!*err && c->o->wants->mem_interference)
+			*err = collect_fold_mem(c->members, c->n_members, &delta,
+						!c->o->ctrls->v2[CTRL_MEMORY], name_outside, &names,
+						in);
 	}
+	if (!*err && c->o->wants->mem_interference)
+		*err = mem_ancestors_read(&c->ancestors, c->o->ctrls, c->o->fs, c->o->subtree, in);
 	snapshot_free(&delta);
 	c->prev_mono_ns = mono_ns;
 	if (*err)

@@ -66,6 +66,68 @@ int collect_fold_probes(const struct collect_member *members, size_t n_members,
 	return 0;
 }
 
+static int cmp_party(const void *a, const void *b)
+{
+	return cmp_u64(((const struct pol_mem_party *)a)->name.id,
+		       ((const struct pol_mem_party *)b)->name.id);
+}
+
+/* Several cgroups of one outside party (a slice's services) add up to one entry. */
+static void merge_parties(struct pol_input *in)
+{
+	size_t n = 0;
+
+	if (in->n_mem_outside)
+		qsort(in->mem_outside, in->n_mem_outside, sizeof(*in->mem_outside), cmp_party);
+	for (size_t i = 0; i < in->n_mem_outside; i++) {
+		if (n && in->mem_outside[n - 1].name.id == in->mem_outside[i].name.id)
+			in->mem_outside[n - 1].reclaim_ns += in->mem_outside[i].reclaim_ns;
+		else
+			in->mem_outside[n++] = in->mem_outside[i];
+	}
+	in->n_mem_outside = n;
+}
+
+int collect_fold_mem(const struct collect_member *members, size_t n_members,
+		     const struct snapshot *delta, bool stall_from_probe, collect_namer name,
+		     void *ctx, struct pol_input *in)
+{
+	bool stall = stall_from_probe && delta->memstall_psi;
+
+	in->mem_outside = calloc(delta->n_cgroups ? delta->n_cgroups : 1, sizeof(*in->mem_outside));
+	in->n_mem_outside = 0;
+	if (!in->mem_outside)
+		return -ENOMEM;
+	for (size_t i = 0; stall && i < in->n_units; i++)
+		in->units[i].ms.has_stall = in->units[i].ms.has_io = true;
+	for (size_t i = 0; i < delta->n_cgroups; i++) {
+		const struct cg_sample *cg = &delta->cgroups[i];
+		const struct collect_member *m = collect_member_find(members, n_members, cg->id);
+		struct pol_unit *u = m ? (struct pol_unit *)pol_input_find(in, m->unit) : NULL;
+		uint64_t reclaim = cg->mem.direct.sum_ns + cg->mem.memcg.sum_ns;
+		struct pol_mem_party *o = &in->mem_outside[in->n_mem_outside];
+
+		if (!(cg->parts & CG_MEMSTALL))
+			continue;
+		if (u) {
+			u->ms.reclaim_ns += reclaim;
+			if (stall) {
+				u->ms.stall_ns += reclaim + cg->mem.stall.sum_ns;
+				u->ms.io_ns += cg->mem.iowait.sum_ns;
+			}
+			continue;
+		}
+		/* a party must not pass for a unit */
+		if (!m && reclaim && !name(ctx, cg->id, &o->name) &&
+		    !pol_input_find(in, o->name.id)) {
+			o->reclaim_ns = reclaim;
+			in->n_mem_outside++;
+		}
+	}
+	merge_parties(in);
+	return 0;
+}
+
 /* A culprit outside every unit keeps its cgroup id for an LS victim, else it is OTHER. */
 static uint64_t blame_party(const struct collect_member *members, size_t n_members, uint64_t cgid,
 			    bool keep_outside)

@@ -26,6 +26,20 @@ int collect_fold_probes(const struct collect_member *members, size_t n_members,
 			const struct snapshot *delta, struct pol_input *in,
 			struct cg_sample *const *totals);
 
+/*
+ * The memstall probe's interval into the units' memory stall (pol_unit.ms):
+ * every unit's reclaim time; with stall_from_probe (cgroup v1 memory: no
+ * pressure files) and the probe tracing PSI's inputs, every unit's stall
+ * (in_memstall sleeps + reclaim) and I/O wait, measured (has_) even when
+ * zero. Cgroups outside every unit that reclaimed become in->mem_outside,
+ * each named by `name` (several cgroups of one party add up; unnamed ones
+ * are left out), sorted by id. 0 or -ENOMEM.
+ */
+typedef int (*collect_namer)(void *ctx, uint64_t cgid, struct pol_outside *o);
+int collect_fold_mem(const struct collect_member *members, size_t n_members,
+		     const struct snapshot *delta, bool stall_from_probe, collect_namer name,
+		     void *ctx, struct pol_input *in);
+
 /* Outside parties kept per victim and tick: the rest of them add up to POL_CULPRIT_OTHER. */
 #define COLLECT_OUTSIDE_PER_VICTIM 4
 
@@ -34,8 +48,6 @@ int collect_fold_probes(const struct collect_member *members, size_t n_members,
  * its id, path and class into *o (o->id may name an ancestor of cgid, see
  * collect_outside_depth). 0, or non-zero when it cannot (the cgroup is gone).
  */
-typedef int (*collect_namer)(void *ctx, uint64_t cgid, struct pol_outside *o);
-
 /*
  * How much of `path` (relative to the hierarchy's root, as the subtree)
  * names the party behind a wait in it, as the operator knows it: a cgroup

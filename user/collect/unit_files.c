@@ -141,6 +141,9 @@ int unit_files_read(struct unit_files *f, const struct cgroup_ctrls *c, const ch
 	    !parse_u64(buf, &out->mem.usage) &&
 	    !read_counted(f, c, CG_FILE_MEM_STAT, rel, buf, sizeof(buf), out))
 		out->has_mem = !cg_mem_stat_parse(c, buf, &out->mem);
+	if ((want & UW_MEM_EVENTS) &&
+	    !read_counted(f, c, CG_FILE_MEM_EVENTS, rel, buf, sizeof(buf), out))
+		out->has_mem_events = !cg_mem_events_parse(c, buf, &out->mem_hits);
 	for (int r = 0; (want & UW_PSI) && r < PSI_NR; r++)
 		if (!read_counted(f, c, CG_FILE_PSI_CPU + r, rel, buf, sizeof(buf), out) &&
 		    !psi_parse(buf, &out->psi.some[r], &out->psi.full[r]))

@@ -31,11 +31,12 @@ struct unit_files {
 
 /* What one read gives; each `has_` says whether its files were read. */
 struct unit_counters {
-	bool has_cpu, has_throttle, has_mem, has_psi;
+	bool has_cpu, has_throttle, has_mem, has_psi, has_mem_events;
 	uint64_t usage_ns;		 /* CPU time of the subtree */
 	struct throttle_sample throttle; /* cpu.stat as is */
 	struct cg_mem mem;		 /* usage, anon, unevictable, inactive_file (no limit) */
 	struct psi_sample psi;
+	uint64_t mem_hits;   /* the unit's own memory limit's hits (cg_mem_events_parse) */
 	unsigned int errors; /* files that failed for another reason than absence */
 };
 
@@ -51,6 +52,7 @@ enum unit_want {
 		1u << 0,  /* cpu.stat's CFS counters (v2 reads cpu.stat for the CPU time anyway) */
 	UW_MEM = 1u << 1, /* memory usage and memory.stat */
 	UW_PSI = 1u << 2, /* the pressure files */
+	UW_MEM_EVENTS = 1u << 3, /* the memory limit's hits */
 };
 
 /*

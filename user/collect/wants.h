@@ -42,6 +42,11 @@ struct collect_wants {
 	 */
 	bool evict_memory;
 	double evict_memory_threshold;
+	/*
+	 * Memory interference: every unit's memory.stat and limit hits every
+	 * tick, and on v2 the LS units' pressure files every tick.
+	 */
+	bool mem_interference;
 	/* The kubelet's CPU manager checkpoint (exclusive CPUs); NULL or "" none; pointed at. */
 	const char *cpu_manager_state;
 };

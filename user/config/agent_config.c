@@ -200,10 +200,22 @@ static const struct field cpi_fields[] = {
 	{0},
 };
 
+static const struct field mem_interference_fields[] = {
+	BOOL("enabled", policy.mem_interference.enabled),
+	PCT("stall_threshold_percent", policy.mem_interference.stall_share, 0.1, 100),
+	PCT("io_threshold_percent", policy.mem_interference.io_share, 0, 100),
+	INT("k", policy.mem_interference.k, 1, BREACH_N_MAX),
+	INT("n", policy.mem_interference.n, 1, BREACH_N_MAX),
+	PCT("culprit_min_share_percent", policy.mem_interference.culprit_min_share, 1, 100),
+	NUM("report_s", policy.mem_interference.report_s, 1, 86400),
+	{0},
+};
+
 static const struct field interference_fields[] = {
 	BOOL("enabled", policy.interference.enabled),
 	OBJ("runq", runq_fields),
 	OBJ("cpi", cpi_fields),
+	OBJ("memory", mem_interference_fields),
 	PCT("culprit_min_share_percent", policy.interference.culprit_min_share, 1, 100),
 	NUM("cap_cpus", policy.interference.cap_cpus, 0.01, 4096),
 	NUM("cap_s", policy.interference.cap_s, 1, 86400),
@@ -990,6 +1002,8 @@ static int check_cross(struct ctx *x, const struct agent_config *c)
 		     json_units(p->evict_cpu.satisfaction_upper, 100)) ?:
 		need(x, "evict.cpu.window_s", p->evict_cpu.window_s, GE, "interval_s", c->interval_s) ?:
 		need(x, "interference.runq.k", in->rq_k, LE, "interference.runq.n", in->rq_n) ?:
+		need(x, "interference.memory.k", p->mem_interference.k, LE,
+		     "interference.memory.n", p->mem_interference.n) ?:
 		need(x, "interference.cpi.outliers", in->cpi_outliers, LE,
 		     "interference.cpi.window_s / interval_s", samples);
 
@@ -1249,6 +1263,7 @@ void config_collect_wants(const struct agent_config *cfg, struct collect_wants *
 		.capacity = cfg->policy.capacity.enabled,
 		.evict_memory = cfg->policy.evict_memory.enabled,
 		.evict_memory_threshold = cfg->policy.evict_memory.threshold,
+		.mem_interference = cfg->policy.mem_interference.enabled,
 		.cpu_manager_state = cfg->cpu_manager_state,
 	};
 }

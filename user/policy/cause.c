@@ -4,8 +4,10 @@
 const char *interference_cause_name(enum interference_cause c)
 {
 	static const char *const names[CAUSE_NR] = {
-		[CAUSE_UNIT] = "unit",	 [CAUSE_OUTSIDE] = "outside", [CAUSE_SELF] = "self",
-		[CAUSE_QUOTA] = "quota", [CAUSE_IDLE] = "idle",
+		[CAUSE_UNIT] = "unit",	       [CAUSE_OUTSIDE] = "outside",
+		[CAUSE_SELF] = "self",	       [CAUSE_QUOTA] = "quota",
+		[CAUSE_IDLE] = "idle",	       [CAUSE_LIMIT] = "own_limit",
+		[CAUSE_ANCESTOR] = "ancestor", [CAUSE_NODE] = "node",
 	};
 
 	return (unsigned int)c < CAUSE_NR ? names[c] : NULL;

@@ -13,7 +13,8 @@
 
 /*
  * What explains a breach: the kind of party that held the largest share of
- * the victim's waits. A fixed set: the metrics label breaches with it.
+ * the victim's waits (CPU) or stall (memory, I/O). A fixed set: the
+ * metrics label breaches with it.
  */
 enum interference_cause {
 	CAUSE_UNIT = 0, /* another unit */
@@ -21,10 +22,18 @@ enum interference_cause {
 	CAUSE_SELF,	/* the victim's own tasks, queueing behind each other */
 	CAUSE_QUOTA,	/* the victim's own CPU limit: its throttled periods */
 	CAUSE_IDLE,	/* wake-up latency: the CPU was idle before the victim ran */
+	/* Memory and I/O (mem_interference.c): */
+	CAUSE_LIMIT,	/* the victim's own memory limit: not interference */
+	CAUSE_ANCESTOR, /* a shared ancestor (kubepods, a QoS tier) at its limit, no unit to blame
+			 */
+	CAUSE_NODE,	/* the node short of memory (global reclaim), no party to blame */
 	CAUSE_NR,
 };
 
-/* "unit", "outside", "self", "quota", "idle"; NULL out of range. */
+/*
+ * "unit", "outside", "self", "quota", "idle", "own_limit", "ancestor",
+ * "node"; NULL out of range.
+ */
 const char *interference_cause_name(enum interference_cause c);
 
 enum act_cause_kind {

@@ -42,31 +42,15 @@ static int check_config(const struct interference_config *cfg)
 	return 0;
 }
 
-/* (1) Carries each unit's entry over (both lists are sorted by id); new units start empty. */
+/* (1) Carries each unit's entry over; new units start empty, their history at this tick. */
 static int sync_units(struct interference_state *st, const struct pol_input *in, uint64_t tick)
 {
-	struct interference_unit *v = malloc((in->n_units + 1) * sizeof(*v));
-	size_t j = 0;
+	int err = breach_units_sync((void **)&st->units, &st->n_units, sizeof(*st->units), in);
 
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < in->n_units; i++) {
-		uint64_t id = in->units[i].id;
-
-		while (j < st->n_units && st->units[j].id < id)
-			j++;
-		if (j < st->n_units && st->units[j].id == id) {
-			v[i] = st->units[j];
-			continue;
-		}
-		memset(&v[i], 0, sizeof(v[i]));
-		v[i].id = id;
-		v[i].first_tick = tick;
-	}
-	free(st->units);
-	st->units = v;
-	st->n_units = in->n_units;
-	return 0;
+	for (size_t i = 0; !err && i < st->n_units; i++)
+		if (!st->units[i].first_tick)
+			st->units[i].first_tick = tick;
+	return err;
 }
 
 /* The share of its CFS periods in which the unit's own limit throttled it. */
@@ -92,7 +76,7 @@ static const struct pol_unit *ls_victim(const struct pol_input *in, uint64_t id)
 static int save_blame(struct interference_state *st, const struct pol_input *in,
 		      const struct interference_config *cfg, uint64_t tick)
 {
-	struct interference_blame *b = &st->blame[tick % cfg->rq_n];
+	struct breach_tick *b;
 	uint64_t quota = 0;
 	size_t n = 0;
 
@@ -100,10 +84,10 @@ static int save_blame(struct interference_state *st, const struct pol_input *in,
 	for (size_t i = 0; i < in->n_blame; i++)
 		if (ls_victim(in, in->blame[i].victim))
 			n += 1 + (!i || in->blame[i - 1].victim != in->blame[i].victim);
-	if (array_reserve((void **)&b->v, &b->cap, n, sizeof(*b->v)) ||
-	    array_reserve((void **)&b->out, &b->cap_out, in->n_outside, sizeof(*b->out)))
+	st->breach.tick = tick;
+	b = breach_tick_open(&st->breach, cfg->rq_n, n, in->n_outside);
+	if (!b)
 		return -ENOMEM;
-	b->n = 0;
 	for (size_t i = 0; i < in->n_blame; i++) {
 		const struct pol_blame *p = &in->blame[i];
 		const struct pol_unit *u = ls_victim(in, p->victim);
@@ -122,7 +106,6 @@ static int save_blame(struct interference_state *st, const struct pol_input *in,
 	if (in->n_outside)
 		memcpy(b->out, in->outside, in->n_outside * sizeof(*b->out));
 	b->n_out = in->n_outside;
-	b->tick = tick;
 	return 0;
 }
 
@@ -149,24 +132,8 @@ static void rq_update(struct interference_unit *s, const struct pol_unit *u,
 		return;
 	p99 = hist_quantile_ns(&s->rq_carry, 0.99);
 	memset(&s->rq_carry, 0, sizeof(s->rq_carry));
-	s->rq_over = s->rq_over << 1 | (uint64_t)(p99 > cfg->rq_p99_us * 1000);
+	breach_window_push(&s->rq, p99 > cfg->rq_p99_us * 1000);
 	s->rq_p99_ns = p99;
-	if (s->rq_windows < INTERFERENCE_RQ_N_MAX)
-		s->rq_windows++;
-}
-
-static unsigned int rq_windows(const struct interference_unit *s,
-			       const struct interference_config *cfg)
-{
-	return s->rq_windows < cfg->rq_n ? s->rq_windows : cfg->rq_n;
-}
-
-static unsigned int rq_windows_over(const struct interference_unit *s,
-				    const struct interference_config *cfg)
-{
-	uint64_t mask = cfg->rq_n == 64 ? UINT64_MAX : (UINT64_C(1) << cfg->rq_n) - 1;
-
-	return (unsigned int)__builtin_popcountll(s->rq_over & mask);
 }
 
 /* (3b) Samples of a nearly idle unit are noise (CPI2 ignores them too). */
@@ -266,116 +233,8 @@ static double correlation(const struct interference_unit *v, const struct interf
 	return sxy / sqrt(sxx * syy);
 }
 
-/* One victim's waits over the last rq_n ticks, per culprit (sorted by culprit). */
-struct waits {
-	struct pol_blame *v;
-	size_t n;
-	uint64_t total; /* every culprit's, self, idle and other included */
-};
-
-static size_t first_of(const struct interference_blame *b, uint64_t victim)
-{
-	return pol_lower_bound(b->v, b->n, sizeof(*b->v), offsetof(struct pol_blame, victim),
-			       victim);
-}
-
-static int culprit_cmp(const void *a, const void *b)
-{
-	const struct pol_blame *x = a, *y = b;
-
-	return x->culprit < y->culprit ? -1 : x->culprit > y->culprit;
-}
-
-static int waits_collect(const struct interference_state *st, const struct interference_config *cfg,
-			 uint64_t victim, uint64_t tick, struct waits *w)
-{
-	size_t n = 0, k = 0;
-
-	memset(w, 0, sizeof(*w));
-	/* Pass 0 counts the victim's pairs in the kept ticks, pass 1 copies them. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (uint64_t t = tick; t >= 1 && t + cfg->rq_n > tick; t--) {
-			const struct interference_blame *b = &st->blame[t % cfg->rq_n];
-
-			if (b->tick != t)
-				continue;
-			for (size_t i = first_of(b, victim); i < b->n && b->v[i].victim == victim;
-			     i++) {
-				if (pass)
-					w->v[k++] = b->v[i];
-				else
-					n++;
-			}
-		}
-		if (!pass && !(w->v = malloc((n + 1) * sizeof(*w->v))))
-			return -ENOMEM;
-	}
-	qsort(w->v, n, sizeof(*w->v), culprit_cmp);
-	for (size_t i = 0; i < n; i++) {
-		w->total += w->v[i].wait_ns;
-		if (w->n && w->v[w->n - 1].culprit == w->v[i].culprit)
-			w->v[w->n - 1].wait_ns += w->v[i].wait_ns;
-		else
-			w->v[w->n++] = w->v[i];
-	}
-	return 0;
-}
-
-static uint64_t waits_of(const struct waits *w, uint64_t culprit)
-{
-	struct pol_blame key = {.culprit = culprit};
-	const struct pol_blame *p = bsearch(&key, w->v, w->n, sizeof(key), culprit_cmp);
-
-	return p ? p->wait_ns : 0;
-}
-
-/* One party to a victim's waits: who held the CPU (a blame culprit id) and how much of it. */
-struct party {
-	uint64_t id;
-	enum interference_cause cause;
-	uint64_t wait_ns;
-	double share; /* of the victim's total wait */
-	double corr;  /* NAN: not computed or undefined */
-};
-
-/* What kind of party a culprit of victim's waits is. */
-static enum interference_cause cause_of(const struct pol_input *in, uint64_t victim,
-					uint64_t culprit)
-{
-	if (culprit == victim)
-		return CAUSE_SELF;
-	if (culprit == POL_CULPRIT_QUOTA)
-		return CAUSE_QUOTA;
-	if (culprit == POL_CULPRIT_IDLE)
-		return CAUSE_IDLE;
-	/* a unit gone since is outside the units now */
-	return pol_input_find(in, culprit) ? CAUSE_UNIT : CAUSE_OUTSIDE;
-}
-
-/*
- * The party with the largest share of the victim's waits, and each
- * cause's share (share[CAUSE_NR]). Ties go to the cause listed first in
- * enum interference_cause, then to the lower id. False when nothing waited.
- */
-static bool explain(const struct pol_input *in, uint64_t victim, const struct waits *w,
-		    struct party *top, double share[CAUSE_NR])
-{
-	memset(share, 0, CAUSE_NR * sizeof(*share));
-	if (!w->total)
-		return false;
-	for (size_t i = 0; i < w->n; i++) {
-		struct party p = {w->v[i].culprit, cause_of(in, victim, w->v[i].culprit),
-				  w->v[i].wait_ns, (double)w->v[i].wait_ns / (double)w->total, NAN};
-
-		share[p.cause] += p.share;
-		if (!i || p.share > top->share || (p.share == top->share && p.cause < top->cause))
-			*top = p;
-	}
-	return true;
-}
-
 /* Wait share first (direct evidence), then correlation; ties keep the lower id. */
-static bool better(const struct party *a, const struct party *b)
+static bool better(const struct breach_party *a, const struct breach_party *b)
 {
 	double ca = isnan(a->corr) ? -INFINITY : a->corr, cb = isnan(b->corr) ? -INFINITY : b->corr;
 
@@ -391,17 +250,17 @@ static bool better(const struct party *a, const struct party *b)
  * not its waits: only another unit's work can explain one.
  */
 static bool cpi_suspect(const struct pol_input *in, const struct interference_state *st,
-			const struct interference_config *cfg, size_t vi, const struct waits *w,
-			struct party *best)
+			const struct interference_config *cfg, size_t vi,
+			const struct breach_waits *w, struct breach_party *best)
 {
 	bool found = false;
 
 	for (size_t j = 0; j < in->n_units; j++) {
-		struct party c = {.id = in->units[j].id, .cause = CAUSE_UNIT};
+		struct breach_party c = {.id = in->units[j].id, .cause = CAUSE_UNIT};
 
 		if (j == vi)
 			continue;
-		c.wait_ns = waits_of(w, c.id);
+		c.wait_ns = breach_waits_of(w, c.id);
 		c.share = w->total ? (double)c.wait_ns / (double)w->total : 0;
 		c.corr = correlation(&st->units[vi], &st->units[j], st->tick);
 		if (!((c.wait_ns && c.share >= cfg->culprit_min_share) ||
@@ -414,127 +273,48 @@ static bool cpi_suspect(const struct pol_input *in, const struct interference_st
 	return found;
 }
 
-static struct interference_pair *pair_find(struct interference_state *st, uint64_t victim,
-					   uint64_t culprit)
+/* The run-queue or CPI evidence of a report (breach_evidence_fn). */
+struct rq_evidence {
+	const struct pol_unit *v;
+	const struct interference_unit *sv;
+	const struct interference_config *cfg;
+	uint64_t now;
+	bool by_cpi;
+};
+
+static void rq_evidence(struct action *a, const void *ctx)
 {
-	for (size_t i = 0; i < st->n_pairs; i++)
-		if (st->pairs[i].victim == victim && st->pairs[i].culprit == culprit)
-			return &st->pairs[i];
-	return NULL;
-}
+	const struct rq_evidence *e = ctx;
+	struct interference_unit *sv = (struct interference_unit *)e->sv;
 
-/*
- * Forgets the pairs reported cap_s ago or more, those of vanished victims,
- * and those naming a unit that vanished. An outside culprit is not in the
- * input on every tick: its pair lasts its cap_s.
- */
-static void pairs_expire(struct interference_state *st, const struct pol_input *in,
-			 const struct interference_config *cfg)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < st->n_pairs; i++) {
-		struct interference_pair *p = &st->pairs[i];
-
-		if (pol_since_s(in->ts_ns, &p->reported_ns) < cfg->cap_s &&
-		    pol_input_find(in, p->victim) &&
-		    (p->cause != CAUSE_UNIT || pol_input_find(in, p->culprit)))
-			st->pairs[k++] = *p;
+	if (e->by_cpi) {
+		action_evidence(a, "cpi", e->v->has_cpi ? e->v->cpi : 0);
+		action_evidence(a, "cpi_mean", sv->cpi_mean);
+		action_evidence(a, "cpi_limit", cpi_limit(sv, e->cfg));
+		action_evidence(a, "cpi_outliers", cpi_recent(sv, e->cfg, e->now));
+	} else {
+		action_evidence(a, "p99_us", sv->rq_p99_ns / 1000);
+		action_evidence(a, "threshold_us", e->cfg->rq_p99_us);
+		action_evidence(a, "windows_over", breach_windows_over(&sv->rq, e->cfg->rq_n));
+		action_evidence(a, "windows", breach_windows(&sv->rq, e->cfg->rq_n));
 	}
-	st->n_pairs = k;
 }
 
-/* The name of an outside culprit in the kept ticks, newest first; NULL when none named it. */
-static const struct pol_outside *outside_name(const struct interference_state *st,
-					      const struct interference_config *cfg, uint64_t id)
-{
-	for (uint64_t t = st->tick; t >= 1 && t + cfg->rq_n > st->tick; t--) {
-		const struct interference_blame *b = &st->blame[t % cfg->rq_n];
-		const struct pol_outside *o =
-			b->tick == t ? pol_outside_find(b->out, b->n_out, id) : NULL;
-
-		if (o)
-			return o;
-	}
-	return NULL;
-}
-
-/* The report's other party: the culprit named by path, the victim for self and quota. */
-static enum qos_class relate(const struct pol_input *in, const struct interference_state *st,
-			     const struct interference_config *cfg, const struct pol_unit *v,
-			     const struct party *p, struct action *a)
-{
-	const struct pol_unit *u = NULL;
-	const struct pol_outside *o;
-
-	switch (p->cause) {
-	case CAUSE_UNIT:
-		u = pol_input_find(in, p->id);
-		break;
-	case CAUSE_SELF:
-	case CAUSE_QUOTA:
-		u = v;
-		break;
-	case CAUSE_OUTSIDE:
-		o = outside_name(st, cfg, p->id);
-		if (!o)
-			return QOS_UNMANAGED; /* not named: tasks outside the units, unnamed */
-		a->related_id = o->id;
-		snprintf(a->related, sizeof(a->related), "%s", o->path);
-		return o->cls;
-	default:
-		return QOS_UNMANAGED; /* the idle CPU */
-	}
-	a->related_id = u->id;
-	snprintf(a->related, sizeof(a->related), "%s", u->path);
-	return u->cls;
-}
+/* The causes a CPU breach can have: its report gives each one's share. */
+#define CPU_CAUSES                                                                                 \
+	(1u << CAUSE_UNIT | 1u << CAUSE_OUTSIDE | 1u << CAUSE_SELF | 1u << CAUSE_QUOTA |           \
+	 1u << CAUSE_IDLE)
 
 /* Reports victim vi's breach explained by p, unless that was reported within cap_s. */
 static int report(const struct pol_input *in, struct interference_state *st,
-		  const struct interference_config *cfg, size_t vi, const struct party *p,
+		  const struct interference_config *cfg, size_t vi, const struct breach_party *p,
 		  const double share[CAUSE_NR], bool by_cpi, struct action_list *out)
 {
-	static const char *const share_names[CAUSE_NR] = {
-		[CAUSE_UNIT] = "share_unit", [CAUSE_OUTSIDE] = "share_outside",
-		[CAUSE_SELF] = "share_self", [CAUSE_QUOTA] = "share_quota",
-		[CAUSE_IDLE] = "share_idle",
-	};
-	const struct pol_unit *v = &in->units[vi];
-	struct interference_unit *sv = &st->units[vi];
-	enum qos_class cls;
-	struct action *a;
+	struct rq_evidence e = {&in->units[vi], &st->units[vi], cfg, in->ts_ns, by_cpi};
 
-	if (pair_find(st, v->id, p->id))
-		return 0;
-	if (array_grow((void **)&st->pairs, &st->cap_pairs, st->n_pairs, sizeof(*st->pairs)))
-		return -ENOMEM;
-	a = action_add(out, ACT_REPORT, v,
-		       by_cpi ? RULE_INTERFERENCE_CPI : RULE_INTERFERENCE_RUNQ_SLO);
-	if (!a)
-		return -ENOMEM;
-	st->pairs[st->n_pairs++] = (struct interference_pair){v->id, p->id, p->cause, in->ts_ns};
-	a->cause = (struct act_cause){.kind = ACT_CAUSE_INTERFERENCE, .interference = p->cause};
-	cls = relate(in, st, cfg, v, p, a);
-	if (by_cpi) {
-		action_evidence(a, "cpi", v->has_cpi ? v->cpi : 0);
-		action_evidence(a, "cpi_mean", sv->cpi_mean);
-		action_evidence(a, "cpi_limit", cpi_limit(sv, cfg));
-		action_evidence(a, "cpi_outliers", cpi_recent(sv, cfg, in->ts_ns));
-	} else {
-		action_evidence(a, "p99_us", sv->rq_p99_ns / 1000);
-		action_evidence(a, "threshold_us", cfg->rq_p99_us);
-		action_evidence(a, "windows_over", rq_windows_over(sv, cfg));
-		action_evidence(a, "windows", rq_windows(sv, cfg));
-	}
-	action_evidence(a, "culprit_wait_share", p->share);
-	action_evidence(a, "culprit_wait_ns", (double)p->wait_ns);
-	if (!isnan(p->corr))
-		action_evidence(a, "correlation", p->corr);
-	action_evidence(a, "culprit_class", cls);
-	for (int c = 0; c < CAUSE_NR; c++)
-		action_evidence(a, share_names[c], share[c]);
-	return 0;
+	return breach_report(in, &st->breach, cfg->rq_n, &in->units[vi], p, share, CPU_CAUSES,
+			     by_cpi ? RULE_INTERFERENCE_CPI : RULE_INTERFERENCE_RUNQ_SLO,
+			     rq_evidence, &e, out);
 }
 
 /* A BE suspect is (again) guilty now: its cap runs cap_s from here. *fresh: it was not capped. */
@@ -561,7 +341,7 @@ static int cap_guilty(struct interference_state *st, uint64_t culprit, uint64_t 
  */
 static int cap_suspects(const struct pol_input *in, struct interference_state *st,
 			const struct interference_config *cfg, uint64_t victim,
-			const struct waits *w, const struct party *top, bool *fresh)
+			const struct breach_waits *w, const struct breach_party *top, bool *fresh)
 {
 	int err = 0;
 
@@ -583,24 +363,24 @@ static int judge(const struct pol_input *in, struct interference_state *st,
 {
 	struct interference_unit *sv = &st->units[vi];
 	uint64_t victim = in->units[vi].id;
-	bool rq_victim = rq_windows_over(sv, cfg) >= cfg->rq_k;
+	bool rq_victim = breach_windows_over(&sv->rq, cfg->rq_n) >= cfg->rq_k;
 	bool cpi_victim = cfg->cpi_enabled && cpi_recent(sv, cfg, in->ts_ns) >= cfg->cpi_outliers;
 	bool found = false, by_cpi = false, fresh = false, known;
 	double share[CAUSE_NR];
-	struct party p;
-	struct waits w;
+	struct breach_party p;
+	struct breach_waits w;
 	int err;
 
 	if (!rq_victim && !cpi_victim)
 		return 0;
-	err = waits_collect(st, cfg, victim, st->tick, &w);
+	err = breach_waits_collect(&st->breach, cfg->rq_n, victim, &w);
 	if (err)
 		return err;
-	found = explain(in, victim, &w, &p, share) && rq_victim;
+	found = breach_explain(in, &st->breach, victim, &w, &p, share) && rq_victim;
 	if (!found && cpi_victim)
 		found = by_cpi = cpi_suspect(in, st, cfg, vi, &w, &p);
 	if (found) {
-		known = pair_find(st, victim, p.id) != NULL;
+		known = breach_pair_find(&st->breach, victim, p.id) != NULL;
 		err = report(in, st, cfg, vi, &p, share, by_cpi, out);
 		if (!err)
 			err = cap_suspects(in, st, cfg, victim, &w, by_cpi ? &p : NULL, &fresh);
@@ -667,7 +447,7 @@ int interference_run(const struct pol_input *in, const struct interference_confi
 	st->tick = tick;
 	for (size_t i = 0; i < in->n_units; i++)
 		unit_update(&st->units[i], &in->units[i], cfg, tick, in->ts_ns);
-	pairs_expire(st, in, cfg);
+	breach_pairs_expire(&st->breach, in, cfg->cap_s);
 	for (size_t i = 0; !err && i < in->n_units; i++)
 		if (qos_is_ls(in->units[i].cls))
 			err = judge(in, st, cfg, i, out);
@@ -677,11 +457,7 @@ int interference_run(const struct pol_input *in, const struct interference_confi
 void interference_state_free(struct interference_state *st)
 {
 	free(st->units);
-	for (size_t i = 0; i < INTERFERENCE_RQ_N_MAX; i++) {
-		free(st->blame[i].v);
-		free(st->blame[i].out);
-	}
-	free(st->pairs);
+	breach_state_free(&st->breach);
 	free(st->caps);
 	memset(st, 0, sizeof(*st));
 }

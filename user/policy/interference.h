@@ -15,12 +15,13 @@
 #include <stdint.h>
 
 #include "policy/action.h"
+#include "policy/breach.h"
 #include "policy/policy_config.h"
 #include "policy/model.h"
 
 /* Ranges the config must respect (interference_run() refuses others with -EINVAL). */
-#define INTERFERENCE_RQ_N_MAX	      64 /* rq_n: the window history is one 64-bit word */
-#define INTERFERENCE_CPI_OUTLIERS_MAX 16 /* cpi_outliers: outlier times kept per unit */
+#define INTERFERENCE_RQ_N_MAX	      BREACH_N_MAX /* rq_n: the window history is one word */
+#define INTERFERENCE_CPI_OUTLIERS_MAX 16	   /* cpi_outliers: outlier times kept per unit */
 
 /* Ticks of CPI and CPU use kept per unit for the correlation. */
 #define INTERFERENCE_HISTORY 64
@@ -35,9 +36,8 @@ struct interference_unit {
 	uint64_t id;
 	uint64_t first_tick; /* ring slots of older ticks are not this unit's */
 
-	/* (a) run-queue SLO, LS units: the last counted windows, newest in bit 0. */
-	uint64_t rq_over;	  /* 1 = the window's p99 was over the threshold */
-	unsigned int rq_windows;  /* counted windows so far, up to INTERFERENCE_RQ_N_MAX */
+	/* (a) run-queue SLO, LS units: over = the window's p99 was over the threshold. */
+	struct breach_window rq;
 	double rq_p99_ns;	  /* of the last counted window */
 	struct lat_hist rq_carry; /* the waits of ticks with too few, toward the next window */
 
@@ -58,26 +58,6 @@ struct interference_unit {
 	bool settled;
 };
 
-/*
- * One tick's blame pairs with an LS victim, in the input's victim order,
- * with the share of a throttled victim's waits charged to its limit
- * (POL_CULPRIT_QUOTA), and the outside culprits the input named.
- */
-struct interference_blame {
-	uint64_t tick; /* 0 = empty */
-	struct pol_blame *v;
-	size_t n, cap;
-	struct pol_outside *out;
-	size_t n_out, cap_out;
-};
-
-/* A victim's breach reported at reported_ns, explained by culprit (a blame culprit id). */
-struct interference_pair {
-	uint64_t victim, culprit;
-	enum interference_cause cause;
-	uint64_t reported_ns;
-};
-
 /* A BE culprit capped until cap_s after guilty_ns, when it last was a suspect of some victim. */
 struct interference_cap {
 	uint64_t culprit, victim;
@@ -89,9 +69,12 @@ struct interference_state {
 	uint64_t tick;			 /* runs so far (the first is 1) */
 	struct interference_unit *units; /* one per unit of the last input, sorted by id */
 	size_t n_units;
-	struct interference_blame blame[INTERFERENCE_RQ_N_MAX]; /* slot tick % rq_n */
-	struct interference_pair *pairs;
-	size_t n_pairs, cap_pairs;
+	/*
+	 * Per tick, the blame pairs with an LS victim, with the share of a
+	 * throttled victim's waits charged to its limit (POL_CULPRIT_QUOTA),
+	 * and the outside culprits the input named; the breaches reported.
+	 */
+	struct breach_state breach;
 	struct interference_cap *caps;
 	size_t n_caps, cap_caps;
 };

@@ -92,6 +92,12 @@ const struct pol_outside *pol_outside_find(const struct pol_outside *v, size_t n
 	return n ? bsearch(&id, v, n, sizeof(*v), cmp_outside) : NULL;
 }
 
+const struct pol_mem_party *pol_mem_party_find(const struct pol_mem_party *v, size_t n, uint64_t id)
+{
+	/* a party starts with its name, which starts with the id: the same comparison */
+	return n ? bsearch(&id, v, n, sizeof(*v), cmp_outside) : NULL;
+}
+
 const struct pol_container *pol_container_find(const struct pol_input *in, uint64_t id)
 {
 	size_t lo = 0, hi = in->n_containers;
@@ -153,6 +159,10 @@ void pol_input_free(struct pol_input *in)
 	in->n_containers = 0;
 	free(in->blame);
 	free(in->outside);
+	free(in->mem_ancestors);
+	free(in->mem_outside);
+	in->mem_ancestors = in->mem_outside = NULL;
+	in->n_mem_ancestors = in->n_mem_outside = 0;
 	in->units = NULL;
 	in->blame = NULL;
 	in->outside = NULL;

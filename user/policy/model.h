@@ -61,6 +61,29 @@ int evict_guard_parse(const char *s, enum evict_guard *g);
 #define POL_CPUS_MAX	256 /* CPUs described in pol_input.topo */
 
 /*
+ * A unit's memory and I/O over the interval, for the memory interference
+ * policy (docs/agent-policies.md, "Memory and I/O interference"). Times
+ * are task time, as PSI sums them. Zero when not measured.
+ */
+struct pol_mem_stall {
+	bool has_stall; /* stall_ns was measured (the unit's PSI file, or the probe) */
+	bool has_io;	/* io_ns was */
+	/*
+	 * Memory stall: v2 memory.pressure "some" total; v1 the memstall
+	 * probe's in_memstall sleeps plus direct and memcg reclaim.
+	 */
+	uint64_t stall_ns;
+	uint64_t io_ns;		/* v2 io.pressure "some"; v1 the probe's in_iowait sleeps */
+	uint64_t reclaim_ns;	/* direct + memcg reclaim the unit's tasks did (probe) */
+	uint64_t limit_hits;	/* its own limit: v1 memory.failcnt, v2 memory.events max */
+	uint64_t ancestor_hits; /* its ancestors' (pol_input.mem_ancestors), the same counters */
+	uint64_t ancestor;	/* the ancestor with the most hits; 0 none */
+	uint64_t refaults;	/* memory.stat workingset_refault (anon + file) */
+	uint64_t charged_pages; /* v1 memory.stat pgpgin: pages charged (page cache, anon) */
+	uint64_t io_bytes;	/* v1 blkio io_service_bytes, v2 io.stat rbytes + wbytes */
+};
+
+/*
  * One managed unit: a pod (kubelet layouts) or, standalone, a cgroup that a
  * class glob of the config matched. Its numbers cover the unit's whole
  * subtree (containers included). A limit "absent" is -1.
@@ -137,6 +160,7 @@ struct pol_unit {
 	 * usage and the page cache (v1 total_cache, v2 file), bytes.
 	 */
 	uint64_t mem_usage, mem_file;
+	struct pol_mem_stall ms;   /* memory and I/O stalls, and the evidence of who caused them */
 };
 
 /* The kernel's default CFS period, for a unit whose period is unknown (0). */
@@ -156,6 +180,12 @@ static inline uint64_t pol_unit_period_us(const struct pol_unit *u)
 #define POL_CULPRIT_IDLE  0
 #define POL_CULPRIT_OTHER UINT64_MAX
 #define POL_CULPRIT_QUOTA (UINT64_MAX - 1)
+/*
+ * Memory's placeholders, never in a record either: the victim's own memory
+ * limit, and the node short of memory with nobody's reclaim to show for it.
+ */
+#define POL_CULPRIT_LIMIT (UINT64_MAX - 2)
+#define POL_CULPRIT_NODE  (UINT64_MAX - 3)
 
 /*
  * Who delayed whom. The victim is a unit; the culprit is a unit, the
@@ -183,6 +213,13 @@ struct pol_outside {
 	uint64_t id;
 	char path[POL_PATH_MAX]; /* relative to the cgroup root, no leading '/' */
 	enum qos_class cls;	 /* a class rule's, else QOS_UNMANAGED */
+};
+
+/* A cgroup outside every unit, as memory sees it. */
+struct pol_mem_party {
+	struct pol_outside name;
+	uint64_t limit_hits; /* its memory limit's hits (ancestors) */
+	uint64_t reclaim_ns; /* reclaim its tasks did (outside parties) */
 };
 
 /*
@@ -250,6 +287,16 @@ struct pol_input {
 	struct pol_outside *outside; /* the outside culprits blame names, sorted by id */
 	size_t n_outside;
 	/*
+	 * Memory: the units' ancestors under a memory limit (kubepods, its QoS
+	 * tiers), with the hits on that limit in the interval, sorted by id;
+	 * and the cgroups outside every unit that reclaimed (system slices,
+	 * named as outside culprits are), with their reclaim time.
+	 */
+	struct pol_mem_party *mem_ancestors;
+	size_t n_mem_ancestors;
+	struct pol_mem_party *mem_outside;
+	size_t n_mem_outside;
+	/*
 	 * Some unit's cgroup files failed to read (other than by absence): the
 	 * reading is not whole, and batch capacity takes no sample of it. Not
 	 * in recordings, so a replay takes every reading as whole.
@@ -265,6 +312,9 @@ const struct pol_container *pol_container_find(const struct pol_input *in, uint6
 const struct pol_unit *pol_input_owner(const struct pol_input *in, uint64_t id);
 /* The same in an outside table sorted by id. */
 const struct pol_outside *pol_outside_find(const struct pol_outside *v, size_t n, uint64_t id);
+/* The same in a memory party table sorted by id. */
+const struct pol_mem_party *pol_mem_party_find(const struct pol_mem_party *v, size_t n,
+					       uint64_t id);
 /*
  * The first of n elements of `size` bytes, sorted by the uint64_t key at
  * `offset`, whose key is not below `key` (n when none is).

@@ -43,6 +43,9 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 	if (!err)
 		err = interference_run(in, &cfg->interference, &st->interference, &wishes);
 	if (!err)
+		err = mem_interference_run(in, &cfg->mem_interference, &st->mem_interference,
+					   &wishes);
+	if (!err)
 		err = suppress_run(in, &cfg->suppress, &cfg->slo, &st->suppress, &wishes);
 	/* Too many CPUs to list: this tick has no cpuset wish, the rest stands. */
 	if (err == -ENOSPC)
@@ -57,14 +60,14 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 	if (!err)
 		err = burst_run(in, &cfg->burst, &st->burst, &wishes);
 	/*
-	 * MEMORY INTERFERENCE -> SUPPRESSION: the memory interference policy
-	 * (memsense's branch) fills the BE culprits of this tick here; until it
-	 * lands the list is empty and suppression only grows back and hands
-	 * back what it holds. Before memory QoS: both wish memory.high of a BE
-	 * unit, and the plan keeps the lower.
+	 * The BE units memory interference found guilty this tick give back
+	 * memory. Before memory QoS: both wish memory.high of a BE unit, and
+	 * the plan keeps the lower. (I/O culprits, st->mem_interference.io_guilty,
+	 * have no actuator yet: docs/agent-policies.md.)
 	 */
 	if (!err)
-		err = mem_suppress_run(in, &cfg->mem_suppress, &cfg->evict_order, NULL, 0,
+		err = mem_suppress_run(in, &cfg->mem_suppress, &cfg->evict_order,
+				       st->mem_interference.guilty, st->mem_interference.n_guilty,
 				       &st->mem_suppress, &wishes);
 	if (!err)
 		err = evict_memory_run(in, &cfg->evict_memory, &cfg->evict_order, &st->evict_memory,
@@ -85,6 +88,7 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 void policy_state_free(struct policy_state *st)
 {
 	interference_state_free(&st->interference);
+	mem_interference_state_free(&st->mem_interference);
 	suppress_state_free(&st->suppress);
 	slo_state_free(&st->slo);
 	burst_state_free(&st->burst);

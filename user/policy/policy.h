@@ -18,6 +18,7 @@
 #include "policy/evict_cpu.h"
 #include "policy/evict_memory.h"
 #include "policy/interference.h"
+#include "policy/mem_interference.h"
 #include "policy/mem_suppress.h"
 #include "policy/memory_qos.h"
 #include "policy/model.h"
@@ -27,6 +28,8 @@
 
 struct policy_state {
 	struct interference_state interference;
+	/* its guilty lists are memory suppression's input in the same tick */
+	struct mem_interference_state mem_interference;
 	struct suppress_state suppress;
 	struct slo_state slo;
 	struct burst_state burst;

@@ -91,6 +91,22 @@ struct interference_config {
 };
 
 /*
+ * Memory and I/O interference (docs/agent-policies.md): an LS unit whose
+ * stall share (stall time / interval) is over its threshold in k of the
+ * last n windows is a victim; its stall is shared out among the parties by
+ * their evidence (docs/agent-policies.md), and BE units holding at least
+ * culprit_min_share of it are guilty (policy/mem_guilty.h).
+ */
+struct mem_interference_config {
+	bool enabled;		  /* true */
+	double stall_share;	  /* memory stall / interval over this is a window over: 0.05 */
+	double io_share;	  /* I/O stall / interval over this: 0.2 (0 off) */
+	unsigned int k, n;	  /* k windows of the last n over it: 3 of 5 */
+	double culprit_min_share; /* of the victim's stall, for a BE unit to be guilty: 0.2 */
+	double report_s;	  /* one report per victim and party in this long: 300 */
+};
+
+/*
  * Batch capacity (docs/capacity.md): what BE pods may be given, per resource,
  * batch = capacity x threshold - (LS + system, a high percentile over the
  * window) - reserve, never below 0.
@@ -210,6 +226,7 @@ struct policy_config {
 	struct evict_cpu_config evict_cpu;
 	struct evict_order_config evict_order;
 	struct interference_config interference;
+	struct mem_interference_config mem_interference;
 	struct capacity_config capacity;
 	struct batch_resources_config batch;
 	struct memory_qos_config memory_qos;

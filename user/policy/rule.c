@@ -41,6 +41,10 @@ static const struct rule_info rules[RULE_NR] = {
 	    {"Warning", "InterferenceCapped", "Cap"}),
 	ROW(RULE_INTERFERENCE_CPI, "interference.cpi", INTERFERENCE,
 	    {"Warning", "Interference", "Detect"}),
+	ROW(RULE_INTERFERENCE_IO, "interference.io", INTERFERENCE,
+	    {"Warning", "Interference", "Detect"}),
+	ROW(RULE_INTERFERENCE_MEMORY, "interference.memory", INTERFERENCE,
+	    {"Warning", "Interference", "Detect"}),
 	ROW(RULE_INTERFERENCE_RUNQ_SLO, "interference.runq_slo", INTERFERENCE,
 	    {"Warning", "Interference", "Detect"}),
 	/* evicted because suppression at its floor did not relieve the victim */

@@ -25,9 +25,10 @@ struct memstall_probe {
 	int err; /* the callback's first error during one read */
 	enum probe_hook hook;
 	bool oom;
+	bool psi; /* PSI's inputs traced (fentry): the stall and iowait parts */
 	const char *pin_dir;
 	int ncpus;
-	char path[64]; /* "tp_btf" or "tp_btf, no OOM events": for reports */
+	char path[96]; /* "tp_btf, PSI inputs" or "raw_tp, no OOM kills ...": for reports */
 };
 
 static int set_pins(struct memstall_bpf *skel, const char *pin_dir)
@@ -55,13 +56,16 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	bpf_program__set_autoload(skel->progs.btf_memcg_end, btf);
 	bpf_program__set_autoload(skel->progs.btf_mark_victim, btf && p->oom);
 	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, btf);
+	bpf_program__set_autoload(skel->progs.psi_switch, p->psi);
+	bpf_program__set_autoload(skel->progs.psi_wakeup, p->psi);
 	bpf_program__set_autoload(skel->progs.raw_direct_begin, !btf);
 	bpf_program__set_autoload(skel->progs.raw_direct_end, !btf);
 	bpf_program__set_autoload(skel->progs.raw_memcg_begin, !btf);
 	bpf_program__set_autoload(skel->progs.raw_memcg_end, !btf);
 	bpf_program__set_autoload(skel->progs.raw_mark_victim, !btf && p->oom);
 	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, !btf);
-	bpf_map__set_autocreate(skel->maps.stall_stamp, btf);
+	/* PSI's hooks are tp_btf whatever the hook: their stamps live with the task */
+	bpf_map__set_autocreate(skel->maps.stall_stamp, btf || p->psi);
 	bpf_map__set_autocreate(skel->maps.stall_stamp_tid, !btf);
 	err = set_pins(skel, p->pin_dir);
 	if (!err)
@@ -109,7 +113,21 @@ static int memstall_load(void **state, const struct probe_env *env, char *why, s
 		free(p);
 		return err;
 	}
+	/*
+	 * PSI's inputs need tp_btf and the kernel's PSI flags on tasks: a
+	 * kernel without them (no BTF, CONFIG_PSI off) still gets the reclaim
+	 * stalls, and says so once.
+	 */
+	p->psi = true;
 	err = probe_load_best("memstall", env->opts->hook, load_with, p, env->fs);
+	if (err && err != -ENOMEM) {
+		p->psi = false;
+		err = probe_load_best("memstall", env->opts->hook, load_with, p, env->fs);
+		if (!err)
+			log_warn("memstall probe: PSI's inputs (the in_memstall and in_iowait "
+				 "sleeps) cannot be traced here: no per-cgroup memory or I/O "
+				 "stall time on cgroup v1");
+	}
 	if (err) {
 		free(p);
 		return probe_load_refused(err, why, whylen);
@@ -126,7 +144,8 @@ static int memstall_load(void **state, const struct probe_env *env, char *why, s
 			return err;
 		}
 	}
-	snprintf(p->path, sizeof(p->path), "%s%s", probe_hook_name(p->hook),
+	snprintf(p->path, sizeof(p->path), "%s%s%s", probe_hook_name(p->hook),
+		 p->psi ? ", PSI inputs" : "",
 		 p->oom ? "" : ", no OOM kills (mark_victim passes no task before 6.8)");
 	*state = p;
 	return 0;
@@ -200,6 +219,7 @@ static int memstall_read(void *state, struct snapshot *s)
 	struct memstall_probe *p = state;
 	int err;
 
+	s->memstall_psi = p->psi;
 	err = percpu_map_read(bpf_map__fd(p->skel->maps.memstall_cg), sizeof(__u64),
 			      sizeof(struct memstall_cg), p->ncpus, fold_cg, s);
 	if (!err)

@@ -9,6 +9,8 @@ void memstall_fold(struct memstall_sample *out, const struct memstall_cg *percpu
 	for (int cpu = 0; cpu < ncpus; cpu++) {
 		hist_add(&out->direct, &percpu[cpu].direct);
 		hist_add(&out->memcg, &percpu[cpu].memcg);
+		hist_add(&out->stall, &percpu[cpu].stall);
+		hist_add(&out->iowait, &percpu[cpu].iowait);
 		out->oom_kills += percpu[cpu].oom_kills;
 	}
 }

@@ -26,6 +26,59 @@ static json_t *hist_to_json(const struct lat_hist *h)
 static const char *const batch_keys[BATCH_KEYS] = {"batch_cpu_request", "batch_cpu_limit",
 						   "batch_mem_request", "batch_mem_limit"};
 
+/* The counters of struct pol_mem_stall, by their names in a record. */
+#define MS_KEYS 7
+static const char *const ms_keys[MS_KEYS] = {"reclaim_ns", "limit_hits", "ancestor_hits",
+					     "ancestor",   "refaults",	 "charged_pages",
+					     "io_bytes"};
+
+static uint64_t *ms_field(struct pol_mem_stall *m, size_t i)
+{
+	uint64_t *const f[MS_KEYS] = {&m->reclaim_ns, &m->limit_hits, &m->ancestor_hits,
+				      &m->ancestor,   &m->refaults,   &m->charged_pages,
+				      &m->io_bytes};
+
+	return f[i];
+}
+
+/* Only units with something to say: recordings without memory keep their shape. */
+static bool mem_stall_recorded(const struct pol_mem_stall *m)
+{
+	bool any = m->has_stall || m->has_io;
+
+	for (size_t i = 0; i < MS_KEYS; i++)
+		any |= *ms_field((struct pol_mem_stall *)m, i) != 0;
+	return any;
+}
+
+/* {"stall_ns": .., "io_ns": .. (each when measured), and the counters that are not 0} */
+static json_t *mem_stall_to_json(const struct pol_mem_stall *m)
+{
+	json_t *o = json_object();
+
+	if (m->has_stall)
+		json_object_set_new(o, "stall_ns", U64(m->stall_ns));
+	if (m->has_io)
+		json_object_set_new(o, "io_ns", U64(m->io_ns));
+	for (size_t i = 0; i < MS_KEYS; i++)
+		if (*ms_field((struct pol_mem_stall *)m, i))
+			json_object_set_new(o, ms_keys[i],
+					    U64(*ms_field((struct pol_mem_stall *)m, i)));
+	return o;
+}
+
+/* [[id, path, class, limit_hits, reclaim_ns], ...] */
+static json_t *mem_parties_to_json(const struct pol_mem_party *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("[o, s, s, o, o]", U64(v[i].name.id),
+						   v[i].name.path, qos_class_name(v[i].name.cls),
+						   U64(v[i].limit_hits), U64(v[i].reclaim_ns)));
+	return a;
+}
+
 static json_t *unit_to_json(const struct pol_unit *u)
 {
 	const uint64_t batch[BATCH_KEYS] = {u->batch.cpu_request, u->batch.cpu_limit,
@@ -77,6 +130,8 @@ static json_t *unit_to_json(const struct pol_unit *u)
 		json_object_set_new(o, "rq", hist_to_json(&u->rq));
 	if (u->has_cpi)
 		json_object_set_new(o, "cpi", json_real(u->cpi));
+	if (mem_stall_recorded(&u->ms))
+		json_object_set_new(o, "ms", mem_stall_to_json(&u->ms));
 	return o;
 }
 
@@ -135,6 +190,13 @@ json_t *record_input_to_json(const struct pol_input *in)
 			json_array_append_new(containers, container_to_json(&in->containers[i]));
 		json_object_set_new(o, "containers", containers);
 	}
+	/* only when some: recordings without memory interference keep their shape */
+	if (o && in->n_mem_ancestors)
+		json_object_set_new(o, "mem_ancestors",
+				    mem_parties_to_json(in->mem_ancestors, in->n_mem_ancestors));
+	if (o && in->n_mem_outside)
+		json_object_set_new(o, "mem_outside",
+				    mem_parties_to_json(in->mem_outside, in->n_mem_outside));
 	return o;
 }
 
@@ -218,19 +280,99 @@ static int mem_qos_from_json(json_t *o, struct pol_unit *u, char *err, size_t er
 	return 0;
 }
 
+/* A unit's "ms": every key optional, each a non-negative integer. */
+static int mem_stall_from_json(json_t *o, struct pol_mem_stall *m, const char *path, char *err,
+			       size_t errlen)
+{
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(o)) {
+		snprintf(err, errlen, "unit %s: ms: expected an object", path);
+		return -EINVAL;
+	}
+	json_object_foreach(o, key, v)
+	{
+		uint64_t *f = NULL;
+
+		if (!strcmp(key, "stall_ns")) {
+			f = &m->stall_ns;
+			m->has_stall = true;
+		} else if (!strcmp(key, "io_ns")) {
+			f = &m->io_ns;
+			m->has_io = true;
+		}
+		for (size_t i = 0; !f && i < MS_KEYS; i++)
+			if (!strcmp(key, ms_keys[i]))
+				f = ms_field(m, i);
+		if (!f || !json_is_integer(v) || json_integer_value(v) < 0) {
+			snprintf(err, errlen, "unit %s: ms.%s: %s", path, key,
+				 f ? "expected a non-negative integer" : "unknown key");
+			return -EINVAL;
+		}
+		*f = (uint64_t)json_integer_value(v);
+	}
+	return 0;
+}
+
+/* mem_ancestors or mem_outside: [[id, path, class, limit_hits, reclaim_ns], ...], sorted by id. */
+static int mem_parties_from_json(const json_t *arr, const char *what, struct pol_mem_party **out,
+				 size_t *n, char *err, size_t errlen)
+{
+	json_t *v;
+	size_t i;
+
+	if (!json_is_array(arr)) {
+		snprintf(err, errlen, "%s: expected an array", what);
+		return -EINVAL;
+	}
+	*out = calloc(json_array_size(arr) + 1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	json_array_foreach(arr, i, v)
+	{
+		struct pol_mem_party *p = &(*out)[i];
+		json_int_t id, hits, reclaim;
+		const char *path, *cls;
+
+		if (json_unpack(v, "[I, s, s, I, I!]", &id, &path, &cls, &hits, &reclaim) ||
+		    hits < 0 || reclaim < 0) {
+			snprintf(err, errlen,
+				 "%s[%zu]: expected [id, path, class, limit_hits, reclaim_ns]",
+				 what, i);
+			return -EINVAL;
+		}
+		*p = (struct pol_mem_party){.name.id = (uint64_t)id,
+					    .limit_hits = (uint64_t)hits,
+					    .reclaim_ns = (uint64_t)reclaim};
+		if (copy_str(p->name.path, sizeof(p->name.path), path, what, err, errlen))
+			return -EINVAL;
+		if (qos_class_parse(cls, &p->name.cls)) {
+			snprintf(err, errlen, "%s[%zu]: unknown class '%s'", what, i, cls);
+			return -EINVAL;
+		}
+		if (i && p->name.id <= p[-1].name.id) {
+			snprintf(err, errlen, "%s: not sorted by id at [%zu]", what, i);
+			return -EINVAL;
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
 static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t errlen)
 {
 	json_int_t id, quota, period, burst, periods, throttled, anon, used, request_mem = 0;
 	json_int_t start_ns = 0, rq_target = 0, pinned = 0, weight = -1, mem_max = -1,
 		   batch[BATCH_KEYS] = {0}, mem_usage = 0, mem_file = 0;
 	const char *path, *uid, *cls, *cpus, *guard = "";
-	json_t *rq = NULL, *cpi = NULL, *mem_qos = NULL;
+	json_t *rq = NULL, *cpi = NULL, *mem_qos = NULL, *ms = NULL;
 	json_error_t e;
 	int priority, idle, evict_priority = 0;
 
 	static const char fmt[] = "{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, "
 				  "s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o, s?s, s?i, s?I, "
-				  "s?I, s?I, s?I, s?I, s?I, s?I, s?o, s?I, s?I, s?I, s?I}";
+				  "s?I, s?I, s?I, s?I, s?I, s?I, s?o, s?I, s?I, s?o, s?I, s?I}";
 	static const char *const keys[] = {"id",
 					   "path",
 					   "pod_uid",
@@ -263,21 +405,22 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 					   "mem_qos",
 					   "rq_target_us",
 					   "pinned_cpus",
+					   "ms",
 					   "mem_usage",
 					   "mem_file"};
 
-	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "id", &id, "path", &path, "pod_uid",
-			   &uid, "class", &cls, "priority", &priority, "quota_us", &quota,
-			   "period_us", &period, "burst_us", &burst, "idle", &idle, "cpus", &cpus,
-			   "request_cpus", &u->request_cpus, "limit_cpus", &u->limit_cpus,
-			   "cpu_used", &u->cpu_used, "nr_periods", &periods, "nr_throttled",
-			   &throttled, "mem_anon_unevict", &anon, "mem_used", &used, "request_mem",
-			   &request_mem, "rq", &rq, "cpi", &cpi, "evict_guard", &guard,
-			   "evict_priority", &evict_priority, "start_ns", &start_ns, "weight",
-			   &weight, "mem_max", &mem_max, batch_keys[0], &batch[0], batch_keys[1],
-			   &batch[1], batch_keys[2], &batch[2], batch_keys[3], &batch[3], "mem_qos",
-			   &mem_qos, "rq_target_us", &rq_target, "pinned_cpus", &pinned,
-			   "mem_usage", &mem_usage, "mem_file", &mem_file)) {
+	if (json_unpack_ex(
+		    (json_t *)o, &e, JSON_STRICT, fmt, "id", &id, "path", &path, "pod_uid", &uid,
+		    "class", &cls, "priority", &priority, "quota_us", &quota, "period_us", &period,
+		    "burst_us", &burst, "idle", &idle, "cpus", &cpus, "request_cpus",
+		    &u->request_cpus, "limit_cpus", &u->limit_cpus, "cpu_used", &u->cpu_used,
+		    "nr_periods", &periods, "nr_throttled", &throttled, "mem_anon_unevict", &anon,
+		    "mem_used", &used, "request_mem", &request_mem, "rq", &rq, "cpi", &cpi,
+		    "evict_guard", &guard, "evict_priority", &evict_priority, "start_ns", &start_ns,
+		    "weight", &weight, "mem_max", &mem_max, batch_keys[0], &batch[0], batch_keys[1],
+		    &batch[1], batch_keys[2], &batch[2], batch_keys[3], &batch[3], "mem_qos",
+		    &mem_qos, "rq_target_us", &rq_target, "pinned_cpus", &pinned, "ms", &ms,
+		    "mem_usage", &mem_usage, "mem_file", &mem_file)) {
 		name_bad_key(o, fmt, keys, "unit.", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -326,6 +469,8 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 		return -EINVAL;
 	u->has_rq = rq != NULL;
 	if (rq && hist_from_json(rq, &u->rq, err, errlen))
+		return -EINVAL;
+	if (ms && mem_stall_from_json(ms, &u->ms, path, err, errlen))
 		return -EINVAL;
 	u->has_cpi = cpi != NULL;
 	if (cpi) {
@@ -451,6 +596,7 @@ static int containers_from_json(const json_t *arr, struct pol_input *in, char *e
 int record_input_from_json(const json_t *o, struct pol_input *in, char *err, size_t errlen)
 {
 	json_t *topo, *units, *blame, *outside = NULL, *containers = NULL, *v;
+	json_t *mem_ancestors = NULL, *mem_outside = NULL;
 	json_int_t ts, cap, used;
 	const char *cpu_list, *exclusive = "";
 	json_error_t e;
@@ -460,19 +606,21 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 	pol_input_free(in);
 	memset(in, 0, sizeof(*in));
 	static const char fmt[] =
-		"{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o, s?o, s?o, s?s, s?b, s?b}";
+		"{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o, s?o, s?o, s?s, s?o, s?o, "
+		"s?b, s?b}";
 	static const char *const keys[] = {
-		"ts_ns",    "interval_s",     "cgroup_v2",    "has_cpu_idle", "cpus",
-		"cpu_list", "topo",	      "mem_capacity", "mem_used",     "node_cpu_used",
-		"units",    "blame",	      "outside",      "containers",   "exclusive_cpus",
-		"mem_v2",   "has_mem_reclaim"};
+		"ts_ns",	 "interval_s", "cgroup_v2",    "has_cpu_idle", "cpus",
+		"cpu_list",	 "topo",       "mem_capacity", "mem_used",     "node_cpu_used",
+		"units",	 "blame",      "outside",      "containers",   "exclusive_cpus",
+		"mem_ancestors", "mem_outside", "mem_v2",      "has_mem_reclaim"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "ts_ns", &ts, "interval_s",
 			   &in->interval_s, "cgroup_v2", &v2, "has_cpu_idle", &idle, "cpus",
 			   &in->cpus, "cpu_list", &cpu_list, "topo", &topo, "mem_capacity", &cap,
 			   "mem_used", &used, "node_cpu_used", &in->node_cpu_used, "units", &units,
 			   "blame", &blame, "outside", &outside, "containers", &containers,
-			   "exclusive_cpus", &exclusive, "mem_v2", &mem_v2, "has_mem_reclaim",
+			   "exclusive_cpus", &exclusive, "mem_ancestors", &mem_ancestors,
+			   "mem_outside", &mem_outside, "mem_v2", &mem_v2, "has_mem_reclaim",
 			   &has_reclaim)) {
 		name_bad_key(o, fmt, keys, "", &e, err, errlen);
 		return -EINVAL;
@@ -522,6 +670,20 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 	}
 	if (containers) {
 		int ret = containers_from_json(containers, in, err, errlen);
+
+		if (ret)
+			return ret;
+	}
+	if (mem_ancestors) {
+		int ret = mem_parties_from_json(mem_ancestors, "mem_ancestors", &in->mem_ancestors,
+						&in->n_mem_ancestors, err, errlen);
+
+		if (ret)
+			return ret;
+	}
+	if (mem_outside) {
+		int ret = mem_parties_from_json(mem_outside, "mem_outside", &in->mem_outside,
+						&in->n_mem_outside, err, errlen);
 
 		if (ret)
 			return ret;

@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Memory interference on real reclaim. The test's parent cgroup plays
+# kubepods: it gets a memory limit (LIMIT_MIB) that its two units share.
+#   - An LS unit does random 4 KiB reads over a hot file (HOT_MIB) that fits
+#     the limit alone, with data on a disk-backed filesystem (/var/tmp).
+#   - A BE unit streams a large file (BIG_MIB) through the page cache: its
+#     charges hit the shared limit, its reclaim evicts the LS unit's pages,
+#     and the LS reader waits on refaults.
+# With interference.memory k/n 2 of 3, the agent must report
+# interference.memory on the LS unit, explained by the BE unit (cause
+# "unit", related: the BE cgroup, culprit_class 5), with ancestor limit hits
+# and the LS unit's refaults as evidence; nothing caps memory (this branch
+# detects only). The kernel agrees: the parent's memory.failcnt (v2:
+# memory.events max) rose, and the LS unit refaulted. The agent's recording
+# replays to the same decisions.
+# Everything it makes goes on exit: cgroups, loads, the data files.
+# shellcheck disable=SC2016,SC2119
+set -euo pipefail
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/agent_lib.sh
+. "$(dirname "$0")/agent_lib.sh"
+
+FILEREAD=${FILEREAD:-$QOSLET_ROOT/build/tests/helpers/fileread}
+LIMIT_MIB=${LIMIT_MIB:-256}
+HOT_MIB=${HOT_MIB:-160}
+BIG_MIB=${BIG_MIB:-2048}
+LOAD_S=240 # every load exits by itself even if cleanup never runs
+K=2
+N=3
+
+require_root
+require_cmds jq dd
+require_binaries
+[ -x "$FILEREAD" ] || fail "$FILEREAD is missing: run make $FILEREAD"
+test_setup
+agent_setup
+
+# Data on disk, not tmpfs: evicted pages must be read back from a device.
+DATA=$(mktemp -d /var/tmp/qoslet-memtest.XXXXXX)
+trap 'rc=$?; rm -rf "$DATA"; (exit $rc); _test_cleanup' EXIT
+[ "$(stat -f -c %T "$DATA")" != tmpfs ] || skip "/var/tmp is tmpfs: evicted pages would not be reclaimable"
+avail_mib=$(($(stat -f -c '%a * %S' "$DATA") / 1048576))
+[ "$avail_mib" -gt $((HOT_MIB + BIG_MIB + 1024)) ] || skip "/var/tmp has ${avail_mib} MiB free, needs $((HOT_MIB + BIG_MIB + 1024))"
+# Direct I/O: written without filling (and charging) anyone's page cache.
+dd if=/dev/urandom of="$DATA/hot" bs=1M count="$HOT_MIB" oflag=direct status=none
+dd if=/dev/zero of="$DATA/big" bs=1M count="$BIG_MIB" oflag=direct status=none
+
+ls=$(agent_cgroup ls)
+be=$(agent_cgroup be)
+LS_REL=${ls#"$CG_ROOT"/}
+BE_REL=${be#"$CG_ROOT"/}
+mparent=$(agent_cg_in "$TEST_PARENT" memory)
+if [ -e "$mparent/memory.limit_in_bytes" ]; then
+	limit_file=memory.limit_in_bytes
+	hits() { cat "$1/memory.failcnt"; }
+else
+	limit_file=memory.max
+	hits() { awk '$1 == "max" { print $2 }' "$1/memory.events"; }
+fi
+echo $((LIMIT_MIB * 1048576)) >"$mparent/$limit_file" || fail "cannot limit $mparent"
+refaults() {
+	awk '$1 ~ /^(total_)?workingset_refault(_anon|_file)?$/ { n += $2 } END { print n + 0 }' \
+		"$(agent_cg_in "$1" memory)/memory.stat"
+}
+log "parent $mparent limited to $LIMIT_MIB MiB ($limit_file); hot file $HOT_MIB MiB, stream $BIG_MIB MiB"
+
+# Only memory detection is under test: the CPU policies stay out of the way.
+agent_config '{"classes": [{"glob": "'"$LS_REL"'", "class": "LS"}, {"glob": "'"$BE_REL"'", "class": "BE"}],
+	"suppress": {"enabled": false, "cpu_idle": false}, "evict": {"cpu": {"enabled": false},
+	"memory": {"enabled": false}}, "interference": {"memory": {"k": '"$K"', "n": '"$N"'}}}'
+
+# The LS reader first: its file hot in the page cache, then the stream.
+agent_run "$ls" 0 "$FILEREAD" random "$DATA/hot" "$LOAD_S"
+ls_pid=$CG_PID
+sleep 5
+hits0=$(hits "$mparent") ref0=$(refaults "$ls")
+agent_start --record "$TMP/mem.rec"
+sleep 3
+agent_run "$be" 1 "$FILEREAD" stream "$DATA/big" "$LOAD_S"
+report=$(wait_decision '.rule == "interference.memory"' 40) ||
+	fail "no interference.memory report within 40 s: $(decisions 'true' | jq -c 'map([.rule, .target.cgroup, .cause])'); LS stall: $(jq -c --arg p "$LS_REL" '.units[] | select(.path == $p) | .ms' "$TMP/mem.rec" | tail -n 5)"
+log "report: $(echo "$report" | jq -c '{target: .target.cgroup, related: .related.cgroup, cause, evidence}')"
+hits1=$(hits "$mparent") ref1=$(refaults "$ls")
+log "kernel: parent limit hits $hits0 -> $hits1, LS refaults $ref0 -> $ref1"
+assert_eq "$(jget "$report" .kind)" report "the finding is a report"
+assert_eq "$(jget "$report" .target.cgroup)" "/$LS_REL" "the report's target is the LS victim"
+assert_eq "$(jget "$report" .cause)" unit "explained by another unit"
+assert_eq "$(jget "$report" .related.cgroup)" "/$BE_REL" "the report names the BE streamer as the culprit"
+assert_eq "$(jget "$report" .evidence.culprit_class)" 5 "evidence: the culprit's class is BE"
+assert_cmp "$(jget "$report" .evidence.windows_over)" ">=" "$K" "evidence: windows over the threshold"
+assert_cmp "$(jget "$report" .evidence.stall_share)" ">" 0 "evidence: the LS unit stalled"
+assert_cmp "$(jget "$report" .evidence.culprit_wait_share)" ">=" 0.2 "evidence: the culprit's share of the stall"
+assert_cmp "$(jget "$report" .evidence.share_unit)" ">=" 0.2 "evidence: other units' share of the stall"
+assert_cmp "$(jget "$report" .evidence.share_own_limit)" "==" 0 "evidence: no own-limit share (the LS unit has no limit)"
+assert_cmp $((hits1 - hits0)) ">" 0 "the kernel counted hits on the parent's limit"
+assert_cmp $((ref1 - ref0)) ">" 0 "the kernel counted refaults of the LS unit"
+sleep 2
+agent_stop
+kill -TERM "$ls_pid" 2>/dev/null || true
+agent_loads_stop
+found=$(decisions '.rule | startswith("interference.")' | jq -c 'map([.rule, .cause, .related.cgroup])')
+log "interference decisions: $found"
+assert_json "$(decisions '.kind != "report" and (.target.cgroup == "/'"$BE_REL"'") and (.kind | test("memory"))')" \
+	'length == 0' "nothing wrote BE's memory settings (detection only)"
+assert_replay "$TMP/mem.rec"
+log "pass"

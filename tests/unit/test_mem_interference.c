@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Memory and I/O interference from constructed tick records: a quiet node,
+ * an LS unit under its own limit, a shared ancestor at its limit with a BE
+ * page-cache churner, a hog outside kubepods, an I/O streamer.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "policy/mem_interference.h"
+#include "evidence.h"
+
+#define NS 1000000000ULL
+#define MS 1000000ULL
+
+/* LS victim V, BE units B (churner) and B2 (quiet), LS unit L; KUBEPODS, SLICE outside. */
+enum { V = 10, B = 20, B2 = 21, L = 30, KUBEPODS = 500, SLICE = 600 };
+
+static const struct mem_interference_config defaults = {
+	.enabled = true,
+	.stall_share = 0.05,
+	.io_share = 0.2,
+	.k = 3,
+	.n = 5,
+	.culprit_min_share = 0.2,
+	.report_s = 300,
+};
+
+struct world {
+	struct pol_unit units[4];
+	struct pol_mem_party ancestors[1], outside[1];
+	struct pol_input in;
+};
+
+/* A one-second tick at t seconds: every unit measured, nothing stalled. */
+static void world_init(struct world *w, int t)
+{
+	static const struct {
+		uint64_t id;
+		enum qos_class cls;
+		const char *path;
+	} spec[] = {{V, QOS_LS, "kubepods/burstable/podv"},
+		    {B, QOS_BE, "kubepods/besteffort/podb"},
+		    {B2, QOS_BE, "kubepods/besteffort/podb2"},
+		    {L, QOS_LS, "kubepods/burstable/podl"}};
+
+	memset(w, 0, sizeof(*w));
+	for (size_t i = 0; i < 4; i++) {
+		struct pol_unit *u = &w->units[i];
+
+		u->id = spec[i].id;
+		u->cls = spec[i].cls;
+		snprintf(u->path, sizeof(u->path), "%s", spec[i].path);
+		u->ms.has_stall = u->ms.has_io = true;
+	}
+	w->ancestors[0].name = (struct pol_outside){.id = KUBEPODS, .path = "kubepods"};
+	w->outside[0].name = (struct pol_outside){.id = SLICE, .path = "noisy.slice"};
+	w->in = (struct pol_input){.ts_ns = (uint64_t)t * NS + 1700000000 * NS,
+				   .interval_s = 1,
+				   .units = w->units,
+				   .n_units = 4,
+				   .mem_ancestors = w->ancestors,
+				   .n_mem_ancestors = 1,
+				   .mem_outside = w->outside,
+				   .n_mem_outside = 1};
+}
+
+static struct pol_unit *unit(struct world *w, uint64_t id)
+{
+	return (struct pol_unit *)pol_input_find(&w->in, id);
+}
+
+static const struct action *only_report(const struct action_list *out, enum rule_id rule)
+{
+	const struct action *found = NULL;
+
+	for (size_t i = 0; i < out->n; i++) {
+		assert_int_equal(out->v[i].kind, ACT_REPORT);
+		if (out->v[i].rule == rule) {
+			assert_null(found);
+			found = &out->v[i];
+		}
+	}
+	return found;
+}
+
+/* Runs ticks 1..n of `scene`; returns the reports of all of them in out. */
+typedef void (*scene_fn)(struct world *w);
+
+static void run(scene_fn scene, int ticks, struct mem_interference_state *st,
+		struct action_list *out)
+{
+	for (int t = 1; t <= ticks; t++) {
+		struct world w;
+
+		world_init(&w, t);
+		scene(&w);
+		assert_int_equal(mem_interference_run(&w.in, &defaults, st, out), 0);
+	}
+}
+
+static void quiet(struct world *w)
+{
+	/* a little stall under the threshold, some reclaim: no victim */
+	unit(w, V)->ms.stall_ns = 10 * MS;
+	unit(w, B)->ms.reclaim_ns = 5 * MS;
+}
+
+static void test_quiet(void **state)
+{
+	struct mem_interference_state st = {0};
+	struct action_list out = {0};
+
+	(void)state;
+	run(quiet, 10, &st, &out);
+	assert_int_equal(out.n, 0);
+	assert_int_equal(st.n_guilty, 0);
+	assert_int_equal(st.n_io_guilty, 0);
+	mem_interference_state_free(&st);
+	action_list_free(&out);
+}
+
+static void own_limit(struct world *w)
+{
+	/* V reclaims under its own limit; B reclaims a little elsewhere */
+	unit(w, V)->ms.stall_ns = 300 * MS;
+	unit(w, V)->ms.reclaim_ns = 250 * MS;
+	unit(w, V)->ms.limit_hits = 400;
+	unit(w, B)->ms.reclaim_ns = 20 * MS;
+}
+
+static void test_own_limit(void **state)
+{
+	struct mem_interference_state st = {0};
+	struct action_list out = {0};
+	const struct action *a;
+
+	(void)state;
+	run(own_limit, 5, &st, &out);
+	a = only_report(&out, RULE_INTERFERENCE_MEMORY);
+	assert_non_null(a);
+	assert_int_equal(a->id, V);
+	assert_int_equal(a->cause.interference, CAUSE_LIMIT);
+	assert_string_equal(interference_cause_name(a->cause.interference), "own_limit");
+	assert_int_equal(a->related_id, V);
+	assert_true(evidence(a, "share_own_limit") > 0.99);
+	assert_int_equal(evidence(a, "limit_hits"), 400);
+	assert_int_equal(st.n_guilty, 0); /* nothing to suppress: its own limit */
+	mem_interference_state_free(&st);
+	action_list_free(&out);
+}
+
+static void ancestor_churn(struct world *w)
+{
+	/* kubepods at its limit; B streams files and reclaims most; V refaults */
+	unit(w, V)->ms.stall_ns = 400 * MS;
+	unit(w, V)->ms.reclaim_ns = 2 * MS;
+	unit(w, V)->ms.ancestor_hits = 900;
+	unit(w, V)->ms.ancestor = KUBEPODS;
+	unit(w, V)->ms.refaults = 5000;
+	unit(w, B)->ms.reclaim_ns = 700 * MS;
+	unit(w, B)->ms.charged_pages = 400000;
+	unit(w, B2)->ms.reclaim_ns = 1 * MS;
+	w->ancestors[0].limit_hits = 900;
+}
+
+static void test_ancestor_churner(void **state)
+{
+	struct mem_interference_state st = {0};
+	struct action_list out = {0};
+	const struct action *a;
+
+	(void)state;
+	run(ancestor_churn, 2, &st, &out);
+	assert_int_equal(out.n, 0); /* 2 windows of 5 over: not yet (k = 3) */
+	assert_int_equal(st.n_guilty, 0);
+	run(ancestor_churn, 1, &st, &out);
+	a = only_report(&out, RULE_INTERFERENCE_MEMORY);
+	assert_non_null(a);
+	assert_int_equal(a->id, V);
+	assert_int_equal(a->cause.interference, CAUSE_UNIT);
+	assert_int_equal(a->related_id, B);
+	assert_string_equal(a->related, "kubepods/besteffort/podb");
+	assert_true(evidence(a, "culprit_wait_share") > 0.9);
+	assert_int_equal(evidence(a, "windows_over"), 3);
+	assert_int_equal(evidence(a, "refaults"), 5000);
+	assert_int_equal(st.n_guilty, 1);
+	assert_int_equal(st.guilty[0].culprit, B);
+	assert_int_equal(st.guilty[0].victim, V);
+	assert_true(st.guilty[0].share > 0.9);
+	/* reported once per report_s; still guilty every tick */
+	action_list_clear(&out);
+	run(ancestor_churn, 1, &st, &out);
+	assert_int_equal(out.n, 0);
+	assert_int_equal(st.n_guilty, 1);
+	mem_interference_state_free(&st);
+	action_list_free(&out);
+}
+
+static void ancestor_nobody(struct world *w)
+{
+	/* kubepods at its limit, nobody's reclaim or charges to show: the ancestor */
+	unit(w, V)->ms.stall_ns = 200 * MS;
+	unit(w, V)->ms.ancestor_hits = 50;
+	unit(w, V)->ms.ancestor = KUBEPODS;
+}
+
+static void test_ancestor_unexplained(void **state)
+{
+	struct mem_interference_state st = {0};
+	struct action_list out = {0};
+	const struct action *a;
+
+	(void)state;
+	run(ancestor_nobody, 3, &st, &out);
+	a = only_report(&out, RULE_INTERFERENCE_MEMORY);
+	assert_non_null(a);
+	assert_int_equal(a->cause.interference, CAUSE_ANCESTOR);
+	assert_string_equal(a->related, "kubepods");
+	assert_int_equal(st.n_guilty, 0);
+	mem_interference_state_free(&st);
+	action_list_free(&out);
+}
+
+static void outside_hog(struct world *w)
+{
+	/* no limit hit: the node is short, and noisy.slice reclaims the most */
+	unit(w, V)->ms.stall_ns = 250 * MS;
+	unit(w, B)->ms.reclaim_ns = 30 * MS;
+	w->outside[0].reclaim_ns = 600 * MS;
+}
+
+static void test_outside_hog(void **state)
+{
+	struct mem_interference_state st = {0};
+	struct action_list out = {0};
+	const struct action *a;
+
+	(void)state;
+	run(outside_hog, 3, &st, &out);
+	a = only_report(&out, RULE_INTERFERENCE_MEMORY);
+	assert_non_null(a);
+	assert_int_equal(a->cause.interference, CAUSE_OUTSIDE);
+	assert_int_equal(a->related_id, SLICE);
+	assert_string_equal(a->related, "noisy.slice");
+	assert_int_equal(st.n_guilty, 0); /* B's share is under culprit_min_share */
+	mem_interference_state_free(&st);
+	action_list_free(&out);
+}
+
+static void io_streamer(struct world *w)
+{
+	/* V waits on I/O behind B's stream; no memory stall */
+	unit(w, V)->ms.io_ns = 500 * MS;
+	unit(w, V)->ms.io_bytes = 1 << 20;
+	unit(w, B)->ms.io_bytes = 1600ULL << 20;
+}
+
+static void test_io_streamer(void **state)
+{
+	struct mem_interference_state st = {0};
+	struct action_list out = {0};
+	const struct action *a;
+
+	(void)state;
+	run(io_streamer, 3, &st, &out);
+	assert_null(only_report(&out, RULE_INTERFERENCE_MEMORY));
+	a = only_report(&out, RULE_INTERFERENCE_IO);
+	assert_non_null(a);
+	assert_int_equal(a->related_id, B);
+	assert_int_equal(st.n_io_guilty, 1);
+	assert_int_equal(st.io_guilty[0].culprit, B);
+	assert_int_equal(st.n_guilty, 0);
+	mem_interference_state_free(&st);
+	action_list_free(&out);
+}
+
+static void test_bad_config(void **state)
+{
+	struct mem_interference_config cfg = defaults;
+	struct mem_interference_state st = {0};
+	struct action_list out = {0};
+	struct world w;
+
+	(void)state;
+	world_init(&w, 1);
+	cfg.k = 6;
+	assert_int_equal(mem_interference_run(&w.in, &cfg, &st, &out), -EINVAL);
+	cfg = defaults;
+	cfg.stall_share = 0;
+	assert_int_equal(mem_interference_run(&w.in, &cfg, &st, &out), -EINVAL);
+	assert_int_equal(out.n, 0);
+	mem_interference_state_free(&st);
+	action_list_free(&out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_quiet),
+		cmocka_unit_test(test_own_limit),
+		cmocka_unit_test(test_ancestor_churner),
+		cmocka_unit_test(test_ancestor_unexplained),
+		cmocka_unit_test(test_outside_hog),
+		cmocka_unit_test(test_io_streamer),
+		cmocka_unit_test(test_bad_config),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

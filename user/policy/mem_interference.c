@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Memory and I/O interference. Each tick: (1) one entry per unit, (2) each
+ * LS unit's stall of the tick shared out among the parties by their
+ * evidence (mem_interference.h) and kept as pairs for n ticks, (3) each LS
+ * unit's window, (4) each victim's breach explained by the party with the
+ * largest share over the kept ticks, reported at most once per report_s
+ * per victim and party, and its guilty BE units listed. Memory first, then
+ * I/O, through the same steps.
+ */
+#include "policy/mem_interference.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+
+/* Which of the two resources a step works on. */
+enum resource { RES_MEM = 0, RES_IO };
+
+static int check_config(const struct mem_interference_config *cfg)
+{
+	if (cfg->n < 1 || cfg->n > BREACH_N_MAX || cfg->k < 1 || cfg->k > cfg->n ||
+	    !(cfg->stall_share > 0 && cfg->stall_share <= 1) ||
+	    !(cfg->io_share >= 0 && cfg->io_share <= 1) ||
+	    !(cfg->culprit_min_share > 0 && cfg->culprit_min_share <= 1) || !(cfg->report_s >= 0))
+		return -EINVAL;
+	return 0;
+}
+
+/* The stall the unit's tasks lost this tick, as measured; 0 when not. */
+static uint64_t stall_of(const struct pol_unit *u, enum resource r)
+{
+	if (r == RES_MEM)
+		return u->ms.has_stall ? u->ms.stall_ns : 0;
+	return u->ms.has_io ? u->ms.io_ns : 0;
+}
+
+/* What a unit did that explains someone else's stall: reclaim (memory), bytes (I/O). */
+static uint64_t evidence_of(const struct pol_unit *u, enum resource r, bool charges)
+{
+	if (r == RES_IO)
+		return u->ms.io_bytes;
+	return charges ? u->ms.charged_pages : u->ms.reclaim_ns;
+}
+
+/* A pair's worth of a stall: the evidence's share of `rest`, rounded. */
+static uint64_t part_of(uint64_t rest, uint64_t e, uint64_t total)
+{
+	return (uint64_t)llround((double)rest * ((double)e / (double)total));
+}
+
+/* The pairs of one victim, appended to b in culprit order (the tick's list is sorted later). */
+struct pairs {
+	struct pol_blame *v;
+	size_t n;
+};
+
+static void add_pair(struct pairs *p, uint64_t victim, uint64_t culprit, uint64_t ns)
+{
+	if (ns)
+		p->v[p->n++] = (struct pol_blame){victim, culprit, ns, 0};
+}
+
+/*
+ * Shares out `rest` of the victim's stall among the units (and, for the
+ * node, the cgroups outside them) by their evidence; `nobody` takes it
+ * when nobody shows any. Memory takes the reclaim time first (the
+ * reclaimer is the charger that found memory short), the pages charged
+ * when nobody reclaimed.
+ */
+static void share_out(const struct pol_input *in, const struct pol_unit *v, enum resource r,
+		      uint64_t rest, bool node, uint64_t nobody, struct pairs *p)
+{
+	uint64_t total = 0;
+	bool charges = false;
+
+	for (int pass = 0; pass < 2 && !total; pass++) {
+		charges = pass == 1;
+		if (charges && r == RES_IO)
+			break;
+		for (size_t i = 0; i < in->n_units; i++)
+			total += evidence_of(&in->units[i], r, charges);
+		for (size_t i = 0; node && !charges && r == RES_MEM && i < in->n_mem_outside; i++)
+			total += in->mem_outside[i].reclaim_ns;
+	}
+	if (!total) {
+		add_pair(p, v->id, nobody, rest);
+		return;
+	}
+	for (size_t i = 0; i < in->n_units; i++)
+		add_pair(p, v->id, in->units[i].id,
+			 part_of(rest, evidence_of(&in->units[i], r, charges), total));
+	for (size_t i = 0; node && !charges && r == RES_MEM && i < in->n_mem_outside; i++)
+		add_pair(p, v->id, in->mem_outside[i].name.id,
+			 part_of(rest, in->mem_outside[i].reclaim_ns, total));
+}
+
+/*
+ * One LS victim's pairs of this tick. Memory: the share of the limit hits
+ * it met that were its own limit's goes to POL_CULPRIT_LIMIT; the rest to
+ * the units by evidence when an ancestor's limit was hit (or to that
+ * ancestor), else to the units and outside parties (or to the node).
+ * I/O: by block I/O bytes, else to the node (its disks).
+ */
+static void victim_pairs(const struct pol_input *in, const struct pol_unit *v, enum resource r,
+			 struct pairs *p)
+{
+	uint64_t stall = stall_of(v, r), hits = v->ms.limit_hits + v->ms.ancestor_hits, own = 0;
+
+	if (!stall)
+		return;
+	if (r == RES_MEM && hits)
+		own = part_of(stall, v->ms.limit_hits, hits);
+	add_pair(p, v->id, POL_CULPRIT_LIMIT, own);
+	if (r == RES_MEM && v->ms.ancestor_hits)
+		share_out(in, v, r, stall - own, false,
+			  v->ms.ancestor ? v->ms.ancestor : POL_CULPRIT_NODE, p);
+	else if (stall > own)
+		share_out(in, v, r, stall - own, true, POL_CULPRIT_NODE, p);
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct pol_blame *x = a, *y = b;
+
+	if (x->victim != y->victim)
+		return x->victim < y->victim ? -1 : 1;
+	return x->culprit < y->culprit ? -1 : x->culprit > y->culprit;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const struct pol_outside *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * (2) The tick's pairs of every LS unit, and the names of the parties
+ * outside the units they may name (ancestors, outside reclaimers).
+ */
+static int save_pairs(const struct pol_input *in, const struct mem_interference_config *cfg,
+		      struct breach_state *bs, enum resource r)
+{
+	size_t per = in->n_units + in->n_mem_outside + 2, n_ls = 0, n_out;
+	struct breach_tick *b;
+	struct pairs p;
+
+	for (size_t i = 0; i < in->n_units; i++)
+		n_ls += qos_is_ls(in->units[i].cls) && stall_of(&in->units[i], r);
+	n_out = r == RES_MEM ? in->n_mem_ancestors + in->n_mem_outside : 0;
+	bs->ancestors = true;
+	b = breach_tick_open(bs, cfg->n, n_ls * per, n_out);
+	if (!b)
+		return -ENOMEM;
+	p = (struct pairs){b->v, 0};
+	for (size_t i = 0; i < in->n_units; i++)
+		if (qos_is_ls(in->units[i].cls))
+			victim_pairs(in, &in->units[i], r, &p);
+	if (p.n)
+		qsort(p.v, p.n, sizeof(*p.v), cmp_pair);
+	b->n = p.n;
+	for (size_t i = 0; i < n_out; i++)
+		b->out[b->n_out++] = i < in->n_mem_ancestors
+					     ? in->mem_ancestors[i].name
+					     : in->mem_outside[i - in->n_mem_ancestors].name;
+	if (b->n_out)
+		qsort(b->out, b->n_out, sizeof(*b->out), cmp_name);
+	return 0;
+}
+
+/* (3) The window of an LS unit whose stall was measured this tick. */
+static void unit_update(struct mem_interference_unit *s, const struct pol_unit *u,
+			const struct mem_interference_config *cfg, double interval_s)
+{
+	if (!qos_is_ls(u->cls) || interval_s <= 0)
+		return;
+	if (u->ms.has_stall) {
+		s->mem_share = (double)u->ms.stall_ns / 1e9 / interval_s;
+		breach_window_push(&s->mem, s->mem_share > cfg->stall_share);
+	}
+	if (u->ms.has_io && cfg->io_share > 0) {
+		s->io_share = (double)u->ms.io_ns / 1e9 / interval_s;
+		breach_window_push(&s->io, s->io_share > cfg->io_share);
+	}
+}
+
+/* A report's own evidence (breach_evidence_fn). */
+struct stall_evidence {
+	const struct pol_unit *v;
+	const struct mem_interference_unit *s;
+	const struct mem_interference_config *cfg;
+	enum resource r;
+};
+
+static void stall_evidence(struct action *a, const void *ctx)
+{
+	const struct stall_evidence *e = ctx;
+	const struct breach_window *w = e->r == RES_MEM ? &e->s->mem : &e->s->io;
+
+	action_evidence(a, "stall_share", e->r == RES_MEM ? e->s->mem_share : e->s->io_share);
+	action_evidence(a, "threshold", e->r == RES_MEM ? e->cfg->stall_share : e->cfg->io_share);
+	action_evidence(a, "windows_over", breach_windows_over(w, e->cfg->n));
+	action_evidence(a, "windows", breach_windows(w, e->cfg->n));
+	if (e->r == RES_MEM) {
+		action_evidence(a, "limit_hits", (double)e->v->ms.limit_hits);
+		action_evidence(a, "ancestor_hits", (double)e->v->ms.ancestor_hits);
+		action_evidence(a, "refaults", (double)e->v->ms.refaults);
+	}
+}
+
+/* The causes a memory breach can have (I/O: the units, self and the node). */
+#define MEM_CAUSES                                                                                 \
+	(1u << CAUSE_UNIT | 1u << CAUSE_OUTSIDE | 1u << CAUSE_SELF | 1u << CAUSE_LIMIT |           \
+	 1u << CAUSE_ANCESTOR | 1u << CAUSE_NODE)
+#define IO_CAUSES (1u << CAUSE_UNIT | 1u << CAUSE_SELF | 1u << CAUSE_NODE)
+
+/* Appends one verdict to the resource's list. */
+static int add_guilty(struct mem_interference_state *st, enum resource r, uint64_t culprit,
+		      uint64_t victim, double share)
+{
+	if (r == RES_MEM) {
+		if (array_grow((void **)&st->guilty, &st->cap_guilty, st->n_guilty,
+			       sizeof(*st->guilty)))
+			return -ENOMEM;
+		st->guilty[st->n_guilty++] = (struct mem_guilty){culprit, victim, share};
+		return 0;
+	}
+	if (array_grow((void **)&st->io_guilty, &st->cap_io_guilty, st->n_io_guilty,
+		       sizeof(*st->io_guilty)))
+		return -ENOMEM;
+	st->io_guilty[st->n_io_guilty++] = (struct io_guilty){culprit, victim, share};
+	return 0;
+}
+
+/*
+ * (4) One LS unit: is it a victim, what explains it, who is guilty. Its
+ * own limit explaining it makes nobody guilty: the cure is its own limit.
+ */
+static int judge(const struct pol_input *in, struct mem_interference_state *st,
+		 const struct mem_interference_config *cfg, size_t vi, enum resource r,
+		 struct action_list *out)
+{
+	struct breach_state *bs = r == RES_MEM ? &st->mem : &st->io;
+	const struct mem_interference_unit *s = &st->units[vi];
+	const struct pol_unit *v = &in->units[vi];
+	struct stall_evidence e = {v, s, cfg, r};
+	double share[CAUSE_NR];
+	struct breach_party p;
+	struct breach_waits w;
+	int err;
+
+	if (breach_windows_over(r == RES_MEM ? &s->mem : &s->io, cfg->n) < cfg->k)
+		return 0;
+	err = breach_waits_collect(bs, cfg->n, v->id, &w);
+	if (err || !breach_explain(in, bs, v->id, &w, &p, share)) {
+		free(w.v);
+		return err;
+	}
+	err = breach_report(in, bs, cfg->n, v, &p, share, r == RES_MEM ? MEM_CAUSES : IO_CAUSES,
+			    r == RES_MEM ? RULE_INTERFERENCE_MEMORY : RULE_INTERFERENCE_IO,
+			    stall_evidence, &e, out);
+	for (size_t i = 0; !err && p.cause != CAUSE_LIMIT && i < w.n; i++) {
+		const struct pol_unit *u = pol_input_find(in, w.v[i].culprit);
+		double sh = (double)w.v[i].wait_ns / (double)w.total;
+
+		if (u && u->cls == QOS_BE && sh >= cfg->culprit_min_share)
+			err = add_guilty(st, r, u->id, v->id, sh);
+	}
+	free(w.v);
+	return err;
+}
+
+int mem_interference_run(const struct pol_input *in, const struct mem_interference_config *cfg,
+			 struct mem_interference_state *st, struct action_list *out)
+{
+	int err;
+
+	if (!cfg->enabled) {
+		mem_interference_state_free(st);
+		return 0;
+	}
+	err = check_config(cfg);
+	if (!err)
+		err = breach_units_sync((void **)&st->units, &st->n_units, sizeof(*st->units), in);
+	if (err)
+		return err;
+	st->tick++;
+	st->mem.tick = st->io.tick = st->tick;
+	st->n_guilty = st->n_io_guilty = 0;
+	err = save_pairs(in, cfg, &st->mem, RES_MEM) ?: save_pairs(in, cfg, &st->io, RES_IO);
+	if (err)
+		return err;
+	for (size_t i = 0; i < in->n_units; i++)
+		unit_update(&st->units[i], &in->units[i], cfg, in->interval_s);
+	breach_pairs_expire(&st->mem, in, cfg->report_s);
+	breach_pairs_expire(&st->io, in, cfg->report_s);
+	for (size_t i = 0; !err && i < in->n_units; i++)
+		if (qos_is_ls(in->units[i].cls))
+			err = judge(in, st, cfg, i, RES_MEM, out)
+				      ?: judge(in, st, cfg, i, RES_IO, out);
+	return err;
+}
+
+void mem_interference_state_free(struct mem_interference_state *st)
+{
+	free(st->units);
+	breach_state_free(&st->mem);
+	breach_state_free(&st->io);
+	free(st->guilty);
+	free(st->io_guilty);
+	memset(st, 0, sizeof(*st));
+}
