@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * fileload make FILE MIB
- * fileload rand [-r RATE] [-w] [-j] FILE SECS
+ * fileload rand [-r RATE] [-w] [-a] [-j] FILE SECS
  * fileload stream [-j] FILE SECS
  *
  * Page-cache loads for the memory suppression test and benchmark
@@ -12,15 +12,15 @@
  * the page cache, so that the first reader is charged for them, not the
  * writer.
  *
- * rand: the LS load. Random 4 KiB pread()s over FILE (POSIX_FADV_RANDOM: no
- * readahead), one at a time, for SECS seconds. With -w the whole file is read once first (its pages
- * are then the reader's cache: a hot working set). With -r RATE the reads are paced at RATE a
- * second (each waits for its due time), else each goes as soon as the last returns. A read's
- * latency is the pread() call's own time: a page-cache hit, or a refault's wait for the disk, which
- * is what memory interference changes; the wake-up before it is left out (on a shared machine
- * scheduling noise would swamp the cache's microseconds). Every latency is kept; the percentiles
- * are exact (nearest rank), over the run and for each second of it (a transient, such as the
- * seconds before a controller acts, shows apart from the steady state).
+ * rand: the LS load. Random 4 KiB pread()s over FILE, one at a time, for
+ * SECS seconds; with -a after POSIX_FADV_RANDOM (no readahead). With -w the whole file is read once
+ * first (its pages are then the reader's cache: a hot working set). With -r RATE the reads are
+ * paced at RATE a second (each waits for its due time), else each goes as soon as the last returns.
+ * A read's latency is the pread() call's own time: a page-cache hit, or a refault's wait for the
+ * disk, which is what memory interference changes; the wake-up before it is left out (on a shared
+ * machine scheduling noise would swamp the cache's microseconds). Every latency is kept; the
+ * percentiles are exact (nearest rank), over the run and for each second of it (a transient, such
+ * as the seconds before a controller acts, shows apart from the steady state).
  *
  * stream: the BE load. Sequential 1 MiB read()s through FILE, from the
  * start again at its end, for SECS seconds: with FILE larger than the
@@ -70,7 +70,7 @@ static void sleep_until(uint64_t t)
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: fileload make FILE MIB\n"
-		   "       fileload rand [-r RATE] [-w] [-j] FILE SECS\n"
+		   "       fileload rand [-r RATE] [-w] [-a] [-j] FILE SECS\n"
 		   "       fileload stream [-j] FILE SECS\n");
 	return f == stdout ? 0 : 2;
 }
@@ -131,7 +131,8 @@ static uint64_t rnd(uint64_t *s)
 	return *s;
 }
 
-static int rand_reads(const char *file, unsigned secs, double rate, bool warm, bool json)
+static int rand_reads(const char *file, unsigned secs, double rate, bool warm, bool advise,
+		      bool json)
 {
 	char buf[PAGE];
 	struct stat st;
@@ -143,18 +144,21 @@ static int rand_reads(const char *file, unsigned secs, double rate, bool warm, b
 	if (fd < 0 || fstat(fd, &st))
 		return fail("opening", file);
 	/*
-	 * A random reader says so, as databases do: no readahead, so each read
-	 * brings in its own page (an order-0 folio, touched once: on the
-	 * inactive list, where reclaim finds it, as a random working set is).
+	 * -a: the reader says it reads at random, as databases do: no
+	 * readahead, so each read brings in its own page (an order-0 folio,
+	 * touched once: on the inactive list, where reclaim finds it). Without
+	 * it, readahead's large folios take several reads each and are soon
+	 * active: the kernel then counts their refaults as thrashing (memory
+	 * stall), not as I/O waits.
 	 */
-	if (posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM))
+	if (advise && posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM))
 		return fail("advising", file);
 	pages = (uint64_t)st.st_size / PAGE;
 	if (!pages) {
 		fprintf(stderr, "fileload: %s is smaller than a page\n", file);
 		return 1;
 	}
-	/* 1 MiB reads: fast, and still one order-0 folio a page under POSIX_FADV_RANDOM */
+	/* 1 MiB reads: fast, and still one order-0 folio a page with -a */
 	if (warm) {
 		static char chunk[CHUNK];
 		ssize_t r;
@@ -267,7 +271,7 @@ static int stream(const char *file, unsigned secs, bool json)
 int main(int argc, char **argv)
 {
 	double rate = 0;
-	bool warm = false, json = false;
+	bool warm = false, advise = false, json = false;
 	const char *mode;
 	char *end;
 	long n;
@@ -279,7 +283,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "-h") || !strcmp(mode, "--help"))
 		return usage(stdout);
 	optind = 2;
-	while ((c = getopt(argc, argv, "r:wjh")) != -1) {
+	while ((c = getopt(argc, argv, "r:wajh")) != -1) {
 		switch (c) {
 		case 'r':
 			rate = strtod(optarg, &end);
@@ -288,6 +292,9 @@ int main(int argc, char **argv)
 			break;
 		case 'w':
 			warm = true;
+			break;
+		case 'a':
+			advise = true;
 			break;
 		case 'j':
 			json = true;
@@ -308,8 +315,8 @@ int main(int argc, char **argv)
 	if (n > MAX_SECS)
 		return usage(stderr);
 	if (!strcmp(mode, "rand"))
-		return rand_reads(argv[optind], (unsigned)n, rate, warm, json);
-	if (!strcmp(mode, "stream") && !warm && rate == 0)
+		return rand_reads(argv[optind], (unsigned)n, rate, warm, advise, json);
+	if (!strcmp(mode, "stream") && !warm && !advise && rate == 0)
 		return stream(argv[optind], (unsigned)n, json);
 	return usage(stderr);
 }

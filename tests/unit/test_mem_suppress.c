@@ -173,6 +173,23 @@ static void test_raise_ahead_of_anon(void **state)
 	teardown(&f);
 }
 
+/* A first cut of a unit already under its floor starts at the floor, page-aligned: a cut. */
+static void test_first_cut_under_floor(void **state)
+{
+	struct fx f;
+	const struct action *a;
+
+	(void)state;
+	setup(&f, false, false);
+	f.units[1].mem_usage = 60 * MIB;
+	f.units[1].mem_anon_unevict = 1 * MIB + 100;
+	tick(&f, 0, &guilty_be, 1);
+	a = find(&f, BE, ACT_MEM_LIMIT);
+	assert_int_equal(a->rule, RULE_MEM_SUPPRESS_LIMIT);
+	assert_int_equal(a->value, 65 * MIB + 4096);
+	teardown(&f);
+}
+
 /* Well for well_s: grows by 2% of the ceiling a tick, then is handed back (no wish). */
 static void test_grow_back_and_release(void **state)
 {
@@ -293,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_v2_reclaim_then_high),
 		cmocka_unit_test(test_v1_limit_to_floor),
 		cmocka_unit_test(test_raise_ahead_of_anon),
+		cmocka_unit_test(test_first_cut_under_floor),
 		cmocka_unit_test(test_grow_back_and_release),
 		cmocka_unit_test(test_never_ls),
 		cmocka_unit_test(test_evict_at_floor),

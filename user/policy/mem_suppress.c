@@ -12,6 +12,12 @@
 
 /* A reclaim request smaller than a page asks for nothing. */
 #define RECLAIM_MIN_BYTES 4096
+/*
+ * Limits are wished in whole pages: the kernel rounds a memory limit down to
+ * one, and a wish it rounded would read as someone else's change, asked
+ * again at every tick.
+ */
+#define LIMIT_ALIGN 4096
 
 static struct mem_sup_unit *find(struct mem_suppress_state *st, uint64_t id)
 {
@@ -146,12 +152,17 @@ static bool step(const struct pol_input *in, const struct mem_suppress_config *c
 	else if (grow)
 		want = ceiling;
 	next = rate_step(true, prev, want, &r);
-	*rule = next > prev && !grow ? RULE_MEM_SUPPRESS_RAISE
-		: grow		     ? RULE_MEM_SUPPRESS_GROW
-				     : RULE_MEM_SUPPRESS_LIMIT;
+	/* A first cut from a usage already under the floor starts at the floor: still a cut. */
+	*rule = next > prev && !grow && e->wished ? RULE_MEM_SUPPRESS_RAISE
+		: grow				  ? RULE_MEM_SUPPRESS_GROW
+						  : RULE_MEM_SUPPRESS_LIMIT;
 	if (grow && next >= ceiling)
 		return false;
-	e->limit = llround(next);
+	/* Down to a whole page, but never under the floor. */
+	e->limit = (int64_t)next / LIMIT_ALIGN * LIMIT_ALIGN;
+	if ((double)e->limit < floor)
+		e->limit += LIMIT_ALIGN;
+	e->wished = true;
 	if (!guilty || next > floor + cfg->min_change_bytes)
 		e->floor_ns = 0;
 	else if (!e->floor_ns)

@@ -41,6 +41,7 @@ struct mem_sup_unit {
 	uint64_t floor_ns;   /* ts_ns its limit reached the floor while guilty; 0 not there */
 	uint64_t victim;     /* the last victim it was found guilty of */
 	double share;	     /* and its share of that victim's stall */
+	bool wished;	     /* limit was wished at an earlier tick (else this is the first cut) */
 };
 
 /* Everything the policy remembers between ticks; all zero is the initial state. */
