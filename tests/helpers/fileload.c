@@ -31,7 +31,8 @@
  * per second.
  *
  * Output: a text summary, or with -j one JSON object:
- *   rand:   {"mode","secs","reads","rate","latency_us":{"p50","p99","p999","max"},
+ *   rand:   {"mode","start_ns" (CLOCK_REALTIME of the first counted read),"secs","reads","rate",
+ *            "latency_us":{"p50","p99","p999","max"},
  *            "p99_per_s_us":[...]}
  *   stream: {"mode","secs","bytes","mb_per_s","mb_per_s_per_s":[...]}
  * Exit 0 after the run, 1 on a failed call, 2 on bad usage.
@@ -170,6 +171,8 @@ static int rand_reads(const char *file, unsigned secs, double rate, bool warm, b
 	uint64_t pages, seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid(), start, end, due;
 	uint64_t n = 0, max = 0, *per_n;
 	uint32_t *all, *per; /* the run's histogram; then one per second */
+	struct timespec
+		start_rt; /* when the reads that count began, for lining them up with others */
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, &st))
@@ -205,6 +208,7 @@ static int rand_reads(const char *file, unsigned secs, double rate, bool warm, b
 	if (!all || !per || !per_n)
 		return fail("allocating for", file);
 	start = now_ns();
+	clock_gettime(CLOCK_REALTIME, &start_rt);
 	end = start + secs * NS_PER_S;
 	due = start;
 	for (;;) {
@@ -235,9 +239,11 @@ static int rand_reads(const char *file, unsigned secs, double rate, bool warm, b
 	}
 	close(fd);
 	if (json) {
-		printf("{\"mode\":\"rand\",\"secs\":%u,\"reads\":%llu,\"rate\":%.0f,"
+		printf("{\"mode\":\"rand\",\"start_ns\":%llu,\"secs\":%u,\"reads\":%llu,\"rate\":%.0f,"
 		       "\"latency_us\":{\"p50\":%.1f,\"p99\":%.1f,\"p999\":%.1f,\"max\":%.1f},"
 		       "\"p99_per_s_us\":[",
+		       (unsigned long long)start_rt.tv_sec * NS_PER_S +
+			       (unsigned long long)start_rt.tv_nsec,
 		       secs, (unsigned long long)n, rate, pct(all, n, 0.5) / 1e3,
 		       pct(all, n, 0.99) / 1e3, pct(all, n, 0.999) / 1e3, max / 1e3);
 		for (unsigned s = 0; s < secs; s++)
