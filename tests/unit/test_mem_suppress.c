@@ -86,7 +86,10 @@ static void teardown(struct fx *f)
 /* One tick at t seconds with the given guilty list. */
 static void tick(struct fx *f, double t, const struct mem_guilty *g, size_t n)
 {
-	f->in.ts_ns = 1000 * SEC + (uint64_t)(t * 1e9);
+	uint64_t ts = 1000 * SEC + (uint64_t)(t * 1e9 + 0.5);
+
+	f->in.interval_s = (double)(ts - f->in.ts_ns) / 1e9;
+	f->in.ts_ns = ts;
 	action_list_clear(&f->out);
 	assert_int_equal(mem_suppress_run(&f->in, &f->cfg, &f->order, g, n, &f->st, &f->out), 0);
 }
@@ -190,7 +193,7 @@ static void test_first_cut_under_floor(void **state)
 	teardown(&f);
 }
 
-/* Well for well_s: grows by 2% of the ceiling a tick, then is handed back (no wish). */
+/* Well for well_s: grows by 2% of the ceiling a second, then is handed back (no wish). */
 static void test_grow_back_and_release(void **state)
 {
 	struct fx f;
@@ -215,13 +218,49 @@ static void test_grow_back_and_release(void **state)
 		if (!a)
 			break;
 		assert_int_equal(a->rule, RULE_MEM_SUPPRESS_GROW);
-		assert_true(a->value - prev <= (int64_t)(0.02 * 4 * GIB) + 1);
+		/* 2% of the ceiling a second, to within the page the last step was cut to */
+		assert_true(a->value - prev <= (int64_t)(0.02 * 4 * GIB) + 4096);
 		prev = a->value;
 		grown++;
 	}
 	assert_null(a);
 	assert_true(grown >= 40);
 	assert_int_equal(f.st.n, 0);
+	teardown(&f);
+}
+
+/*
+ * Growth is per second whatever the ticks (ten a second on the fast path),
+ * and a unit guilty again after growing waits twice as long the next time.
+ */
+static void test_growth_per_second_and_relapse(void **state)
+{
+	struct fx f;
+	const struct action *a;
+	int64_t at_floor, v = 0;
+
+	(void)state;
+	setup(&f, false, false);
+	for (int t = 0; t < 12; t++)
+		tick(&f, t, &guilty_be, 1);
+	at_floor = find(&f, BE, ACT_MEM_LIMIT)->value;
+	/* well from t = 21 (10 s after t = 11); then 10 ticks a second for 2 s */
+	for (int i = 0; i <= 20; i++) {
+		tick(&f, 21 + i * 0.1, NULL, 0);
+		a = find(&f, BE, ACT_MEM_LIMIT);
+		v = a->value;
+	}
+	/* 2 s of growth at 2% of the 16 GiB node a second: 655 MiB, not 20 ticks' worth */
+	assert_true(v - at_floor <= (int64_t)(0.04 * 16 * GIB) + 4096);
+	assert_true(v - at_floor >= (int64_t)(0.04 * 16 * GIB) - 4 * MIB);
+	/* guilty again: cut; then well again at t = 24, it waits 20 s, not 10 */
+	tick(&f, 23, &guilty_be, 1);
+	for (int t = 24; t < 43; t++) {
+		tick(&f, t, NULL, 0);
+		assert_int_not_equal(find(&f, BE, ACT_MEM_LIMIT)->rule, RULE_MEM_SUPPRESS_GROW);
+	}
+	tick(&f, 44, NULL, 0);
+	assert_int_equal(find(&f, BE, ACT_MEM_LIMIT)->rule, RULE_MEM_SUPPRESS_GROW);
 	teardown(&f);
 }
 
@@ -312,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_raise_ahead_of_anon),
 		cmocka_unit_test(test_first_cut_under_floor),
 		cmocka_unit_test(test_grow_back_and_release),
+		cmocka_unit_test(test_growth_per_second_and_relapse),
 		cmocka_unit_test(test_never_ls),
 		cmocka_unit_test(test_evict_at_floor),
 		cmocka_unit_test(test_off),

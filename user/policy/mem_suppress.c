@@ -138,26 +138,43 @@ static bool step(const struct pol_input *in, const struct mem_suppress_config *c
 		 struct mem_sup_unit *e, double floor, bool guilty, enum rule_id *rule)
 {
 	double ceiling = e->owner >= 0 ? (double)e->owner : (double)in->mem_capacity;
-	double prev = (double)e->limit, want = prev, next;
-	bool grow = !guilty && pol_since_s(in->ts_ns, &e->guilty_ns) >= cfg->well_s;
+	double prev = (double)e->limit, want = prev, next,
+	       hold = e->hold_s ? e->hold_s : cfg->well_s;
+	bool grow = !guilty && pol_since_s(in->ts_ns, &e->guilty_ns) >= hold;
 	struct rate_limit r;
 
+	if (guilty && e->grown) {
+		e->hold_s = fmin(2 * hold, MEM_SUP_HOLD_MAX * cfg->well_s);
+		e->grown = false;
+	}
 	/* An owner's limit under the floor: nothing to suppress, the floor is all it has. */
 	ceiling = fmax(ceiling, floor);
-	r = (struct rate_limit){floor, ceiling, cfg->grow_share * ceiling, cfg->min_change_bytes};
-	/* At least min_change a cut, so that the steps reach the floor instead of creeping to it.
-	 */
-	if (guilty && prev > floor)
+	if (guilty && prev > floor) {
+		/* A cut of at least min_change: the steps reach the floor, not creep to it. */
 		want = prev - fmax(cfg->cut_share * (prev - floor), cfg->min_change_bytes);
-	else if (grow)
-		want = ceiling;
+	} else if (grow) {
+		/*
+		 * Growth runs on time since it began, not per tick (fast-path ticks
+		 * come ten a second), and a step under min_change waits for the
+		 * next tick rather than being lost.
+		 */
+		if (!e->grown) {
+			e->grown = true;
+			e->grow_ns = in->ts_ns;
+			e->grow_base = e->limit;
+		}
+		want = (double)e->grow_base +
+		       cfg->grow_share * ceiling * pol_since_s(in->ts_ns, &e->grow_ns);
+		if (want >= ceiling)
+			return false;
+	}
+	/* The cut-fast, grow-slowly step of CPU suppression; growth is paced by want itself. */
+	r = (struct rate_limit){floor, ceiling, ceiling, cfg->min_change_bytes};
 	next = rate_step(true, prev, want, &r);
 	/* A first cut from a usage already under the floor starts at the floor: still a cut. */
 	*rule = next > prev && !grow && e->wished ? RULE_MEM_SUPPRESS_RAISE
 		: grow				  ? RULE_MEM_SUPPRESS_GROW
 						  : RULE_MEM_SUPPRESS_LIMIT;
-	if (grow && next >= ceiling)
-		return false;
 	/* Down to a whole page, but never under the floor. */
 	e->limit = (int64_t)next / LIMIT_ALIGN * LIMIT_ALIGN;
 	if ((double)e->limit < floor)

@@ -12,8 +12,10 @@
  *      kill, when it cannot). A v1 limit under anon growth would OOM-kill:
  *      the floor follows anon up at every tick, at once (mem_suppress.raise).
  *   3. Once the unit has not been guilty for well_s, the limit grows back
- *      by grow_share of its ceiling a tick (the owner's limit, else node
+ *      by grow_share of its ceiling a second (the owner's limit, else node
  *      memory) and, there, is handed back (the plan restores the owner's).
+ *      A unit guilty again after it grew waits twice as long before it
+ *      grows the next time (up to MEM_SUP_HOLD_MAX x well_s).
  *   4. A unit still guilty evict_after_s after its limit reached the floor
  *      is past what suppression can do: an eviction round in the order of
  *      evict_round.h, over the BE units, for the culprits' working sets.
@@ -31,6 +33,9 @@
 #include "policy/model.h"
 #include "policy/policy_config.h"
 
+/* A relapsing unit's wait before growing back is at most this many times well_s. */
+#define MEM_SUP_HOLD_MAX 32
+
 /* One BE unit under suppression. */
 struct mem_sup_unit {
 	uint64_t id;
@@ -42,6 +47,15 @@ struct mem_sup_unit {
 	uint64_t victim;     /* the last victim it was found guilty of */
 	double share;	     /* and its share of that victim's stall */
 	bool wished;	     /* limit was wished at an earlier tick (else this is the first cut) */
+	/*
+	 * It grew back since its last cut, and the wait before it may grow
+	 * (well_s at first, doubled by each relapse: found guilty again after
+	 * growing, it grew back too far).
+	 */
+	bool grown;
+	double hold_s;
+	uint64_t grow_ns;  /* ts_ns its growth began (with grown) */
+	int64_t grow_base; /* its limit then */
 };
 
 /* Everything the policy remembers between ticks; all zero is the initial state. */
