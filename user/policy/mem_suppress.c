@@ -33,6 +33,15 @@ static int64_t limit_read(const struct pol_input *in, const struct pol_unit *u)
 	return in->mem_v2 ? u->mem_high : u->mem_max;
 }
 
+/* A suppression starts from what the unit holds: its usage, or its owner's limit when lower. */
+static void start(struct mem_sup_unit *e, const struct pol_input *in, const struct pol_unit *u)
+{
+	e->owner = limit_read(in, u);
+	e->limit = e->owner >= 0 && (uint64_t)e->owner < u->mem_usage ? e->owner
+								      : (int64_t)u->mem_usage;
+	e->wished = e->released = false;
+}
+
 /*
  * A new entry for a guilty unit, starting from what it holds (its usage,
  * or its owner's limit when lower); NULL with *err 0 when its memory was
@@ -41,7 +50,6 @@ static int64_t limit_read(const struct pol_input *in, const struct pol_unit *u)
 static struct mem_sup_unit *add(struct mem_suppress_state *st, const struct pol_input *in,
 				const struct pol_unit *u, int *err)
 {
-	int64_t owner = limit_read(in, u);
 	size_t i;
 
 	*err = 0;
@@ -53,12 +61,8 @@ static struct mem_sup_unit *add(struct mem_suppress_state *st, const struct pol_
 	i = pol_lower_bound(st->v, st->n, sizeof(*st->v), offsetof(struct mem_sup_unit, id), u->id);
 	memmove(&st->v[i + 1], &st->v[i], (st->n - i) * sizeof(*st->v));
 	st->n++;
-	st->v[i] = (struct mem_sup_unit){
-		.id = u->id,
-		.owner = owner,
-		.limit = owner >= 0 && (uint64_t)owner < u->mem_usage ? owner
-								      : (int64_t)u->mem_usage,
-	};
+	st->v[i] = (struct mem_sup_unit){.id = u->id};
+	start(&st->v[i], in, u);
 	return &st->v[i];
 }
 
@@ -74,6 +78,11 @@ static int mark_guilty(const struct pol_input *in, const struct mem_guilty *g, s
 		if (!u || u->cls != QOS_BE)
 			continue; /* never an LS unit's memory, whoever names it */
 		e = find(st, u->id);
+		/* handed back earlier, guilty again: a new suppression that keeps its wait */
+		if (e && e->released && u->mem_usage)
+			start(e, in, u);
+		else if (e && e->released)
+			continue;
 		if (!e) {
 			e = add(st, in, u, &err);
 			if (!e) {
@@ -132,7 +141,7 @@ static int reclaim(const struct pol_input *in, const struct mem_suppress_config 
 
 /*
  * The unit's limit this tick, and the rule that set it; false when it grew
- * back to its ceiling (the entry ends: the plan hands the owner's back).
+ * back to its ceiling (released: no wish, the plan hands the owner's back).
  */
 static bool step(const struct pol_input *in, const struct mem_suppress_config *cfg,
 		 struct mem_sup_unit *e, double floor, bool guilty, enum rule_id *rule)
@@ -165,8 +174,10 @@ static bool step(const struct pol_input *in, const struct mem_suppress_config *c
 		}
 		want = (double)e->grow_base +
 		       cfg->grow_share * ceiling * pol_since_s(in->ts_ns, &e->grow_ns);
-		if (want >= ceiling)
+		if (want >= ceiling) {
+			e->released = true;
 			return false;
+		}
 	}
 	/* The cut-fast, grow-slowly step of CPU suppression; growth is paced by want itself. */
 	r = (struct rate_limit){floor, ceiling, ceiling, cfg->min_change_bytes};
@@ -263,8 +274,16 @@ int mem_suppress_run(const struct pol_input *in, const struct mem_suppress_confi
 			err = reclaim(in, cfg, u, e, floor, out);
 		if (err)
 			break;
-		if (!step(in, cfg, e, floor, guilty, &rule))
+		/*
+		 * A released entry is kept, without a wish, for its relapse wait;
+		 * once a unit stays well that long past it, it is forgotten.
+		 */
+		if (e->released || !step(in, cfg, e, floor, guilty, &rule)) {
+			if (pol_since_s(in->ts_ns, &e->guilty_ns) <
+			    MEM_SUP_HOLD_MAX * cfg->well_s + (e->hold_s ? e->hold_s : cfg->well_s))
+				st->v[k++] = *e;
 			continue;
+		}
 		st->v[k++] = *e;
 		a = action_add(out, kind, u, rule);
 		if (!a) {

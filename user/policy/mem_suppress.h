@@ -54,6 +54,11 @@ struct mem_sup_unit {
 	 */
 	bool grown;
 	double hold_s;
+	/*
+	 * It grew back to its ceiling and was handed back (no wish); kept for
+	 * its relapse wait until well for MEM_SUP_HOLD_MAX x well_s past it.
+	 */
+	bool released;
 	uint64_t grow_ns;  /* ts_ns its growth began (with grown) */
 	int64_t grow_base; /* its limit then */
 };
