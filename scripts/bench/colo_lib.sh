@@ -13,7 +13,7 @@
 
 # Processes of other jobs that load the CPUs (the benchmarks' own, run by
 # someone else); qoslet is listed but is not counted as a load.
-BUSY_PROCS=(stress-ng dutycycle cyclictest memhog qoslet wrk redis-benchmark loadgen)
+BUSY_PROCS=(stress-ng dutycycle cyclictest memhog qoslet wrk redis-benchmark loadgen fileload)
 HZ=$(getconf CLK_TCK)
 declare -A R=()     # "scenario,round,field" -> value
 declare -A EXTRA=() # agent-NAME -> JSON, from -x

@@ -32,6 +32,9 @@
 #   reassert       time from another writer's change of a setting the agent
 #                  applied to the agent's write-back (scripts/bench/reassert.sh)
 #                  -> docs/bench/reassert.md
+#   memcolo        an LS pod's page-cache reads next to a BE stream under a shared
+#                  memory limit, without and with `qoslet agent`; BE MB/s; the
+#                  agent's reaction (scripts/bench/memcolo.sh) -> docs/bench/memcolo.md
 #
 # A benchmark that cannot run here (exit 77: a tool is missing, not root)
 # is reported as skipped with its reason and leaves its report untouched; a
@@ -62,6 +65,7 @@
 #                     empty for none
 #   REASSERT_ROUNDS   rounds of reassert (default 30, about a second each)
 #   KUBE_SCALE_NODES  agents (nodes) of kube_scale (default 50, about 5 minutes)
+#   MEMCOLO_ROUNDS    rounds of memcolo (default 3, about 3.5 minutes each)
 #   BENCHES           space-separated benchmarks to run (default: all)
 set -euo pipefail
 
@@ -71,7 +75,7 @@ ROUNDS=${BENCH_ROUNDS:-15}
 LOOPS=${BENCH_LOOPS:-100000}
 CPU=${BENCH_CPU:-0}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
-BENCHES=${BENCHES:-ctxsw ctxsw-xcg top_footprint colobench agent_footprint detectbench slobench newpod reassert kube_scale}
+BENCHES=${BENCHES:-ctxsw ctxsw-xcg top_footprint colobench agent_footprint detectbench slobench newpod reassert kube_scale memcolo}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench: not root: configurations that load BPF programs will be skipped" >&2
@@ -137,6 +141,10 @@ for b in $BENCHES; do
 	reassert)
 		echo "bench: $b: another writer's cpu.idle=0 on a BE pod, time to the agent's write-back, ${REASSERT_ROUNDS:-30} rounds"
 		scripts/bench/reassert.sh -r "${REASSERT_ROUNDS:-30}" -o "$tmp" >"$tmp.stdout" || rc=$?
+		;;
+	memcolo)
+		echo "bench: $b: LS page-cache reads next to a BE stream under a memory limit, without and with qoslet agent, ${MEMCOLO_ROUNDS:-3} rounds of 3 x 60 s"
+		scripts/bench/memcolo.sh -r "${MEMCOLO_ROUNDS:-3}" -q "$QUIET_WAIT" -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	*)
 		echo "bench: unknown benchmark '$b'" >&2

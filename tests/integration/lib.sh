@@ -33,6 +33,7 @@ CG_ROOT=""         # mount point of the hierarchy qoslet identifies cgroups by
 
 BG_PIDS=()   # processes the test started (killed by pid at exit)
 EXTRA_PARENTS=() # the test's parent in other v1 hierarchies (tests/integration/agent_lib.sh)
+DISK_TMP=""  # disk_tmp's directory, removed at exit
 CG_PID=""    # pid of the last cg_run / qoslet_bg
 QOSLET_PID=""
 
@@ -161,6 +162,14 @@ test_setup() {
 	log "parent cgroup $TEST_PARENT, pin dir $PIN_DIR"
 }
 
+# disk_tmp: DISK_TMP, a scratch directory on a disk-backed filesystem
+# (/var/tmp), removed at exit: page-cache tests need files whose pages
+# reclaim can drop (tmpfs pages are not reclaimable without swap).
+disk_tmp() {
+	DISK_TMP=$(mktemp -d "/var/tmp/qoslet-$TEST_NAME.XXXXXX") || fail "cannot create a directory under /var/tmp"
+	[ "$(stat -f -c %T "$DISK_TMP")" != tmpfs ] || skip "/var/tmp is tmpfs: its pages are not reclaimable"
+}
+
 # True when pid is alive and a child of this shell: the only processes we
 # signal outside our own cgroups.
 _is_our_child() {
@@ -222,6 +231,9 @@ _test_cleanup() {
 	done
 	case $PIN_DIR in
 	/sys/fs/bpf/qoslet-test-*) rm -rf "$PIN_DIR" ;;
+	esac
+	case $DISK_TMP in
+	/var/tmp/qoslet-*) rm -rf "$DISK_TMP" ;;
 	esac
 	if [ -n "$TMP" ] && [ -d "$TMP" ]; then
 		if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "${QOSLET_TEST_KEEP:-}" ]; then

@@ -163,6 +163,7 @@ static void on_write(void *ctx, const char *path, const char *value, int err)
 		{"memory.min", "min"},
 		{"memory.low", "low"},
 		{"memory.high", "high"},
+		{"memory.reclaim", "reclaim"},
 	};
 	struct fx *f = ctx;
 	const char *p = path + strlen(f->root) + 1, *file = "";

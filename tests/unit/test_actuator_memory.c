@@ -164,6 +164,68 @@ static void test_v1_has_none(void **state)
 	actuator_close(f->a);
 }
 
+/*
+ * memory.reclaim (v2, 5.19+): a one-shot write, never journaled; refused on
+ * an LS unit; said clearly where the kernel lacks it (v1, older v2).
+ */
+static void test_reclaim(void **state)
+{
+	struct fx fx, *f = &fx;
+	struct act_result r;
+	char path[PATH_MAX];
+
+	(void)state;
+	setup_fx(f, true);
+	/* no memory.reclaim yet: a kernel before 5.19 */
+	assert_int_equal(act(f, ACT_MEM_RECLAIM, P1, QOS_BE, 64 * MIB, NULL, &r), OUT_FAILED);
+	assert_int_equal(r.err, -EOPNOTSUPP);
+	assert_non_null(strstr(r.why, "memory.reclaim does not exist on this kernel"));
+	put_knob(f, P1, "memory.reclaim", "");
+	put_knob(f, P1, "memory.current", "1073741824");
+	assert_int_equal(act(f, ACT_MEM_RECLAIM, P1, QOS_BE, 64 * MIB, NULL, &r), OUT_APPLIED);
+	assert_string_equal(r.before, "1073741824");
+	LOG("be/pod1 reclaim=67108864");
+	xsnprintf(path, sizeof(path), "%s/%s/memory.reclaim", f->c.root[CTRL_MEMORY], P1);
+	assert_true(exists(path));
+	expect(f, ACT_MEM_RECLAIM, P1, QOS_BE, 0, NULL, OUT_REFUSED);
+	expect(f, ACT_MEM_RECLAIM, LS2, QOS_LS, 64 * MIB, NULL, OUT_REFUSED);
+	NO_LOG();
+	/* nothing to hand back on stop */
+	assert_false(exists(f->journal));
+	actuator_close(f->a);
+	/* dry-run: said, not written */
+	setup_fx(f, true);
+	actuator_close(f->a);
+	f->o.dry_run = true;
+	open_a(f);
+	put_knob(f, P1, "memory.reclaim", "");
+	expect(f, ACT_MEM_RECLAIM, P1, QOS_BE, 64 * MIB, NULL, OUT_DRY_RUN);
+	LOG("be/pod1 reclaim=67108864");
+	actuator_close(f->a);
+	/* v1 has none */
+	setup_fx(f, false);
+	assert_int_equal(act(f, ACT_MEM_RECLAIM, P1, QOS_BE, 64 * MIB, NULL, &r), OUT_FAILED);
+	assert_int_equal(r.err, -EOPNOTSUPP);
+	NO_LOG();
+	actuator_close(f->a);
+}
+
+/* v1's memory suppression: memory.limit_in_bytes of a BE unit, journaled, restored; never LS. */
+static void test_v1_limit(void **state)
+{
+	struct fx fx, *f = &fx;
+
+	(void)state;
+	setup_fx(f, false);
+	expect(f, ACT_MEM_LIMIT, P1, QOS_BE, 512 * MIB, NULL, OUT_APPLIED);
+	LOG("be/pod1 mem=536870912");
+	expect(f, ACT_MEM_LIMIT, LS2, QOS_LS, 512 * MIB, NULL, OUT_REFUSED);
+	NO_LOG();
+	assert_int_equal(actuator_restore(f->a), 0);
+	assert_string_equal(knob_text(f, P1, CG_KNOB_MEM_MAX), "9223372036854771712");
+	actuator_close(f->a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -174,6 +236,8 @@ int main(void)
 		cmocka_unit_test(test_dry_run),
 		cmocka_unit_test(test_v1_has_none),
 		cmocka_unit_test(test_vanished_protection),
+		cmocka_unit_test(test_reclaim),
+		cmocka_unit_test(test_v1_limit),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

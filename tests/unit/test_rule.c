@@ -29,6 +29,7 @@ static void test_table(void **state)
 		[RULE_FAMILY_EVICT] = "evict",
 		[RULE_FAMILY_INTERFERENCE] = "interference",
 		[RULE_FAMILY_MEMORY_QOS] = "memory_qos",
+		[RULE_FAMILY_MEM_SUPPRESS] = "mem_suppress",
 		[RULE_FAMILY_PLAN] = "plan",
 		[RULE_FAMILY_SLO] = "slo",
 		[RULE_FAMILY_SUPPRESS] = "suppress",

@@ -502,6 +502,52 @@ static void apply_protection(struct actuator *a, enum cg_knob k, const char *rel
 	steps_free(&s);
 }
 
+/*
+ * A one-shot reclaim (v2 memory.reclaim): nothing to journal or restore.
+ * before/after: the unit's usage around the write. The kernel answers
+ * EAGAIN when it got back less than asked: a partial success, applied.
+ */
+static void apply_reclaim(struct actuator *a, const char *rel, int64_t bytes, struct act_result *r)
+{
+	const char *file = cg_file_name(CG_FILE_MEM_RECLAIM, a->c->v2[CTRL_MEMORY]);
+	char path[PATH_MAX], text[32];
+	int err;
+
+	if (bytes <= 0) {
+		set_outcome(r, OUT_REFUSED, 0, "memory.reclaim takes a positive size, not %lld",
+			    (long long)bytes);
+		return;
+	}
+	if (!file || !cg_has_file(a->c, CG_FILE_MEM_RECLAIM, rel)) {
+		set_outcome(r, OUT_FAILED, -EOPNOTSUPP,
+			    "%s/memory.reclaim does not exist on this kernel (v2, 5.19+)", rel);
+		return;
+	}
+	cg_read_file(a->c, CTRL_MEMORY, rel, cg_file_name(CG_FILE_MEM_USAGE, true), r->before,
+		     sizeof(r->before));
+	snprintf(text, sizeof(text), "%lld", (long long)bytes);
+	if (cg_path(a->c, CTRL_MEMORY, rel, file, path, sizeof(path)))
+		path[0] = '\0';
+	if (a->dry_run) {
+		act_notify(a, path, text, 0);
+		snprintf(r->after, sizeof(r->after), "would reclaim %s bytes", text);
+		r->outcome = OUT_DRY_RUN;
+		return;
+	}
+	err = cg_mem_reclaim(a->c, rel, (uint64_t)bytes);
+	act_notify(a, path, text, err == -EAGAIN ? 0 : err);
+	cg_read_file(a->c, CTRL_MEMORY, rel, cg_file_name(CG_FILE_MEM_USAGE, true), r->after,
+		     sizeof(r->after));
+	if (err == -EAGAIN)
+		snprintf(r->why, sizeof(r->why), "the kernel reclaimed less than %s bytes", text);
+	else if (err) {
+		set_outcome(r, OUT_FAILED, err, "writing %s to %s/%s: %s", text, rel, file,
+			    strerror(-err));
+		return;
+	}
+	r->outcome = OUT_APPLIED;
+}
+
 static void apply_evict(struct actuator *a, const char *rel, struct act_result *r)
 {
 	char dir[PATH_MAX];
@@ -645,7 +691,7 @@ static void apply(struct actuator *a, const struct action *act, struct act_resul
 	if (qos_is_ls(act->cls) && !ls_split_allowed(a, act, rel) &&
 	    (act->kind == ACT_CPUSET || act->kind == ACT_EVICT || act->kind == ACT_CPU_WEIGHT ||
 	     act->kind == ACT_MEM_LIMIT || act->kind == ACT_MEM_HIGH ||
-	     (act->kind == ACT_CPU_IDLE && act->value))) {
+	     act->kind == ACT_MEM_RECLAIM || (act->kind == ACT_CPU_IDLE && act->value))) {
 		set_outcome(r, OUT_REFUSED, 0, "%s is %s: qoslet never squeezes it (%s)", rel,
 			    qos_class_name(act->cls), act_kind_name(act->kind));
 		return;
@@ -680,6 +726,9 @@ static void apply(struct actuator *a, const struct action *act, struct act_resul
 		break;
 	case ACT_MEM_HIGH:
 		apply_number(a, CG_KNOB_MEM_HIGH, rel, act->value, r);
+		break;
+	case ACT_MEM_RECLAIM:
+		apply_reclaim(a, rel, act->value, r);
 		break;
 	default:
 		set_outcome(r, OUT_REFUSED, 0, "unknown action kind %d", act->kind);

@@ -250,6 +250,7 @@ static const struct {
 	[CG_FILE_PSI_CPU] = {CTRL_CPU, {NULL, "cpu.pressure"}},
 	[CG_FILE_PSI_MEMORY] = {CTRL_CPU, {NULL, "memory.pressure"}},
 	[CG_FILE_PSI_IO] = {CTRL_CPU, {NULL, "io.pressure"}},
+	[CG_FILE_MEM_RECLAIM] = {CTRL_MEMORY, {NULL, "memory.reclaim"}},
 };
 
 enum cg_ctrl cg_file_ctrl(int f)
@@ -268,6 +269,25 @@ static const char *host_file(const struct cgroup_ctrls *c, int f)
 	const char *name = cg_file_name(f, c->v2[cg_file_ctrl(f)]);
 
 	return name ? name : "?";
+}
+
+bool cg_has_file(const struct cgroup_ctrls *c, int f, const char *rel)
+{
+	const char *name = cg_file_name(f, c->v2[cg_file_ctrl(f)]);
+	char path[PATH_MAX];
+
+	return name && !cg_path(c, cg_file_ctrl(f), rel, name, path, sizeof(path)) &&
+	       !access(path, F_OK);
+}
+
+int cg_mem_reclaim(const struct cgroup_ctrls *c, const char *rel, uint64_t bytes)
+{
+	char text[32];
+
+	if (!cg_file_name(CG_FILE_MEM_RECLAIM, c->v2[CTRL_MEMORY]))
+		return -EOPNOTSUPP;
+	snprintf(text, sizeof(text), "%llu", (unsigned long long)bytes);
+	return cg_write_file(c, CTRL_MEMORY, rel, host_file(c, CG_FILE_MEM_RECLAIM), text);
 }
 
 enum cg_ctrl cg_knob_ctrl(enum cg_knob k)
@@ -520,6 +540,9 @@ int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_
 	bool v2 = c->v2[CTRL_MEMORY];
 	uint64_t n;
 
+	/* the page cache only sizes memory suppression's reclaim: absent, it is none */
+	if (cg_stat_get(text, v2 ? "file" : "total_cache", &m->file))
+		m->file = 0;
 	m->refaults = m->charged_pages = 0;
 	for (int i = 0; i < 2; i++)
 		m->refaults += cg_stat_get(text, refault_keys[v2][i], &n) ? 0 : n;

@@ -96,6 +96,7 @@ struct cg_mem {
 	uint64_t anon;	      /* memory.stat: v1 total_rss (hierarchical), v2 anon */
 	uint64_t unevictable; /* v1 total_unevictable, v2 unevictable */
 	uint64_t inactive_file;
+	uint64_t file; /* page cache: v1 total_cache, v2 file (0 when the text lacks it) */
 	/* For memory interference; 0 where the kernel has no such key. */
 	uint64_t refaults;	/* workingset refaults, anon + file (v1: total_, hierarchical) */
 	uint64_t charged_pages; /* v1 total_pgpgin: pages charged; v2 has no such counter (0) */
@@ -105,8 +106,8 @@ int cg_read_mem(const struct cgroup_ctrls *c, const char *rel, struct cg_mem *m)
 int cg_read_mem_limit(const struct cgroup_ctrls *c, const char *rel, int64_t *limit);
 /*
  * anon, unevictable and inactive_file of a memory.stat text, v1 or v2 as c
- * says (an error when one is missing); refaults and charged_pages when the
- * kernel has them, else 0.
+ * says (an error when one is missing); file (the page cache), refaults and
+ * charged_pages when the kernel has them, else 0.
  */
 int cg_mem_stat_parse(const struct cgroup_ctrls *c, const char *text, struct cg_mem *m);
 /*
@@ -212,8 +213,24 @@ enum cg_file {
 	CG_FILE_PSI_IO,
 	CG_FILE_CFS_PERIOD,	/* v1 cpu.cfs_period_us (v2: in cpu.max) */
 	CG_FILE_EFFECTIVE_CPUS, /* v1 cpuset.effective_cpus, v2 cpuset.cpus.effective */
+	CG_FILE_MEM_RECLAIM,	/* v2 memory.reclaim (5.19+): a write reclaims; v1 has none */
 	CG_FILE_NR,
 };
+
+/*
+ * Whether cgroup rel has file f (a knob or cg_file) on this host: false
+ * where its version names none, or the kernel lacks it.
+ */
+bool cg_has_file(const struct cgroup_ctrls *c, int f, const char *rel);
+
+/*
+ * Asks the kernel to reclaim `bytes` of cgroup rel's memory (v2
+ * memory.reclaim, a one-shot request, not a setting: nothing to restore).
+ * 0; -EAGAIN when it reclaimed less than asked; -EOPNOTSUPP where the
+ * kernel or the version has no memory.reclaim (v1, v2 before 5.19); -errno.
+ * Only user/actuate/ calls it.
+ */
+int cg_mem_reclaim(const struct cgroup_ctrls *c, const char *rel, uint64_t bytes);
 
 /* The controller of a knob or cg_file (the pressure files: the cpu one's cgroup2 directory). */
 enum cg_ctrl cg_file_ctrl(int f);

@@ -34,7 +34,7 @@ struct unit_state {
 	bool has_psi;
 	uint64_t mem_ns; /* the last memory read, for batch capacity's cadence */
 	bool has_mem;
-	uint64_t mem_used, mem_anon_unevict; /* as last read */
+	uint64_t mem_used, mem_anon_unevict, mem_usage, mem_file; /* as last read */
 	struct cg_sample total;		     /* the record's unit_totals entry, kept running */
 	/* Memory interference: the cumulative counters of the last tick that read them. */
 	struct {
@@ -565,9 +565,16 @@ static void read_mem_qos(const struct cgroup_ctrls *ctrls, struct pol_unit *u)
 	u->mem_low = mem_knob(ctrls, CG_KNOB_MEM_LOW, u->path, 0);
 }
 
-/* The settings of a unit as its files hold them; -ENOENT when it vanished. */
-static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s, bool mem_qos)
+/*
+ * The settings of a unit as its files hold them; -ENOENT when it vanished.
+ * A BE unit's memory limit (v1) or memory.high (v2, with the rest of memory
+ * QoS's) is read for memory suppression too.
+ */
+static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s,
+			 const struct collect_wants *w)
 {
+	bool mem_sup = w->mem_suppress && s->u.cls == QOS_BE;
+	bool mem_qos = w->memory_protection || (mem_sup && ctrls->v2[CTRL_MEMORY]);
 	struct pol_unit *u = &s->u;
 	double request = u->request_cpus;
 	char text[64];
@@ -589,9 +596,10 @@ static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s,
 	    cg_knob_parse(ctrls, CG_KNOB_WEIGHT, text, &u->weight))
 		u->weight = -1;
 	u->request_cpus = u->weight >= 0 ? cg_weight_request_cpus(ctrls, u->weight) : 0;
-	/* Read only for a consumer: batch resources (a BE pod's limit) and memory QoS. */
+	/* Read only for a consumer: batch resources (a BE pod's limit), memory QoS and suppression.
+	 */
 	u->mem_max = -1;
-	if ((mem_qos || (u->cls == QOS_BE && u->batch.mem_limit)) &&
+	if ((mem_qos || mem_sup || (u->cls == QOS_BE && u->batch.mem_limit)) &&
 	    cg_read_mem_limit(ctrls, u->path, &u->mem_max))
 		u->mem_max = -1;
 	if (mem_qos)
@@ -693,7 +701,7 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 	int err;
 
 	if (!s->settings_ns || mono_ns - s->settings_ns >= COLLECT_SETTINGS_NS) {
-		err = read_settings(ctrls, s, c->o->wants->memory_protection);
+		err = read_settings(ctrls, s, c->o->wants);
 		if (err)
 			return err;
 		s->settings_ns = mono_ns ? mono_ns : 1;
@@ -705,11 +713,13 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 	 * threshold; v1's memory.stat is the dearest file to print. Batch
 	 * capacity needs every unit's memory (LS usage, and the system's as
 	 * the node's minus all units'), every COLLECT_CAPACITY_MEM_NS. Memory
-	 * QoS sizes an unlimited BE unit's memory.high from its use.
+	 * QoS sizes an unlimited BE unit's memory.high from its use; memory
+	 * suppression cuts a guilty BE unit from its anon and page cache of
+	 * the tick it is named, and keeps a v1 limit above anon every tick.
 	 */
 	if (s->u.quota_us >= 0 || ctrls->v2[CTRL_CPU])
 		want |= UW_THROTTLE;
-	if (((mem_near || s->u.has_mem_qos) && s->u.cls == QOS_BE) ||
+	if (((mem_near || s->u.has_mem_qos || c->o->wants->mem_suppress) && s->u.cls == QOS_BE) ||
 	    (capacity && (!s->mem_ns || mono_ns - s->mem_ns >= COLLECT_CAPACITY_MEM_NS)))
 		want |= UW_MEM;
 	if (psi_due)
@@ -745,11 +755,15 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 		s->has_mem = true;
 		s->mem_anon_unevict = now.mem.anon + now.mem.unevictable;
 		s->mem_used = since(now.mem.usage, now.mem.inactive_file);
+		s->mem_usage = now.mem.usage;
+		s->mem_file = now.mem.file;
 	}
 	/* Between capacity's reads its last values stand; without it, only this tick's. */
 	if (now.has_mem || (capacity && s->has_mem)) {
 		out->mem_anon_unevict = s->mem_anon_unevict;
 		out->mem_used = s->mem_used;
+		out->mem_usage = s->mem_usage;
+		out->mem_file = s->mem_file;
 	}
 	/* A counter that cannot be read stays 0: the unit then shows no use. */
 	if (s->have_prev && interval_s > 0) {

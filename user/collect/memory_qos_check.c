@@ -48,3 +48,18 @@ void memory_qos_check(const struct cgroup_ctrls *c, const char *subtree, const c
 			 "memory.min/low protects only tasks in the pod's own cgroup, not its "
 			 "containers' (docs/memory-qos.md)");
 }
+
+void mem_suppress_check(const struct cgroup_ctrls *c, const char *subtree)
+{
+	if (!c->root[CTRL_MEMORY][0])
+		log_warn("memory suppression: no memory controller is mounted: it is off");
+	else if (!c->v2[CTRL_MEMORY])
+		log_info("memory suppression: memory.reclaim absent (cgroup v1): stepping "
+			 "memory.limit_in_bytes only (the kernel reclaims a BE pod's page cache at "
+			 "the write)");
+	else if (!cg_has_file(c, CG_FILE_MEM_RECLAIM, subtree))
+		log_info("memory suppression: memory.reclaim absent (kernel < 5.19): stepping "
+			 "memory.high only");
+	else
+		log_info("memory suppression: memory.reclaim, then memory.high");
+}

@@ -14,4 +14,12 @@
 
 void memory_qos_check(const struct cgroup_ctrls *c, const char *subtree, const char *mountinfo);
 
+/*
+ * What memory suppression (docs/agent-policies.md) does on this host, said
+ * once at start: without a memory controller nothing; without
+ * memory.reclaim (cgroup v1, or a v2 kernel before 5.19) it steps the
+ * limit only (v1 memory.limit_in_bytes, v2 memory.high).
+ */
+void mem_suppress_check(const struct cgroup_ctrls *c, const char *subtree);
+
 #endif

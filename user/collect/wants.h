@@ -35,7 +35,9 @@ struct collect_wants {
 	/* A pod's run-queue target annotation below this is reported as clamped (slo floor). */
 	double rq_target_floor_us;
 	bool memory_protection; /* memory.min/low read with the settings (memory QoS) */
-	bool capacity;		/* every unit's memory, every COLLECT_CAPACITY_MEM_NS */
+	/* BE units' memory every tick, their memory limit with the settings (memory suppression) */
+	bool mem_suppress;
+	bool capacity; /* every unit's memory, every COLLECT_CAPACITY_MEM_NS */
 	/* Units' memory read while the node is near this share of its capacity (memory eviction).
 	 */
 	bool evict_memory;

@@ -328,6 +328,32 @@ static const struct field memory_qos_fields[] = {
 	{0},
 };
 
+/* Memory suppression (docs/agent-policies.md): MiB in the file, bytes in the policy. */
+#define MIB_TO_BYTES(k, m, l, h)                                                                   \
+	{                                                                                          \
+		.key = k, .type = F_NUM, .off = OFF(m), .lo = l, .hi = h, .scale = 1.0 / (1 << 20) \
+	}
+static const struct field mem_suppress_evict_fields[] = {
+	BOOL("enabled", policy.mem_suppress.evict),
+	NUM("after_s", policy.mem_suppress.evict_after_s, 1, 86400),
+	NUM("cooldown_s", policy.mem_suppress.evict_cooldown_s, 0, 3600),
+	{0},
+};
+
+static const struct field mem_suppress_fields[] = {
+	BOOL("enabled", policy.mem_suppress.enabled),
+	PCT("reclaim_percent", policy.mem_suppress.reclaim_share, 1, 100),
+	NUM("reclaim_interval_s", policy.mem_suppress.reclaim_interval_s, 0, 3600),
+	PCT("cut_percent", policy.mem_suppress.cut_share, 1, 100),
+	/* at least 16 MiB: a v1 limit right at anon OOM-kills on the next allocation burst */
+	MIB_TO_BYTES("margin_mib", policy.mem_suppress.margin_bytes, 16, 1048576),
+	NUM("well_s", policy.mem_suppress.well_s, 0, 86400),
+	PCT("grow_percent", policy.mem_suppress.grow_share, 0.1, 100),
+	MIB_TO_BYTES("min_change_mib", policy.mem_suppress.min_change_bytes, 0, 1048576),
+	OBJ("evict", mem_suppress_evict_fields),
+	{0},
+};
+
 static const struct field http_fields[] = {
 	BOOL("enabled", http.enabled),
 	STR("address", http.address, S_ADDR),
@@ -388,6 +414,7 @@ static const struct field top_fields[] = {
 	OBJ("capacity", capacity_fields),
 	OBJ("batch_resources", batch_fields),
 	OBJ("memory_qos", memory_qos_fields),
+	OBJ("memory_suppress", mem_suppress_fields),
 	OBJ("slo", slo_fields),
 	OBJ("http", http_fields),
 	OBJ("kubernetes", kube_fields),
@@ -1373,6 +1400,7 @@ void config_collect_wants(const struct agent_config *cfg, struct collect_wants *
 		.trust = cfg->trust,
 		.rq_target_floor_us = cfg->policy.slo.annotation_min_us,
 		.memory_protection = cfg->policy.memory_qos.enabled,
+		.mem_suppress = cfg->policy.mem_suppress.enabled,
 		.capacity = cfg->policy.capacity.enabled,
 		.evict_memory = cfg->policy.evict_memory.enabled,
 		.evict_memory_threshold = cfg->policy.evict_memory.threshold,

@@ -7,12 +7,19 @@
 #include <string.h>
 
 static const char *const kind_names[ACT_NR] = {
-	[ACT_CPU_QUOTA] = "cpu_quota", [ACT_CPU_BURST] = "cpu_burst",
-	[ACT_CPUSET] = "cpuset",       [ACT_CPU_IDLE] = "cpu_idle",
-	[ACT_EVICT] = "evict",	       [ACT_REPORT] = "report",
-	[ACT_CAPACITY] = "capacity",   [ACT_CPU_WEIGHT] = "cpu_weight",
-	[ACT_MEM_LIMIT] = "mem_limit", [ACT_MEM_MIN] = "memory_min",
-	[ACT_MEM_LOW] = "memory_low",  [ACT_MEM_HIGH] = "memory_high",
+	[ACT_CPU_QUOTA] = "cpu_quota",
+	[ACT_CPU_BURST] = "cpu_burst",
+	[ACT_CPUSET] = "cpuset",
+	[ACT_CPU_IDLE] = "cpu_idle",
+	[ACT_EVICT] = "evict",
+	[ACT_REPORT] = "report",
+	[ACT_CAPACITY] = "capacity",
+	[ACT_CPU_WEIGHT] = "cpu_weight",
+	[ACT_MEM_LIMIT] = "mem_limit",
+	[ACT_MEM_MIN] = "memory_min",
+	[ACT_MEM_LOW] = "memory_low",
+	[ACT_MEM_HIGH] = "memory_high",
+	[ACT_MEM_RECLAIM] = "memory_reclaim",
 };
 
 const char *act_kind_name(enum act_kind k)

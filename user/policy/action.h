@@ -29,12 +29,18 @@ enum act_kind {
 	ACT_MEM_MIN,  /* value = memory.min in bytes (the actuator carries it to the parents) */
 	ACT_MEM_LOW,  /* value = memory.low in bytes (the same) */
 	ACT_MEM_HIGH, /* value = memory.high in bytes */
+	/*
+	 * value = bytes for the kernel to reclaim from the unit now (v2
+	 * memory.reclaim): a one-shot request, not a setting, never restored
+	 */
+	ACT_MEM_RECLAIM,
 	ACT_NR,
 };
 
 /*
  * "cpu_quota", "cpu_burst", "cpuset", "cpu_idle", "evict", "report", "capacity",
- * "cpu_weight", "mem_limit", "memory_min", "memory_low", "memory_high".
+ * "cpu_weight", "mem_limit", "memory_min", "memory_low", "memory_high",
+ * "memory_reclaim".
  */
 const char *act_kind_name(enum act_kind k);
 

@@ -20,7 +20,7 @@ static double mem_amount(const struct pol_unit *u)
 	return (double)u->mem_used;
 }
 
-static const struct evict_measure measure = {mem_key, mem_amount};
+const struct evict_measure evict_memory_measure = {mem_key, mem_amount};
 
 int evict_memory_run(const struct pol_input *in, const struct evict_memory_config *cfg,
 		     const struct evict_order_config *order, struct evict_memory_state *st,
@@ -33,7 +33,8 @@ int evict_memory_run(const struct pol_input *in, const struct evict_memory_confi
 	if (!cfg->enabled || !in->mem_capacity || used / cap < cfg->threshold)
 		return 0;
 	need = used - cfg->release * cap;
-	err = evict_round_select(&st->round, in, order, cfg->cooldown_s, need, &measure, &v);
+	err = evict_round_select(&st->round, in, order, cfg->cooldown_s, need,
+				 &evict_memory_measure, &v);
 	/*
 	 * v.n == 0 with need > v.pending means no evictable BE unit is left:
 	 * the rest of the memory belongs to classes never evicted or to
@@ -60,7 +61,8 @@ int evict_memory_run(const struct pol_input *in, const struct evict_memory_confi
 		evict_order_evidence(a, u, in);
 	}
 	if (!err)
-		err = evict_round_report_skipped(&v, in, &measure, RULE_EVICT_MEMORY, out);
+		err = evict_round_report_skipped(&v, in, &evict_memory_measure, RULE_EVICT_MEMORY,
+						 out);
 	if (!err)
 		err = evict_round_commit(&st->round, &v, in->ts_ns);
 	evict_victims_free(&v);

@@ -12,6 +12,13 @@
 #include "policy/evict_round.h"
 #include "policy/model.h"
 
+/*
+ * How memory eviction weighs a BE unit: anon + unevictable orders (what
+ * only eviction gets back), the working set is what evicting it releases.
+ * Memory suppression's evictions weigh them the same.
+ */
+extern const struct evict_measure evict_memory_measure;
+
 /* Everything the policy remembers between ticks; all zero is the initial state. */
 struct evict_memory_state {
 	struct evict_round round; /* cool-down and the units named in the last 30 s */

@@ -155,6 +155,11 @@ struct pol_unit {
 	double cpi;		   /* cycles per instruction in the interval */
 	uint64_t mem_anon_unevict; /* anon + unevictable bytes: eviction order */
 	uint64_t mem_used;	   /* working set bytes (usage - inactive file) */
+	/*
+	 * Read with mem_used for BE units while memory suppression is on: the
+	 * usage and the page cache (v1 total_cache, v2 file), bytes.
+	 */
+	uint64_t mem_usage, mem_file;
 	struct pol_mem_stall ms;   /* memory and I/O stalls, and the evidence of who caused them */
 };
 
@@ -250,6 +255,12 @@ struct pol_input {
 	double interval_s; /* since the previous tick (shorter on a fast-path tick) */
 	bool cgroup_v2;	   /* the cpu controller is on cgroup v2 */
 	bool has_cpu_idle; /* cpu.idle exists */
+	/*
+	 * The memory controller is on cgroup v2 (memory suppression steps
+	 * memory.high; on v1 memory.limit_in_bytes), and has memory.reclaim
+	 * (v2, kernel 5.19+).
+	 */
+	bool mem_v2, has_mem_reclaim;
 
 	/* Capacity: the subtree's limits when set, else the machine's. */
 	double cpus;			   /* CPUs */

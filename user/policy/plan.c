@@ -18,10 +18,13 @@ static bool is_setting(enum act_kind k)
 	       k == ACT_MEM_HIGH;
 }
 
-/* Limits, where the lowest wish wins. */
+/*
+ * Limits, where the lowest wish wins (memory.high too: memory QoS's ceiling
+ * and memory suppression's cut of a BE unit meet there).
+ */
 static bool is_limit(enum act_kind k)
 {
-	return k == ACT_CPU_QUOTA || k == ACT_MEM_LIMIT;
+	return k == ACT_CPU_QUOTA || k == ACT_MEM_LIMIT || k == ACT_MEM_HIGH;
 }
 
 /* -1 (unlimited) is the largest quota (or memory limit). */

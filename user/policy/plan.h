@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The step between the policies' wishes and the actions taken: merges the
- * wishes (the lowest CPU quota or memory limit on a unit wins, in the place of its first
- * wish, so a policy's order such as burst before quota holds), keeps only
- * the ones that change something, and hands back settings no policy wants
- * any more.
+ * wishes (the lowest CPU quota, memory limit or memory.high on a unit wins, in the place of its
+ * first wish, so a policy's order such as burst before quota holds), keeps only the ones that
+ * change something, and hands back settings no policy wants any more.
  */
 #ifndef QOSLET_POLICY_PLAN_H
 #define QOSLET_POLICY_PLAN_H

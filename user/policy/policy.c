@@ -59,6 +59,16 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 			      policy_slo_may_confine(cfg), &st->slo, &wishes);
 	if (!err)
 		err = burst_run(in, &cfg->burst, &st->burst, &wishes);
+	/*
+	 * The BE units memory interference found guilty this tick give back
+	 * memory. Before memory QoS: both wish memory.high of a BE unit, and
+	 * the plan keeps the lower. (I/O culprits, st->mem_interference.io_guilty,
+	 * have no actuator yet: docs/agent-policies.md.)
+	 */
+	if (!err)
+		err = mem_suppress_run(in, &cfg->mem_suppress, &cfg->evict_order,
+				       st->mem_interference.guilty, st->mem_interference.n_guilty,
+				       &st->mem_suppress, &wishes);
 	if (!err)
 		err = evict_memory_run(in, &cfg->evict_memory, &cfg->evict_order, &st->evict_memory,
 				       &wishes);
@@ -87,5 +97,6 @@ void policy_state_free(struct policy_state *st)
 	plan_state_free(&st->plan);
 	capacity_state_free(&st->capacity);
 	batch_evict_state_free(&st->batch_evict);
+	mem_suppress_state_free(&st->mem_suppress);
 	memset(st, 0, sizeof(*st));
 }

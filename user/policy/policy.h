@@ -19,6 +19,7 @@
 #include "policy/evict_memory.h"
 #include "policy/interference.h"
 #include "policy/mem_interference.h"
+#include "policy/mem_suppress.h"
 #include "policy/memory_qos.h"
 #include "policy/model.h"
 #include "policy/plan.h"
@@ -39,6 +40,7 @@ struct policy_state {
 	struct capacity_result capacity_result; /* this tick's, when have_capacity */
 	bool have_capacity;			/* capacity ran at the last tick */
 	struct batch_evict_state batch_evict;
+	struct mem_suppress_state mem_suppress;
 };
 
 /*

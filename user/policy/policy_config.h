@@ -156,6 +156,27 @@ struct memory_qos_config {
 };
 
 /*
+ * Memory suppression (docs/agent-policies.md): a BE unit the memory
+ * interference policy found guilty gives back its page cache, then has its
+ * memory limit (v2 memory.high, v1 memory.limit_in_bytes) stepped down
+ * towards what reclaim cannot take; it grows back slowly once it is no
+ * longer guilty, and is evicted when at its floor it stays guilty.
+ */
+struct mem_suppress_config {
+	bool enabled;		   /* true */
+	double reclaim_share;	   /* of the unit's page cache asked back per memory.reclaim: 0.5 */
+	double reclaim_interval_s; /* between two reclaims of one unit: 2 */
+	double cut_share;    /* of the gap between the limit and its floor, per guilty tick: 0.5 */
+	double margin_bytes; /* the floor: anon + unevictable + this: 64 MiB */
+	double well_s;	     /* not guilty this long before growing back: 10 */
+	double grow_share;   /* per second, of the ceiling (owner's limit, else node memory): 0.02 */
+	double min_change_bytes; /* limit moves under this are skipped: 4 MiB */
+	bool evict;		 /* evict when at the floor it stays guilty: true */
+	double evict_after_s;	 /* that long at the floor: 60 */
+	double evict_cooldown_s; /* between eviction rounds: 20 */
+};
+
+/*
  * SLO control (docs/slo-control.md): BE CPU steered by the LS units'
  * run-queue p99 against a target per unit. The target of an LS unit: its
  * pod's annotation, else the first glob that matches its path, else its
@@ -210,6 +231,7 @@ struct policy_config {
 	struct batch_resources_config batch;
 	struct memory_qos_config memory_qos;
 	struct slo_config slo;
+	struct mem_suppress_config mem_suppress;
 };
 
 #endif

@@ -46,6 +46,13 @@ static const struct rule_info rules[RULE_NR] = {
 	ROW(RULE_INTERFERENCE_IO, "interference.io", INTERFERENCE, EV_INTERFERENCE),
 	ROW(RULE_INTERFERENCE_MEMORY, "interference.memory", INTERFERENCE, EV_INTERFERENCE),
 	ROW(RULE_INTERFERENCE_RUNQ_SLO, "interference.runq_slo", INTERFERENCE, EV_INTERFERENCE),
+	/* evicted because suppression at its floor did not relieve the victim */
+	ROW(RULE_MEM_SUPPRESS_EVICT, "mem_suppress.evict", MEM_SUPPRESS, EV_SKIPPED),
+	ROW(RULE_MEM_SUPPRESS_GROW, "mem_suppress.grow", MEM_SUPPRESS, {0}),
+	ROW(RULE_MEM_SUPPRESS_LIMIT, "mem_suppress.limit", MEM_SUPPRESS, EV_SUPPRESSED),
+	/* ahead of the unit's anon growth (v1: a limit under it would OOM-kill) */
+	ROW(RULE_MEM_SUPPRESS_RAISE, "mem_suppress.raise", MEM_SUPPRESS, {0}),
+	ROW(RULE_MEM_SUPPRESS_RECLAIM, "mem_suppress.reclaim", MEM_SUPPRESS, EV_SUPPRESSED),
 	ROW(RULE_MEMORY_QOS_HIGH_FREE, "memory_qos.high_free", MEMORY_QOS, {0}),
 	ROW(RULE_MEMORY_QOS_HIGH_LIMIT, "memory_qos.high_limit", MEMORY_QOS, {0}),
 	ROW(RULE_MEMORY_QOS_LOW, "memory_qos.low", MEMORY_QOS, {0}),

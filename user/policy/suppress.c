@@ -16,6 +16,7 @@
 #include "cpulist.h"
 #include "policy/cpu_pick.h"
 #include "policy/pool_use.h"
+#include "policy/rate.h"
 #include "policy/slo.h"
 
 /* The kernel refuses a CFS quota under 1 ms (cpu.cfs_quota_us and cpu.max alike). */
@@ -28,33 +29,15 @@ struct sup_meas {
 	double allowed; /* what BE gets this tick */
 };
 
-static double clamp(double v, double lo, double hi)
-{
-	return v < lo ? lo : v > hi ? hi : v;
-}
-
 /* The raw allowance after the floor, the growth cap and the min-change skip. */
 static double limit_allowance(const struct sup_meas *m, const struct suppress_config *cfg,
 			      const struct suppress_state *st, double raw)
 {
 	double cap = m->use.capacity;
-	double floor = fmin(cfg->min_cpus, cap);
-	double v = clamp(raw, floor, cap);
-	double prev = st->allowed_cpus;
+	const struct rate_limit r = {fmin(cfg->min_cpus, cap), cap, cfg->max_growth * cap,
+				     cfg->min_change * cap};
 
-	if (!st->have_allowed)
-		return v;
-	if (v > prev + cfg->max_growth * cap)
-		v = prev + cfg->max_growth * cap;
-	/*
-	 * The drop to the floor is never skipped (koordlet exempts it too): on
-	 * a large node the skip is wider than the last step, so BE would stay
-	 * above its floor for as long as LS wants the rest.
-	 */
-	if (fabs(v - prev) < cfg->min_change * cap && v != floor)
-		v = prev;
-	/* Again: the capacity may have changed since prev was decided. */
-	return clamp(v, floor, cap);
+	return rate_step(st->have_allowed, st->allowed_cpus, raw, &r);
 }
 
 static struct action *add(struct action_list *out, enum act_kind kind, const struct pol_unit *u,

@@ -113,6 +113,11 @@ static json_t *unit_to_json(const struct pol_unit *u)
 		json_object_set_new(o, "weight", json_integer(u->weight));
 	if (u->mem_max >= 0)
 		json_object_set_new(o, "mem_max", json_integer(u->mem_max));
+	/* read for BE units under memory suppression only */
+	if (u->mem_usage)
+		json_object_set_new(o, "mem_usage", U64(u->mem_usage));
+	if (u->mem_file)
+		json_object_set_new(o, "mem_file", U64(u->mem_file));
 	for (size_t i = 0; i < BATCH_KEYS; i++)
 		if (batch[i])
 			json_object_set_new(o, batch_keys[i], U64(batch[i]));
@@ -169,6 +174,11 @@ json_t *record_input_to_json(const struct pol_input *in)
 			  U64(in->mem_capacity), "mem_used", U64(in->mem_used), "node_cpu_used",
 			  in->node_cpu_used, "units", units, "blame", blame, "outside", outside);
 
+	/* only when true: recordings of v1 nodes keep their shape */
+	if (o && in->mem_v2)
+		json_object_set_new(o, "mem_v2", json_true());
+	if (o && in->has_mem_reclaim)
+		json_object_set_new(o, "has_mem_reclaim", json_true());
 	/* only when some: recordings from nodes without pinned pods keep their shape */
 	if (o && in->exclusive_cpus[0])
 		json_object_set_new(o, "exclusive_cpus", json_string(in->exclusive_cpus));
@@ -354,7 +364,7 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 {
 	json_int_t id, quota, period, burst, periods, throttled, anon, used, request_mem = 0;
 	json_int_t start_ns = 0, rq_target = 0, pinned = 0, weight = -1, mem_max = -1,
-		   batch[BATCH_KEYS] = {0};
+		   batch[BATCH_KEYS] = {0}, mem_usage = 0, mem_file = 0;
 	const char *path, *uid, *cls, *cpus, *guard = "";
 	json_t *rq = NULL, *cpi = NULL, *mem_qos = NULL, *ms = NULL;
 	json_error_t e;
@@ -362,7 +372,7 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 
 	static const char fmt[] = "{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, "
 				  "s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o, s?s, s?i, s?I, "
-				  "s?I, s?I, s?I, s?I, s?I, s?I, s?o, s?I, s?I, s?o}";
+				  "s?I, s?I, s?I, s?I, s?I, s?I, s?o, s?I, s?I, s?o, s?I, s?I}";
 	static const char *const keys[] = {"id",
 					   "path",
 					   "pod_uid",
@@ -395,7 +405,9 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 					   "mem_qos",
 					   "rq_target_us",
 					   "pinned_cpus",
-					   "ms"};
+					   "ms",
+					   "mem_usage",
+					   "mem_file"};
 
 	if (json_unpack_ex(
 		    (json_t *)o, &e, JSON_STRICT, fmt, "id", &id, "path", &path, "pod_uid", &uid,
@@ -407,7 +419,8 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 		    "evict_guard", &guard, "evict_priority", &evict_priority, "start_ns", &start_ns,
 		    "weight", &weight, "mem_max", &mem_max, batch_keys[0], &batch[0], batch_keys[1],
 		    &batch[1], batch_keys[2], &batch[2], batch_keys[3], &batch[3], "mem_qos",
-		    &mem_qos, "rq_target_us", &rq_target, "pinned_cpus", &pinned, "ms", &ms)) {
+		    &mem_qos, "rq_target_us", &rq_target, "pinned_cpus", &pinned, "ms", &ms,
+		    "mem_usage", &mem_usage, "mem_file", &mem_file)) {
 		name_bad_key(o, fmt, keys, "unit.", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -433,6 +446,8 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 	u->nr_throttled = throttled;
 	u->mem_anon_unevict = anon;
 	u->mem_used = used;
+	u->mem_usage = (uint64_t)mem_usage;
+	u->mem_file = (uint64_t)mem_file;
 	u->request_mem = (uint64_t)request_mem;
 	u->evict_priority = evict_priority;
 	u->start_ns = (uint64_t)start_ns;
@@ -585,18 +600,19 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 	json_int_t ts, cap, used;
 	const char *cpu_list, *exclusive = "";
 	json_error_t e;
-	int v2, idle;
+	int v2, idle, mem_v2 = 0, has_reclaim = 0;
 	size_t i;
 
 	pol_input_free(in);
 	memset(in, 0, sizeof(*in));
 	static const char fmt[] =
-		"{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o, s?o, s?o, s?s, s?o, s?o}";
+		"{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o, s?o, s?o, s?s, s?o, s?o, "
+		"s?b, s?b}";
 	static const char *const keys[] = {
 		"ts_ns",	 "interval_s", "cgroup_v2",    "has_cpu_idle", "cpus",
 		"cpu_list",	 "topo",       "mem_capacity", "mem_used",     "node_cpu_used",
 		"units",	 "blame",      "outside",      "containers",   "exclusive_cpus",
-		"mem_ancestors", "mem_outside"};
+		"mem_ancestors", "mem_outside", "mem_v2",      "has_mem_reclaim"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "ts_ns", &ts, "interval_s",
 			   &in->interval_s, "cgroup_v2", &v2, "has_cpu_idle", &idle, "cpus",
@@ -604,7 +620,8 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 			   "mem_used", &used, "node_cpu_used", &in->node_cpu_used, "units", &units,
 			   "blame", &blame, "outside", &outside, "containers", &containers,
 			   "exclusive_cpus", &exclusive, "mem_ancestors", &mem_ancestors,
-			   "mem_outside", &mem_outside)) {
+			   "mem_outside", &mem_outside, "mem_v2", &mem_v2, "has_mem_reclaim",
+			   &has_reclaim)) {
 		name_bad_key(o, fmt, keys, "", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -615,6 +632,8 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 	in->ts_ns = ts;
 	in->cgroup_v2 = v2;
 	in->has_cpu_idle = idle;
+	in->mem_v2 = mem_v2;
+	in->has_mem_reclaim = has_reclaim;
 	in->mem_capacity = cap;
 	in->mem_used = used;
 	if (copy_str(in->cpu_list, sizeof(in->cpu_list), cpu_list, "cpu_list", err, errlen) ||
