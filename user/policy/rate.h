@@ -3,9 +3,9 @@
  * The step every suppression takes towards what it wants: cut at once (the
  * victim needs the resource now), grow by at most max_up a tick (so BE does
  * not rush back into a load that may return), skip changes smaller than
- * min_change (no churn of cgroup writes), and stay within [lo, hi]. CPU
- * suppression steps BE's allowance with it, memory suppression a BE unit's
- * memory limit.
+ * min_change (no churn of cgroup writes) but for the drop to lo, and stay
+ * within [lo, hi]. CPU suppression steps BE's allowance with it, memory
+ * suppression a BE unit's memory limit.
  */
 #ifndef QOSLET_POLICY_RATE_H
 #define QOSLET_POLICY_RATE_H
