@@ -101,7 +101,9 @@ shift $((OPTIND - 1))
 for n in "$ROUNDS" "$SECS" "$QUIET_WAIT"; do
 	[[ $n =~ ^[0-9]+$ ]] || usage
 done
-[ "$ROUNDS" -ge 1 ] && [ "$SECS" -ge 5 ] || usage
+if [ "$ROUNDS" -lt 1 ] || [ "$SECS" -lt 5 ]; then
+	usage
+fi
 
 log() {
 	echo "memcolo: $*" >&2

@@ -206,6 +206,7 @@ static void test_grow_back_and_release(void **state)
 
 	(void)state;
 	setup(&f, true, false);
+	f.units[1].has_mem_qos = true;
 	f.units[1].mem_high = 4 * GIB; /* the owner's memory.high: the ceiling */
 	for (; t < 12; t++)
 		tick(&f, t, &guilty_be, 1);

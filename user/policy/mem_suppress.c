@@ -27,10 +27,15 @@ static struct mem_sup_unit *find(struct mem_suppress_state *st, uint64_t id)
 	return i < st->n && st->v[i].id == id ? &st->v[i] : NULL;
 }
 
-/* The unit's limit as read: memory.high on v2, memory.limit_in_bytes on v1; -1 none. */
+/*
+ * The unit's limit as read: memory.high on v2 (read with memory QoS's
+ * settings, has_mem_qos), memory.limit_in_bytes on v1; -1 none or unread.
+ */
 static int64_t limit_read(const struct pol_input *in, const struct pol_unit *u)
 {
-	return in->mem_v2 ? u->mem_high : u->mem_max;
+	if (in->mem_v2)
+		return u->has_mem_qos && u->mem_high >= 0 ? u->mem_high : -1;
+	return u->mem_max;
 }
 
 /* A suppression starts from what the unit holds: its usage, or its owner's limit when lower. */
