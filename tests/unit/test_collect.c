@@ -122,6 +122,11 @@ static void test_units_and_numbers(void **state)
 	rules[0].cls = QOS_BE;
 	/* any node is near a threshold of 0: units' memory is read, for BE units only */
 	cfg.evict_memory = true;
+	/* memory suppression: BE units' usage and page cache, and (v2) their memory.high */
+	cfg.mem_suppress = true;
+	put(BE, "memory.stat",
+	    "anon 1000000\nunevictable 24\ninactive_file 1000000\nfile 1500000\n");
+	put(BE, "memory.high", "max\n");
 	col = collector_new(&o);
 	assert_non_null(col);
 
@@ -139,6 +144,12 @@ static void test_units_and_numbers(void **state)
 	assert_int_equal(unit(&rec->in, BE)->cls, QOS_BE);
 	assert_int_equal(unit(&rec->in, BE)->mem_anon_unevict, 1000024);
 	assert_int_equal(unit(&rec->in, BE)->mem_used, 2000000);
+	assert_int_equal(unit(&rec->in, BE)->mem_usage, 3000000);
+	assert_int_equal(unit(&rec->in, BE)->mem_file, 1500000);
+	assert_true(unit(&rec->in, BE)->has_mem_qos);
+	assert_int_equal(unit(&rec->in, BE)->mem_high, -1);
+	assert_true(rec->in.mem_v2);
+	assert_false(rec->in.has_mem_reclaim); /* no memory.reclaim in the fake tree */
 	assert_true(unit(&rec->in, BE)->limit_cpus < 0);
 	assert_true(unit(&rec->in, BE)->request_cpus < 0.03); /* weight 1: 2 to 28 shares */
 	assert_int_equal(unit(&rec->in, LSR)->cls, QOS_LSR);
@@ -161,10 +172,12 @@ static void test_units_and_numbers(void **state)
 	assert_non_null(collector_members(col, &n));
 	assert_int_equal(n, 5);
 
-	/* One second later the LS pod used half a CPU. */
+	/* One second later the LS pod used half a CPU; and the kernel has memory.reclaim. */
 	put(LS, "cpu.stat", "usage_usec 1500000\nnr_periods 20\nnr_throttled 9\n");
+	put(SUB, "memory.reclaim", "");
 	rec = collector_read(col, 2000, 2000000000ull, &err);
 	assert_non_null(rec);
+	assert_true(rec->in.has_mem_reclaim);
 	u = unit(&rec->in, LS);
 	assert_true(u->cpu_used > 0.499 && u->cpu_used < 0.501);
 	assert_int_equal(u->nr_periods, 10);

@@ -25,6 +25,8 @@ static void fill(struct pol_input *in)
 	in->interval_s = 1.0 / 3; /* not exact in decimal: needs 17 digits */
 	in->cgroup_v2 = true;
 	in->has_cpu_idle = true;
+	in->mem_v2 = true;
+	in->has_mem_reclaim = true;
 	in->cpus = 1.5;
 	snprintf(in->cpu_list, sizeof(in->cpu_list), "0-1");
 	in->n_topo = 2;
@@ -75,7 +77,10 @@ static void fill(struct pol_input *in)
 					 .has_mem_qos = true,
 					 .mem_min = 0,
 					 .mem_low = 4096,
-					 .mem_high = -1};
+					 .mem_high = -1,
+					 /* memory suppression's readings */
+					 .mem_usage = 300 << 20,
+					 .mem_file = 200 << 20};
 	snprintf(in->units[1].path, sizeof(in->units[1].path), "batch/job");
 	snprintf(in->units[1].cpus, sizeof(in->units[1].cpus), "1");
 	in->n_blame = 1;
