@@ -48,8 +48,8 @@
 #                                                      outside logship; cap none
 # Memory scenarios (scored on interference.memory reports; the parent's
 # memory limit stands in for the node's memory, kubepods' for the
-# kubelet's): the LS pod runs `fileread random` over a hot file of HOT_MIB
-# (data under /var/tmp, removed on exit), the antagonist `fileread stream`
+# kubelet's): the LS pod runs `fileload rand -w` over a hot file of HOT_MIB
+# (data under /var/tmp, removed on exit), the antagonist `fileload stream`
 # over a file of BIG_MIB:
 #   mem_ancestor   kubepods limited to MEM_LIMIT_MIB, be1 streams
 #                                                      unit be1;     cap none
@@ -158,8 +158,8 @@ require_cmds jq taskset
 WAKELAT=$QOSLET_ROOT/build/tests/helpers/wakelat
 [ -x "$WAKELAT" ] || skip "$WAKELAT is missing (run make $WAKELAT)"
 require_cmds stress-ng dd
-FILEREAD=$QOSLET_ROOT/build/tests/helpers/fileread
-[ -x "$FILEREAD" ] || skip "$FILEREAD is missing (run make $FILEREAD)"
+FILELOAD=$QOSLET_ROOT/build/tests/helpers/fileload
+[ -x "$FILELOAD" ] || skip "$FILELOAD is missing (run make $FILELOAD)"
 detect_cgroup_root >/dev/null || skip "no cgroup hierarchy with the cpu controller"
 NCPU=$(nproc)
 [ "$NCPU" -ge 2 ] || skip "needs 2 CPUs (ls_quota runs the loop on CPU 1)"
@@ -247,8 +247,8 @@ mem_limit() {
 		echo "${2/#-1/max}" | sed 's/^\([0-9]*\)$/\1M/' >"$m/memory.max"
 	fi
 }
-reader() { agent_run "${CG[ls]}" 1 "$FILEREAD" random "$DATA/hot" $((SECS + 10)); }
-streamer() { agent_run "${CG[$1]}" 0 "$FILEREAD" stream "$DATA/big" $((SECS + 10)); }
+reader() { agent_run "${CG[ls]}" 1 "$FILELOAD" rand -w "$DATA/hot" $((SECS + 10)); }
+streamer() { agent_run "${CG[$1]}" 0 "$FILELOAD" stream "$DATA/big" $((SECS + 10)); }
 
 # The scenario's load, started before the agent.
 load() {
@@ -504,8 +504,8 @@ report() {
 	echo "| mem_outside | the parent (the node) limited to $MEM_LIMIT_MIB MiB; the LS pod reads, noisy.slice streams | outside noisy.slice | none |"
 	echo "| mem_quiet | kubepods limited to $MEM_LIMIT_MIB MiB; the LS reader alone | no breach | none |"
 	echo
-	echo "The memory scenarios: the LS pod runs \`fileread random\` (4 KiB reads at random over a $HOT_MIB MiB file), a"
-	echo "streamer \`fileread stream\` (1 MiB reads through a $BIG_MIB MiB file, over and over), files under /var/tmp"
+	echo "The memory scenarios: the LS pod runs \`fileload rand -w\` (4 KiB reads at random over a $HOT_MIB MiB file), a"
+	echo "streamer \`fileload stream\` (1 MiB reads through a $BIG_MIB MiB file, over and over), files under /var/tmp"
 	echo "(disk-backed). They are scored on \`interference.memory\` reports only, the others on the CPU's rules; a"
 	echo "memory report on the LS pod in a CPU scenario counts as a false finding."
 	echo

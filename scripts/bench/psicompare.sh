@@ -5,7 +5,7 @@
 #
 # How close the memstall probe's PSI inputs (the cgroup v1 stand-in for
 # memory.pressure and io.pressure: docs/agent-policies.md) come to the
-# kernel's own pressure accounting. One reader (tests/helpers/fileread
+# kernel's own pressure accounting. One reader (tests/helpers/fileload
 # random) thrashes its own memory limit over a hot file twice its size's
 # worth of headroom short (LIMIT_MIB, HOT_MIB; data under /var/tmp, on
 # disk, removed on exit), alone in its cgroup, for SECS seconds, while
@@ -55,11 +55,11 @@ done
 [[ $ROUNDS =~ ^[1-9][0-9]*$ && $SECS =~ ^[0-9]+$ ]] && [ "$SECS" -ge 4 ] || usage
 log() { echo "psicompare: $*" >&2; }
 
-FILEREAD=$QOSLET_ROOT/build/tests/helpers/fileread
+FILELOAD=$QOSLET_ROOT/build/tests/helpers/fileload
 require_root
 require_cmds jq dd
 [ -x "$QOSLET" ] || skip "$QOSLET is missing (run make)"
-[ -x "$FILEREAD" ] || skip "$FILEREAD is missing (run make $FILEREAD)"
+[ -x "$FILELOAD" ] || skip "$FILELOAD is missing (run make $FILELOAD)"
 [ -r /proc/pressure/memory ] || skip "no PSI on this kernel (psi=0 or CONFIG_PSI off)"
 test_setup
 DATA=$(mktemp -d /var/tmp/qoslet-psicompare.XXXXXX)
@@ -107,7 +107,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	else
 		m0=$(psi_total /proc/pressure/memory) i0=$(psi_total /proc/pressure/io)
 	fi
-	sh -c 'for d in "$@"; do echo $$ >"$d/cgroup.procs" || exit 126; done; exec '"$FILEREAD"' random '"$DATA/hot $SECS" sh \
+	sh -c 'for d in "$@"; do echo $$ >"$d/cgroup.procs" || exit 126; done; exec '"$FILELOAD"' rand -w -j '"$DATA/hot $SECS" sh \
 		$( [ "$V2" = 1 ] && echo "$cg" || echo "$mcg $cg") >"$TMP/reader.$r" 2>&1
 	if [ "$V2" = 1 ]; then
 		km=$(($(psi_total "$cg/memory.pressure") - m0)) ki=$(($(psi_total "$cg/io.pressure") - i0))
@@ -119,7 +119,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		mem_ms: (map(.stall.sum_ns + .direct.sum_ns + .memcg.sum_ns) | add // 0 | . / 1e6),
 		sleep_ms: (map(.stall.sum_ns) | add // 0 | . / 1e6),
 		io_ms: (map(.iowait.sum_ns) | add // 0 | . / 1e6)}' "$out")
-	ROWS+=("$r $km $ki $bm $bi $probe $(jq -c '{p99_us, ops}' "$TMP/reader.$r")")
+	ROWS+=("$r $km $ki $bm $bi $probe $(jq -c '{p99_us: .latency_us.p99, ops: .reads}' "$TMP/reader.$r")")
 	log "round $r: kernel memory ${km} us io ${ki} us (idle window: memory ${bm} io ${bi}); probe $probe"
 done
 
@@ -128,7 +128,7 @@ report() {
 	echo
 	echo "- Date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); kernel $(uname -r); $(nproc) CPUs; cgroup $([ "$V2" = 1 ] && echo v2 || echo "v1 memory (hybrid)"); tree $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
 	echo "- Command: \`${CMDLINE}\`"
-	echo "- One \`fileread random\` reader over a $HOT_MIB MiB file (cache dropped each round) in a cgroup limited to $LIMIT_MIB MiB, $SECS s a round"
+	echo "- One \`fileload rand -w\` reader over a $HOT_MIB MiB file (cache dropped each round) in a cgroup limited to $LIMIT_MIB MiB, $SECS s a round"
 	echo
 	if [ "$V2" = 1 ]; then
 		echo "Kernel: the reader's cgroup's own \`memory.pressure\` and \`io.pressure\` \"some\" total deltas (one task: wall time = task time)."

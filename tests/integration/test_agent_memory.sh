@@ -24,7 +24,7 @@ set -euo pipefail
 # shellcheck source=tests/integration/agent_lib.sh
 . "$(dirname "$0")/agent_lib.sh"
 
-FILEREAD=${FILEREAD:-$QOSLET_ROOT/build/tests/helpers/fileread}
+FILELOAD=${FILELOAD:-$QOSLET_ROOT/build/tests/helpers/fileload}
 LIMIT_MIB=${LIMIT_MIB:-256}
 HOT_MIB=${HOT_MIB:-160}
 BIG_MIB=${BIG_MIB:-2048}
@@ -35,14 +35,13 @@ N=3
 require_root
 require_cmds jq dd
 require_binaries
-[ -x "$FILEREAD" ] || fail "$FILEREAD is missing: run make $FILEREAD"
+[ -x "$FILELOAD" ] || fail "$FILELOAD is missing: run make $FILELOAD"
 test_setup
 agent_setup
 
 # Data on disk, not tmpfs: evicted pages must be read back from a device.
-DATA=$(mktemp -d /var/tmp/qoslet-memtest.XXXXXX)
-trap 'rc=$?; rm -rf "$DATA"; (exit $rc); _test_cleanup' EXIT
-[ "$(stat -f -c %T "$DATA")" != tmpfs ] || skip "/var/tmp is tmpfs: evicted pages would not be reclaimable"
+disk_tmp
+DATA=$DISK_TMP
 avail_mib=$(($(stat -f -c '%a * %S' "$DATA") / 1048576))
 [ "$avail_mib" -gt $((HOT_MIB + BIG_MIB + 1024)) ] || skip "/var/tmp has ${avail_mib} MiB free, needs $((HOT_MIB + BIG_MIB + 1024))"
 # Direct I/O: written without filling (and charging) anyone's page cache.
@@ -74,13 +73,13 @@ agent_config '{"classes": [{"glob": "'"$LS_REL"'", "class": "LS"}, {"glob": "'"$
 	"memory": {"enabled": false}}, "interference": {"memory": {"k": '"$K"', "n": '"$N"'}}}'
 
 # The LS reader first: its file hot in the page cache, then the stream.
-agent_run "$ls" 0 "$FILEREAD" random "$DATA/hot" "$LOAD_S"
+agent_run "$ls" 0 "$FILELOAD" rand -w "$DATA/hot" "$LOAD_S"
 ls_pid=$CG_PID
 sleep 5
 hits0=$(hits "$mparent") ref0=$(refaults "$ls")
 agent_start --record "$TMP/mem.rec"
 sleep 3
-agent_run "$be" 1 "$FILEREAD" stream "$DATA/big" "$LOAD_S"
+agent_run "$be" 1 "$FILELOAD" stream "$DATA/big" "$LOAD_S"
 report=$(wait_decision '.rule == "interference.memory"' 40) ||
 	fail "no interference.memory report within 40 s: $(decisions 'true' | jq -c 'map([.rule, .target.cgroup, .cause])'); LS stall: $(jq -c --arg p "$LS_REL" '.units[] | select(.path == $p) | .ms' "$TMP/mem.rec" | tail -n 5)"
 log "report: $(echo "$report" | jq -c '{target: .target.cgroup, related: .related.cgroup, cause, evidence}')"
