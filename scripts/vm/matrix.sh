@@ -60,7 +60,7 @@ done
 expected_skip() {
 	local t=${2#integration/}
 	[ -n "$(run_skip_files "$t")" ] && return 0
-	[[ $3 == *": under TCG emulation"* ]] && return 0
+	[[ $3 == *"under TCG emulation"* ]] && return 0
 	awk -v k="$1" -v t="$t" '!/^#/ && NF >= 2 && $2 == t {
 		n = split($1, ks, ","); for (i = 1; i <= n; i++) if (ks[i] == k || ks[i] == "all") f = 1 }
 		END { exit !f }' tests/vm-expected.skip
