@@ -35,7 +35,7 @@ struct unit_state {
 	uint64_t mem_ns; /* the last memory read, for batch capacity's cadence */
 	bool has_mem;
 	uint64_t mem_used, mem_anon_unevict, mem_usage, mem_file; /* as last read */
-	struct cg_sample total;		     /* the record's unit_totals entry, kept running */
+	struct cg_sample total; /* the record's unit_totals entry, kept running */
 	/* Memory interference: the cumulative counters of the last tick that read them. */
 	struct {
 		bool have_mem, have_hits, have_psi, have_io;

@@ -160,7 +160,7 @@ struct pol_unit {
 	 * usage and the page cache (v1 total_cache, v2 file), bytes.
 	 */
 	uint64_t mem_usage, mem_file;
-	struct pol_mem_stall ms;   /* memory and I/O stalls, and the evidence of who caused them */
+	struct pol_mem_stall ms; /* memory and I/O stalls, and the evidence of who caused them */
 };
 
 /* The kernel's default CFS period, for a unit whose period is unknown (0). */

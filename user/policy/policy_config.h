@@ -169,7 +169,7 @@ struct mem_suppress_config {
 	double cut_share;    /* of the gap between the limit and its floor, per guilty tick: 0.5 */
 	double margin_bytes; /* the floor: anon + unevictable + this: 64 MiB */
 	double well_s;	     /* not guilty this long before growing back: 10 */
-	double grow_share;   /* per second, of the ceiling (owner's limit, else node memory): 0.02 */
+	double grow_share; /* per second, of the ceiling (owner's limit, else node memory): 0.02 */
 	double min_change_bytes; /* limit moves under this are skipped: 4 MiB */
 	bool evict;		 /* evict when at the floor it stays guilty: true */
 	double evict_after_s;	 /* that long at the floor: 60 */

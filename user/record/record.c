@@ -409,18 +409,18 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 					   "mem_usage",
 					   "mem_file"};
 
-	if (json_unpack_ex(
-		    (json_t *)o, &e, JSON_STRICT, fmt, "id", &id, "path", &path, "pod_uid", &uid,
-		    "class", &cls, "priority", &priority, "quota_us", &quota, "period_us", &period,
-		    "burst_us", &burst, "idle", &idle, "cpus", &cpus, "request_cpus",
-		    &u->request_cpus, "limit_cpus", &u->limit_cpus, "cpu_used", &u->cpu_used,
-		    "nr_periods", &periods, "nr_throttled", &throttled, "mem_anon_unevict", &anon,
-		    "mem_used", &used, "request_mem", &request_mem, "rq", &rq, "cpi", &cpi,
-		    "evict_guard", &guard, "evict_priority", &evict_priority, "start_ns", &start_ns,
-		    "weight", &weight, "mem_max", &mem_max, batch_keys[0], &batch[0], batch_keys[1],
-		    &batch[1], batch_keys[2], &batch[2], batch_keys[3], &batch[3], "mem_qos",
-		    &mem_qos, "rq_target_us", &rq_target, "pinned_cpus", &pinned, "ms", &ms,
-		    "mem_usage", &mem_usage, "mem_file", &mem_file)) {
+	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "id", &id, "path", &path, "pod_uid",
+			   &uid, "class", &cls, "priority", &priority, "quota_us", &quota,
+			   "period_us", &period, "burst_us", &burst, "idle", &idle, "cpus", &cpus,
+			   "request_cpus", &u->request_cpus, "limit_cpus", &u->limit_cpus,
+			   "cpu_used", &u->cpu_used, "nr_periods", &periods, "nr_throttled",
+			   &throttled, "mem_anon_unevict", &anon, "mem_used", &used, "request_mem",
+			   &request_mem, "rq", &rq, "cpi", &cpi, "evict_guard", &guard,
+			   "evict_priority", &evict_priority, "start_ns", &start_ns, "weight",
+			   &weight, "mem_max", &mem_max, batch_keys[0], &batch[0], batch_keys[1],
+			   &batch[1], batch_keys[2], &batch[2], batch_keys[3], &batch[3], "mem_qos",
+			   &mem_qos, "rq_target_us", &rq_target, "pinned_cpus", &pinned, "ms", &ms,
+			   "mem_usage", &mem_usage, "mem_file", &mem_file)) {
 		name_bad_key(o, fmt, keys, "unit.", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -609,10 +609,10 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 		"{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o, s?o, s?o, s?s, s?o, s?o, "
 		"s?b, s?b}";
 	static const char *const keys[] = {
-		"ts_ns",	 "interval_s", "cgroup_v2",    "has_cpu_idle", "cpus",
-		"cpu_list",	 "topo",       "mem_capacity", "mem_used",     "node_cpu_used",
-		"units",	 "blame",      "outside",      "containers",   "exclusive_cpus",
-		"mem_ancestors", "mem_outside", "mem_v2",      "has_mem_reclaim"};
+		"ts_ns",	 "interval_s",	"cgroup_v2",	"has_cpu_idle",	  "cpus",
+		"cpu_list",	 "topo",	"mem_capacity", "mem_used",	  "node_cpu_used",
+		"units",	 "blame",	"outside",	"containers",	  "exclusive_cpus",
+		"mem_ancestors", "mem_outside", "mem_v2",	"has_mem_reclaim"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "ts_ns", &ts, "interval_s",
 			   &in->interval_s, "cgroup_v2", &v2, "has_cpu_idle", &idle, "cpus",
