@@ -101,7 +101,7 @@ done
 CHURN_PID=$!
 BG_PIDS+=("$CHURN_PID")
 "$SOAK/sample.sh" "$AGENT_PID" "$PIN_DIR" "http://127.0.0.1:$PORT/metrics" "$churn" \
-	"$CHURN_PID" "$TMP/phase" "$START" >"$TMP/soak.csv" &
+	"$CHURN_PID" "$TMP/phase" "$START" "$CG_ROOT" >"$TMP/soak.csv" &
 SAMPLER_PID=$!
 BG_PIDS+=("$SAMPLER_PID")
 

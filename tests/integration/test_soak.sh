@@ -8,8 +8,8 @@
 # a task each are created and removed a second, while an LS latency loop and
 # BE CPU hogs come and go every 20 s. After a 40 s warm-up:
 #  - the agent's RSS level stays within 1 MiB and its peak does not grow;
-#  - its open fds, the entries of each pinned map and its loop duration do
-#    not grow from the first cycle to the last;
+#  - its open fds, each pinned map's entries of removed cgroups and its loop
+#    duration do not grow from the first cycle to the last;
 #  - once the churn stops, no map entry, actuator journal entry or /metrics
 #    line names any of the removed cgroups.
 # Everything made (cgroups in every hierarchy, processes, the pin dir) is
