@@ -1155,6 +1155,11 @@ static void teardown(struct agent *a)
 
 		if (failed)
 			log_warn("agent: %d cgroup settings could not be restored", failed);
+		else if (a->kube && !a->cfg.dry_run) {
+			struct kube_report_view v = kube_view(a);
+
+			kube_report_stop(&v);
+		}
 		actuator_close(a->act);
 	}
 	file_watch_free(a->files);
