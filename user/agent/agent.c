@@ -66,6 +66,13 @@ static bool original_quota(void *ctx, const char *rel, int64_t *quota_us)
 	return a->act && actuator_original_quota(a->act, rel, quota_us);
 }
 
+static bool memory_held(void *ctx, const char *rel)
+{
+	struct agent *a = ctx;
+
+	return a->act && actuator_holds_memory(a->act, rel);
+}
+
 /* Config from --config (or the embedded defaults) and the command line; exit status 2 on error. */
 static int load_config(struct agent *a)
 {
@@ -1121,6 +1128,7 @@ static int setup(struct agent *a)
 					     .subtree = a->subtree,
 					     .wants = &a->wants,
 					     .original_quota = original_quota,
+					     .memory_held = memory_held,
 					     .pod = a->kube ? pod_of : NULL,
 					     .ctx = a,
 					     .names = a->names,
