@@ -430,7 +430,9 @@ def report(results, header):
     out.append("| --- | --- | --- |")
     writes_h = 0.0
     speed = r.get("speed", 1)
-    for verb, d in sorted(st["verbs"].items()):
+    verbs = dict(st["verbs"])
+    verbs.setdefault(SIMULATED, {"requests": 0, "bytes": 0})  # none is a figure too
+    for verb, d in sorted(verbs.items()):
         h = hour
         if verb == SIMULATED:
             h = hour / speed  # per hour of the policy's clock
