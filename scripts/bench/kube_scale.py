@@ -447,7 +447,7 @@ def report(results, header):
     p = st["verbs"].get(SIMULATED, {"requests": 0})
     out.append("The node status patches follow the capacity policy's clock, which ran %g times "
                "faster than real time: the steady state's %.0f s are %.1f hours of each "
-               "agent's load, %.0f agent-hours in all, with %d patches (%.2f per agent-hour). "
+               "agent's load, %.0f agent-hours in all, with %d patch(es) (%.2f per agent-hour). "
                "Before it, every agent's policy had seen %.1f hours of its load (settle)."
                % (speed, st["seconds"], st["seconds"] * speed / 3600,
                   st["seconds"] * speed / 3600 * n, p["requests"],
@@ -501,7 +501,7 @@ def report(results, header):
     bytes_h = sum(d["bytes"] for d in st["verbs"].values()) * hour
     out.append("| | requests / s | API writes / s | bytes / s |")
     out.append("| --- | --- | --- | --- |")
-    out.append("| qoslet agents (this branch) | %.1f | %.1f | %s |" % (
+    out.append("| qoslet agents (this branch) | %.1f | %.2f | %s |" % (
         reqs_h * 5000 / 3600, writes_h * 5000 / 3600, fmt_bytes(bytes_h * 5000 / 3600)))
     out.append("")
     out.append("Target: at most 1 API write a second from all agents together: %s."
