@@ -463,6 +463,48 @@ static void hold_reload_keeps_peak(void **state)
 	capacity_state_free(&st);
 }
 
+/*
+ * A day whose LS peaks climb and fall: on 16 CPUs, LS swinging by 1 CPU every
+ * 10 minutes over a base that rises from 0 to 4 CPUs and back over 24 hours
+ * (hourly peaks of 1.2 to 5.2 CPUs with the system's 0.2), ticks of 10 s, the
+ * shipped settings (window 300 s, hold 3600 s, step 10 %). The published
+ * figure steps down as the morning's peaks rise and up an hour behind the
+ * evening's: five moves each way (3 to 7 allowed), at most 14 a day, under
+ * the 17 a day (0.72 an hour) that 1 write a second at 5,000 nodes allows.
+ */
+static void diurnal_day(void **state)
+{
+	struct capacity_config cfg = config();
+	struct capacity_state st = {0};
+	struct action_list acts = {0};
+	struct capacity_result res;
+	struct world w;
+	int changes[2] = {0};
+
+	(void)state;
+	cfg.window_s = 300;
+	cfg.hold_s = 3600;
+	cfg.stale_s = 60;
+	for (uint64_t t = 0; t < 2 * 86400; t += 10) {
+		double base = 2 * (1 - cos(2 * M_PI * (double)t / 86400));
+		uint64_t before = st.published[CAP_CPU];
+
+		world_set(&w, t, base + 0.5 + 0.5 * sin(2 * M_PI * (double)t / 600), 1.0, 0.2);
+		w.in.cpus = 16;
+		w.in.interval_s = 10;
+		action_list_clear(&acts);
+		assert_int_equal(capacity_tick(&w.in, NULL, &cfg, &st, &res, &acts), 0);
+		/* the first day's start aside: the second day is a day in steady state */
+		if (t >= 86400 && st.published[CAP_CPU] != before)
+			changes[st.published[CAP_CPU] < before]++;
+	}
+	print_message("diurnal day: %d moves up, %d down\n", changes[0], changes[1]);
+	assert_in_range(changes[0], 3, 7);
+	assert_in_range(changes[1], 3, 7);
+	action_list_free(&acts);
+	capacity_state_free(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -476,6 +518,7 @@ int main(void)
 		cmocka_unit_test(swing_publishes_once),
 		cmocka_unit_test(rise_shrinks_lull_grows_once),
 		cmocka_unit_test(hold_reload_keeps_peak),
+		cmocka_unit_test(diurnal_day),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
