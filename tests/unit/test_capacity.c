@@ -444,7 +444,16 @@ static void rise_shrinks_lull_grows_once(void **state)
 	capacity_state_free(&st);
 }
 
-/* A new hold_s (a reload) keeps the peak it had: no early growth. */
+static double ls_rise_late(uint64_t t)
+{
+	return t >= 5000 && t < 5010 ? 1.2 : 0.2;
+}
+
+/*
+ * A new hold_s (a reload) keeps the peak it had: no early growth. Nor does
+ * a wall clock stepped back (by 1000 s, once the window let the peak go):
+ * the peak holds a whole hold from the step.
+ */
 static void hold_reload_keeps_peak(void **state)
 {
 	struct capacity_config cfg = hold_config();
@@ -459,6 +468,15 @@ static void hold_reload_keeps_peak(void **state)
 	assert_int_equal(last, 810);
 	/* the folded peak sits in the bucket of t=111 and leaves 300 s later */
 	assert_int_equal(run_published(&st, &cfg, 400, 430, ls_rise, &last), 1);
+	assert_int_equal(last, 1710);
+	capacity_state_free(&st);
+
+	cfg = hold_config();
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(run_published(&st, &cfg, 0, 5100, ls_rise_late, &last), 2);
+	assert_int_equal(last, 810);
+	assert_int_equal(run_published(&st, &cfg, 4100, 4690, ls_rise_late, &last), 0);
+	assert_int_equal(run_published(&st, &cfg, 4690, 4720, ls_rise_late, &last), 1);
 	assert_int_equal(last, 1710);
 	capacity_state_free(&st);
 }

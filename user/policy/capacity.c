@@ -156,32 +156,35 @@ static const char *held_reason(const struct pol_input *in, const char *bad,
 
 /*
  * The highest `used` over about hold_s (to a bucket, a 60th of it), this
- * tick's included. A new hold_s (a reload) folds the old buckets' peak into
- * this tick's bucket: a shorter hold never lets a peak go early.
+ * tick's included. Buckets it cannot place, after a new hold_s (a reload)
+ * or ahead of now (the wall clock stepped back), fold into this tick's: their
+ * peak then holds a whole hold from now (as pol_since_s restarts a timer),
+ * never leaves early.
  */
 static void hold_peak(struct capacity_state *st, uint64_t now, double hold_s,
 		      const double used[CAP_NR], double peak[CAP_NR])
 {
-	uint64_t width = (uint64_t)fmax(1, hold_s * SEC / CAPACITY_HOLD_BUCKETS), id;
+	uint64_t width = (uint64_t)fmax(1, hold_s * SEC / CAPACITY_HOLD_BUCKETS), id = now / width;
+	bool rewidth = st->hold_width_ns != width;
 	double carry[CAP_NR];
 	struct capacity_hold_bucket *b;
 
 	memcpy(carry, used, sizeof(carry));
-	if (st->hold_width_ns != width) {
-		for (size_t i = 0; i < CAPACITY_HOLD_BUCKETS; i++)
-			for (int r = 0; r < CAP_NR && st->hold[i].used; r++)
-				carry[r] = fmax(carry[r], st->hold[i].max[r]);
-		memset(st->hold, 0, sizeof(st->hold));
-		st->hold_width_ns = width;
+	for (size_t i = 0; i < CAPACITY_HOLD_BUCKETS; i++) {
+		b = &st->hold[i];
+		if (!b->used || (!rewidth && b->id <= id))
+			continue;
+		for (int r = 0; r < CAP_NR; r++)
+			carry[r] = fmax(carry[r], b->max[r]);
+		b->used = false;
 	}
-	id = now / width;
+	st->hold_width_ns = width;
 	b = &st->hold[id % CAPACITY_HOLD_BUCKETS];
 	if (!b->used || b->id != id)
 		*b = (struct capacity_hold_bucket){.id = id, .used = true};
-	for (int r = 0; r < CAP_NR; r++) {
+	for (int r = 0; r < CAP_NR; r++)
 		b->max[r] = fmax(b->max[r], carry[r]);
-		peak[r] = b->max[r];
-	}
+	memcpy(peak, b->max, sizeof(b->max));
 	for (size_t i = 0; i < CAPACITY_HOLD_BUCKETS; i++)
 		for (int r = 0; r < CAP_NR && st->hold[i].used; r++)
 			if (id - st->hold[i].id < CAPACITY_HOLD_BUCKETS)
