@@ -594,10 +594,10 @@ static int tick_once(struct agent *a, bool fast)
 	if (err)
 		return err;
 	apply_actions(a, had_capacity ? cap_before : NULL);
-	/* the decided values, so that every patch of the node has a record explaining it */
+	/* the published figure: each change of it has a record explaining it */
 	if (a->kube && a->pol.have_capacity)
-		kube_sync_batch(a->kube, a->pol.capacity.decided[CAP_CPU],
-				a->pol.capacity.decided[CAP_MEM],
+		kube_sync_batch(a->kube, a->pol.capacity.published[CAP_CPU],
+				a->pol.capacity.published[CAP_MEM],
 				(uint64_t)(a->cfg.policy.capacity.stale_s * 1e9));
 	if (a->kube) {
 		eviction_results(a);

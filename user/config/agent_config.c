@@ -268,9 +268,10 @@ static const struct field slo_fields[] = {
 /* Batch capacity (docs/capacity.md): one block, kept together. */
 static const struct field capacity_node_status_fields[] = {
 	BOOL("enabled", kube.batch_status),
-	PCT("step_percent", kube.batch_step, 0, 100),
+	/* more than half would publish less than half of what the node can keep */
+	PCT("step_percent", policy.capacity.step, 0, 50),
+	NUM("hold_s", policy.capacity.hold_s, 1, 86400),
 	NUM("min_interval_s", kube.batch_min_interval_s, 1, 86400),
-	NUM("max_interval_s", kube.batch_max_interval_s, 1, 86400),
 	{0},
 };
 
@@ -992,13 +993,17 @@ static int check_cross(struct ctx *x, const struct agent_config *c)
 		need(x, "interference.cpi.outliers", in->cpi_outliers, LE,
 		     "interference.cpi.window_s / interval_s", samples);
 
-	/* capacity: a window of one tick has no percentile; staleness needs ticks to miss */
+	/*
+	 * capacity: a window of one tick has no percentile; staleness needs ticks
+	 * to miss; a hold shorter than the window would let the published figure
+	 * grow on a peak the formula still counts
+	 */
 	r = r ?: need(x, "capacity.window_s", p->capacity.window_s, GE, "interval_s",
 		      c->interval_s) ?:
 		 need(x, "capacity.stale_s", p->capacity.stale_s, GE, "2 x interval_s",
 		      2 * c->interval_s) ?:
-		 need(x, "capacity.node_status.min_interval_s", c->kube.batch_min_interval_s, LE,
-		      "capacity.node_status.max_interval_s", c->kube.batch_max_interval_s);
+		 need(x, "capacity.node_status.hold_s", p->capacity.hold_s, GE,
+		      "capacity.window_s", p->capacity.window_s);
 	/*
 	 * LS units confined by a split use at most their CPUs: only the
 	 * threshold's headroom lets their use cross it when they need more.

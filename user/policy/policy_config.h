@@ -121,6 +121,8 @@ struct capacity_config {
 	double mem_reserve;   /* bytes kept from batch: 0 */
 	double stale_s;	      /* unreadable data this long drives batch to 0: 60 */
 	double min_change;    /* share of capacity a change must exceed to be a decision: 0.01 */
+	double hold_s;	      /* the published figure grows back after the peak is this old: 3600 */
+	double step; /* the published figure moves by more than this share of itself: 0.10 */
 };
 
 /*
