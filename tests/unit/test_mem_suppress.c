@@ -230,18 +230,18 @@ static void test_grow_back_and_release(void **state)
 	assert_null(a);
 	assert_true(grown >= 40);
 	/* handed back, but remembered for a relapse: guilty again, cut again from its usage */
-	assert_int_equal(f.st.n, 1);
-	assert_true(f.st.v[0].released);
+	assert_int_equal(f.st.t.n, 1);
+	assert_true(f.st.t.v[0].released);
 	tick(&f, t + 1, &guilty_be, 1);
 	a = find(&f, BE, ACT_MEM_HIGH);
 	assert_non_null(a);
 	assert_int_equal(a->rule, RULE_MEM_SUPPRESS_LIMIT);
 	assert_true(a->value < 2 * GIB);
-	assert_true(f.st.v[0].hold_s >= 20);
+	assert_true(f.st.t.v[0].hold_s >= 20);
 	/* well long after: grows back, is handed back, and then forgotten */
 	for (t += 2; t < 2000; t++)
 		tick(&f, t, NULL, 0);
-	assert_int_equal(f.st.n, 0);
+	assert_int_equal(f.st.t.n, 0);
 	teardown(&f);
 }
 
@@ -334,11 +334,11 @@ static void test_off(void **state)
 	(void)state;
 	setup(&f, true, true);
 	tick(&f, 0, &guilty_be, 1);
-	assert_int_equal(f.st.n, 1);
+	assert_int_equal(f.st.t.n, 1);
 	f.cfg.enabled = false;
 	tick(&f, 1, &guilty_be, 1);
 	assert_int_equal(f.out.n, 0);
-	assert_int_equal(f.st.n, 0);
+	assert_int_equal(f.st.t.n, 0);
 	teardown(&f);
 }
 
