@@ -354,6 +354,20 @@ static const struct field mem_suppress_fields[] = {
 	{0},
 };
 
+/* I/O suppression (docs/agent-policies.md): MiB a second in the file, bytes a second in the policy.
+ */
+static const struct field io_suppress_fields[] = {
+	BOOL("enabled", policy.io_suppress.enabled),
+	PCT("cut_percent", policy.io_suppress.cut_share, 1, 100),
+	/* at least 1 MiB/s: a throttle near 0 stalls the pod's every read (its own fsync included)
+	 */
+	MIB_TO_BYTES("floor_mib_s", policy.io_suppress.floor_bps, 1, 1048576),
+	NUM("well_s", policy.io_suppress.well_s, 0, 86400),
+	PCT("grow_percent", policy.io_suppress.grow_share, 0.1, 100),
+	MIB_TO_BYTES("min_change_mib_s", policy.io_suppress.min_change_bps, 0, 1048576),
+	{0},
+};
+
 static const struct field http_fields[] = {
 	BOOL("enabled", http.enabled),
 	STR("address", http.address, S_ADDR),
@@ -415,6 +429,7 @@ static const struct field top_fields[] = {
 	OBJ("batch_resources", batch_fields),
 	OBJ("memory_qos", memory_qos_fields),
 	OBJ("memory_suppress", mem_suppress_fields),
+	OBJ("io_suppress", io_suppress_fields),
 	OBJ("slo", slo_fields),
 	OBJ("http", http_fields),
 	OBJ("kubernetes", kube_fields),
@@ -1401,6 +1416,7 @@ void config_collect_wants(const struct agent_config *cfg, struct collect_wants *
 		.rq_target_floor_us = cfg->policy.slo.annotation_min_us,
 		.memory_protection = cfg->policy.memory_qos.enabled,
 		.mem_suppress = cfg->policy.mem_suppress.enabled,
+		.io_suppress = cfg->policy.io_suppress.enabled,
 		.capacity = cfg->policy.capacity.enabled,
 		.evict_memory = cfg->policy.evict_memory.enabled,
 		.evict_memory_threshold = cfg->policy.evict_memory.threshold,

@@ -177,6 +177,21 @@ struct mem_suppress_config {
 };
 
 /*
+ * I/O suppression (docs/agent-policies.md): a BE unit the interference
+ * policy found guilty of an LS unit's I/O stall through its block I/O has
+ * a block I/O throttle on its disk stepped down from its measured rate
+ * towards a floor, and grown back slowly once it is no longer guilty.
+ */
+struct io_suppress_config {
+	bool enabled;	   /* true */
+	double cut_share;  /* of the gap between the throttle and its floor, per guilty tick: 0.5 */
+	double floor_bps;  /* the floor, bytes a second: 10 MiB/s */
+	double well_s;	   /* not guilty this long before growing back: 10 */
+	double grow_share; /* per second, of the ceiling (the owner's, else the first rate): 0.05 */
+	double min_change_bps; /* throttle moves under this are skipped: 1 MiB/s */
+};
+
+/*
  * SLO control (docs/slo-control.md): BE CPU steered by the LS units'
  * run-queue p99 against a target per unit. The target of an LS unit: its
  * pod's annotation, else the first glob that matches its path, else its
@@ -232,6 +247,7 @@ struct policy_config {
 	struct memory_qos_config memory_qos;
 	struct slo_config slo;
 	struct mem_suppress_config mem_suppress;
+	struct io_suppress_config io_suppress;
 };
 
 #endif
