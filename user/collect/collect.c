@@ -567,21 +567,22 @@ static void read_mem_qos(const struct cgroup_ctrls *ctrls, struct pol_unit *u)
 
 /*
  * A BE unit's block I/O throttles (I/O suppression): on the disk its read
- * throttle names, else the write one's; -1 none. Unreadable: not read.
+ * throttle names, else the write one's; -1 none. Unreadable: not read (0s).
  */
 static void read_io_limit(const struct cgroup_ctrls *ctrls, struct pol_unit *u)
 {
-	struct pol_io_limit *l = &u->io_limit;
+	struct pol_io_limit l = {.rbps = -1, .wbps = -1};
 	char rtext[256], wtext[256];
 
-	*l = (struct pol_io_limit){.rbps = -1, .wbps = -1};
+	memset(&u->io_limit, 0, sizeof(u->io_limit));
 	if (cg_read_knob(ctrls, CG_KNOB_IO_RBPS, u->path, rtext, sizeof(rtext)) ||
 	    cg_read_knob(ctrls, CG_KNOB_IO_WBPS, u->path, wtext, sizeof(wtext)) ||
-	    cg_io_knob_value(ctrls, CG_KNOB_IO_RBPS, rtext, &l->dev, &l->rbps))
+	    cg_io_knob_value(ctrls, CG_KNOB_IO_RBPS, rtext, &l.dev, &l.rbps) ||
+	    cg_io_knob_value(ctrls, CG_KNOB_IO_WBPS, wtext, &l.dev, &l.wbps))
 		return;
-	if (!l->dev && cg_io_knob_value(ctrls, CG_KNOB_IO_WBPS, wtext, &l->dev, &l->wbps))
-		return;
-	l->has = !cg_io_knob_value(ctrls, CG_KNOB_IO_WBPS, wtext, &l->dev, &l->wbps);
+	/* no read rule: the write one's disk, and the read throttle there (none) */
+	l.has = true;
+	u->io_limit = l;
 }
 
 /*
@@ -628,7 +629,7 @@ static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s,
 	if (w->io_suppress && u->cls == QOS_BE)
 		read_io_limit(ctrls, u);
 	else
-		u->io_limit = (struct pol_io_limit){.rbps = -1, .wbps = -1};
+		memset(&u->io_limit, 0, sizeof(u->io_limit));
 	/*
 	 * cpu.idle=1 makes the kernel report the idle weight (3 shares) instead
 	 * of the owner's: keep the request read before qoslet set it.

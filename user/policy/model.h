@@ -95,7 +95,7 @@ struct pol_mem_stall {
  * unit's ms.io_dev. Bytes a second, -1 none.
  */
 struct pol_io_limit {
-	bool has; /* read */
+	bool has; /* read (else all 0) */
 	uint64_t dev;
 	int64_t rbps, wbps;
 };

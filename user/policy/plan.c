@@ -188,11 +188,11 @@ static void current_value(const struct pol_unit *u, enum act_kind kind, int64_t 
 	case ACT_MEM_HIGH:
 		*value = u->mem_high;
 		break;
-	case ACT_IO_RBPS:
-		*value = u->io_limit.rbps;
+	case ACT_IO_RBPS: /* not read: as if none */
+		*value = u->io_limit.has ? u->io_limit.rbps : -1;
 		break;
 	case ACT_IO_WBPS:
-		*value = u->io_limit.wbps;
+		*value = u->io_limit.has ? u->io_limit.wbps : -1;
 		break;
 	default:
 		*value = 0;

@@ -458,7 +458,6 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 	u->mem_used = used;
 	u->mem_usage = (uint64_t)mem_usage;
 	u->mem_file = (uint64_t)mem_file;
-	u->io_limit = (struct pol_io_limit){.rbps = -1, .wbps = -1};
 	if (io_limit) {
 		json_int_t dev, rbps, wbps;
 
