@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * fileload make FILE MIB
- * fileload rand [-r RATE] [-w] [-a] [-j] FILE SECS
- * fileload stream [-j] FILE SECS
+ * fileload rand [-r RATE] [-w] [-a] [-d] [-j] FILE SECS
+ * fileload stream [-d] [-j] FILE SECS
  *
  * Page-cache loads for the memory suppression test and benchmark
- * (tests/integration/test_agent_mem_suppress.sh, scripts/bench/memcolo.sh).
+ * (tests/integration/test_agent_mem_suppress.sh, scripts/bench/memcolo.sh),
+ * and with -d (O_DIRECT: every read goes to the disk, past the page cache)
+ * disk loads for the I/O suppression test (test_agent_io_suppress.sh).
  *
  * make: writes FILE of MIB MiB (a distinct byte pattern per page, so no
  * filesystem can share or skip them), fsyncs it, and drops its pages from
@@ -74,8 +76,8 @@ static void sleep_until(uint64_t t)
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: fileload make FILE MIB\n"
-		   "       fileload rand [-r RATE] [-w] [-a] [-j] FILE SECS\n"
-		   "       fileload stream [-j] FILE SECS\n");
+		   "       fileload rand [-r RATE] [-w] [-a] [-d] [-j] FILE SECS\n"
+		   "       fileload stream [-d] [-j] FILE SECS\n");
 	return f == stdout ? 0 : 2;
 }
 
@@ -163,17 +165,21 @@ static uint64_t rnd(uint64_t *s)
 	return *s;
 }
 
+/* O_DIRECT wants buffers aligned to the disk's block: a page is aligned for every disk. */
+static char page_buf[PAGE] __attribute__((aligned(PAGE)));
+static char chunk_buf[CHUNK] __attribute__((aligned(PAGE)));
+
 static int rand_reads(const char *file, unsigned secs, double rate, bool warm, bool advise,
-		      bool json)
+		      int direct, bool json)
 {
-	char buf[PAGE];
+	char *buf = page_buf;
 	struct stat st;
 	uint64_t pages, seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid(), start, end, due;
 	uint64_t n = 0, max = 0, *per_n;
 	uint32_t *all, *per; /* the run's histogram; then one per second */
 	struct timespec
 		start_rt; /* when the reads that count began, for lining them up with others */
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	int fd = open(file, O_RDONLY | O_CLOEXEC | direct);
 
 	if (fd < 0 || fstat(fd, &st))
 		return fail("opening", file);
@@ -194,10 +200,9 @@ static int rand_reads(const char *file, unsigned secs, double rate, bool warm, b
 	}
 	/* 1 MiB reads: fast, and still one order-0 folio a page with -a */
 	if (warm) {
-		static char chunk[CHUNK];
 		ssize_t r;
 
-		for (off_t off = 0; (r = pread(fd, chunk, CHUNK, off)) > 0; off += r)
+		for (off_t off = 0; (r = pread(fd, chunk_buf, CHUNK, off)) > 0; off += r)
 			;
 		if (r < 0)
 			return fail("reading", file);
@@ -261,11 +266,11 @@ static int rand_reads(const char *file, unsigned secs, double rate, bool warm, b
 	return 0;
 }
 
-static int stream(const char *file, unsigned secs, bool json)
+static int stream(const char *file, unsigned secs, int direct, bool json)
 {
-	static char buf[CHUNK];
+	char *buf = chunk_buf;
 	uint64_t start, end, total = 0, *per = calloc(secs, sizeof(*per));
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	int fd = open(file, O_RDONLY | O_CLOEXEC | direct);
 
 	if (fd < 0 || !per)
 		return fail("opening", file);
@@ -304,6 +309,7 @@ int main(int argc, char **argv)
 {
 	double rate = 0;
 	bool warm = false, advise = false, json = false;
+	int direct = 0;
 	const char *mode;
 	char *end;
 	long n;
@@ -315,7 +321,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "-h") || !strcmp(mode, "--help"))
 		return usage(stdout);
 	optind = 2;
-	while ((c = getopt(argc, argv, "r:wajh")) != -1) {
+	while ((c = getopt(argc, argv, "r:wadjh")) != -1) {
 		switch (c) {
 		case 'r':
 			rate = strtod(optarg, &end);
@@ -327,6 +333,9 @@ int main(int argc, char **argv)
 			break;
 		case 'a':
 			advise = true;
+			break;
+		case 'd':
+			direct = O_DIRECT;
 			break;
 		case 'j':
 			json = true;
@@ -347,8 +356,8 @@ int main(int argc, char **argv)
 	if (n > MAX_SECS)
 		return usage(stderr);
 	if (!strcmp(mode, "rand"))
-		return rand_reads(argv[optind], (unsigned)n, rate, warm, advise, json);
+		return rand_reads(argv[optind], (unsigned)n, rate, warm, advise, direct, json);
 	if (!strcmp(mode, "stream") && !warm && !advise && rate == 0)
-		return stream(argv[optind], (unsigned)n, json);
+		return stream(argv[optind], (unsigned)n, direct, json);
 	return usage(stderr);
 }
