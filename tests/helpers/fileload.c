@@ -32,6 +32,9 @@
  * memory it may use, the page cache churns. Reports MB/s, over the run and
  * per second.
  *
+ * SIGTERM or SIGINT ends a rand or stream run early, with its report over
+ * the seconds it ran (a test need not know beforehand how long it needs).
+ *
  * Output: a text summary, or with -j one JSON object:
  *   rand:   {"mode","start_ns" (CLOCK_REALTIME of the first counted read),"secs","reads","rate",
  *            "latency_us":{"p50","p99","p999","max"},
@@ -46,6 +49,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -56,6 +60,22 @@
 #define MAX_MIB	 (256 * 1024) /* a typo must not fill the disk */
 #define MAX_SECS 3600
 #define NS_PER_S 1000000000ull
+
+static volatile sig_atomic_t stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* The whole seconds a run lasted (its last one counted when begun): what its report covers. */
+static unsigned ran_secs(uint64_t start, uint64_t t, unsigned secs)
+{
+	uint64_t s = (t - start + NS_PER_S - 1) / NS_PER_S;
+
+	return s < secs ? (unsigned)s : secs;
+}
 
 static uint64_t now_ns(void)
 {
@@ -226,10 +246,13 @@ static int rand_reads(const char *file, unsigned secs, double rate, bool warm, b
 			sleep_until(due);
 		}
 		t0 = now_ns();
-		if (t0 >= end)
+		if (t0 >= end || stop)
 			break;
-		if (pread(fd, buf, PAGE, (off_t)(rnd(&seed) % pages * PAGE)) != PAGE)
+		if (pread(fd, buf, PAGE, (off_t)(rnd(&seed) % pages * PAGE)) != PAGE) {
+			if (errno == EINTR && stop)
+				break;
 			return fail("reading", file);
+		}
 		t1 = now_ns();
 		{
 			uint64_t v = t1 - t0, sec = (t0 - start) / NS_PER_S;
@@ -242,6 +265,7 @@ static int rand_reads(const char *file, unsigned secs, double rate, bool warm, b
 			max = v > max ? v : max;
 		}
 	}
+	secs = ran_secs(start, now_ns(), secs);
 	close(fd);
 	if (json) {
 		printf("{\"mode\":\"rand\",\"start_ns\":%llu,\"secs\":%u,\"reads\":%llu,\"rate\":%.0f,"
@@ -276,9 +300,11 @@ static int stream(const char *file, unsigned secs, int direct, bool json)
 		return fail("opening", file);
 	start = now_ns();
 	end = start + secs * NS_PER_S;
-	for (uint64_t t = start; t < end; t = now_ns()) {
+	for (uint64_t t = start; t < end && !stop; t = now_ns()) {
 		ssize_t r = read(fd, buf, CHUNK);
 
+		if (r < 0 && errno == EINTR && stop)
+			break;
 		if (r < 0)
 			return fail("reading", file);
 		if (r == 0) {
@@ -289,6 +315,7 @@ static int stream(const char *file, unsigned secs, int direct, bool json)
 		total += (uint64_t)r;
 		per[(t - start) / NS_PER_S] += (uint64_t)r;
 	}
+	secs = ran_secs(start, now_ns(), secs);
 	close(fd);
 	if (json) {
 		printf("{\"mode\":\"stream\",\"secs\":%u,\"bytes\":%llu,\"mb_per_s\":%.1f,"
@@ -315,8 +342,12 @@ int main(int argc, char **argv)
 	long n;
 	int c;
 
+	struct sigaction sa = {.sa_handler = on_stop};
+
 	if (argc < 2)
 		return usage(stderr);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 	mode = argv[1];
 	if (!strcmp(mode, "-h") || !strcmp(mode, "--help"))
 		return usage(stdout);
