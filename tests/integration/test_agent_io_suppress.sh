@@ -33,19 +33,17 @@ set -euo pipefail
 # shellcheck source=tests/integration/agent_lib.sh
 . "$(dirname "$0")/agent_lib.sh"
 
-FILELOAD=${FILELOAD:-$QOSLET_ROOT/build/tests/helpers/fileload}
+require_root
+require_cmds jq taskset findmnt lsblk
+require_binaries
+require_fileload
+skip_in_tcg "disk latency under emulation says nothing about the disk"
 MIB=$((1024 * 1024))
 LS_MIB=512
 STREAM_MIB=2048
 FLOOR_MIB_S=10
 UNTHROTTLED_S=8 # the BE pod streams this long before the agent starts
 LOAD_S=90       # the loads end by themselves even if cleanup never runs
-
-require_root
-require_cmds jq taskset findmnt
-require_binaries
-[ -x "$FILELOAD" ] || fail "$FILELOAD is missing: run make $FILELOAD"
-skip_in_tcg "disk latency under emulation says nothing about the disk"
 test_setup
 agent_setup
 disk_tmp

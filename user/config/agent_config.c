@@ -344,12 +344,12 @@ static const struct field mem_suppress_fields[] = {
 	BOOL("enabled", policy.mem_suppress.enabled),
 	PCT("reclaim_percent", policy.mem_suppress.reclaim_share, 1, 100),
 	NUM("reclaim_interval_s", policy.mem_suppress.reclaim_interval_s, 0, 3600),
-	PCT("cut_percent", policy.mem_suppress.cut_share, 1, 100),
+	PCT("cut_percent", policy.mem_suppress.steps.cut_share, 1, 100),
 	/* at least 16 MiB: a v1 limit right at anon OOM-kills on the next allocation burst */
 	MIB_TO_BYTES("margin_mib", policy.mem_suppress.margin_bytes, 16, 1048576),
-	NUM("well_s", policy.mem_suppress.well_s, 0, 86400),
-	PCT("grow_percent", policy.mem_suppress.grow_share, 0.1, 100),
-	MIB_TO_BYTES("min_change_mib", policy.mem_suppress.min_change_bytes, 0, 1048576),
+	NUM("well_s", policy.mem_suppress.steps.well_s, 0, 86400),
+	PCT("grow_percent", policy.mem_suppress.steps.grow_share, 0.1, 100),
+	MIB_TO_BYTES("min_change_mib", policy.mem_suppress.steps.min_change, 0, 1048576),
 	OBJ("evict", mem_suppress_evict_fields),
 	{0},
 };
@@ -358,13 +358,13 @@ static const struct field mem_suppress_fields[] = {
  */
 static const struct field io_suppress_fields[] = {
 	BOOL("enabled", policy.io_suppress.enabled),
-	PCT("cut_percent", policy.io_suppress.cut_share, 1, 100),
+	PCT("cut_percent", policy.io_suppress.steps.cut_share, 1, 100),
 	/* at least 1 MiB/s: a throttle near 0 stalls the pod's every read (its own fsync included)
 	 */
 	MIB_TO_BYTES("floor_mib_s", policy.io_suppress.floor_bps, 1, 1048576),
-	NUM("well_s", policy.io_suppress.well_s, 0, 86400),
-	PCT("grow_percent", policy.io_suppress.grow_share, 0.1, 100),
-	MIB_TO_BYTES("min_change_mib_s", policy.io_suppress.min_change_bps, 0, 1048576),
+	NUM("well_s", policy.io_suppress.steps.well_s, 0, 86400),
+	PCT("grow_percent", policy.io_suppress.steps.grow_share, 0.1, 100),
+	MIB_TO_BYTES("min_change_mib_s", policy.io_suppress.steps.min_change, 0, 1048576),
 	{0},
 };
 

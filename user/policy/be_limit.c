@@ -37,8 +37,9 @@ static struct be_limit_unit *add(struct be_limit_table *t, const struct pol_inpu
 	return &t->v[i];
 }
 
-int be_limit_mark(struct be_limit_table *t, const struct pol_input *in, const struct mem_guilty *g,
-		  size_t n, be_limit_start_fn start)
+/* Marks this tick's culprits (be_limit_tick). 0 or -ENOMEM. */
+static int mark(struct be_limit_table *t, const struct pol_input *in, const struct mem_guilty *g,
+		size_t n, be_limit_start_fn start)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct pol_unit *u = pol_input_find(in, g[i].culprit);
@@ -71,23 +72,28 @@ int be_limit_mark(struct be_limit_table *t, const struct pol_input *in, const st
 	return 0;
 }
 
-bool be_limit_step(const struct pol_input *in, const struct be_limit_params *p,
-		   struct be_limit_unit *e, double floor, bool guilty, enum rule_id *rule)
+/*
+ * The unit's limit this tick (e->limit) and the rule that set it; false
+ * when it grew back to its ceiling (released: no wish).
+ */
+static bool step(const struct pol_input *in, const struct be_limit_params *p,
+		 const struct suppress_steps *s, struct be_limit_unit *e, double floor, bool guilty,
+		 enum rule_id *rule)
 {
 	double ceiling = e->owner >= 0 ? (double)e->owner : (double)e->ceiling;
-	double prev = (double)e->limit, want = prev, next, hold = e->hold_s ? e->hold_s : p->well_s;
+	double prev = (double)e->limit, want = prev, next, hold = e->hold_s ? e->hold_s : s->well_s;
 	bool grow = !guilty && pol_since_s(in->ts_ns, &e->guilty_ns) >= hold;
 	struct rate_limit r;
 
 	if (guilty && e->grown) {
-		e->hold_s = fmin(2 * hold, BE_LIMIT_HOLD_MAX * p->well_s);
+		e->hold_s = fmin(2 * hold, BE_LIMIT_HOLD_MAX * s->well_s);
 		e->grown = false;
 	}
 	/* An owner's limit under the floor: nothing to suppress, the floor is all it has. */
 	ceiling = fmax(ceiling, floor);
 	if (guilty && prev > floor) {
 		/* A cut of at least min_change: the steps reach the floor, not creep to it. */
-		want = prev - fmax(p->cut_share * (prev - floor), p->min_change);
+		want = prev - fmax(s->cut_share * (prev - floor), s->min_change);
 	} else if (grow) {
 		/*
 		 * Growth runs on time since it began, not per tick (fast-path ticks
@@ -100,14 +106,14 @@ bool be_limit_step(const struct pol_input *in, const struct be_limit_params *p,
 			e->grow_base = e->limit;
 		}
 		want = (double)e->grow_base +
-		       p->grow_share * ceiling * pol_since_s(in->ts_ns, &e->grow_ns);
+		       s->grow_share * ceiling * pol_since_s(in->ts_ns, &e->grow_ns);
 		if (want >= ceiling) {
 			e->released = true;
 			return false;
 		}
 	}
 	/* The cut-fast, grow-slowly step of CPU suppression; growth is paced by want itself. */
-	r = (struct rate_limit){floor, ceiling, ceiling, p->min_change};
+	r = (struct rate_limit){floor, ceiling, ceiling, s->min_change};
 	next = rate_step(true, prev, want, &r);
 	/* A first cut from a start already under the floor starts at the floor: still a cut. */
 	*rule = next > prev && !grow && e->wished ? p->raise : grow ? p->grow : p->cut;
@@ -116,18 +122,30 @@ bool be_limit_step(const struct pol_input *in, const struct be_limit_params *p,
 	if ((double)e->limit < floor)
 		e->limit += p->align;
 	e->wished = true;
-	if (!guilty || next > floor + p->min_change)
+	if (!guilty || next > floor + s->min_change)
 		e->floor_ns = 0;
 	else if (!e->floor_ns)
 		e->floor_ns = in->ts_ns;
 	return true;
 }
 
-int be_limit_run(struct be_limit_table *t, const struct pol_input *in,
-		 const struct be_limit_params *p, const struct be_limit_ops *ops)
+void be_limit_victim(struct action *a, const struct pol_input *in, const struct be_limit_unit *e,
+		     const char *share_name)
 {
+	const struct pol_unit *v = pol_input_find(in, e->victim);
+
+	a->related_id = e->victim;
+	if (v)
+		memcpy(a->related, v->path, strlen(v->path) + 1);
+	action_evidence(a, share_name, e->share);
+}
+
+int be_limit_tick(struct be_limit_table *t, const struct pol_input *in, const struct mem_guilty *g,
+		  size_t n, const struct be_limit_params *p, const struct be_limit_ops *ops)
+{
+	const struct suppress_steps *s = ops->steps;
 	size_t k = 0;
-	int err = 0;
+	int err = mark(t, in, g, n, ops->start);
 
 	/* Entries are kept (compacted to k) while their unit is BE and has not grown back. */
 	for (size_t i = 0; !err && i < t->n; i++) {
@@ -140,23 +158,23 @@ int be_limit_run(struct be_limit_table *t, const struct pol_input *in,
 		if (!u || u->cls != QOS_BE)
 			continue; /* gone, or no longer BE: no wish, the plan hands the limit back
 				   */
-		floor = ops->floor(ops->ctx, in, u);
+		floor = ops->floor(ops, in, u);
 		if (guilty && ops->guilty)
-			err = ops->guilty(ops->ctx, in, u, e, floor);
+			err = ops->guilty(ops, in, u, e, floor);
 		if (err)
 			break;
 		/*
 		 * A released entry is kept, without a wish, for its relapse wait;
 		 * once a unit stays well that long past it, it is forgotten.
 		 */
-		if (e->released || !be_limit_step(in, p, e, floor, guilty, &rule)) {
+		if (e->released || !step(in, p, s, e, floor, guilty, &rule)) {
 			if (pol_since_s(in->ts_ns, &e->guilty_ns) <
-			    BE_LIMIT_HOLD_MAX * p->well_s + (e->hold_s ? e->hold_s : p->well_s))
+			    BE_LIMIT_HOLD_MAX * s->well_s + (e->hold_s ? e->hold_s : s->well_s))
 				t->v[k++] = *e;
 			continue;
 		}
 		t->v[k++] = *e;
-		err = ops->wish(ops->ctx, in, u, e, floor, rule);
+		err = ops->wish(ops, in, u, e, floor, rule);
 	}
 	/* Out of memory: the entries past k are dropped, so their limits are handed back. */
 	t->n = k;

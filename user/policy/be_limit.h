@@ -18,8 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy/action.h"
 #include "policy/mem_guilty.h"
 #include "policy/model.h"
+#include "policy/policy_config.h"
 #include "policy/rule.h"
 
 /* A relapsing unit's wait before growing back is at most this many times well_s. */
@@ -60,9 +62,8 @@ struct be_limit_table {
 	size_t n, cap;
 };
 
-/* The step's settings, in the limit's own unit (bytes, bytes a second). */
+/* What a suppression's steps are made of besides its config's suppress_steps. */
 struct be_limit_params {
-	double cut_share, grow_share, well_s, min_change;
 	int64_t align; /* limits are wished in multiples of it (memory: a page); 1 none */
 	/* the rules of a cut, of a raise (the floor moved above the limit), of growth */
 	enum rule_id cut, raise, grow;
@@ -77,41 +78,40 @@ typedef bool (*be_limit_start_fn)(struct be_limit_unit *e, const struct pol_inpu
 				  const struct pol_unit *u);
 
 /*
- * Marks this tick's culprits among the n verdicts g (a culprit that is not
- * a BE unit of in is passed by), adding those not yet suppressed and
- * restarting released ones. 0 or -ENOMEM.
+ * The victim an action answers for: a->related is e's last victim, and
+ * evidence `share_name` its share of that victim's evidence.
  */
-int be_limit_mark(struct be_limit_table *t, const struct pol_input *in, const struct mem_guilty *g,
-		  size_t n, be_limit_start_fn start);
+void be_limit_victim(struct action *a, const struct pol_input *in, const struct be_limit_unit *e,
+		     const char *share_name);
 
-/*
- * The unit's limit this tick (e->limit) and the rule that set it; false
- * when it grew back to its ceiling (released: no wish).
- */
-bool be_limit_step(const struct pol_input *in, const struct be_limit_params *p,
-		   struct be_limit_unit *e, double floor, bool guilty, enum rule_id *rule);
-
-/* What one suppression does with its entries each tick (be_limit_run). */
+/* What one suppression does with its entries each tick (be_limit_tick). */
 struct be_limit_ops {
+	const struct suppress_steps *steps;
+	be_limit_start_fn start;
 	/* the unit's floor, in the limit's unit */
-	double (*floor)(void *ctx, const struct pol_input *in, const struct pol_unit *u);
+	double (*floor)(const struct be_limit_ops *o, const struct pol_input *in,
+			const struct pol_unit *u);
 	/* a guilty unit, before its step (memory: a reclaim); NULL none. 0 or -ENOMEM */
-	int (*guilty)(void *ctx, const struct pol_input *in, const struct pol_unit *u,
-		      struct be_limit_unit *e, double floor);
+	int (*guilty)(const struct be_limit_ops *o, const struct pol_input *in,
+		      const struct pol_unit *u, struct be_limit_unit *e, double floor);
 	/* appends the actions that wish e->limit, set by `rule`. 0 or -ENOMEM */
-	int (*wish)(void *ctx, const struct pol_input *in, const struct pol_unit *u,
-		    const struct be_limit_unit *e, double floor, enum rule_id rule);
-	void *ctx;
+	int (*wish)(const struct be_limit_ops *o, const struct pol_input *in,
+		    const struct pol_unit *u, const struct be_limit_unit *e, double floor,
+		    enum rule_id rule);
+	const void *cfg;	 /* the suppression's config, for the functions above */
+	struct action_list *out; /* where they append */
 };
 
 /*
- * One tick over the table (after be_limit_mark): each entry whose unit is
- * still BE is stepped and wished; a released one is kept, without a wish,
- * for its relapse wait; the rest are dropped (the plan hands their limits
- * back). 0 or -ENOMEM (then the entries not reached are dropped too).
+ * One tick. This tick's culprits among the n verdicts g (a culprit that is
+ * not a BE unit of in is passed by) are marked, those not yet suppressed
+ * added and released ones restarted (ops->start). Then each entry whose
+ * unit is still BE is stepped and wished; a released one is kept, without
+ * a wish, for its relapse wait; the rest are dropped (the plan hands their
+ * limits back). 0 or -ENOMEM (then the entries not reached are dropped too).
  */
-int be_limit_run(struct be_limit_table *t, const struct pol_input *in,
-		 const struct be_limit_params *p, const struct be_limit_ops *ops);
+int be_limit_tick(struct be_limit_table *t, const struct pol_input *in, const struct mem_guilty *g,
+		  size_t n, const struct be_limit_params *p, const struct be_limit_ops *ops);
 
 void be_limit_table_free(struct be_limit_table *t);
 

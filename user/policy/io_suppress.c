@@ -33,12 +33,7 @@ static bool start(struct be_limit_unit *e, const struct pol_input *in, const str
 static void evidence(struct action *a, const struct pol_input *in, const struct pol_unit *u,
 		     const struct be_limit_unit *e, double floor)
 {
-	const struct pol_unit *v = pol_input_find(in, e->victim);
-
-	a->related_id = e->victim;
-	if (v)
-		memcpy(a->related, v->path, strlen(v->path) + 1);
-	action_evidence(a, "victim_io_share", e->share);
+	be_limit_victim(a, in, e, "victim_io_share");
 	action_evidence(a, "io_bytes", (double)u->ms.io_bytes);
 	action_evidence(a, "rate_bps", in->interval_s > 0 ? u->ms.io_bytes / in->interval_s : 0);
 	action_evidence(a, "floor_bps", floor);
@@ -48,27 +43,24 @@ static void evidence(struct action *a, const struct pol_input *in, const struct 
 	action_evidence(a, "dev_minor", (double)(e->dev & ((1u << 20) - 1)));
 }
 
-/* be_limit_ops: I/O's floor and throttles. */
-struct io_ops {
-	const struct io_suppress_config *cfg;
-	struct action_list *out;
-};
-
-static double io_floor(void *ctx, const struct pol_input *in, const struct pol_unit *u)
+/* be_limit_ops: I/O's floor (the config's) and throttles. */
+static double io_floor(const struct be_limit_ops *o, const struct pol_input *in,
+		       const struct pol_unit *u)
 {
-	const struct io_ops *o = ctx;
+	const struct io_suppress_config *cfg = o->cfg;
 
 	(void)in;
 	(void)u;
-	return o->cfg->floor_bps;
+	return cfg->floor_bps;
 }
 
 /* Both directions get the limit: the probe's bytes are reads and writes together. */
-static int io_wish(void *ctx, const struct pol_input *in, const struct pol_unit *u,
-		   const struct be_limit_unit *e, double floor, enum rule_id rule)
+static int io_wish(const struct be_limit_ops *o, const struct pol_input *in,
+		   const struct pol_unit *u, const struct be_limit_unit *e, double floor,
+		   enum rule_id rule)
 {
 	static const enum act_kind kinds[] = {ACT_IO_RBPS, ACT_IO_WBPS};
-	const struct io_ops *o = ctx;
+	const struct io_suppress_config *cfg = o->cfg;
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		struct action *a = action_add(o->out, kinds[i], u, rule);
@@ -78,7 +70,7 @@ static int io_wish(void *ctx, const struct pol_input *in, const struct pol_unit 
 		a->value = e->limit;
 		a->dev = e->dev;
 		evidence(a, in, u, e, floor);
-		action_evidence(a, "cut_share", o->cfg->cut_share);
+		action_evidence(a, "cut_share", cfg->steps.cut_share);
 	}
 	return 0;
 }
@@ -140,18 +132,11 @@ int io_suppress_run(const struct pol_input *in, const struct io_suppress_config 
 		    const struct mem_guilty *g, size_t n, struct io_suppress_state *st,
 		    struct action_list *out)
 {
-	const struct be_limit_params p = {
-		.cut_share = cfg->cut_share,
-		.grow_share = cfg->grow_share,
-		.well_s = cfg->well_s,
-		.min_change = cfg->min_change_bps,
-		.align = 1,
-		.cut = RULE_IO_SUPPRESS_LIMIT,
-		.raise = RULE_IO_SUPPRESS_LIMIT,
-		.grow = RULE_IO_SUPPRESS_GROW,
-	};
-	struct io_ops o = {cfg, out};
-	const struct be_limit_ops ops = {io_floor, NULL, io_wish, &o};
+	/* a raise (the floor above the throttle) cannot be: the floor is the config's */
+	static const struct be_limit_params p = {1, RULE_IO_SUPPRESS_LIMIT, RULE_IO_SUPPRESS_LIMIT,
+						 RULE_IO_SUPPRESS_GROW};
+	const struct be_limit_ops ops = {&cfg->steps, start, io_floor, NULL, io_wish, cfg, out};
+
 	int err;
 
 	if (!cfg->enabled) {
@@ -160,11 +145,8 @@ int io_suppress_run(const struct pol_input *in, const struct io_suppress_config 
 		return 0;
 	}
 	err = unthrottled(in, g, n, st, out);
-	if (!err && in->has_io_limit)
-		err = be_limit_mark(&st->t, in, g, n, start);
-	if (!err)
-		err = be_limit_run(&st->t, in, &p, &ops);
-	return err;
+	/* without a throttle nobody is marked: the table stays empty */
+	return err ? err : be_limit_tick(&st->t, in, g, in->has_io_limit ? n : 0, &p, &ops);
 }
 
 void io_suppress_state_free(struct io_suppress_state *st)

@@ -48,12 +48,7 @@ static bool start(struct be_limit_unit *e, const struct pol_input *in, const str
 static void evidence(struct action *a, const struct pol_input *in, const struct pol_unit *u,
 		     const struct be_limit_unit *e, double floor)
 {
-	const struct pol_unit *v = pol_input_find(in, e->victim);
-
-	a->related_id = e->victim;
-	if (v)
-		memcpy(a->related, v->path, strlen(v->path) + 1);
-	action_evidence(a, "victim_stall_share", e->share);
+	be_limit_victim(a, in, e, "victim_stall_share");
 	action_evidence(a, "usage_bytes", (double)u->mem_usage);
 	action_evidence(a, "file_bytes", (double)u->mem_file);
 	action_evidence(a, "working_set_bytes", (double)u->mem_used);
@@ -127,38 +122,33 @@ static int evict(const struct pol_input *in, const struct mem_suppress_config *c
 }
 
 /* be_limit_ops: memory's floor, reclaim and limit. */
-struct mem_ops {
-	const struct mem_suppress_config *cfg;
-	struct action_list *out;
-};
-
-static double mem_floor(void *ctx, const struct pol_input *in, const struct pol_unit *u)
+static double mem_floor(const struct be_limit_ops *o, const struct pol_input *in,
+			const struct pol_unit *u)
 {
-	const struct mem_ops *m = ctx;
+	const struct mem_suppress_config *cfg = o->cfg;
 
 	(void)in;
-	return (double)u->mem_anon_unevict + m->cfg->margin_bytes;
+	return (double)u->mem_anon_unevict + cfg->margin_bytes;
 }
 
-static int mem_guilty(void *ctx, const struct pol_input *in, const struct pol_unit *u,
-		      struct be_limit_unit *e, double floor)
+static int mem_guilty(const struct be_limit_ops *o, const struct pol_input *in,
+		      const struct pol_unit *u, struct be_limit_unit *e, double floor)
 {
-	const struct mem_ops *m = ctx;
-
-	return reclaim(in, m->cfg, u, e, floor, m->out);
+	return reclaim(in, o->cfg, u, e, floor, o->out);
 }
 
-static int mem_wish(void *ctx, const struct pol_input *in, const struct pol_unit *u,
-		    const struct be_limit_unit *e, double floor, enum rule_id rule)
+static int mem_wish(const struct be_limit_ops *o, const struct pol_input *in,
+		    const struct pol_unit *u, const struct be_limit_unit *e, double floor,
+		    enum rule_id rule)
 {
-	const struct mem_ops *m = ctx;
-	struct action *a = action_add(m->out, in->mem_v2 ? ACT_MEM_HIGH : ACT_MEM_LIMIT, u, rule);
+	const struct mem_suppress_config *cfg = o->cfg;
+	struct action *a = action_add(o->out, in->mem_v2 ? ACT_MEM_HIGH : ACT_MEM_LIMIT, u, rule);
 
 	if (!a)
 		return -ENOMEM;
 	a->value = e->limit;
 	evidence(a, in, u, e, floor);
-	action_evidence(a, "cut_share", m->cfg->cut_share);
+	action_evidence(a, "cut_share", cfg->steps.cut_share);
 	return 0;
 }
 
@@ -166,18 +156,11 @@ int mem_suppress_run(const struct pol_input *in, const struct mem_suppress_confi
 		     const struct evict_order_config *order, const struct mem_guilty *g, size_t n,
 		     struct mem_suppress_state *st, struct action_list *out)
 {
-	const struct be_limit_params p = {
-		.cut_share = cfg->cut_share,
-		.grow_share = cfg->grow_share,
-		.well_s = cfg->well_s,
-		.min_change = cfg->min_change_bytes,
-		.align = LIMIT_ALIGN,
-		.cut = RULE_MEM_SUPPRESS_LIMIT,
-		.raise = RULE_MEM_SUPPRESS_RAISE,
-		.grow = RULE_MEM_SUPPRESS_GROW,
-	};
-	struct mem_ops m = {cfg, out};
-	const struct be_limit_ops ops = {mem_floor, mem_guilty, mem_wish, &m};
+	static const struct be_limit_params p = {LIMIT_ALIGN, RULE_MEM_SUPPRESS_LIMIT,
+						 RULE_MEM_SUPPRESS_RAISE, RULE_MEM_SUPPRESS_GROW};
+	const struct be_limit_ops ops = {&cfg->steps, start, mem_floor, mem_guilty,
+					 mem_wish,    cfg,   out};
+
 	int err;
 
 	if (!cfg->enabled) {
@@ -185,9 +168,7 @@ int mem_suppress_run(const struct pol_input *in, const struct mem_suppress_confi
 		mem_suppress_state_free(st);
 		return 0;
 	}
-	err = be_limit_mark(&st->t, in, g, n, start);
-	if (!err)
-		err = be_limit_run(&st->t, in, &p, &ops);
+	err = be_limit_tick(&st->t, in, g, n, &p, &ops);
 	return err ? err : evict(in, cfg, order, st, out);
 }
 
