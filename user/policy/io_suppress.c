@@ -17,7 +17,8 @@ static bool start(struct be_limit_unit *e, const struct pol_input *in, const str
 {
 	const struct pol_io_limit *l = &u->io_limit;
 	double rate = in->interval_s > 0 ? (double)u->ms.io_bytes / in->interval_s : 0;
-	uint64_t dev = l->has && l->dev ? l->dev : u->ms.io_dev;
+	uint64_t dev = u->ms.io_dev;
+	/* the collector reads the disk that has a rule: an owner's elsewhere is left alone */
 	bool owned = l->has && l->dev == dev && l->rbps > 0;
 
 	if (!dev || rate < 1)
