@@ -107,7 +107,6 @@ BE_PID=$CG_PID
 t_be=$(now_s)
 sleep "$UNTHROTTLED_S"
 agent_start --record "$TMP/rec.jsonl"
-t_agent=$(now_s)
 
 if cg_is_v2; then
 	said="I/O suppression: stepping io.max rbps and wbps"
