@@ -228,8 +228,14 @@ static void test_disk_unknown(void **state)
 	assert_null(find(&f, BE2, ACT_IO_RBPS));
 	assert_non_null(find(&f, BE2, ACT_REPORT));
 	assert_non_null(strstr(find(&f, BE2, ACT_REPORT)->cause.held, "disk"));
+	assert_string_equal(find(&f, BE2, ACT_REPORT)->related, "kubepods/pod1");
 	tick(&f, 2, g, 2);
 	assert_null(find(&f, BE2, ACT_REPORT));
+	/* a culprit listed after one already told is still told */
+	f.units[1].ms.io_dev = 0;
+	tick(&f, 3, (const struct mem_guilty[]){g[1], g[0]}, 2);
+	assert_null(find(&f, BE2, ACT_REPORT));
+	assert_non_null(find(&f, BE, ACT_REPORT));
 	teardown(&f);
 }
 

@@ -100,6 +100,7 @@ static int unthrottled(const struct pol_input *in, const struct mem_guilty *g, s
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct pol_unit *u = pol_input_find(in, g[i].culprit);
+		const struct pol_unit *v = pol_input_find(in, g[i].victim);
 		struct action *a;
 		int said;
 
@@ -108,8 +109,10 @@ static int unthrottled(const struct pol_input *in, const struct mem_guilty *g, s
 		if (!in->has_io_limit && st->said_no_limit)
 			continue;
 		said = in->has_io_limit ? said_before(st, u->id) : 0;
+		if (said < 0)
+			return said;
 		if (said)
-			return said < 0 ? said : 0;
+			continue;
 		st->said_no_limit |= !in->has_io_limit;
 		a = action_add(out, ACT_REPORT, u, RULE_IO_SUPPRESS_UNTHROTTLED);
 		if (!a)
@@ -123,6 +126,8 @@ static int unthrottled(const struct pol_input *in, const struct mem_guilty *g, s
 					  "controller with CONFIG_BLK_DEV_THROTTLING): no BE "
 					  "pod's block I/O is throttled"};
 		a->related_id = g[i].victim;
+		if (v)
+			memcpy(a->related, v->path, strlen(v->path) + 1);
 		action_evidence(a, "victim_io_share", g[i].share);
 		action_evidence(a, "io_bytes", (double)u->ms.io_bytes);
 	}
@@ -137,7 +142,6 @@ int io_suppress_run(const struct pol_input *in, const struct io_suppress_config 
 	static const struct be_limit_params p = {1, RULE_IO_SUPPRESS_LIMIT, RULE_IO_SUPPRESS_LIMIT,
 						 RULE_IO_SUPPRESS_GROW};
 	const struct be_limit_ops ops = {&cfg->steps, start, io_floor, NULL, io_wish, cfg, out};
-
 	int err;
 
 	if (!cfg->enabled) {
