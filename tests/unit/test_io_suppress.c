@@ -20,9 +20,10 @@
 #include <cmocka.h>
 
 #include "policy/io_suppress.h"
+#include "evidence.h"
+#include "suppress_ticks.h"
 
 #define MIB (1024ll * 1024)
-#define SEC 1000000000ull
 #define DEV ((254u << 20) | 0u) /* 254:0 */
 
 enum { LS = 1, BE = 2, BE2 = 3 };
@@ -72,29 +73,14 @@ static void teardown(struct fx *f)
 /* One tick at t seconds with the given guilty list; the interval since the last one. */
 static void tick(struct fx *f, double t, const struct mem_guilty *g, size_t n)
 {
-	uint64_t ts = 1000 * SEC + (uint64_t)(t * 1e9 + 0.5);
-
-	f->in.interval_s = (double)(ts - f->in.ts_ns) / 1e9;
-	f->in.ts_ns = ts;
+	tick_clock(&f->in, t);
 	action_list_clear(&f->out);
 	assert_int_equal(io_suppress_run(&f->in, &f->cfg, g, n, &f->st, &f->out), 0);
 }
 
 static const struct action *find(const struct fx *f, uint64_t id, enum act_kind kind)
 {
-	for (size_t i = 0; i < f->out.n; i++)
-		if (f->out.v[i].id == id && f->out.v[i].kind == kind)
-			return &f->out.v[i];
-	return NULL;
-}
-
-static double ev(const struct action *a, const char *name)
-{
-	for (size_t i = 0; i < a->n_ev; i++)
-		if (!strcmp(a->ev[i].name, name))
-			return a->ev[i].value;
-	fail_msg("no evidence %s", name);
-	return 0;
+	return find_action(&f->out, id, kind);
 }
 
 static const struct mem_guilty guilty_be = {.culprit = BE, .victim = LS, .share = 0.9};
@@ -121,10 +107,10 @@ static void test_cut_from_rate(void **state)
 	assert_int_equal(r->rule, RULE_IO_SUPPRESS_LIMIT);
 	assert_int_equal(r->related_id, LS);
 	assert_string_equal(r->related, "kubepods/pod1");
-	assert_true(ev(r, "victim_io_share") == 0.9);
-	assert_true(ev(r, "rate_bps") == (double)rate);
-	assert_true(ev(r, "floor_bps") == (double)floor);
-	assert_true(ev(r, "dev_major") == 254);
+	assert_true(evidence(r, "victim_io_share") == 0.9);
+	assert_true(evidence(r, "rate_bps") == (double)rate);
+	assert_true(evidence(r, "floor_bps") == (double)floor);
+	assert_true(evidence(r, "dev_major") == 254);
 	/* the rate under a throttle is the throttle's, not the start: the cut goes on */
 	f.units[1].ms.io_bytes = (uint64_t)want;
 	tick(&f, 2, &guilty_be, 1);
@@ -174,8 +160,8 @@ static void test_owner_throttle(void **state)
 	f.units[1].io_limit = (struct pol_io_limit){true, DEV, 100 * MIB, -1};
 	tick(&f, 1, &guilty_be, 1);
 	assert_int_equal(find(&f, BE, ACT_IO_RBPS)->value, 100 * MIB - 45 * MIB);
-	assert_true(ev(find(&f, BE, ACT_IO_RBPS), "owner_bps") == (double)(100 * MIB));
-	assert_true(ev(find(&f, BE, ACT_IO_RBPS), "ceiling_bps") == (double)(100 * MIB));
+	assert_true(evidence(find(&f, BE, ACT_IO_RBPS), "owner_bps") == (double)(100 * MIB));
+	assert_true(evidence(find(&f, BE, ACT_IO_RBPS), "ceiling_bps") == (double)(100 * MIB));
 	teardown(&f);
 }
 
@@ -183,15 +169,18 @@ static void test_owner_throttle(void **state)
 static void test_never_ls(void **state)
 {
 	struct fx f;
-	const struct mem_guilty g = {.culprit = LS, .victim = LS, .share = 1};
+	const struct mem_guilty g[] = {{.culprit = LS, .victim = LS, .share = 0.6},
+				       {.culprit = BE, .victim = LS, .share = 0.4}};
 
 	(void)state;
 	setup(&f);
 	f.units[0].ms.io_bytes = 500 * MIB;
 	f.units[0].ms.io_dev = DEV;
-	tick(&f, 1, &g, 1);
-	assert_int_equal(f.out.n, 0);
-	assert_int_equal(f.st.t.n, 0);
+	tick(&f, 1, g, 2);
+	assert_null(find(&f, LS, ACT_IO_RBPS));
+	assert_null(find(&f, LS, ACT_IO_WBPS));
+	assert_non_null(find(&f, BE, ACT_IO_RBPS)); /* the BE culprit beside it is */
+	assert_int_equal(f.out.n, 2);
 	teardown(&f);
 }
 
@@ -239,19 +228,25 @@ static void test_disk_unknown(void **state)
 	teardown(&f);
 }
 
-/* Off (a reload): no wish, the state forgotten (the plan hands the throttles back). */
-static void test_off(void **state)
+/*
+ * Off (a reload): no wish, the state forgotten (the plan hands the throttles
+ * back); on again, a culprit starts afresh from its rate.
+ */
+static void test_reload(void **state)
 {
 	struct fx f;
 
 	(void)state;
 	setup(&f);
 	tick(&f, 1, &guilty_be, 1);
-	assert_int_equal(f.st.t.n, 1);
-	f.cfg.enabled = false;
 	tick(&f, 2, &guilty_be, 1);
-	assert_int_equal(f.out.n, 0);
-	assert_int_equal(f.st.t.n, 0);
+	f.cfg.enabled = false;
+	tick(&f, 3, &guilty_be, 1);
+	assert_true(f.out.n == 0 && f.st.t.n == 0 && !f.st.said);
+	f.cfg.enabled = true;
+	f.units[1].ms.io_bytes = 100 * MIB;
+	tick(&f, 4, &guilty_be, 1);
+	assert_int_equal(find(&f, BE, ACT_IO_WBPS)->value, 100 * MIB - 45 * MIB);
 	teardown(&f);
 }
 
@@ -282,14 +277,10 @@ static void test_deterministic(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cut_from_rate),
-		cmocka_unit_test(test_grow_back),
-		cmocka_unit_test(test_owner_throttle),
-		cmocka_unit_test(test_never_ls),
-		cmocka_unit_test(test_no_throttle),
-		cmocka_unit_test(test_disk_unknown),
-		cmocka_unit_test(test_off),
-		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_cut_from_rate),  cmocka_unit_test(test_grow_back),
+		cmocka_unit_test(test_owner_throttle), cmocka_unit_test(test_never_ls),
+		cmocka_unit_test(test_no_throttle),    cmocka_unit_test(test_disk_unknown),
+		cmocka_unit_test(test_reload),	       cmocka_unit_test(test_deterministic),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,10 +18,10 @@
 #include <cmocka.h>
 
 #include "policy/mem_suppress.h"
+#include "suppress_ticks.h"
 
 #define MIB (1024ll * 1024)
 #define GIB (1024 * MIB)
-#define SEC 1000000000ull
 
 enum { LS = 1, BE = 2, BE2 = 3 };
 
@@ -86,10 +86,7 @@ static void teardown(struct fx *f)
 /* One tick at t seconds with the given guilty list. */
 static void tick(struct fx *f, double t, const struct mem_guilty *g, size_t n)
 {
-	uint64_t ts = 1000 * SEC + (uint64_t)(t * 1e9 + 0.5);
-
-	f->in.interval_s = (double)(ts - f->in.ts_ns) / 1e9;
-	f->in.ts_ns = ts;
+	tick_clock(&f->in, t);
 	action_list_clear(&f->out);
 	assert_int_equal(mem_suppress_run(&f->in, &f->cfg, &f->order, g, n, &f->st, &f->out), 0);
 }
@@ -97,10 +94,7 @@ static void tick(struct fx *f, double t, const struct mem_guilty *g, size_t n)
 /* The action of kind on unit id, or NULL. */
 static const struct action *find(const struct fx *f, uint64_t id, enum act_kind kind)
 {
-	for (size_t i = 0; i < f->out.n; i++)
-		if (f->out.v[i].id == id && f->out.v[i].kind == kind)
-			return &f->out.v[i];
-	return NULL;
+	return find_action(&f->out, id, kind);
 }
 
 static const struct mem_guilty guilty_be = {.culprit = BE, .victim = LS, .share = 0.8};
