@@ -38,7 +38,7 @@
  * Output: a text summary, or with -j one JSON object:
  *   rand:   {"mode","start_ns" (CLOCK_REALTIME of the first counted read),"secs","reads","rate",
  *            "latency_us":{"p50","p99","p999","max"},
- *            "p99_per_s_us":[...],"p50_per_s_us":[...]}
+ *            "p99_per_s_us":[...],"p50_per_s_us":[...],"reads_per_s":[...]}
  *   stream: {"mode","secs","bytes","mb_per_s","mb_per_s_per_s":[...]}
  * Exit 0 after the run, 1 on a failed call, 2 on bad usage.
  */
@@ -282,6 +282,9 @@ static int rand_reads(const char *file, unsigned secs, double rate, bool warm, b
 		for (unsigned s = 0; s < secs; s++)
 			printf("%s%.1f", s ? "," : "",
 			       pct(per + (size_t)s * BUCKETS, per_n[s], 0.5) / 1e3);
+		printf("],\"reads_per_s\":[");
+		for (unsigned s = 0; s < secs; s++)
+			printf("%s%llu", s ? "," : "", (unsigned long long)per_n[s]);
 		printf("]}\n");
 	} else {
 		printf("%llu reads in %u s: p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n",

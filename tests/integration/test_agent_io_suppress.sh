@@ -16,10 +16,10 @@
 #       BE pod as the culprit;
 #       the BE pod's read throttle on the disk is written (v1
 #       blkio.throttle.read_bps_device, v2 io.max rbps: rule
-#       io_suppress.limit, applied) and stepped down to the floor; the
-#       kernel's own counter of the BE pod's bytes (v1
-#       blkio.throttle.io_service_bytes, v2 io.stat rbytes) grows at most
-#       at the throttle;
+#       io_suppress.limit, applied) and stepped down while it stays
+#       guilty, never below the floor; the kernel's own counter of the BE
+#       pod's bytes (v1 blkio.throttle.io_service_bytes, v2 io.stat
+#       rbytes) grows at most at the throttle;
 #       the LS pod's read latency (fileload's p50 per second; the p99 is
 #       logged: other disk users on a shared host move it more) is lower
 #       than with the BE pod unthrottled;
@@ -44,7 +44,7 @@ LS_MIB=512
 STREAM_MIB=2048
 FLOOR_MIB_S=10
 UNTHROTTLED_S=8 # the BE pod streams this long before the agent starts
-LOAD_S=90       # the loads end by themselves even if cleanup never runs
+LOAD_S=180      # the loads end by themselves even if cleanup never runs
 test_setup
 agent_setup
 disk_tmp
@@ -65,8 +65,13 @@ else
 	KNOB=blkio.throttle.read_bps_device
 fi
 
+# A shared host's other tenants compete for the CPUs: the LS reader, woken
+# by each read's completion, must not wait a time slice for its CPU (that
+# would be measured as read latency), so the test's cgroups weigh more.
+cg_weight "$TEST_PARENT" 102400
 ls_cg=$(agent_cgroup ls)
 be_cg=$(agent_cgroup be)
+cg_weight "$ls_cg" 10240
 io_of() { agent_cg_in "$1" blkio; }
 [ -e "$(io_of "$be_cg")/$KNOB" ] || skip "$KNOB is missing: a kernel without CONFIG_BLK_DEV_THROTTLING"
 
@@ -92,6 +97,8 @@ io_read_bytes() {
 	fi
 }
 now_s() { date +%s.%N; }
+# Bytes the whole disk read and wrote (its stat's sectors), every user's.
+disk_bytes() { awk '{ printf "%.0f\n", ($3 + $7) * 512 }' "/sys/block/$disk/stat"; }
 
 agent_config '{'"$AGENT_POLICIES_OFF"', "classes": [{"glob": "'"$P"'/ls", "class": "LS"}, {"glob": "'"$P"'/be", "class": "BE"}],
 	"memory_suppress": {"enabled": false},
@@ -129,24 +136,34 @@ assert_eq "$(jget "$d" .related.cgroup)" "/$P/ls" "its victim is the LS pod"
 log "first throttle: \"$(jget "$d" .before)\" -> \"$(jget "$d" .after)\" from a measured $(jget "$d" .evidence.rate_bps) B/s"
 assert_eq "$(jget "$d" .after | cut -d' ' -f1)" "$DEV" "on the disk the BE pod reads ($DEV)"
 
-# Down to the floor: cut by half the gap per guilty tick.
+# Cut by half the gap to the floor per guilty tick, until the floor or until
+# the BE pod is no longer guilty (its share of the bytes under
+# culprit_min_share: the LS reader, fast again, does most of the I/O, and
+# the bios the throttle holds back count to the kernel's worker): settled
+# once no cut came for 3 s.
 floor=$((FLOOR_MIB_S * MIB))
-for _ in $(seq 1 300); do
-	v=$(decisions "$sup" | jq '.[-1].value')
-	[ "$v" -le $((floor + MIB)) ] && break
+first=$(jget "$d" .value)
+n0=-1
+for _ in $(seq 1 30); do
+	sleep 3
+	n=$(decisions "$sup" | jq length)
+	[ "$n" = "$n0" ] && break
+	n0=$n
 	kill -0 "$BE_PID" 2>/dev/null || fail "the BE streamer exited"
-	sleep 0.1
 done
-assert_cmp "$v" "<=" $((floor + MIB)) "the BE pod's throttle reaches the floor ($FLOOR_MIB_S MiB/s) within 30 s"
-log "BE throttle on $KNOB: $(cat "$(io_of "$be_cg")/$KNOB")"
+assert_eq "$n" "$n0" "the BE pod's throttle settles within 90 s"
+v=$(decisions "$sup" | jq '.[-1].value')
+assert_cmp "$v" "<" "$first" "the throttle was cut again after the first cut"
+assert_cmp "$v" ">=" "$floor" "and never below the floor ($FLOOR_MIB_S MiB/s)"
+log "BE throttle on $KNOB after $n cuts: $(cat "$(io_of "$be_cg")/$KNOB") (floor $floor)"
 t_floor=$(now_s)
 sleep 1
-b0=$(io_read_bytes "$be_cg") t0=$(now_s)
+b0=$(io_read_bytes "$be_cg") d0=$(disk_bytes) t0=$(now_s)
 sleep 8
-b1=$(io_read_bytes "$be_cg") t1=$(now_s)
+b1=$(io_read_bytes "$be_cg") d1=$(disk_bytes) t1=$(now_s)
 rate=$(awk -v a="$b0" -v b="$b1" -v x="$t0" -v y="$t1" 'BEGIN { printf "%.0f", (b - a) / (y - x) }')
-log "the kernel's count of the BE pod's reads: $((rate / 1024)) KiB/s under a $FLOOR_MIB_S MiB/s throttle"
-assert_cmp "$rate" "<=" $((floor * 12 / 10)) "the BE pod reads at most at its throttle (the kernel's counter)"
+log "the kernel's count of the BE pod's reads: $((rate / 1024)) KiB/s under a $((v / 1024)) KiB/s throttle"
+assert_cmp "$rate" "<=" $((v * 12 / 10)) "the BE pod reads at most at its throttle (the kernel's counter)"
 assert_cmp "$rate" ">" 0 "and still reads"
 
 # Nothing on the LS pod.
@@ -158,7 +175,7 @@ assert_eq "$(cat "$(io_of "$be_cg")/$KNOB")" "$be_orig" "on stop the BE pod's $K
 assert_replay "$TMP/rec.jsonl"
 
 # The LS latency, per second of its run: alone, with the BE pod unthrottled
-# (from the BE start to the agent's first throttle), at the floor. SIGTERM
+# (from the BE start to the agent's first throttle), throttled. SIGTERM
 # ends fileload's run with its report.
 kill -TERM "$LS_PID" "$BE_PID" 2>/dev/null || true
 wait "$LS_PID" 2>/dev/null || true
@@ -176,10 +193,20 @@ for p in p50 p99; do
 	alone=$(window 1 "$(sec "$t_be")" $p)
 	unthrottled=$(window "$(($(sec "$t_be") + 1))" "$(sec "$t_first")" $p)
 	throttled=$(window "$(($(sec "$t_floor") + 1))" "$(sec "$t1")" $p)
-	log "LS $p read latency, median of its seconds: alone ${alone} us, BE unthrottled ${unthrottled} us, BE at the floor ${throttled} us"
+	log "LS $p read latency, median of its seconds: alone ${alone} us, BE unthrottled ${unthrottled} us, BE throttled ${throttled} us"
 done
 log "LS reads over the run: $(jq -c .latency_us "$LS_OUT") us"
 p50_unthrottled=$(window "$(($(sec "$t_be") + 1))" "$(sec "$t_first")" p50)
 p50_throttled=$(window "$(($(sec "$t_floor") + 1))" "$(sec "$t1")" p50)
-assert_cmp "$p50_throttled" "<" "$p50_unthrottled" "the LS pod's reads are faster once the BE pod is throttled (p50)"
+# The disk's other users while the BE pod was throttled: the disk's bytes
+# less the BE pod's (the kernel's counter) and the LS reader's (4 KiB a read).
+ls_bytes=$(jq --argjson a "$(sec "$t0")" --argjson b "$(sec "$t1")" '[.reads_per_s[$a:$b][]] | add * 4096' "$LS_OUT")
+others=$(awk -v d="$((d1 - d0))" -v b="$((b1 - b0))" -v l="$ls_bytes" -v x="$t0" -v y="$t1" \
+	'BEGIN { o = (d - b - l) / (y - x); printf "%.0f", o < 0 ? 0 : o }')
+log "the disk's other users while the BE pod was throttled: $((others / 1024)) KiB/s"
+if [ "$others" -gt $((2 * v)) ]; then
+	skip_part "the LS latency against the BE pod's throttle: other users of $disk moved $((others / MIB)) MiB/s meanwhile, more than the BE pod's throttle twice over (LS p50 ${p50_throttled} us throttled, ${p50_unthrottled} us unthrottled)"
+else
+	assert_cmp "$p50_throttled" "<" "$p50_unthrottled" "the LS pod's reads are faster once the BE pod is throttled (p50)"
+fi
 test_end

@@ -104,7 +104,9 @@ static int unthrottled(const struct pol_input *in, const struct mem_guilty *g, s
 		struct action *a;
 		int said;
 
-		if (!u || u->cls != QOS_BE || (in->has_io_limit && u->ms.io_dev))
+		/* no bytes this tick (its bios held back, say): nothing to size, nothing to say */
+		if (!u || u->cls != QOS_BE ||
+		    (in->has_io_limit && (u->ms.io_dev || !u->ms.io_bytes)))
 			continue;
 		if (!in->has_io_limit && st->said_no_limit)
 			continue;
