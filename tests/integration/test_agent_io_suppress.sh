@@ -20,9 +20,10 @@
 #       guilty, never below the floor; the kernel's own counter of the BE
 #       pod's bytes (v1 blkio.throttle.io_service_bytes, v2 io.stat
 #       rbytes) grows at most at the throttle;
-#       the LS pod's read latency (fileload's p50 per second; the p99 is
-#       logged: other disk users on a shared host move it more) is lower
-#       than with the BE pod unthrottled;
+#       the LS pod's read latency (fileload's p99 per second, median over
+#       the seconds) is lower than with the BE pod unthrottled, its p50 no
+#       worse; unless other users of the disk moved more than twice the
+#       BE pod's throttle meanwhile (then that part is a skip, said why);
 #       nothing is written on the LS pod;
 #       on stop the BE pod's throttle is the owner's again (none);
 #       a replay of the recording gives the live decisions.
@@ -182,9 +183,8 @@ wait "$LS_PID" 2>/dev/null || true
 jq -e .p99_per_s_us "$LS_OUT" >/dev/null || fail "no report from the LS reader: $(head -c 300 "$LS_OUT")"
 t_ls=$(jq '.start_ns / 1e9' "$LS_OUT")
 # The median over [from, to) seconds since the reader started of its
-# per-second percentile $3 (p50, p99). The p50 is what the BE stream's
-# queue adds to every read; a shared host's other disk users move the p99
-# more than the BE pod does, so the p99 is logged, the p50 judged.
+# per-second percentile $3 (p50, p99). The BE stream's queue shows most in
+# the LS reader's tail (the p99, judged); its p50 must not be worse.
 window() {
 	jq --argjson a "$1" --argjson b "$2" '[.'"$3"'_per_s_us[$a:$b][] | select(. > 0)] | sort | .[length / 2 | floor]' "$LS_OUT"
 }
@@ -198,6 +198,8 @@ done
 log "LS reads over the run: $(jq -c .latency_us "$LS_OUT") us"
 p50_unthrottled=$(window "$(($(sec "$t_be") + 1))" "$(sec "$t_first")" p50)
 p50_throttled=$(window "$(($(sec "$t_floor") + 1))" "$(sec "$t1")" p50)
+p99_unthrottled=$(window "$(($(sec "$t_be") + 1))" "$(sec "$t_first")" p99)
+p99_throttled=$(window "$(($(sec "$t_floor") + 1))" "$(sec "$t1")" p99)
 # The disk's other users while the BE pod was throttled: the disk's bytes
 # less the BE pod's (the kernel's counter) and the LS reader's (4 KiB a read).
 ls_bytes=$(jq --argjson a "$(sec "$t0")" --argjson b "$(sec "$t1")" '[.reads_per_s[$a:$b][]] | add * 4096' "$LS_OUT")
@@ -205,8 +207,10 @@ others=$(awk -v d="$((d1 - d0))" -v b="$((b1 - b0))" -v l="$ls_bytes" -v x="$t0"
 	'BEGIN { o = (d - b - l) / (y - x); printf "%.0f", o < 0 ? 0 : o }')
 log "the disk's other users while the BE pod was throttled: $((others / 1024)) KiB/s"
 if [ "$others" -gt $((2 * v)) ]; then
-	skip_part "the LS latency against the BE pod's throttle: other users of $disk moved $((others / MIB)) MiB/s meanwhile, more than the BE pod's throttle twice over (LS p50 ${p50_throttled} us throttled, ${p50_unthrottled} us unthrottled)"
+	skip_part "the LS latency against the BE pod's throttle: other users of $disk moved $((others / MIB)) MiB/s meanwhile, more than the BE pod's throttle twice over (LS p99 ${p99_throttled} us throttled, ${p99_unthrottled} us unthrottled)"
 else
-	assert_cmp "$p50_throttled" "<" "$p50_unthrottled" "the LS pod's reads are faster once the BE pod is throttled (p50)"
+	assert_cmp "$p99_throttled" "<" "$p99_unthrottled" "the LS pod's reads are faster once the BE pod is throttled (p99)"
+	assert_cmp "$p50_throttled" "<=" "$(awk -v x="$p50_unthrottled" 'BEGIN { print x * 1.1 }')" \
+		"and its p50 is no worse (within 10%)"
 fi
 test_end
