@@ -93,6 +93,29 @@ static void test_owner_rules(void **state)
 	actuator_close(f->a);
 }
 
+/* v2: both knobs live in io.max; a restart tells them apart by the journaled text. */
+static void test_v2_io_max(void **state)
+{
+	struct fx fx, *f = &fx;
+	struct act_result r;
+
+	(void)state;
+	setup_fx(f, true);
+	put_io(f, P1, "io.max", "");
+	assert_int_equal(act_io(f, ACT_IO_WBPS, P1, QOS_BE, VDA, 5 * MIB, &r), OUT_APPLIED);
+	assert_string_equal(r.after, "254:0 wbps=5242880");
+	LOG("be/pod1 io=254:0 wbps=5242880");
+	/*
+	 * A restart reconciles the journal: read back as the wbps entry it is,
+	 * it finds wbps changed and writes the original (read as rbps's, it
+	 * would find rbps as it was and write nothing).
+	 */
+	reopen(f);
+	LOG("be/pod1 io=254:0 wbps=max");
+	assert_string_equal(knob_text(f, P1, CG_KNOB_IO_WBPS), "");
+	actuator_close(f->a);
+}
+
 /* Never an LS unit's I/O, whoever asks. */
 static void test_never_ls(void **state)
 {
@@ -118,6 +141,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_throttle_and_restore),
 		cmocka_unit_test(test_owner_rules),
+		cmocka_unit_test(test_v2_io_max),
 		cmocka_unit_test(test_never_ls),
 	};
 

@@ -671,6 +671,10 @@ static void test_io_knobs(void **state)
 			 -EINVAL);
 	assert_int_equal(cg_io_knob_format(&v2, CG_KNOB_IO_RBPS, 0, 1, text, sizeof(text)),
 			 -EINVAL);
+	/* a journal names io.max for both: the text tells which */
+	assert_true(cg_io_knob_owns(&v2, CG_KNOB_IO_WBPS, "254:0 wbps=max\n8:0 wbps=1"));
+	assert_false(cg_io_knob_owns(&v2, CG_KNOB_IO_RBPS, "254:0 wbps=max"));
+	assert_false(cg_io_knob_owns(&v2, CG_KNOB_QUOTA, "254:0 wbps=max"));
 
 	fake(&v1, root, false);
 	put(v1.root[CTRL_IO], "pod/blkio.throttle.read_bps_device", "254:0 10485760\n");
@@ -682,6 +686,7 @@ static void test_io_knobs(void **state)
 	assert_int_equal(bps, -1);
 	assert_int_equal(cg_knob_parse(&v1, CG_KNOB_IO_RBPS, "8:0 1\n8:16 2", &bps), -EINVAL);
 	assert_int_equal(cg_knob_parse(&v1, CG_KNOB_IO_RBPS, "sda 1", &bps), -EINVAL);
+	assert_true(cg_io_knob_owns(&v1, CG_KNOB_IO_WBPS, "254:0 0"));
 	/* the original "" covers the disk a write adds: a stop writes 0 there (no rule) */
 	text[0] = '\0';
 	assert_int_equal(cg_io_knob_cover(&v1, CG_KNOB_IO_RBPS, text, sizeof(text), "8:0 4096"), 0);

@@ -200,6 +200,19 @@ int cg_io_knob_cover(const struct cgroup_ctrls *c, enum cg_knob k, char *orig, s
 	return err;
 }
 
+static int owns_line(void *ctx, const char *line)
+{
+	char key[8];
+
+	snprintf(key, sizeof(key), " %s=", v2_key(*(const enum cg_knob *)ctx));
+	return strstr(line, key) ? 0 : -ENOENT;
+}
+
+bool cg_io_knob_owns(const struct cgroup_ctrls *c, enum cg_knob k, const char *text)
+{
+	return cg_knob_per_device(k) && (!c->v2[CTRL_IO] || !each_line(text, owns_line, &k));
+}
+
 struct normalize {
 	const struct cgroup_ctrls *c;
 	enum cg_knob k;

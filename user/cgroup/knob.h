@@ -269,6 +269,11 @@ int cg_io_knob_value(const struct cgroup_ctrls *c, enum cg_knob k, const char *t
  */
 int cg_io_knob_cover(const struct cgroup_ctrls *c, enum cg_knob k, char *orig, size_t size,
 		     const char *text);
+/*
+ * Whether a per-disk knob's text is knob k's: v1 has a file a knob; v2's
+ * io.max holds both, and a text of k's names its key on every line.
+ */
+bool cg_io_knob_owns(const struct cgroup_ctrls *c, enum cg_knob k, const char *text);
 /* Reads a per-disk knob's file as its text. */
 int cg_io_knob_read(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel, char *text,
 		    size_t size);
