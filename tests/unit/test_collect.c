@@ -127,6 +127,9 @@ static void test_units_and_numbers(void **state)
 	put(BE, "memory.stat",
 	    "anon 1000000\nunevictable 24\ninactive_file 1000000\nfile 1500000\n");
 	put(BE, "memory.high", "max\n");
+	/* I/O suppression: BE units' block I/O throttles, on the disk that has a rule */
+	cfg.io_suppress = true;
+	put(BE, "io.max", "254:0 rbps=1048576 wbps=max riops=max wiops=max\n");
 	col = collector_new(&o);
 	assert_non_null(col);
 
@@ -150,6 +153,12 @@ static void test_units_and_numbers(void **state)
 	assert_int_equal(unit(&rec->in, BE)->mem_high, -1);
 	assert_true(rec->in.mem_v2);
 	assert_false(rec->in.has_mem_reclaim); /* no memory.reclaim in the fake tree */
+	assert_false(rec->in.has_io_limit);    /* nor io.max on the subtree */
+	assert_true(unit(&rec->in, BE)->io_limit.has);
+	assert_int_equal(unit(&rec->in, BE)->io_limit.dev, (254u << 20) | 0);
+	assert_int_equal(unit(&rec->in, BE)->io_limit.rbps, 1048576);
+	assert_int_equal(unit(&rec->in, BE)->io_limit.wbps, -1);
+	assert_false(unit(&rec->in, LS)->io_limit.has); /* LS: never throttled, not read */
 	assert_true(unit(&rec->in, BE)->limit_cpus < 0);
 	assert_true(unit(&rec->in, BE)->request_cpus < 0.03); /* weight 1: 2 to 28 shares */
 	assert_int_equal(unit(&rec->in, LSR)->cls, QOS_LSR);
@@ -175,9 +184,11 @@ static void test_units_and_numbers(void **state)
 	/* One second later the LS pod used half a CPU; and the kernel has memory.reclaim. */
 	put(LS, "cpu.stat", "usage_usec 1500000\nnr_periods 20\nnr_throttled 9\n");
 	put(SUB, "memory.reclaim", "");
+	put(SUB, "io.max", "");
 	rec = collector_read(col, 2000, 2000000000ull, &err);
 	assert_non_null(rec);
 	assert_true(rec->in.has_mem_reclaim);
+	assert_true(rec->in.has_io_limit);
 	u = unit(&rec->in, LS);
 	assert_true(u->cpu_used > 0.499 && u->cpu_used < 0.501);
 	assert_int_equal(u->nr_periods, 10);

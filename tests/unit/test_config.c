@@ -218,7 +218,7 @@ static const struct bad bad_docs[] = {
 	{"{\"interval\": 1}",
 	 "interval: unknown key (allowed keys: cgroup_root, interval_s, dry_run, fast_path, "
 	 "state_dir, cpu_manager_state, decisions, classes, qos_label, daemonset_namespaces, suppress, burst, evict, interference, capacity, "
-	 "batch_resources, memory_qos, memory_suppress, slo, http, kubernetes)"},
+	 "batch_resources, memory_qos, memory_suppress, io_suppress, slo, http, kubernetes)"},
 	{"{\"burst\": {\"polcy\": \"auto\"}}",
 	 "burst.polcy: unknown key (allowed keys: policy, burst_percent, scale_up, scale_down, "
 	 "max_percent, shared_pool_busy_percent, throttled_min_percent, budget_cpu_s, "

@@ -1145,6 +1145,8 @@ static int setup(struct agent *a)
 		memory_qos_check(&a->ctrls, a->subtree, "/proc/self/mountinfo");
 	if (a->cfg.policy.mem_suppress.enabled)
 		mem_suppress_check(&a->ctrls, a->subtree);
+	if (a->cfg.policy.io_suppress.enabled)
+		io_suppress_check(&a->ctrls, a->subtree);
 	log_info("agent: managing /%s (cgroup %s, cpu at %s)%s, every %.3g s%s", a->subtree,
 		 a->ctrls.v2[CTRL_CPU] ? "v2" : "v1", a->ctrls.root[CTRL_CPU],
 		 a->cfg.dry_run ? " in dry-run" : "", a->cfg.interval_s,

@@ -567,6 +567,26 @@ static void read_mem_qos(const struct cgroup_ctrls *ctrls, struct pol_unit *u)
 }
 
 /*
+ * A BE unit's block I/O throttles (I/O suppression): on the disk its read
+ * throttle names, else the write one's; -1 none. Unreadable: not read (0s).
+ */
+static void read_io_limit(const struct cgroup_ctrls *ctrls, struct pol_unit *u)
+{
+	struct pol_io_limit l = {.rbps = -1, .wbps = -1};
+	char rtext[256], wtext[256];
+
+	memset(&u->io_limit, 0, sizeof(u->io_limit));
+	if (cg_read_knob(ctrls, CG_KNOB_IO_RBPS, u->path, rtext, sizeof(rtext)) ||
+	    cg_read_knob(ctrls, CG_KNOB_IO_WBPS, u->path, wtext, sizeof(wtext)) ||
+	    cg_io_knob_value(ctrls, CG_KNOB_IO_RBPS, rtext, &l.dev, &l.rbps) ||
+	    cg_io_knob_value(ctrls, CG_KNOB_IO_WBPS, wtext, &l.dev, &l.wbps))
+		return;
+	/* no read rule: the write one's disk, and the read throttle there (none) */
+	l.has = true;
+	u->io_limit = l;
+}
+
+/*
  * The settings of a unit as its files hold them; -ENOENT when it vanished.
  * A BE unit's memory limit (v1) or memory.high (v2, with the rest of memory
  * QoS's) is read for memory suppression too.
@@ -607,6 +627,10 @@ static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s,
 		read_mem_qos(ctrls, u);
 	else
 		u->has_mem_qos = false;
+	if (w->io_suppress && u->cls == QOS_BE)
+		read_io_limit(ctrls, u);
+	else
+		memset(&u->io_limit, 0, sizeof(u->io_limit));
 	/*
 	 * cpu.idle=1 makes the kernel report the idle weight (3 shares) instead
 	 * of the owner's: keep the request read before qoslet set it.
