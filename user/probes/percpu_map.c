@@ -8,20 +8,35 @@
 #include <string.h>
 
 /*
- * Entries per batch: as many as fit in BATCH_BYTES of values, within
- * [BATCH_MIN, BATCH_MAX]. Few large batches for small values (each call
- * costs a syscall and kernel buffers); a bounded buffer for large per-CPU
- * values on machines with many CPUs.
+ * Entries per batch: a walk starts with BATCH_MIN and doubles while the
+ * batches come back full (or the kernel needs room for a whole hash
+ * bucket: ENOSPC), up to as many as fit in BATCH_BYTES of values, within
+ * [BATCH_MIN, BATCH_MAX]. A map of a few entries (memstall_cg on most
+ * nodes) then costs a few KiB a tick, not BATCH_BYTES allocated and zeroed
+ * (an mmap and its page faults each time, and a heap that kept it resident
+ * afterwards); a map of thousands still takes few syscalls.
  */
 #define BATCH_BYTES (256 * 1024)
 #define BATCH_MIN   16
 #define BATCH_MAX   1024
 
-static __u32 batch_entries(size_t val_size, int ncpus)
+static __u32 batch_limit(size_t val_size, int ncpus)
 {
 	size_t n = BATCH_BYTES / (val_size * (size_t)ncpus);
 
 	return n < BATCH_MIN ? BATCH_MIN : n > BATCH_MAX ? BATCH_MAX : (__u32)n;
+}
+
+/* keys and vals for batch entries; zeroed: valgrind cannot see the kernel fill them (no batch-op
+ * support) */
+static int batch_buffers(void **keys, void **vals, __u32 batch, size_t key_size, size_t val_size,
+			 int ncpus)
+{
+	free(*keys);
+	free(*vals);
+	*keys = calloc(batch, key_size);
+	*vals = calloc((size_t)batch * ncpus, val_size);
+	return *keys && *vals ? 0 : -ENOMEM;
 }
 
 /* Every entry in batches; with `drain`, each batch is deleted as it is read. */
@@ -30,16 +45,13 @@ static int walk(int fd, size_t key_size, size_t val_size, int ncpus, percpu_fold
 {
 	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	char in_batch[16], out_batch[16]; /* one key of the map */
-	__u32 batch = batch_entries(val_size, ncpus);
-	/* Zeroed: valgrind cannot see the kernel fill them (no batch-op support). */
-	void *keys = calloc(batch, key_size), *vals = calloc((size_t)batch * ncpus, val_size);
+	__u32 batch = BATCH_MIN, limit = batch_limit(val_size, ncpus);
+	void *keys = NULL, *vals = NULL;
 	bool first = true;
-	int err = 0;
+	int err = key_size > sizeof(in_batch)
+			  ? -EINVAL
+			  : batch_buffers(&keys, &vals, batch, key_size, val_size, ncpus);
 
-	if (key_size > sizeof(in_batch))
-		err = -EINVAL;
-	else if (!keys || !vals)
-		err = -ENOMEM;
 	while (!err) {
 		__u32 n = batch;
 		void *in = first ? NULL : in_batch;
@@ -47,6 +59,12 @@ static int walk(int fd, size_t key_size, size_t val_size, int ncpus, percpu_fold
 								  &opts)
 				: bpf_map_lookup_batch(fd, in, out_batch, keys, vals, &n, &opts);
 
+		if (ret && errno == ENOSPC && batch < limit) {
+			batch = batch * 2 < limit ? batch * 2
+						  : limit; /* nothing was read: again, larger */
+			err = batch_buffers(&keys, &vals, batch, key_size, val_size, ncpus);
+			continue;
+		}
 		if (ret && errno != ENOENT) {
 			err = -errno;
 			break;
@@ -58,6 +76,10 @@ static int walk(int fd, size_t key_size, size_t val_size, int ncpus, percpu_fold
 			break;
 		memcpy(in_batch, out_batch, sizeof(in_batch));
 		first = false;
+		if (!err && n == batch && batch < limit) {
+			batch = batch * 2 < limit ? batch * 2 : limit;
+			err = batch_buffers(&keys, &vals, batch, key_size, val_size, ncpus);
+		}
 	}
 	free(keys);
 	free(vals);
