@@ -27,7 +27,7 @@ set -euo pipefail
 FILELOAD=${FILELOAD:-$QOSLET_ROOT/build/tests/helpers/fileload}
 LIMIT_MIB=${LIMIT_MIB:-256}
 HOT_MIB=${HOT_MIB:-160}
-BIG_MIB=${BIG_MIB:-2048}
+BIG_MIB=${BIG_MIB:-$(stream_file_mib)}
 LOAD_S=240 # every load exits by itself even if cleanup never runs
 K=2
 N=3
