@@ -133,8 +133,8 @@ done
 start=$(date +%s)
 # A console line every minute (not in the log): the elapsed time, the load,
 # the memory left and what the writes hold (the overlay's upper layer and
-# /tmp live in the guest's RAM; /var/tmp on the scratch disk), and the test that runs, so a VM
-# that runs out of time or memory says where it went.
+# /tmp live in the guest's RAM, /var/tmp on the scratch disk), and the test
+# that runs, so a VM that runs out of time or memory says where it went.
 (
 	while sleep 60; do
 		running=$(pgrep -af '^(bash tests/integration/test_[a-z0-9_]+\.sh|build/tests/test_[a-z0-9_]+)' |
