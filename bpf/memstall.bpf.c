@@ -146,14 +146,43 @@ int BPF_PROG(btf_mark_victim, struct task_struct *task)
 	return 0;
 }
 
+/* Before 5.12 a bio named its disk itself (bi_disk); then its block device (bi_bdev). */
+struct bio___old {
+	struct gendisk *bi_disk;
+} __attribute__((preserve_access_index));
+
+/* The whole disk a bio goes to: a throttle rule names a disk, never a partition. */
+static __always_inline __u32 bio_disk_dev(struct bio *bio)
+{
+	struct gendisk *disk;
+
+	if (bpf_core_field_exists(bio->bi_bdev))
+		disk = BPF_CORE_READ(bio, bi_bdev, bd_disk);
+	else
+		disk = BPF_CORE_READ((struct bio___old *)bio, bi_disk);
+	if (!disk)
+		return 0;
+	return MEMSTALL_DEV(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
+}
+
 /* One bio (up to MiBs), not one page: a streaming reader makes thousands a second. */
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(psi_bio, struct bio *bio)
 {
 	struct memstall_cg *v = memstall_cg_record(current_cgroup_id(true));
+	__u32 size = bio->bi_iter.bi_size, dev;
 
-	if (v)
-		v->io_bytes += bio->bi_iter.bi_size;
+	if (!v)
+		return 0;
+	v->io_bytes += size;
+	dev = bio_disk_dev(bio);
+	for (int i = 0; dev && i < MEMSTALL_IO_DEVS; i++) {
+		if (v->io_dev[i].dev && v->io_dev[i].dev != dev)
+			continue;
+		v->io_dev[i].dev = dev;
+		v->io_dev[i].bytes += size;
+		break;
+	}
 	return 0;
 }
 

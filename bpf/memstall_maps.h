@@ -8,6 +8,13 @@
 
 #include "lat_hist.h"
 
+/* Disks a cgroup's per-CPU record tells apart (most pods read and write one). */
+#define MEMSTALL_IO_DEVS 2
+/* A device number as the kernel's MKDEV packs it (20 minor bits). */
+#define MEMSTALL_DEV(major, minor) (((__u32)(major) << 20) | (__u32)(minor))
+#define MEMSTALL_DEV_MAJOR(dev)	   ((dev) >> 20)
+#define MEMSTALL_DEV_MINOR(dev)	   ((dev) & ((1u << 20) - 1))
+
 /* The value of memstall_cg[cgroup id], one per CPU. */
 struct memstall_cg {
 	struct lat_hist direct; /* mm_vmscan_direct_reclaim_begin .. _end */
@@ -31,6 +38,18 @@ struct memstall_cg {
 	 */
 	__u64 io_bytes;
 	__u64 oom_kills; /* oom:mark_victim with a victim in this cgroup */
+	/*
+	 * The same bytes by the disk they went to (its whole-disk device, as
+	 * blkio.throttle.*_device and io.max name it: a partition's bios count
+	 * to its disk), for the I/O suppression's throttle: the first
+	 * MEMSTALL_IO_DEVS disks this CPU saw the cgroup use; a bio to a
+	 * further one counts in io_bytes alone.
+	 */
+	struct memstall_io_dev {
+		__u32 dev; /* MEMSTALL_DEV(major, minor); 0 free */
+		__u32 pad;
+		__u64 bytes;
+	} io_dev[MEMSTALL_IO_DEVS];
 };
 
 /* One OOM kill, as the ring buffer carries it. */

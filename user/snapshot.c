@@ -158,6 +158,45 @@ static uint64_t dc(uint64_t now, uint64_t before)
 	return now >= before ? now - before : now;
 }
 
+void io_dev_add(struct io_dev_bytes *v, size_t n, uint32_t dev, uint64_t bytes)
+{
+	for (size_t i = 0; dev && bytes && i < n; i++) {
+		if (v[i].dev && v[i].dev != dev)
+			continue;
+		v[i].dev = dev;
+		v[i].bytes += bytes;
+		return;
+	}
+}
+
+uint32_t io_dev_top(const struct io_dev_bytes *v, size_t n)
+{
+	uint32_t dev = 0;
+	uint64_t most = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (v[i].dev && v[i].bytes > most) {
+			most = v[i].bytes;
+			dev = v[i].dev;
+		}
+	return dev;
+}
+
+/* Per disk, matched by device (a slot's disk may differ between two reads). */
+static void io_dev_delta(struct io_dev_bytes *out, const struct io_dev_bytes *now,
+			 const struct io_dev_bytes *before)
+{
+	memset(out, 0, SNAPSHOT_IO_DEVS * sizeof(*out));
+	for (size_t i = 0; i < SNAPSHOT_IO_DEVS; i++) {
+		uint64_t was = 0;
+
+		for (size_t j = 0; j < SNAPSHOT_IO_DEVS; j++)
+			if (before[j].dev && before[j].dev == now[i].dev)
+				was = before[j].bytes;
+		io_dev_add(out, SNAPSHOT_IO_DEVS, now[i].dev, dc(now[i].bytes, was));
+	}
+}
+
 static void delta_psi_lines(struct psi_line *out, const struct psi_line *now,
 			    const struct psi_line *before)
 {
@@ -205,6 +244,7 @@ static bool delta_cg(struct cg_sample *out, const struct cg_sample *now,
 		hist_delta(&out->mem.stall, &now->mem.stall, &before->mem.stall);
 		hist_delta(&out->mem.iowait, &now->mem.iowait, &before->mem.iowait);
 		out->mem.io_bytes = dc(now->mem.io_bytes, before->mem.io_bytes);
+		io_dev_delta(out->mem.io_dev, now->mem.io_dev, before->mem.io_dev);
 		out->mem.oom_kills = dc(now->mem.oom_kills, before->mem.oom_kills);
 		active |= out->mem.direct.count || out->mem.memcg.count || out->mem.oom_kills ||
 			  out->mem.stall.count || out->mem.iowait.count || out->mem.io_bytes;
@@ -308,6 +348,9 @@ void cg_sample_accumulate(struct cg_sample *acc, const struct cg_sample *d)
 		hist_add(&acc->mem.stall, &d->mem.stall);
 		hist_add(&acc->mem.iowait, &d->mem.iowait);
 		acc->mem.io_bytes += d->mem.io_bytes;
+		for (size_t i = 0; i < SNAPSHOT_IO_DEVS; i++)
+			io_dev_add(acc->mem.io_dev, SNAPSHOT_IO_DEVS, d->mem.io_dev[i].dev,
+				   d->mem.io_dev[i].bytes);
 		acc->mem.oom_kills += d->mem.oom_kills;
 	}
 	acc->parts |= d->parts & (CG_RQ | CG_CPU | CG_MEMSTALL);

@@ -47,14 +47,27 @@ struct throttle_sample {
 	uint64_t events; /* throttle events the probe saw (0 when polling) */
 };
 
+/* Bytes of a cgroup's bios to one disk (bpf/memstall_maps.h's io_dev, all CPUs). */
+#define SNAPSHOT_IO_DEVS 4
+struct io_dev_bytes {
+	uint32_t dev; /* MEMSTALL_DEV(major, minor); 0 a free slot */
+	uint64_t bytes;
+};
+
+/* Adds bytes to dev's slot of v[n] (or the first free one); a disk past n is not told apart. */
+void io_dev_add(struct io_dev_bytes *v, size_t n, uint32_t dev, uint64_t bytes);
+/* The disk of v[n] with the most bytes; 0 none. */
+uint32_t io_dev_top(const struct io_dev_bytes *v, size_t n);
+
 struct memstall_sample {
 	struct lat_hist direct; /* direct reclaim by the cgroup's tasks */
 	struct lat_hist memcg;	/* memcg limit reclaim by the cgroup's tasks */
 	/* PSI's inputs (bpf/memstall_maps.h): empty when not traced */
-	struct lat_hist stall;	/* memory stalls, as PSI counts them */
-	struct lat_hist iowait; /* I/O waits, as PSI counts them */
-	uint64_t io_bytes;	/* bios submitted by the cgroup's tasks */
-	uint64_t oom_kills;	/* tasks of the cgroup chosen as OOM victims */
+	struct lat_hist stall;			      /* memory stalls, as PSI counts them */
+	struct lat_hist iowait;			      /* I/O waits, as PSI counts them */
+	uint64_t io_bytes;			      /* bios submitted by the cgroup's tasks */
+	struct io_dev_bytes io_dev[SNAPSHOT_IO_DEVS]; /* the same by disk */
+	uint64_t oom_kills; /* tasks of the cgroup chosen as OOM victims */
 };
 
 enum psi_resource { PSI_CPU = 0, PSI_MEMORY, PSI_IO, PSI_NR };

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * fileload make FILE MIB
- * fileload rand [-r RATE] [-w] [-a] [-j] FILE SECS
- * fileload stream [-j] FILE SECS
+ * fileload rand [-r RATE] [-w] [-a] [-d] [-j] FILE SECS
+ * fileload stream [-d] [-j] FILE SECS
  *
  * Page-cache loads for the memory suppression test and benchmark
- * (tests/integration/test_agent_mem_suppress.sh, scripts/bench/memcolo.sh).
+ * (tests/integration/test_agent_mem_suppress.sh, scripts/bench/memcolo.sh),
+ * and with -d (O_DIRECT: every read goes to the disk, past the page cache)
+ * disk loads for the I/O suppression test (test_agent_io_suppress.sh).
  *
  * make: writes FILE of MIB MiB (a distinct byte pattern per page, so no
  * filesystem can share or skip them), fsyncs it, and drops its pages from
@@ -30,10 +32,13 @@
  * memory it may use, the page cache churns. Reports MB/s, over the run and
  * per second.
  *
+ * SIGTERM or SIGINT ends a rand or stream run early, with its report over
+ * the seconds it ran (a test need not know beforehand how long it needs).
+ *
  * Output: a text summary, or with -j one JSON object:
  *   rand:   {"mode","start_ns" (CLOCK_REALTIME of the first counted read),"secs","reads","rate",
  *            "latency_us":{"p50","p99","p999","max"},
- *            "p99_per_s_us":[...]}
+ *            "p99_per_s_us":[...],"p50_per_s_us":[...],"reads_per_s":[...]}
  *   stream: {"mode","secs","bytes","mb_per_s","mb_per_s_per_s":[...]}
  * Exit 0 after the run, 1 on a failed call, 2 on bad usage.
  */
@@ -44,6 +49,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -54,6 +60,22 @@
 #define MAX_MIB	 (256 * 1024) /* a typo must not fill the disk */
 #define MAX_SECS 3600
 #define NS_PER_S 1000000000ull
+
+static volatile sig_atomic_t stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* The whole seconds a run lasted (its last one counted when begun): what its report covers. */
+static unsigned ran_secs(uint64_t start, uint64_t t, unsigned secs)
+{
+	uint64_t s = (t - start + NS_PER_S - 1) / NS_PER_S;
+
+	return s < secs ? (unsigned)s : secs;
+}
 
 static uint64_t now_ns(void)
 {
@@ -74,8 +96,8 @@ static void sleep_until(uint64_t t)
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: fileload make FILE MIB\n"
-		   "       fileload rand [-r RATE] [-w] [-a] [-j] FILE SECS\n"
-		   "       fileload stream [-j] FILE SECS\n");
+		   "       fileload rand [-r RATE] [-w] [-a] [-d] [-j] FILE SECS\n"
+		   "       fileload stream [-d] [-j] FILE SECS\n");
 	return f == stdout ? 0 : 2;
 }
 
@@ -163,17 +185,21 @@ static uint64_t rnd(uint64_t *s)
 	return *s;
 }
 
+/* O_DIRECT wants buffers aligned to the disk's block: a page is aligned for every disk. */
+static char page_buf[PAGE] __attribute__((aligned(PAGE)));
+static char chunk_buf[CHUNK] __attribute__((aligned(PAGE)));
+
 static int rand_reads(const char *file, unsigned secs, double rate, bool warm, bool advise,
-		      bool json)
+		      int direct, bool json)
 {
-	char buf[PAGE];
+	char *buf = page_buf;
 	struct stat st;
 	uint64_t pages, seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid(), start, end, due;
 	uint64_t n = 0, max = 0, *per_n;
 	uint32_t *all, *per; /* the run's histogram; then one per second */
 	struct timespec
 		start_rt; /* when the reads that count began, for lining them up with others */
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	int fd = open(file, O_RDONLY | O_CLOEXEC | direct);
 
 	if (fd < 0 || fstat(fd, &st))
 		return fail("opening", file);
@@ -194,10 +220,9 @@ static int rand_reads(const char *file, unsigned secs, double rate, bool warm, b
 	}
 	/* 1 MiB reads: fast, and still one order-0 folio a page with -a */
 	if (warm) {
-		static char chunk[CHUNK];
 		ssize_t r;
 
-		for (off_t off = 0; (r = pread(fd, chunk, CHUNK, off)) > 0; off += r)
+		for (off_t off = 0; (r = pread(fd, chunk_buf, CHUNK, off)) > 0; off += r)
 			;
 		if (r < 0)
 			return fail("reading", file);
@@ -221,10 +246,13 @@ static int rand_reads(const char *file, unsigned secs, double rate, bool warm, b
 			sleep_until(due);
 		}
 		t0 = now_ns();
-		if (t0 >= end)
+		if (t0 >= end || stop)
 			break;
-		if (pread(fd, buf, PAGE, (off_t)(rnd(&seed) % pages * PAGE)) != PAGE)
+		if (pread(fd, buf, PAGE, (off_t)(rnd(&seed) % pages * PAGE)) != PAGE) {
+			if (errno == EINTR && stop)
+				break;
 			return fail("reading", file);
+		}
 		t1 = now_ns();
 		{
 			uint64_t v = t1 - t0, sec = (t0 - start) / NS_PER_S;
@@ -237,6 +265,7 @@ static int rand_reads(const char *file, unsigned secs, double rate, bool warm, b
 			max = v > max ? v : max;
 		}
 	}
+	secs = ran_secs(start, now_ns(), secs);
 	close(fd);
 	if (json) {
 		printf("{\"mode\":\"rand\",\"start_ns\":%llu,\"secs\":%u,\"reads\":%llu,\"rate\":%.0f,"
@@ -249,6 +278,13 @@ static int rand_reads(const char *file, unsigned secs, double rate, bool warm, b
 		for (unsigned s = 0; s < secs; s++)
 			printf("%s%.1f", s ? "," : "",
 			       pct(per + (size_t)s * BUCKETS, per_n[s], 0.99) / 1e3);
+		printf("],\"p50_per_s_us\":[");
+		for (unsigned s = 0; s < secs; s++)
+			printf("%s%.1f", s ? "," : "",
+			       pct(per + (size_t)s * BUCKETS, per_n[s], 0.5) / 1e3);
+		printf("],\"reads_per_s\":[");
+		for (unsigned s = 0; s < secs; s++)
+			printf("%s%llu", s ? "," : "", (unsigned long long)per_n[s]);
 		printf("]}\n");
 	} else {
 		printf("%llu reads in %u s: p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n",
@@ -261,19 +297,21 @@ static int rand_reads(const char *file, unsigned secs, double rate, bool warm, b
 	return 0;
 }
 
-static int stream(const char *file, unsigned secs, bool json)
+static int stream(const char *file, unsigned secs, int direct, bool json)
 {
-	static char buf[CHUNK];
+	char *buf = chunk_buf;
 	uint64_t start, end, total = 0, *per = calloc(secs, sizeof(*per));
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	int fd = open(file, O_RDONLY | O_CLOEXEC | direct);
 
 	if (fd < 0 || !per)
 		return fail("opening", file);
 	start = now_ns();
 	end = start + secs * NS_PER_S;
-	for (uint64_t t = start; t < end; t = now_ns()) {
+	for (uint64_t t = start; t < end && !stop; t = now_ns()) {
 		ssize_t r = read(fd, buf, CHUNK);
 
+		if (r < 0 && errno == EINTR && stop)
+			break;
 		if (r < 0)
 			return fail("reading", file);
 		if (r == 0) {
@@ -284,6 +322,7 @@ static int stream(const char *file, unsigned secs, bool json)
 		total += (uint64_t)r;
 		per[(t - start) / NS_PER_S] += (uint64_t)r;
 	}
+	secs = ran_secs(start, now_ns(), secs);
 	close(fd);
 	if (json) {
 		printf("{\"mode\":\"stream\",\"secs\":%u,\"bytes\":%llu,\"mb_per_s\":%.1f,"
@@ -304,18 +343,23 @@ int main(int argc, char **argv)
 {
 	double rate = 0;
 	bool warm = false, advise = false, json = false;
+	int direct = 0;
 	const char *mode;
 	char *end;
 	long n;
 	int c;
 
+	struct sigaction sa = {.sa_handler = on_stop};
+
 	if (argc < 2)
 		return usage(stderr);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 	mode = argv[1];
 	if (!strcmp(mode, "-h") || !strcmp(mode, "--help"))
 		return usage(stdout);
 	optind = 2;
-	while ((c = getopt(argc, argv, "r:wajh")) != -1) {
+	while ((c = getopt(argc, argv, "r:wadjh")) != -1) {
 		switch (c) {
 		case 'r':
 			rate = strtod(optarg, &end);
@@ -327,6 +371,9 @@ int main(int argc, char **argv)
 			break;
 		case 'a':
 			advise = true;
+			break;
+		case 'd':
+			direct = O_DIRECT;
 			break;
 		case 'j':
 			json = true;
@@ -347,8 +394,8 @@ int main(int argc, char **argv)
 	if (n > MAX_SECS)
 		return usage(stderr);
 	if (!strcmp(mode, "rand"))
-		return rand_reads(argv[optind], (unsigned)n, rate, warm, advise, json);
+		return rand_reads(argv[optind], (unsigned)n, rate, warm, advise, direct, json);
 	if (!strcmp(mode, "stream") && !warm && !advise && rate == 0)
-		return stream(argv[optind], (unsigned)n, json);
+		return stream(argv[optind], (unsigned)n, direct, json);
 	return usage(stderr);
 }

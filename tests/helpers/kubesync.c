@@ -6,7 +6,8 @@
  *
  *   kubesync KUBECONFIG NODE [--resync S] [--timeout S] [--event-interval S]
  *            [--events-per-minute N] [--no-events] [--no-condition]
- *            [--batch STEP,MIN_S,MAX_S] < commands
+ *            [--batch STEP,MIN_S] [--hold S] [--node-cpus N] [--node-memory BYTES]
+ *            < commands
  *
  * Commands, one a line on stdin:
  *   event UID NS POD REASON N  N occurrences of REASON (CamelCase) on the pod, the same
@@ -16,6 +17,17 @@
  *   condition on|off MESSAGE   the node condition the loop wants
  *   batch CPU_MILLI MEM_BYTES VALID_S
  *                              the node's batch resources, good for VALID_S seconds
+ *   load T_S LS_CPUS LS_MEM_BYTES
+ *                              one tick of the agent's capacity policy (user/policy/
+ *                              capacity.c) at T_S seconds of the policy's own clock
+ *                              (the caller's: a trace may be replayed faster than real
+ *                              time), the node's LS + system usage as given; its
+ *                              published figure goes to the link as the agent's loop
+ *                              hands it over, good for capacity.stale_s. --batch's STEP
+ *                              is the policy's capacity.node_status.step_percent (a
+ *                              share), --hold its hold_s; the rest are the defaults of
+ *                              docs/agent-config.md, on a node of --node-cpus (16) and
+ *                              --node-memory (64 GiB)
  *   evict UID NS NAME          queues an eviction ("error evict RC" when refused)
  *   sleep S                    waits S seconds (fractions allowed)
  *   results                    "result UID OUTCOME ATTEMPT STATUS TS_MS WHY" for each
@@ -42,6 +54,7 @@
 #include <time.h>
 
 #include "kube/sync.h"
+#include "policy/capacity.h"
 #include "clock.h"
 
 #define MAX_REASONS 32
@@ -178,6 +191,45 @@ static void labels(struct kube_sync *ks, char **arg, size_t n)
 	kube_sync_label_keys(ks, keys);
 }
 
+/* The capacity policy as the agent runs it, on a node of one LS unit. */
+static struct capacity_config capacity_cfg = {.enabled = true,
+					      .cpu_threshold = 0.60,
+					      .mem_threshold = 0.65,
+					      .window_s = 300,
+					      .percentile = 0.95,
+					      .stale_s = 60,
+					      .min_change = 0.01,
+					      .hold_s = 3600,
+					      .step = 0.10};
+static struct capacity_state capacity_st;
+static double node_cpus = 16, node_mem = 64.0 * (1 << 30);
+
+static int load(struct kube_sync *ks, char **arg)
+{
+	struct pol_unit ls = {.id = 1, .cls = QOS_LS};
+	struct pol_input in = {.cpus = node_cpus,
+			       .mem_capacity = (uint64_t)node_mem,
+			       .units = &ls,
+			       .n_units = 1,
+			       .interval_s = 2};
+	struct action_list acts = {0};
+	struct capacity_result res;
+	double t = strtod(arg[0], NULL);
+	int err;
+
+	/* ts 0 is "no sample yet" to the policy: its clock starts a second in */
+	in.ts_ns = (uint64_t)((t + 1) * 1e9);
+	ls.cpu_used = in.node_cpu_used = strtod(arg[1], NULL);
+	ls.mem_used = in.mem_used = strtoull(arg[2], NULL, 10);
+	err = capacity_tick(&in, NULL, &capacity_cfg, &capacity_st, &res, &acts);
+	action_list_free(&acts);
+	if (err)
+		return err;
+	kube_sync_batch(ks, capacity_st.published[CAP_CPU], capacity_st.published[CAP_MEM],
+			(uint64_t)(capacity_cfg.stale_s * 1e9));
+	return 0;
+}
+
 static void nap(double s)
 {
 	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
@@ -214,6 +266,8 @@ static int run(struct kube_sync *ks, char *line)
 				(uint64_t)(strtod(arg[2], NULL) * 1e9));
 		return 0;
 	}
+	if (!strcmp(cmd, "load") && n == 3)
+		return load(ks, arg);
 	if (!strcmp(cmd, "labels")) {
 		labels(ks, arg, n);
 		return 0;
@@ -251,6 +305,9 @@ int main(int argc, char **argv)
 		{"no-events", no_argument, NULL, 'E'},
 		{"no-condition", no_argument, NULL, 'C'},
 		{"batch", required_argument, NULL, 'b'},
+		{"hold", required_argument, NULL, 'h'},
+		{"node-cpus", required_argument, NULL, 'c'},
+		{"node-memory", required_argument, NULL, 'm'},
 		{NULL, 0, NULL, 0},
 	};
 	/* The defaults of docs/agent-config.md, but for resync: tests want results sooner. */
@@ -281,10 +338,15 @@ int main(int argc, char **argv)
 			cfg.events = false;
 		else if (o == 'C')
 			cfg.node_condition = false;
-		else if (o == 'b' &&
-			 sscanf(optarg, "%lf,%lf,%lf", &cfg.batch_step, &cfg.batch_min_interval_s,
-				&cfg.batch_max_interval_s) == 3)
+		else if (o == 'b' && sscanf(optarg, "%lf,%lf", &capacity_cfg.step,
+					    &cfg.batch_min_interval_s) == 2)
 			cfg.batch_status = true;
+		else if (o == 'h')
+			capacity_cfg.hold_s = strtod(optarg, NULL);
+		else if (o == 'c')
+			node_cpus = strtod(optarg, NULL);
+		else if (o == 'm')
+			node_mem = strtod(optarg, NULL);
 		else
 			return 2;
 	}
@@ -309,5 +371,6 @@ int main(int argc, char **argv)
 	}
 	kube_sync_stop(ks);
 	kube_pod_list_free(&seen);
+	capacity_state_free(&capacity_st);
 	return rc;
 }

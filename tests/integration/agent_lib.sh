@@ -197,6 +197,13 @@ agent_stop() {
 	wait_exit "$AGENT_PID" $(($(time_bound_ms 5000) / 1000)) "qoslet agent" || fail "agent exited with status $? on SIGTERM: $(tail -n 5 "$AGENT_ERR")"
 }
 
+# require_fileload: FILELOAD, the page-cache and disk load helper
+# (tests/helpers/fileload.c), built.
+require_fileload() {
+	FILELOAD=${FILELOAD:-$QOSLET_ROOT/build/tests/helpers/fileload}
+	[ -x "$FILELOAD" ] || fail "$FILELOAD is missing: run make $FILELOAD"
+}
+
 # decisions FILTER: the decisions (one JSON array) matching the jq FILTER.
 decisions() {
 	[ -s "$AGENT_OUT" ] || { echo "[]"; return 0; }

@@ -7,8 +7,9 @@
 # subtree's, and its own usage is the node's, so other work on this shared
 # machine is no "system" usage. One LS pod (Burstable) runs 0.2 CPUs, then
 # 1.2, then 0.2 again. Capacity: threshold 100 %, window 8 s, p95, ticks of
-# 1 s; the API stand-in takes the node status patches (step 25 %, at most
-# one per 3 s). Checks:
+# 1 s; the API stand-in takes the node status patches (the published
+# figure: step 25 %, a hold of one window; a rise at most once per 3 s).
+# Checks:
 #   - warm-up: batch is held at 0 for the first window, then about 1.4 CPUs;
 #   - the rise: qoslet_batch_allocatable_cpu_cores falls under 0.8 within two
 #     ticks (plus scheduling slack);
@@ -16,10 +17,10 @@
 #     a tick that saw the high load (>= drop + window - 1 tick);
 #   - every capacity decision's numbers add up (batch = capacity x threshold
 #     - used - reserve, used = max(ls + system, percentile));
-#   - the patches: well-formed (no violations), each value one a capacity
-#     decision gave, none without a move of more than the step, none closer
-#     than 3 s after the previous one unless it drops to 0, the node's
-#     resources at 0 after the agent stopped.
+#   - the patches: well-formed (no violations), each value the published
+#     figure of a capacity decision, none without a move of more than the
+#     step, none closer than 3 s after the previous one unless it drops, the
+#     node's resources at 0 after the agent stopped.
 # jq filters are single-quoted.
 # shellcheck disable=SC2016,SC2119
 set -euo pipefail
@@ -86,8 +87,8 @@ agent_config '{"cgroup_root": "'"$P/kubepods"'", "interval_s": 1, "fast_path": f
 	"capacity": {"enabled": true, "cpu_threshold_percent": 100, "memory_threshold_percent": 65,
 		"window_s": '"$WINDOW_S"', "percentile": 95, "cpu_reserve_cpus": 0,
 		"memory_reserve_bytes": 0, "stale_s": 4, "min_change_percent": 1,
-		"node_status": {"enabled": true, "step_percent": 25,
-			"min_interval_s": '"$MIN_INTERVAL_S"', "max_interval_s": 300}}}'
+		"node_status": {"enabled": true, "step_percent": 25, "hold_s": '"$WINDOW_S"',
+			"min_interval_s": '"$MIN_INTERVAL_S"'}}}'
 
 now_s() { date +%s.%N; }
 # The batch CPU gauge, or nothing before the first computation.
@@ -189,22 +190,23 @@ assert_eq "$(jq -c '.[0].body.status.capacity["kubernetes.io/batch-cpu"]' <<<"$p
 	"the first patch: 0 while warming up"
 assert_eq "$(jq -c '.[-1].body.status | [.capacity, .allocatable] | map(map(.) | unique)' <<<"$patches")" \
 	'[["0"],["0"]]' "stopping leaves 0 in capacity and allocatable"
-# Each patch but the stop's carries the value of the latest capacity.cpu record
-# before it (or the one before that: a record may land while the patch is on its way).
+# Each patch but the stop's carries the published figure of the latest capacity.cpu
+# record before it (or the one before that: a record may land while the patch is on its
+# way).
 stray=$(jq -c --argjson r "$(cpu_records)" '.[:-1] | map(.time as $t |
 	.body.status.capacity["kubernetes.io/batch-cpu"] as $v |
-	[$r[] | select(.ts_ns / 1e9 <= $t) | .value | tostring][-2:] as $last |
+	[$r[] | select(.ts_ns / 1e9 <= $t) | .evidence.published * 1000 | round | tostring][-2:] as $last |
 	select($last | index($v) | not) | {time, value: $v, last: $last})' <<<"$patches")
-assert_eq "$stray" "[]" "every patch carries the value of the decision record before it"
-# Moves: more than 25 % of the previous value (or to or from 0); spacing: >= 3 s unless to 0.
+assert_eq "$stray" "[]" "every patch carries the published figure of the decision record before it"
+# Moves: more than 25 % of the previous value (or to or from 0); spacing: >= 3 s unless down.
 steps=$(jq -c 'map([.time, (.body.status.capacity | map(tonumber))]) as $p |
 	[range(1; $p | length) | [$p[. - 1], $p[.]] | {dt: (.[1][0] - .[0][0]),
 		moved: ([range(0; 2) as $i | [.[0][1][$i], .[1][1][$i]] |
 			((.[0] == 0) != (.[1] == 0)) or ((.[1] - .[0]) | fabs) > 0.25 * .[0]] | any),
-		zero: (.[1][1] == [0, 0])}]' <<<"$patches")
+		drop: ([range(0; 2) as $i | .[1][1][$i] < .[0][1][$i]] | any)}]' <<<"$patches")
 assert_eq "$(jq -c 'map(select(.moved | not))' <<<"$steps")" "[]" "no patch without a move past the step"
-assert_eq "$(jq -c 'map(select(.zero | not) | select(.dt < '"$MIN_INTERVAL_S"' - 0.2))' <<<"$steps")" \
-	"[]" "no patch sooner than min_interval_s after the previous one, but for a drop to 0"
+assert_eq "$(jq -c 'map(select(.drop | not) | select(.dt < '"$MIN_INTERVAL_S"' - 0.2))' <<<"$steps")" \
+	"[]" "no patch sooner than min_interval_s after the previous one, but for a drop"
 assert_eq "$(jq -r '.[-2].body.status.capacity["kubernetes.io/batch-cpu"]' <<<"$patches")" \
 	"$api_cpu" "qoslet_kube_node_batch showed what the API took last"
 grep -q "batch resources set to 0 at stop" "$AGENT_ERR" || fail "no log line of the stop's 0"

@@ -20,7 +20,8 @@
 #   3. Events on transitions: suppression following a varying LS load and
 #      floor (suppress.min_cpus reloaded) makes at least 4 quota writes but
 #      one Suppressed Event on the BE pod, in its own namespace, naming no
-#      pod of another namespace, and no series patch.
+#      pod of another namespace, and no series patch; the stop, handing the
+#      quota back, makes one SuppressionEnded Event.
 #   4. The server saw no malformed call.
 # shellcheck disable=SC2016,SC2119
 set -euo pipefail
@@ -171,6 +172,9 @@ echo "$supp" | jq -e '.[0].body.note | test("frontend|web/") | not' >/dev/null |
 	fail "the BE pod's Event names the LS pod of another namespace: $(echo "$supp" | jq -r '.[0].body.note')"
 assert_eq "$(kube_api '.method == "PATCH" and (.path | test("/events/"))' | jq length)" 0 \
 	"no series patches: the quota steps are not occurrences"
+# The stop hands the quota back: the transition a person wants to see.
+ended=$(kube_api "$ev and .body.reason == \"SuppressionEnded\" and .body.regarding.name == \"crunch-0\"")
+assert_eq "$(echo "$ended" | jq length)" 1 "one SuppressionEnded Event on the BE pod when the stop hands its settings back"
 
 assert_eq "$(kube_violations | wc -l)" 0 "the server saw no malformed call: $(kube_violations | head -n 3)"
 log "pass"

@@ -23,10 +23,12 @@
 #      second.
 #   6. A stop while a call hangs returns within about a second (the client's
 #      cancel flag).
-#   7. The node's batch resources: written past the step only, at most one
-#      write per min interval but for a drop to 0, 0 when the loop's value
-#      expired, 0 at stop; with the condition on, a change of both is one
-#      patch, and nothing changing is no write at all.
+#   7. The node's batch resources: a drop written at once, a rise at most
+#      once per min interval (a newer value replaces one still waiting), 0
+#      when the loop's value expired, 0 at stop; with the condition on, a
+#      change of both is one patch, and nothing changing is no write at all;
+#      the capacity policy itself (kubesync's load command) over an hour of
+#      a swinging LS load: one patch, its published figure.
 # Needs no root: it touches no cgroups. About 55 s.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -339,12 +341,12 @@ ms=$(awk '$1 == "stop" { print $2 }' "$TMP/hang.out")
 assert_cmp "$ms" "<=" "$(time_bound_ms 1500)" "ms kube_sync_stop took with a call in flight"
 
 # ---- 7. batch resources -----------------------------------------------------------------
-log "7. batch resources: step 10 %, at most one write per 2 s (but a drop to 0), expiry, stop"
+log "7. batch resources: a rise at most once per 2 s (a drop at once), expiry, stop"
 {
 	echo "batch 1000 4096 3" # the first value: at once
 	echo "sleep 0.5"
-	echo "batch 1050 4096 3" # 5 %: under the step, never written
-	echo "batch 1500 4096 3" # past the step: 2 s after the first
+	echo "batch 1050 4096 3" # a rise waits the min interval: replaced before then
+	echo "batch 1500 4096 3" # 2 s after the first
 	echo "sleep 2.5"
 	echo "batch 0 0 3" # a drop to 0: at once
 	echo "sleep 0.5"
@@ -354,12 +356,12 @@ log "7. batch resources: step 10 %, at most one write per 2 s (but a drop to 0),
 	echo "sleep 1.5"
 	echo "stats"
 	echo "stop" # it wrote 700: 0 at stop
-} | run_sync batch --no-condition --no-events --batch 0.10,2,300
+} | run_sync batch --no-condition --no-events --batch 0.10,2
 BATCH='.method == "PATCH" and .path == "/api/v1/nodes/n1/status" and .body.status.capacity != null'
 assert_eq "$(calls batch '.violations != []')" 0 "batch patches broke no rule"
 assert_eq "$(jq -s -c "map(select($BATCH)) | map(.body.status.capacity | [.[\"kubernetes.io/batch-cpu\"], .[\"kubernetes.io/batch-memory\"]] | join(\"/\"))" \
 	"$TMP/batch.log")" '["1000/4096","1500/4096","0/0","800/4096","0/0","700/4096","0/0"]' \
-	"batch patches: first, past the step, 0, off 0, expired, off 0, stop"
+	"batch patches: first, the rise, 0, off 0, expired, off 0, stop"
 times=$(call_times batch "$BATCH")
 gap() { echo "$times" | awk -v a="$1" -v b="$2" 'NR == a { x = $1 } NR == b { y = $1 } END { printf "%.3f\n", y - x }'; }
 assert_cmp "$(gap 1 2)" ">=" 1.9 "1500 waited for the min interval"
@@ -378,17 +380,30 @@ log "7b. the condition and the batch resources: one patch for both, none when no
 	echo "condition off quiet"
 	echo "batch 1000 4096 30"
 	echo "sleep 1.5" # the first: both in one patch
-	echo "batch 1010 4096 30" # under the step: never alone
+	echo "batch 1000 4096 30" # unchanged: nothing
 	echo "condition on web/a delayed"
 	echo "batch 2000 4096 30" # both change: one patch
 	echo "sleep 4"           # nothing changes: nothing written
 	echo "stats"
 	echo "stop" # batch to 0, the True condition to Unknown: one patch
-} | run_sync both --event-interval 60 --batch 0.10,0.5,300
+} | run_sync both --event-interval 60 --batch 0.10,0.5
 STATUS='.method == "PATCH" and .path == "/api/v1/nodes/n1/status"'
 assert_eq "$(jq -s -c "map(select($STATUS)) | map(.body.status | [(.conditions[0].status // \"-\"),
 	(.capacity[\"kubernetes.io/batch-cpu\"] // \"-\")] | join(\"/\"))" "$TMP/both.log")" \
 	'["False/1000","True/2000","Unknown/0"]' "one patch per change, holding all that changed"
+
+log "7c. the capacity policy: an hour of LS swinging 1 to 3 CPUs every 10 minutes, one patch"
+# 16 CPUs x 0.60 - the peak 3 = 6.6, less the step: 5940m; memory 64 GiB x 0.65 - 8 GiB,
+# less the step. The policy's clock is the load lines' (an hour in a moment); the link's
+# is real: 0 while warming up, the figure a min interval (1 s) later.
+awk 'BEGIN { for (t = 0; t <= 3600; t += 2)
+	printf "load %d %.4f %.0f\n", t, 2 + cos(2 * 3.14159265 * t / 600), 8 * 2^30
+	print "sleep 1.5"; print "stats"; print "stop" }' |
+	run_sync policy --no-condition --no-events --batch 0.10,1 --hold 3600
+mem=$(awk 'BEGIN { printf "%.0f", int(0.9 * int(64 * 2^30 * 0.65 - 8 * 2^30)) }')
+# (the warm-up's 0 is written too when the link's thread sees it before the lines after)
+assert_eq "$(jq -s -c "map(select($BATCH)) | map(.body.status.capacity | [.[\"kubernetes.io/batch-cpu\"], .[\"kubernetes.io/batch-memory\"]] | join(\"/\")) | .[(if .[0] == \"0/0\" then 1 else 0 end):]" \
+	"$TMP/policy.log")" "[\"5940/$mem\",\"0/0\"]" "the published figure once, 0 at stop"
 
 [ ! -s "$TMP/server.err" ] || fail "the API stand-in reported errors: $(cat "$TMP/server.err")"
 echo "PASS"

@@ -164,6 +164,9 @@ static void on_write(void *ctx, const char *path, const char *value, int err)
 		{"memory.low", "low"},
 		{"memory.high", "high"},
 		{"memory.reclaim", "reclaim"},
+		{"blkio.throttle.read_bps_device", "rbps"},
+		{"blkio.throttle.write_bps_device", "wbps"},
+		{"io.max", "io"},
 	};
 	struct fx *f = ctx;
 	const char *p = path + strlen(f->root) + 1, *file = "";

@@ -2,7 +2,8 @@
 /*
  * Batch capacity: the formula, rises at once, lulls believed after the
  * window, stale data to 0 with a reason, LSE/LSR requests above usage, and
- * which changes become decision records.
+ * which changes become decision records; the published figure's hold and
+ * step.
  */
 #include <errno.h>
 #include <math.h>
@@ -58,6 +59,8 @@ static struct capacity_config config(void)
 		.mem_reserve = 0,
 		.stale_s = 5,
 		.min_change = 0.01,
+		.hold_s = 10,
+		.step = 0.10,
 	};
 }
 
@@ -340,6 +343,186 @@ static void min_change(void **state)
 	run_steps(steps, sizeof(steps) / sizeof(steps[0]), &cfg);
 }
 
+/*
+ * The published figure (the Node's) with a hold of 10 minutes: ticks every
+ * second from `from` to `to` (exclusive) with LS load ls(t); returns how
+ * often the published CPU figure changed, *last its final API value.
+ */
+static int run_published(struct capacity_state *st, const struct capacity_config *cfg,
+			 uint64_t from, uint64_t to, double (*ls)(uint64_t t), uint64_t *last)
+{
+	struct action_list acts = {0};
+	struct capacity_result res;
+	struct world w;
+	int changes = 0;
+
+	for (uint64_t t = from; t < to; t++) {
+		uint64_t before = st->published[CAP_CPU];
+
+		world_set(&w, t, ls(t), 1.0, 0.2);
+		action_list_clear(&acts);
+		assert_int_equal(capacity_tick(&w.in, NULL, cfg, st, &res, &acts), 0);
+		assert_true(fabs(res.r[CAP_CPU].published * 1000 - (double)st->published[CAP_CPU]) <
+			    1e-6);
+		/* the scheduler's figure is never above what the node can take now */
+		assert_true(res.r[CAP_CPU].published <= res.r[CAP_CPU].batch + 1e-9);
+		if (st->published[CAP_CPU] != before) {
+			changes++;
+			/* each change of it is a record the patch can point at */
+			assert_non_null(find_rule(&acts, RULE_CAPACITY_CPU));
+		}
+	}
+	*last = st->published[CAP_CPU];
+	action_list_free(&acts);
+	return changes;
+}
+
+static struct capacity_config hold_config(void)
+{
+	struct capacity_config cfg = config();
+
+	cfg.hold_s = 600;
+	return cfg;
+}
+
+/* LS swinging 0.2 to 1.0 CPUs every minute, from its peak at t=0. */
+static double ls_swing(uint64_t t)
+{
+	return 0.6 + 0.4 * cos(2 * M_PI * (double)t / 60);
+}
+
+/*
+ * A load that swings within the hold publishes once, after the warm-up,
+ * and then holds for two hours while the formula's figure follows every
+ * swing: 2.4 - (1.0 + 0.2) - 0.1 = 1.1 CPUs, less the step: 990m.
+ */
+static void swing_publishes_once(void **state)
+{
+	struct capacity_config cfg = hold_config();
+	struct capacity_state st = {0};
+	uint64_t last;
+
+	(void)state;
+	assert_int_equal(run_published(&st, &cfg, 0, 10, ls_swing, &last), 0);
+	assert_int_equal(last, 0); /* held while warming up */
+	assert_int_equal(run_published(&st, &cfg, 10, 7200, ls_swing, &last), 1);
+	assert_int_equal(last, 990);
+	capacity_state_free(&st);
+}
+
+static double ls_rise(uint64_t t)
+{
+	/* steady 0.2; 1.2 from t=100 for 10 s, 1.25 at t=110 (a step's margin), then a lull */
+	return t < 100 ? 0.2 : t < 110 ? 1.2 : t == 110 ? 1.25 : 0.2;
+}
+
+/*
+ * A rise shrinks the figure on its first tick, to a step under the new
+ * floor: 2.4 - 1.4 - 0.1 = 0.9, published 810m; a peak a little higher
+ * within the step moves nothing. The lull grows it back once, after the
+ * hold (600 s, to a 60th) from the last high tick: 1.9 less the step, 1710m.
+ */
+static void rise_shrinks_lull_grows_once(void **state)
+{
+	struct capacity_config cfg = hold_config();
+	struct capacity_state st = {0};
+	uint64_t last;
+
+	(void)state;
+	assert_int_equal(run_published(&st, &cfg, 0, 100, ls_rise, &last), 1);
+	assert_int_equal(last, 1710);
+	assert_int_equal(run_published(&st, &cfg, 100, 101, ls_rise, &last), 1);
+	assert_int_equal(last, 810);
+	/* 1.25 leaves a floor of 0.85: above 810m, no move */
+	assert_int_equal(run_published(&st, &cfg, 101, 111, ls_rise, &last), 0);
+	/* the lull: nothing while the hold remembers the peak */
+	assert_int_equal(run_published(&st, &cfg, 111, 700, ls_rise, &last), 0);
+	assert_int_equal(last, 810);
+	/* then one growth, and nothing more for an hour */
+	assert_int_equal(run_published(&st, &cfg, 700, 4300, ls_rise, &last), 1);
+	assert_int_equal(last, 1710);
+	capacity_state_free(&st);
+}
+
+static double ls_rise_late(uint64_t t)
+{
+	return t >= 5000 && t < 5010 ? 1.2 : 0.2;
+}
+
+/*
+ * A new hold_s (a reload) keeps the peak it had: no early growth. Nor does
+ * a wall clock stepped back (by 1000 s, once the window let the peak go):
+ * the peak holds a whole hold from the step.
+ */
+static void hold_reload_keeps_peak(void **state)
+{
+	struct capacity_config cfg = hold_config();
+	struct capacity_state st = {0};
+	uint64_t last;
+
+	(void)state;
+	run_published(&st, &cfg, 0, 111, ls_rise, &last);
+	assert_int_equal(last, 810);
+	cfg.hold_s = 300;
+	assert_int_equal(run_published(&st, &cfg, 111, 400, ls_rise, &last), 0);
+	assert_int_equal(last, 810);
+	/* the folded peak sits in the bucket of t=111 and leaves 300 s later */
+	assert_int_equal(run_published(&st, &cfg, 400, 430, ls_rise, &last), 1);
+	assert_int_equal(last, 1710);
+	capacity_state_free(&st);
+
+	cfg = hold_config();
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(run_published(&st, &cfg, 0, 5100, ls_rise_late, &last), 2);
+	assert_int_equal(last, 810);
+	assert_int_equal(run_published(&st, &cfg, 4100, 4690, ls_rise_late, &last), 0);
+	assert_int_equal(run_published(&st, &cfg, 4690, 4720, ls_rise_late, &last), 1);
+	assert_int_equal(last, 1710);
+	capacity_state_free(&st);
+}
+
+/*
+ * A day whose LS peaks climb and fall: on 16 CPUs, LS swinging by 1 CPU every
+ * 10 minutes over a base that rises from 0 to 4 CPUs and back over 24 hours
+ * (hourly peaks of 1.2 to 5.2 CPUs with the system's 0.2), ticks of 10 s, the
+ * shipped settings (window 300 s, hold 3600 s, step 10 %). The published
+ * figure steps down as the morning's peaks rise and up an hour behind the
+ * evening's: five moves each way (3 to 7 allowed), at most 14 a day, under
+ * the 17 a day (0.72 an hour) that 1 write a second at 5,000 nodes allows.
+ */
+static void diurnal_day(void **state)
+{
+	struct capacity_config cfg = config();
+	struct capacity_state st = {0};
+	struct action_list acts = {0};
+	struct capacity_result res;
+	struct world w;
+	int changes[2] = {0};
+
+	(void)state;
+	cfg.window_s = 300;
+	cfg.hold_s = 3600;
+	cfg.stale_s = 60;
+	for (uint64_t t = 0; t < 2 * 86400; t += 10) {
+		double base = 2 * (1 - cos(2 * M_PI * (double)t / 86400));
+		uint64_t before = st.published[CAP_CPU];
+
+		world_set(&w, t, base + 0.5 + 0.5 * sin(2 * M_PI * (double)t / 600), 1.0, 0.2);
+		w.in.cpus = 16;
+		w.in.interval_s = 10;
+		action_list_clear(&acts);
+		assert_int_equal(capacity_tick(&w.in, NULL, &cfg, &st, &res, &acts), 0);
+		/* the first day's start aside: the second day is a day in steady state */
+		if (t >= 86400 && st.published[CAP_CPU] != before)
+			changes[st.published[CAP_CPU] < before]++;
+	}
+	print_message("diurnal day: %d moves up, %d down\n", changes[0], changes[1]);
+	assert_in_range(changes[0], 3, 7);
+	assert_in_range(changes[1], 3, 7);
+	action_list_free(&acts);
+	capacity_state_free(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +533,10 @@ int main(void)
 		cmocka_unit_test(lse_request_above_usage),
 		cmocka_unit_test(floor_and_evidence),
 		cmocka_unit_test(min_change),
+		cmocka_unit_test(swing_publishes_once),
+		cmocka_unit_test(rise_shrinks_lull_grows_once),
+		cmocka_unit_test(hold_reload_keeps_peak),
+		cmocka_unit_test(diurnal_day),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -638,6 +638,66 @@ static void test_quota_parse(void **state)
 	assert_int_equal(quota, 25000);
 }
 
+/*
+ * Block I/O throttles, per disk: v1's files and v2's io.max read as one
+ * line a disk with a rule, in the form that sets it; a line's value by disk;
+ * an original covering the disks a write adds.
+ */
+static void test_io_knobs(void **state)
+{
+	struct cgroup_ctrls v1, v2;
+	char root[PATH_MAX], text[256];
+	uint64_t dev = 0;
+	int64_t bps;
+
+	(void)state;
+	fake(&v2, root, true);
+	put(v2.root[CTRL_IO], "pod/io.max",
+	    "8:16 rbps=2097152 wbps=max riops=max wiops=max\n"
+	    "254:0 rbps=max wbps=1048576 riops=100 wiops=max\n");
+	assert_int_equal(cg_read_knob(&v2, CG_KNOB_IO_RBPS, "pod", text, sizeof(text)), 0);
+	assert_string_equal(text, "8:16 rbps=2097152");
+	assert_int_equal(cg_read_knob(&v2, CG_KNOB_IO_WBPS, "pod", text, sizeof(text)), 0);
+	assert_string_equal(text, "254:0 wbps=1048576");
+	assert_int_equal(cg_io_knob_value(&v2, CG_KNOB_IO_WBPS, text, &dev, &bps), 0);
+	assert_int_equal(dev, (254u << 20) | 0);
+	assert_int_equal(bps, 1048576);
+	dev = (8u << 20) | 16;
+	assert_int_equal(cg_io_knob_value(&v2, CG_KNOB_IO_WBPS, text, &dev, &bps), 0);
+	assert_int_equal(bps, -1);
+	assert_int_equal(cg_io_knob_format(&v2, CG_KNOB_IO_RBPS, dev, -1, text, sizeof(text)), 0);
+	assert_string_equal(text, "8:16 rbps=max");
+	assert_int_equal(cg_io_knob_format(&v2, CG_KNOB_IO_RBPS, dev, 0, text, sizeof(text)),
+			 -EINVAL);
+	assert_int_equal(cg_io_knob_format(&v2, CG_KNOB_IO_RBPS, 0, 1, text, sizeof(text)),
+			 -EINVAL);
+	/* a journal names io.max for both: the text tells which */
+	assert_true(cg_io_knob_owns(&v2, CG_KNOB_IO_WBPS, "254:0 wbps=max\n8:0 wbps=1"));
+	assert_false(cg_io_knob_owns(&v2, CG_KNOB_IO_RBPS, "254:0 wbps=max"));
+	assert_false(cg_io_knob_owns(&v2, CG_KNOB_QUOTA, "254:0 wbps=max"));
+
+	fake(&v1, root, false);
+	put(v1.root[CTRL_IO], "pod/blkio.throttle.read_bps_device", "254:0 10485760\n");
+	assert_int_equal(cg_read_knob(&v1, CG_KNOB_IO_RBPS, "pod", text, sizeof(text)), 0);
+	assert_string_equal(text, "254:0 10485760");
+	assert_int_equal(cg_knob_parse(&v1, CG_KNOB_IO_RBPS, text, &bps), 0);
+	assert_int_equal(bps, 10485760);
+	assert_int_equal(cg_knob_parse(&v1, CG_KNOB_IO_RBPS, "", &bps), 0);
+	assert_int_equal(bps, -1);
+	assert_int_equal(cg_knob_parse(&v1, CG_KNOB_IO_RBPS, "8:0 1\n8:16 2", &bps), -EINVAL);
+	assert_int_equal(cg_knob_parse(&v1, CG_KNOB_IO_RBPS, "sda 1", &bps), -EINVAL);
+	assert_true(cg_io_knob_owns(&v1, CG_KNOB_IO_WBPS, "254:0 0"));
+	/* the original "" covers the disk a write adds: a stop writes 0 there (no rule) */
+	text[0] = '\0';
+	assert_int_equal(cg_io_knob_cover(&v1, CG_KNOB_IO_RBPS, text, sizeof(text), "8:0 4096"), 0);
+	assert_string_equal(text, "8:0 0");
+	assert_int_equal(cg_io_knob_cover(&v1, CG_KNOB_IO_RBPS, text, sizeof(text), "8:0 1"), 0);
+	assert_string_equal(text, "8:0 0");
+	/* each line one write */
+	assert_int_equal(cg_write_knob(&v1, CG_KNOB_IO_RBPS, "pod", "8:0 1\n8:16 2"), 0);
+	assert_string_equal(get(v1.root[CTRL_IO], "pod/blkio.throttle.read_bps_device"), "8:16 2");
+}
+
 /* The one name table: each knob and read file on v1 and v2. */
 static void test_file_names(void **state)
 {
@@ -672,6 +732,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_stat_partial),
 		cmocka_unit_test(test_quota_parse),
 		cmocka_unit_test(test_file_names),
+		cmocka_unit_test(test_io_knobs),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -127,6 +127,9 @@ static void test_units_and_numbers(void **state)
 	put(BE, "memory.stat",
 	    "anon 1000000\nunevictable 24\ninactive_file 1000000\nfile 1500000\n");
 	put(BE, "memory.high", "max\n");
+	/* I/O suppression: BE units' block I/O throttles, on the disk that has a rule */
+	cfg.io_suppress = true;
+	put(BE, "io.max", "254:0 rbps=1048576 wbps=max riops=max wiops=max\n");
 	col = collector_new(&o);
 	assert_non_null(col);
 
@@ -150,6 +153,12 @@ static void test_units_and_numbers(void **state)
 	assert_int_equal(unit(&rec->in, BE)->mem_high, -1);
 	assert_true(rec->in.mem_v2);
 	assert_false(rec->in.has_mem_reclaim); /* no memory.reclaim in the fake tree */
+	assert_false(rec->in.has_io_limit);    /* nor io.max on the subtree */
+	assert_true(unit(&rec->in, BE)->io_limit.has);
+	assert_int_equal(unit(&rec->in, BE)->io_limit.dev, (254u << 20) | 0);
+	assert_int_equal(unit(&rec->in, BE)->io_limit.rbps, 1048576);
+	assert_int_equal(unit(&rec->in, BE)->io_limit.wbps, -1);
+	assert_false(unit(&rec->in, LS)->io_limit.has); /* LS: never throttled, not read */
 	assert_true(unit(&rec->in, BE)->limit_cpus < 0);
 	assert_true(unit(&rec->in, BE)->request_cpus < 0.03); /* weight 1: 2 to 28 shares */
 	assert_int_equal(unit(&rec->in, LSR)->cls, QOS_LSR);
@@ -175,9 +184,11 @@ static void test_units_and_numbers(void **state)
 	/* One second later the LS pod used half a CPU; and the kernel has memory.reclaim. */
 	put(LS, "cpu.stat", "usage_usec 1500000\nnr_periods 20\nnr_throttled 9\n");
 	put(SUB, "memory.reclaim", "");
+	put(SUB, "io.max", "");
 	rec = collector_read(col, 2000, 2000000000ull, &err);
 	assert_non_null(rec);
 	assert_true(rec->in.has_mem_reclaim);
+	assert_true(rec->in.has_io_limit);
 	u = unit(&rec->in, LS);
 	assert_true(u->cpu_used > 0.499 && u->cpu_used < 0.501);
 	assert_int_equal(u->nr_periods, 10);
@@ -686,6 +697,74 @@ static void test_capacity_inputs(void **state)
 	collector_free(col);
 }
 
+static bool held_be(void *ctx, const char *rel)
+{
+	(void)ctx;
+	return strstr(rel, "pod99_00") != NULL;
+}
+
+/*
+ * Memory suppression reads BE units' memory every COLLECT_CAPACITY_MEM_NS
+ * (the last read standing between), every tick for a unit whose memory
+ * qoslet holds, and every tick for all of them once an LS unit stalled.
+ */
+static void test_mem_suppress_reads(void **state)
+{
+	struct collect_wants cfg = {.mem_suppress = true, .mem_interference = true};
+	struct cgroup_ctrls c;
+	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
+	struct collect_opts o = {.ctrls = &c,
+				 .fs = &fs,
+				 .subtree = "s5/kubepods.slice",
+				 .wants = &cfg,
+				 .memory_held = held_be};
+	const char *ls =
+		"s5/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod55_66.slice";
+	const char *be =
+		"s5/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod77_88.slice";
+	const char *held =
+		"s5/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod99_00.slice";
+	const uint64_t s = 1000000000ull;
+	const struct tick_record *rec;
+	struct collector *col;
+	int err;
+
+	(void)state;
+	cgroup("s5/kubepods.slice", "max 100000\n", 0);
+	cgroup(ls, "max 100000\n", 0);
+	cgroup(be, "max 100000\n", 0);
+	cgroup(held, "max 100000\n", 0);
+	put(ls, "memory.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+	cgroup_ctrls_fake(&c, root, true);
+	snprintf(fs.root, sizeof(fs.root), "%s", root);
+	col = collector_new(&o);
+	assert_non_null(col);
+	rec = collector_read(col, 1, s, &err);
+	assert_non_null(rec);
+	assert_int_equal(unit(&rec->in, be)->mem_usage, 3000000); /* the first read */
+	put(be, "memory.current", "5000000\n");
+	put(held, "memory.current", "5000000\n");
+	rec = collector_read(col, 2, 2 * s, &err);
+	assert_int_equal(unit(&rec->in, be)->mem_usage, 3000000);   /* carried: no LS stall */
+	assert_int_equal(unit(&rec->in, held)->mem_usage, 5000000); /* held: every tick */
+	/* the LS unit stalls 20 ms in a second: from the next tick every BE unit is read */
+	put(ls, "memory.pressure", "some avg10=2.00 avg60=0.00 avg300=0.00 total=20000\n");
+	rec = collector_read(col, 3, 3 * s, &err);
+	assert_int_equal(unit(&rec->in, be)->mem_usage, 3000000);
+	rec = collector_read(col, 4, 4 * s, &err);
+	assert_int_equal(unit(&rec->in, be)->mem_usage, 5000000);
+	put(be, "memory.current", "6000000\n");
+	rec = collector_read(col, 5, 5 * s, &err);
+	assert_int_equal(unit(&rec->in, be)->mem_usage, 6000000); /* hot: every tick */
+	/* a minute after the stall, a read at its cadence, then the last read stands again */
+	rec = collector_read(col, 6, 3 * s + COLLECT_MEM_HOT_NS, &err);
+	put(be, "memory.current", "7000000\n");
+	rec = collector_read(col, 7, 4 * s + COLLECT_MEM_HOT_NS, &err);
+	assert_int_equal(unit(&rec->in, be)->mem_usage, 6000000);
+	assert_int_equal(unit(&rec->in, held)->mem_usage, 5000000);
+	collector_free(col);
+}
+
 /* A BE pod with two started containers: one with batch settings of its own, one without. */
 static const struct kube_pod *pod_with_containers(void *ctx, const char *uid)
 {
@@ -1014,6 +1093,7 @@ int main(void)
 		cmocka_unit_test(test_tree_events),
 		cmocka_unit_test(test_settings_and_new_pods),
 		cmocka_unit_test(test_capacity_inputs),
+		cmocka_unit_test(test_mem_suppress_reads),
 		cmocka_unit_test(test_batch_containers),
 		cmocka_unit_test(test_class_rules_by_pod),
 		cmocka_unit_test(test_pod_metadata_refused),

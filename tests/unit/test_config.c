@@ -123,9 +123,8 @@ static void test_defaults_documented(void **state)
 	assert_true(c.policy.slo.slack_ratio == 0.8 && c.policy.slo.dwell_s == 3);
 	assert_true(c.policy.slo.floor_cpus == 0.1);
 	assert_true(c.kube.batch_status);
-	assert_true(c.kube.batch_step == 0.10);
+	assert_true(c.policy.capacity.step == 0.10 && c.policy.capacity.hold_s == 3600);
 	assert_true(c.kube.batch_min_interval_s == 30);
-	assert_true(c.kube.batch_max_interval_s == 300);
 	assert_true(c.http.enabled);
 	assert_string_equal(c.http.address, "127.0.0.1");
 	assert_int_equal(c.http.port, 9464);
@@ -219,7 +218,7 @@ static const struct bad bad_docs[] = {
 	{"{\"interval\": 1}",
 	 "interval: unknown key (allowed keys: cgroup_root, interval_s, dry_run, fast_path, "
 	 "state_dir, cpu_manager_state, decisions, classes, qos_label, daemonset_namespaces, suppress, burst, evict, interference, capacity, "
-	 "batch_resources, memory_qos, memory_suppress, slo, http, kubernetes)"},
+	 "batch_resources, memory_qos, memory_suppress, io_suppress, slo, http, kubernetes)"},
 	{"{\"burst\": {\"polcy\": \"auto\"}}",
 	 "burst.polcy: unknown key (allowed keys: policy, burst_percent, scale_up, scale_down, "
 	 "max_percent, shared_pool_busy_percent, throttled_min_percent, budget_cpu_s, "
@@ -376,9 +375,11 @@ static const struct bad bad_docs[] = {
 	 "memory_qos.limit_cap_percent: 100 is out of range (allowed: 1 to 99)"},
 	{"{\"memory_qos\": {\"ls\": {\"low_percent\": -1}}}",
 	 "memory_qos.ls.low_percent: -1 is out of range (allowed: 0 to 100)"},
-	{"{\"capacity\": {\"node_status\": {\"min_interval_s\": 400}}}",
-	 "capacity.node_status.min_interval_s: 400 must be at most "
-	 "capacity.node_status.max_interval_s (allowed: at most 300)"},
+	{"{\"capacity\": {\"node_status\": {\"hold_s\": 200}}}",
+	 "capacity.node_status.hold_s: 200 must be at least capacity.window_s (allowed: at least "
+	 "300)"},
+	{"{\"capacity\": {\"node_status\": {\"step_percent\": 60}}}",
+	 "capacity.node_status.step_percent: 60 is out of range (allowed: 0 to 50)"},
 	/* batch resources */
 	{"{\"batch_resources\": {\"cpu_quota\": \"yes\"}}",
 	 "batch_resources.cpu_quota: expected true or false, got a string"},

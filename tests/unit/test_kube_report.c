@@ -141,6 +141,29 @@ static void test_suppression_transitions(void **state)
 	assert_int_equal(n_got, 2);
 }
 
+/* The agent's stop hands every setting back: one end Event a pod and reason, then none. */
+static void test_stop_ends_holds(void **state)
+{
+	struct kube_report_view v = view(SEC, false);
+	struct decision q = decision(ACT_CPU_QUOTA, RULE_SUPPRESS_CFS_QUOTA, UID_BE, 7, NULL);
+	struct decision cs = decision(ACT_CPUSET, RULE_SUPPRESS_CPUSET, UID_BE, 7, NULL);
+	struct decision q2 = decision(ACT_CPU_QUOTA, RULE_SUPPRESS_CFS_QUOTA, UID_BE2, 8, NULL);
+
+	(void)state;
+	kube_report(&v, &q);
+	kube_report(&v, &cs);
+	kube_report(&v, &q2);
+	assert_int_equal(n_got, 2);
+	kube_report_stop(&v);
+	assert_int_equal(n_got, 4);
+	assert_string_equal(got[2].reason, "SuppressionEnded");
+	assert_string_equal(got[3].reason, "SuppressionEnded");
+	assert_string_not_equal(got[2].uid, got[3].uid);
+	assert_non_null(strstr(got[3].note, "stop"));
+	kube_report_stop(&v);
+	assert_int_equal(n_got, 4);
+}
+
 /* A setting that changes hands: one hold ends as another starts. */
 static void test_hold_changes_hands(void **state)
 {
@@ -259,6 +282,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_suppression_transitions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_ends_holds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hold_changes_hands, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_breach_transitions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evictions_each, setup, teardown),

@@ -181,11 +181,8 @@ static void test_node_bucket(void **state)
 
 /* ---- node status ------------------------------------------------------- */
 
-static const struct kubernetes_config kcfg = {.node_condition = true,
-					      .batch_status = true,
-					      .batch_step = 0.10,
-					      .batch_min_interval_s = 30,
-					      .batch_max_interval_s = 300};
+static const struct kubernetes_config kcfg = {
+	.node_condition = true, .batch_status = true, .batch_min_interval_s = 30};
 
 /* Runs the writer once a second from `from` to `to` with want; counts the patches it made. */
 static int run_writer(struct node_writer *w, const struct node_want *want, uint64_t from,
@@ -247,21 +244,26 @@ static void test_status_seeded(void **state)
 	node_writer_init(&w, &kcfg);
 	node_writer_seed(&w, &info, SEC);
 	assert_int_equal(run_writer(&w, &want, SEC, 100 * SEC, &last), 0);
-	/* a small move alone waits for max_interval (from the seed), or rides along */
+	/* a rise alone waits min_interval (from the seed), or rides along */
 	want.batch_value[0] = 2050;
-	assert_int_equal(run_writer(&w, &want, 100 * SEC, 300 * SEC, &last), 0);
+	assert_int_equal(run_writer(&w, &want, 100 * SEC, 101 * SEC, &last), 1);
+	assert_true(last.batch && last.cpu_milli == 2050 && !last.cond);
+	want.batch_value[0] = 2500;
+	assert_int_equal(run_writer(&w, &want, 101 * SEC, 130 * SEC, &last), 0);
 	want.cond = true;
 	want.message = "web/a delayed";
-	assert_int_equal(run_writer(&w, &want, 300 * SEC, 301 * SEC, &last), 1);
+	assert_int_equal(run_writer(&w, &want, 130 * SEC, 131 * SEC, &last), 1);
 	assert_non_null(last.cond);
 	assert_string_equal(last.cond->status, "True");
-	assert_true(last.batch && last.cpu_milli == 2050);
-	/* quotas moving within the step: nothing for 5 minutes, then one patch */
-	for (int i = 0; i < 10; i++) {
-		want.batch_value[0] = 2050 + (uint64_t)(i % 3) * 50;
-		assert_true(run_writer(&w, &want, (301 + 30 * (uint64_t)i) * SEC,
-				       (331 + 30 * (uint64_t)i) * SEC, &last) <= 1);
-	}
+	assert_true(last.batch && last.cpu_milli == 2500);
+	/* no write without a change, and no periodic re-patch: nothing for an hour */
+	assert_int_equal(run_writer(&w, &want, 131 * SEC, 3731 * SEC, &last), 0);
+	/* a drop goes at once, whatever the last write's time */
+	want.batch_value[1] = 1 << 29;
+	assert_int_equal(run_writer(&w, &want, 3731 * SEC, 3732 * SEC, &last), 1);
+	want.batch_value[0] = 1000;
+	assert_int_equal(run_writer(&w, &want, 3732 * SEC, 3733 * SEC, &last), 1);
+	assert_true(last.batch && last.cpu_milli == 1000 && last.mem_bytes == 1 << 29);
 	/* the stop: batch to 0 and the True condition to Unknown, in one patch */
 	assert_true(node_writer_stop(&w, 2000 * SEC, &st));
 	assert_true(st.batch && !st.cpu_milli && !st.mem_bytes);

@@ -18,10 +18,10 @@
 #include <cmocka.h>
 
 #include "policy/mem_suppress.h"
+#include "suppress_ticks.h"
 
 #define MIB (1024ll * 1024)
 #define GIB (1024 * MIB)
-#define SEC 1000000000ull
 
 enum { LS = 1, BE = 2, BE2 = 3 };
 
@@ -31,11 +31,11 @@ static struct mem_suppress_config config(void)
 		.enabled = true,
 		.reclaim_share = 0.5,
 		.reclaim_interval_s = 2,
-		.cut_share = 0.5,
 		.margin_bytes = 64 * MIB,
-		.well_s = 10,
-		.grow_share = 0.02,
-		.min_change_bytes = 4 * MIB,
+		.steps = {.cut_share = 0.5,
+			  .well_s = 10,
+			  .grow_share = 0.02,
+			  .min_change = 4 * MIB},
 		.evict = true,
 		.evict_after_s = 60,
 		.evict_cooldown_s = 20,
@@ -86,10 +86,7 @@ static void teardown(struct fx *f)
 /* One tick at t seconds with the given guilty list. */
 static void tick(struct fx *f, double t, const struct mem_guilty *g, size_t n)
 {
-	uint64_t ts = 1000 * SEC + (uint64_t)(t * 1e9 + 0.5);
-
-	f->in.interval_s = (double)(ts - f->in.ts_ns) / 1e9;
-	f->in.ts_ns = ts;
+	tick_clock(&f->in, t);
 	action_list_clear(&f->out);
 	assert_int_equal(mem_suppress_run(&f->in, &f->cfg, &f->order, g, n, &f->st, &f->out), 0);
 }
@@ -97,10 +94,7 @@ static void tick(struct fx *f, double t, const struct mem_guilty *g, size_t n)
 /* The action of kind on unit id, or NULL. */
 static const struct action *find(const struct fx *f, uint64_t id, enum act_kind kind)
 {
-	for (size_t i = 0; i < f->out.n; i++)
-		if (f->out.v[i].id == id && f->out.v[i].kind == kind)
-			return &f->out.v[i];
-	return NULL;
+	return find_action(&f->out, id, kind);
 }
 
 static const struct mem_guilty guilty_be = {.culprit = BE, .victim = LS, .share = 0.8};
@@ -230,18 +224,18 @@ static void test_grow_back_and_release(void **state)
 	assert_null(a);
 	assert_true(grown >= 40);
 	/* handed back, but remembered for a relapse: guilty again, cut again from its usage */
-	assert_int_equal(f.st.n, 1);
-	assert_true(f.st.v[0].released);
+	assert_int_equal(f.st.t.n, 1);
+	assert_true(f.st.t.v[0].released);
 	tick(&f, t + 1, &guilty_be, 1);
 	a = find(&f, BE, ACT_MEM_HIGH);
 	assert_non_null(a);
 	assert_int_equal(a->rule, RULE_MEM_SUPPRESS_LIMIT);
 	assert_true(a->value < 2 * GIB);
-	assert_true(f.st.v[0].hold_s >= 20);
+	assert_true(f.st.t.v[0].hold_s >= 20);
 	/* well long after: grows back, is handed back, and then forgotten */
 	for (t += 2; t < 2000; t++)
 		tick(&f, t, NULL, 0);
-	assert_int_equal(f.st.n, 0);
+	assert_int_equal(f.st.t.n, 0);
 	teardown(&f);
 }
 
@@ -334,11 +328,11 @@ static void test_off(void **state)
 	(void)state;
 	setup(&f, true, true);
 	tick(&f, 0, &guilty_be, 1);
-	assert_int_equal(f.st.n, 1);
+	assert_int_equal(f.st.t.n, 1);
 	f.cfg.enabled = false;
 	tick(&f, 1, &guilty_be, 1);
 	assert_int_equal(f.out.n, 0);
-	assert_int_equal(f.st.n, 0);
+	assert_int_equal(f.st.t.n, 0);
 	teardown(&f);
 }
 

@@ -22,6 +22,10 @@ static void test_fold_sums_cpus(void **state)
 	cpus[2].memcg = (struct lat_hist){.count = 4, .sum_ns = 1 << 20, .slots = {[10] = 4}};
 	cpus[0].oom_kills = 1;
 	cpus[2].oom_kills = 2;
+	/* bios by disk: each CPU's slots, in any order, summed by disk */
+	cpus[0].io_dev[0] = (struct memstall_io_dev){.dev = 7, .bytes = 100};
+	cpus[1].io_dev[0] = (struct memstall_io_dev){.dev = 9, .bytes = 50};
+	cpus[1].io_dev[1] = (struct memstall_io_dev){.dev = 7, .bytes = 30};
 	memset(&out, 0xff, sizeof(out)); /* fold must not add to what was there */
 	memstall_fold(&out, cpus, 3);
 	assert_int_equal(out.direct.count, 3);
@@ -32,6 +36,11 @@ static void test_fold_sums_cpus(void **state)
 	assert_int_equal(out.memcg.sum_ns, 1 << 20);
 	assert_int_equal(out.memcg.slots[10], 4);
 	assert_int_equal(out.oom_kills, 3);
+	assert_int_equal(out.io_dev[0].dev, 7);
+	assert_int_equal(out.io_dev[0].bytes, 130);
+	assert_int_equal(out.io_dev[1].dev, 9);
+	assert_int_equal(out.io_dev[1].bytes, 50);
+	assert_int_equal(io_dev_top(out.io_dev, SNAPSHOT_IO_DEVS), 7);
 }
 
 static void test_fold_no_cpus(void **state)

@@ -195,7 +195,11 @@ static void test_round_trip_memory(void **state)
 					       .ancestor = 500,
 					       .refaults = 12,
 					       .charged_pages = 40000,
-					       .io_bytes = 1 << 20};
+					       .io_bytes = 1 << 20,
+					       .io_dev = (254u << 20) | 0};
+	/* a BE unit's block I/O throttles (I/O suppression), and the node's */
+	a.units[1].io_limit = (struct pol_io_limit){true, (254u << 20) | 0, 10485760, -1};
+	a.has_io_limit = true;
 	a.mem_ancestors = calloc(1, sizeof(*a.mem_ancestors));
 	a.mem_outside = calloc(2, sizeof(*a.mem_outside));
 	assert_non_null(a.mem_ancestors);
@@ -212,6 +216,7 @@ static void test_round_trip_memory(void **state)
 	o = record_input_to_json(&a);
 	assert_int_equal(record_input_from_json(o, &b, err, sizeof(err)), 0);
 	assert_memory_equal(a.units, b.units, 2 * sizeof(*a.units));
+	assert_true(b.has_io_limit);
 	assert_int_equal(b.n_mem_ancestors, 1);
 	assert_memory_equal(a.mem_ancestors, b.mem_ancestors, sizeof(*a.mem_ancestors));
 	assert_int_equal(b.n_mem_outside, 2);

@@ -28,6 +28,7 @@ static void test_table(void **state)
 		[RULE_FAMILY_CAPACITY] = "capacity",
 		[RULE_FAMILY_EVICT] = "evict",
 		[RULE_FAMILY_INTERFERENCE] = "interference",
+		[RULE_FAMILY_IO_SUPPRESS] = "io_suppress",
 		[RULE_FAMILY_MEMORY_QOS] = "memory_qos",
 		[RULE_FAMILY_MEM_SUPPRESS] = "mem_suppress",
 		[RULE_FAMILY_PLAN] = "plan",

@@ -326,8 +326,15 @@ static void test_delta_parts(void **state)
 	cg->throttle.nr_periods = 10;
 	cg->throttle.nr_throttled = 4;
 	cg->psi.some[PSI_CPU].total_us = 100;
+	cg->parts |= CG_MEMSTALL;
+	cg->mem.io_dev[0] = (struct io_dev_bytes){7, 1000};
+	cg->mem.io_dev[1] = (struct io_dev_bytes){9, 500};
 	cg = snapshot_add(&now, 9);
-	cg->parts = CG_THROTTLE | CG_PSI;
+	cg->parts = CG_THROTTLE | CG_PSI | CG_MEMSTALL;
+	/* by disk, whatever slot it is in now: 9 read 100 more, 7 none, 3 is new */
+	cg->mem.io_dev[0] = (struct io_dev_bytes){9, 600};
+	cg->mem.io_dev[1] = (struct io_dev_bytes){7, 1000};
+	cg->mem.io_dev[2] = (struct io_dev_bytes){3, 40};
 	cg->throttle.nr_periods = 25;
 	cg->throttle.nr_throttled = 9;
 	cg->psi.some[PSI_CPU].total_us = 160;
@@ -340,6 +347,11 @@ static void test_delta_parts(void **state)
 	assert_int_equal(out.cgroups[0].throttle.nr_throttled, 5);
 	assert_int_equal(out.cgroups[0].psi.some[PSI_CPU].total_us, 60);
 	assert_true(out.cgroups[0].psi.some[PSI_CPU].avg10 == 1.5);
+	assert_int_equal(out.cgroups[0].mem.io_dev[0].dev, 9);
+	assert_int_equal(out.cgroups[0].mem.io_dev[0].bytes, 100);
+	assert_int_equal(out.cgroups[0].mem.io_dev[1].dev, 3); /* 7 moved nothing: no slot */
+	assert_int_equal(out.cgroups[0].mem.io_dev[1].bytes, 40);
+	assert_int_equal(io_dev_top(out.cgroups[0].mem.io_dev, SNAPSHOT_IO_DEVS), 9);
 	snapshot_free(&out);
 	snapshot_free(&before);
 	snapshot_free(&now);

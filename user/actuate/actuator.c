@@ -200,6 +200,12 @@ bool actuator_original_quota(const struct actuator *a, const char *rel, int64_t 
 	return e && !cg_knob_parse(a->c, CG_KNOB_QUOTA, e->orig, quota_us);
 }
 
+bool actuator_holds_memory(const struct actuator *a, const char *rel)
+{
+	return journal_find(&a->j, CG_KNOB_MEM_MAX, rel) ||
+	       journal_find(&a->j, CG_KNOB_MEM_HIGH, rel);
+}
+
 bool actuator_changed(const struct actuator *a, size_t i, enum cg_knob *knob, const char **rel)
 {
 	if (i >= a->j.n)

@@ -96,6 +96,8 @@ void actuator_apply(struct actuator *a, const struct action *act, struct act_res
 
 /* The owner's quota before qoslet changed it, if qoslet did. */
 bool actuator_original_quota(const struct actuator *a, const char *rel, int64_t *quota_us);
+/* Whether qoslet changed rel's memory limit or memory.high (and holds the original). */
+bool actuator_holds_memory(const struct actuator *a, const char *rel);
 
 /*
  * The settings qoslet changed and has not restored yet (the journal), for

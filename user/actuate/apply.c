@@ -93,7 +93,7 @@ static void apply_number(struct actuator *a, enum cg_knob k, const char *rel, in
 	 * kernel refuses weight writes while idle is set).
 	 */
 	if (!err && s.n && k == CG_KNOB_IDLE && value && !a->dry_run) {
-		err = journal_first(a, CG_KNOB_WEIGHT, rel, r->why, sizeof(r->why));
+		err = journal_first(a, CG_KNOB_WEIGHT, rel, NULL, r->why, sizeof(r->why));
 		if (err) {
 			set_outcome(r, OUT_FAILED, err, "%s", r->why);
 			steps_free(&s);
@@ -548,6 +548,40 @@ static void apply_reclaim(struct actuator *a, const char *rel, int64_t bytes, st
 	r->outcome = OUT_APPLIED;
 }
 
+/*
+ * A block I/O throttle on one disk: the rule of that disk alone (other
+ * disks' rules stay as they are); before is every disk's rule.
+ */
+static void apply_io(struct actuator *a, enum cg_knob k, const char *rel, const struct action *act,
+		     struct act_result *r)
+{
+	struct steps s = {0};
+	uint64_t dev = act->dev;
+	int64_t cur;
+	int err;
+
+	if (cg_io_knob_format(a->c, k, act->dev, act->value, r->after, sizeof(r->after))) {
+		set_outcome(r, OUT_REFUSED, 0, "%lld on disk %llu is not a valid %s",
+			    (long long)act->value, (unsigned long long)act->dev,
+			    cg_knob_file(a->c, k));
+		return;
+	}
+	err = cg_read_knob(a->c, k, rel, r->before, sizeof(r->before));
+	if (!err)
+		err = cg_io_knob_value(a->c, k, r->before, &dev, &cur);
+	if (err) {
+		fail_read(r, rel, cg_knob_file(a->c, k), err);
+		return;
+	}
+	if (cur != act->value)
+		err = steps_add(&s, k, rel, r->after, PHASE_FLAT, 0, 0);
+	if (err)
+		set_outcome(r, OUT_FAILED, err, "%s", strerror(-err));
+	else
+		run_steps(a, &s, r);
+	steps_free(&s);
+}
+
 static void apply_evict(struct actuator *a, const char *rel, struct act_result *r)
 {
 	char dir[PATH_MAX];
@@ -615,7 +649,8 @@ static void apply_restore(struct actuator *a, const struct action *act, const ch
 		[ACT_CPU_IDLE] = CG_KNOB_IDLE,	   [ACT_CPUSET] = CG_KNOB_CPUS,
 		[ACT_CPU_WEIGHT] = CG_KNOB_WEIGHT, [ACT_MEM_LIMIT] = CG_KNOB_MEM_MAX,
 		[ACT_MEM_MIN] = CG_KNOB_MEM_MIN,   [ACT_MEM_LOW] = CG_KNOB_MEM_LOW,
-		[ACT_MEM_HIGH] = CG_KNOB_MEM_HIGH,
+		[ACT_MEM_HIGH] = CG_KNOB_MEM_HIGH, [ACT_IO_RBPS] = CG_KNOB_IO_RBPS,
+		[ACT_IO_WBPS] = CG_KNOB_IO_WBPS,
 	};
 	enum cg_knob k = knob_of[act->kind];
 	size_t restored = 0;
@@ -691,7 +726,8 @@ static void apply(struct actuator *a, const struct action *act, struct act_resul
 	if (qos_is_ls(act->cls) && !ls_split_allowed(a, act, rel) &&
 	    (act->kind == ACT_CPUSET || act->kind == ACT_EVICT || act->kind == ACT_CPU_WEIGHT ||
 	     act->kind == ACT_MEM_LIMIT || act->kind == ACT_MEM_HIGH ||
-	     act->kind == ACT_MEM_RECLAIM || (act->kind == ACT_CPU_IDLE && act->value))) {
+	     act->kind == ACT_MEM_RECLAIM || act->kind == ACT_IO_RBPS || act->kind == ACT_IO_WBPS ||
+	     (act->kind == ACT_CPU_IDLE && act->value))) {
 		set_outcome(r, OUT_REFUSED, 0, "%s is %s: qoslet never squeezes it (%s)", rel,
 			    qos_class_name(act->cls), act_kind_name(act->kind));
 		return;
@@ -729,6 +765,12 @@ static void apply(struct actuator *a, const struct action *act, struct act_resul
 		break;
 	case ACT_MEM_RECLAIM:
 		apply_reclaim(a, rel, act->value, r);
+		break;
+	case ACT_IO_RBPS:
+		apply_io(a, CG_KNOB_IO_RBPS, rel, act, r);
+		break;
+	case ACT_IO_WBPS:
+		apply_io(a, CG_KNOB_IO_WBPS, rel, act, r);
 		break;
 	default:
 		set_outcome(r, OUT_REFUSED, 0, "unknown action kind %d", act->kind);

@@ -186,9 +186,11 @@ void steps_free(struct steps *s);
 
 /*
  * Journals the original of (rel, k) unless it already is, syncing the
- * journal first; 0 or -errno with `why` filled.
+ * journal first; text (or NULL): the write to come, whose new disks a
+ * per-disk knob's original must also undo. 0 or -errno with `why` filled.
  */
-int journal_first(struct actuator *a, enum cg_knob k, const char *rel, char *why, size_t whylen);
+int journal_first(struct actuator *a, enum cg_knob k, const char *rel, const char *text, char *why,
+		  size_t whylen);
 
 /*
  * One write: in dry-run only on_write; else, when `journal` and this is the

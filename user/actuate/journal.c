@@ -79,10 +79,16 @@ void journal_free(struct journal *j)
 	j->n = j->cap = 0;
 }
 
-static int knob_of_file(const struct cgroup_ctrls *c, const char *file, enum cg_knob *k)
+/*
+ * The knob of a journaled file. v2's io.max holds two knobs (rbps, wbps):
+ * the original's text tells which (cg_io_knob_owns).
+ */
+static int knob_of_file(const struct cgroup_ctrls *c, const char *file, const char *orig,
+			enum cg_knob *k)
 {
 	for (int i = 0; i < CG_KNOB_NR; i++)
-		if (!strcmp(cg_knob_file(c, i), file)) {
+		if (!strcmp(cg_knob_file(c, i), file) &&
+		    (!cg_knob_per_device(i) || cg_io_knob_owns(c, i, orig))) {
 			*k = i;
 			return 0;
 		}
@@ -109,7 +115,7 @@ static int load_change(struct journal *j, const struct cgroup_ctrls *c, json_t *
 			 "changes[%zu]: cgroup \"%s\" is not a normalized relative path", i, rel);
 		return -EINVAL;
 	}
-	if (knob_of_file(c, file, &k)) {
+	if (knob_of_file(c, file, orig, &k)) {
 		log_warn("%s: %s/%s is not a file this host's cgroups have: not restoring it to "
 			 "\"%s\"",
 			 j->path, rel, file, orig);

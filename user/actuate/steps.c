@@ -81,15 +81,43 @@ void act_notify(struct actuator *a, const char *path, const char *text, int err)
 		a->on_write(a->ctx, path, text, err);
 }
 
-/* Journals the original text of (rel, k) before its first change. */
-int journal_first(struct actuator *a, enum cg_knob k, const char *rel, char *why, size_t whylen)
+/*
+ * A per-disk knob's original must also undo the disks `text` (the write to
+ * come) adds: entry i's original covers them, synced before the write.
+ */
+static int cover_disks(struct actuator *a, size_t i, const char *text)
 {
 	char orig[ACT_TEXT_MAX];
 	int err;
 
-	if (journal_find(&a->j, k, rel))
+	snprintf(orig, sizeof(orig), "%s", a->j.v[i].orig);
+	err = cg_io_knob_cover(a->c, a->j.v[i].knob, orig, sizeof(orig), text);
+	if (err || !strcmp(orig, a->j.v[i].orig))
+		return err;
+	err = journal_set_original(&a->j, i, orig);
+	return err ? err : journal_sync(&a->j, a->c, a->subtree);
+}
+
+/* Journals the original text of (rel, k) before its first change. */
+int journal_first(struct actuator *a, enum cg_knob k, const char *rel, const char *text, char *why,
+		  size_t whylen)
+{
+	const struct journal_entry *e = journal_find(&a->j, k, rel);
+	bool disks = text && cg_knob_per_device(k);
+	char orig[ACT_TEXT_MAX];
+	int err;
+
+	if (e && !disks)
 		return 0;
+	if (e) {
+		err = cover_disks(a, (size_t)(e - a->j.v), text);
+		if (err)
+			snprintf(why, whylen, "journal %s: %s", a->j.path, strerror(-err));
+		return err;
+	}
 	err = cg_read_knob(a->c, k, rel, orig, sizeof(orig));
+	if (!err && disks)
+		err = cg_io_knob_cover(a->c, k, orig, sizeof(orig), text);
 	if (err) {
 		snprintf(why, whylen, "reading %s/%s: %s", rel, cg_knob_file(a->c, k),
 			 err == -ENOENT ? "the cgroup vanished" : strerror(-err));
@@ -129,7 +157,7 @@ int act_write(struct actuator *a, enum cg_knob k, const char *rel, const char *t
 		return 0;
 	}
 	if (journal) {
-		err = journal_first(a, k, rel, why, whylen);
+		err = journal_first(a, k, rel, text, why, whylen);
 		if (err)
 			return err;
 	}

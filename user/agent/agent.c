@@ -66,6 +66,13 @@ static bool original_quota(void *ctx, const char *rel, int64_t *quota_us)
 	return a->act && actuator_original_quota(a->act, rel, quota_us);
 }
 
+static bool memory_held(void *ctx, const char *rel)
+{
+	struct agent *a = ctx;
+
+	return a->act && actuator_holds_memory(a->act, rel);
+}
+
 /* Config from --config (or the embedded defaults) and the command line; exit status 2 on error. */
 static int load_config(struct agent *a)
 {
@@ -587,10 +594,10 @@ static int tick_once(struct agent *a, bool fast)
 	if (err)
 		return err;
 	apply_actions(a, had_capacity ? cap_before : NULL);
-	/* the decided values, so that every patch of the node has a record explaining it */
+	/* the published figure: each change of it has a record explaining it */
 	if (a->kube && a->pol.have_capacity)
-		kube_sync_batch(a->kube, a->pol.capacity.decided[CAP_CPU],
-				a->pol.capacity.decided[CAP_MEM],
+		kube_sync_batch(a->kube, a->pol.capacity.published[CAP_CPU],
+				a->pol.capacity.published[CAP_MEM],
 				(uint64_t)(a->cfg.policy.capacity.stale_s * 1e9));
 	if (a->kube) {
 		eviction_results(a);
@@ -1121,6 +1128,7 @@ static int setup(struct agent *a)
 					     .subtree = a->subtree,
 					     .wants = &a->wants,
 					     .original_quota = original_quota,
+					     .memory_held = memory_held,
 					     .pod = a->kube ? pod_of : NULL,
 					     .ctx = a,
 					     .names = a->names,
@@ -1137,6 +1145,8 @@ static int setup(struct agent *a)
 		memory_qos_check(&a->ctrls, a->subtree, "/proc/self/mountinfo");
 	if (a->cfg.policy.mem_suppress.enabled)
 		mem_suppress_check(&a->ctrls, a->subtree);
+	if (a->cfg.policy.io_suppress.enabled)
+		io_suppress_check(&a->ctrls, a->subtree);
 	log_info("agent: managing /%s (cgroup %s, cpu at %s)%s, every %.3g s%s", a->subtree,
 		 a->ctrls.v2[CTRL_CPU] ? "v2" : "v1", a->ctrls.root[CTRL_CPU],
 		 a->cfg.dry_run ? " in dry-run" : "", a->cfg.interval_s,
@@ -1155,6 +1165,11 @@ static void teardown(struct agent *a)
 
 		if (failed)
 			log_warn("agent: %d cgroup settings could not be restored", failed);
+		else if (a->kube && !a->cfg.dry_run) {
+			struct kube_report_view v = kube_view(a);
+
+			kube_report_stop(&v);
+		}
 		actuator_close(a->act);
 	}
 	file_watch_free(a->files);

@@ -37,10 +37,12 @@ static void explain(const struct capacity_result *res, enum capacity_resource r,
 	}
 	snprintf(buf, size,
 		 "%s = %.3g%s x %.2f - max(LS %.3g + system %.3g, p%g over %.0f s %.3g)%s - "
-		 "reserve %.3g%s",
+		 "reserve %.3g%s; the node shows %.4g%s (peak over %.0f s %.3g%s, less %.0f %%)",
 		 v, to_text_unit(r, t->capacity), unit, t->threshold, to_text_unit(r, t->ls),
 		 to_text_unit(r, t->system), cfg->percentile * 100, cfg->window_s,
-		 to_text_unit(r, t->pctl), unit, to_text_unit(r, t->reserve), unit);
+		 to_text_unit(r, t->pctl), unit, to_text_unit(r, t->reserve), unit,
+		 to_text_unit(r, t->published), unit, cfg->hold_s, to_text_unit(r, t->peak), unit,
+		 cfg->step * 100);
 }
 
 void agent_record_capacity(struct agent *a, const struct action *act, const uint64_t *before)

@@ -235,6 +235,8 @@ static const struct {
 	[CG_KNOB_MEM_MIN] = {CTRL_MEMORY, {"memory.min", "memory.min"}},
 	[CG_KNOB_MEM_LOW] = {CTRL_MEMORY, {"memory.low", "memory.low"}},
 	[CG_KNOB_MEM_HIGH] = {CTRL_MEMORY, {"memory.high", "memory.high"}},
+	[CG_KNOB_IO_RBPS] = {CTRL_IO, {"blkio.throttle.read_bps_device", "io.max"}},
+	[CG_KNOB_IO_WBPS] = {CTRL_IO, {"blkio.throttle.write_bps_device", "io.max"}},
 	[CG_FILE_CPU_STAT] = {CTRL_CPU, {"cpu.stat", "cpu.stat"}},
 	[CG_FILE_CPUACCT_USAGE] = {CTRL_CPUACCT, {"cpuacct.usage", NULL}},
 	[CG_FILE_CFS_PERIOD] = {CTRL_CPU, {"cpu.cfs_period_us", NULL}},
@@ -303,11 +305,15 @@ const char *cg_knob_file(const struct cgroup_ctrls *c, enum cg_knob k)
 int cg_read_knob(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel, char *text,
 		 size_t size)
 {
+	if (cg_knob_per_device(k))
+		return cg_io_knob_read(c, k, rel, text, size);
 	return cg_read_file(c, cg_knob_ctrl(k), rel, cg_knob_file(c, k), text, size);
 }
 
 int cg_write_knob(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel, const char *text)
 {
+	if (cg_knob_per_device(k))
+		return cg_io_knob_write(c, k, rel, text);
 	return cg_write_file(c, cg_knob_ctrl(k), rel, cg_knob_file(c, k), text);
 }
 
@@ -399,6 +405,12 @@ int cg_knob_parse(const struct cgroup_ctrls *c, enum cg_knob k, const char *text
 			return 0;
 		}
 		return parse_i64(text, value) || *value < 0 ? -EINVAL : 0;
+	case CG_KNOB_IO_RBPS:
+	case CG_KNOB_IO_WBPS: {
+		uint64_t dev = 0;
+
+		return strchr(text, '\n') ? -EINVAL : cg_io_knob_value(c, k, text, &dev, value);
+	}
 	default:
 		return -EINVAL;
 	}

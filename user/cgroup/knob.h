@@ -184,6 +184,15 @@ enum cg_knob {
 	CG_KNOB_MEM_MIN,  /* memory.min */
 	CG_KNOB_MEM_LOW,  /* memory.low */
 	CG_KNOB_MEM_HIGH, /* memory.high */
+	/*
+	 * Block I/O throttles, per disk (cg_knob_per_device): v1
+	 * blkio.throttle.read_bps_device / write_bps_device, v2 io.max's rbps /
+	 * wbps keys. Their text is one "MAJ:MIN VALUE" line per disk with a
+	 * rule, VALUE as the version writes it (v1 bytes a second, 0 none; v2
+	 * "rbps=N", "rbps=max" none): each line is a write that sets that disk.
+	 */
+	CG_KNOB_IO_RBPS,
+	CG_KNOB_IO_WBPS,
 	CG_KNOB_NR,
 };
 
@@ -236,6 +245,41 @@ int cg_mem_reclaim(const struct cgroup_ctrls *c, const char *rel, uint64_t bytes
 enum cg_ctrl cg_file_ctrl(int f);
 /* The name of a knob or cg_file on that cgroup version; NULL where that version has none. */
 const char *cg_file_name(int f, bool v2);
+
+/*
+ * Per-disk knobs (CG_KNOB_IO_*): cg_read_knob gives the knob's text (above),
+ * cg_write_knob writes each of its lines in turn; cg_knob_parse takes a
+ * text of at most one line (bytes a second, -1 none). Devices are
+ * MEMSTALL_DEV(major, minor) numbers.
+ */
+bool cg_knob_per_device(enum cg_knob k);
+/* The line that sets dev's throttle to bps (-1 none). -EINVAL, -ENAMETOOLONG. */
+int cg_io_knob_format(const struct cgroup_ctrls *c, enum cg_knob k, uint64_t dev, int64_t bps,
+		      char *text, size_t size);
+/*
+ * The throttle a knob text sets on *dev (-1 none); *dev 0: on the first disk
+ * it names, then *dev is that disk (still 0 when none). -EINVAL when malformed.
+ */
+int cg_io_knob_value(const struct cgroup_ctrls *c, enum cg_knob k, const char *text, uint64_t *dev,
+		     int64_t *bps);
+/*
+ * A journaled original must undo every disk a write names: for each disk of
+ * `text` that orig has no line for, a line that clears it is appended.
+ * 0, -EINVAL, -ENAMETOOLONG (orig unchanged then).
+ */
+int cg_io_knob_cover(const struct cgroup_ctrls *c, enum cg_knob k, char *orig, size_t size,
+		     const char *text);
+/*
+ * Whether a per-disk knob's text is knob k's: v1 has a file a knob; v2's
+ * io.max holds both, and a text of k's names its key on every line.
+ */
+bool cg_io_knob_owns(const struct cgroup_ctrls *c, enum cg_knob k, const char *text);
+/* Reads a per-disk knob's file as its text. */
+int cg_io_knob_read(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel, char *text,
+		    size_t size);
+/* Writes each line of a per-disk knob's text. */
+int cg_io_knob_write(const struct cgroup_ctrls *c, enum cg_knob k, const char *rel,
+		     const char *text);
 
 enum cg_ctrl cg_knob_ctrl(enum cg_knob k);
 /* The knob's file name on this host ("cpu.max", "cpu.cfs_quota_us", ...). */

@@ -60,6 +60,7 @@ struct collector {
 	struct snapshot before; /* the probes' last cumulative reading */
 	bool have_before;
 	uint64_t prev_mono_ns;
+	uint64_t mem_hot_ns; /* the last tick an LS unit stalled (COLLECT_MEM_HOT_NS) */
 	struct tick_record rec;
 	struct mem_ancestors ancestors; /* the units' ancestors' memory limit hits */
 	struct pol_unit *out;		/* rec.in.units */
@@ -566,6 +567,26 @@ static void read_mem_qos(const struct cgroup_ctrls *ctrls, struct pol_unit *u)
 }
 
 /*
+ * A BE unit's block I/O throttles (I/O suppression): on the disk its read
+ * throttle names, else the write one's; -1 none. Unreadable: not read (0s).
+ */
+static void read_io_limit(const struct cgroup_ctrls *ctrls, struct pol_unit *u)
+{
+	struct pol_io_limit l = {.rbps = -1, .wbps = -1};
+	char rtext[256], wtext[256];
+
+	memset(&u->io_limit, 0, sizeof(u->io_limit));
+	if (cg_read_knob(ctrls, CG_KNOB_IO_RBPS, u->path, rtext, sizeof(rtext)) ||
+	    cg_read_knob(ctrls, CG_KNOB_IO_WBPS, u->path, wtext, sizeof(wtext)) ||
+	    cg_io_knob_value(ctrls, CG_KNOB_IO_RBPS, rtext, &l.dev, &l.rbps) ||
+	    cg_io_knob_value(ctrls, CG_KNOB_IO_WBPS, wtext, &l.dev, &l.wbps))
+		return;
+	/* no read rule: the write one's disk, and the read throttle there (none) */
+	l.has = true;
+	u->io_limit = l;
+}
+
+/*
  * The settings of a unit as its files hold them; -ENOENT when it vanished.
  * A BE unit's memory limit (v1) or memory.high (v2, with the rest of memory
  * QoS's) is read for memory suppression too.
@@ -606,6 +627,10 @@ static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s,
 		read_mem_qos(ctrls, u);
 	else
 		u->has_mem_qos = false;
+	if (w->io_suppress && u->cls == QOS_BE)
+		read_io_limit(ctrls, u);
+	else
+		memset(&u->io_limit, 0, sizeof(u->io_limit));
 	/*
 	 * cpu.idle=1 makes the kernel report the idle weight (3 shares) instead
 	 * of the owner's: keep the request read before qoslet set it.
@@ -681,6 +706,28 @@ static void mem_stall_read(struct unit_state *s, const struct unit_counters *now
 	s->ms_prev.have_psi = now->has_psi;
 }
 
+/* A BE unit's memory is wanted every tick now (COLLECT_MEM_HOT_NS says when). */
+static bool mem_hot(const struct collector *c, const struct unit_state *s, uint64_t mono_ns)
+{
+	return (c->mem_hot_ns && mono_ns - c->mem_hot_ns < COLLECT_MEM_HOT_NS) ||
+	       (c->o->memory_held && c->o->memory_held(c->o->ctx, s->u.path));
+}
+
+/* Notes this tick when one of its LS units stalled on memory or I/O. */
+static void note_ls_stall(struct collector *c, const struct pol_input *in, uint64_t mono_ns)
+{
+	double least = COLLECT_MEM_HOT_SHARE * in->interval_s * 1e9;
+
+	for (size_t i = 0; i < in->n_units; i++) {
+		const struct pol_unit *u = &in->units[i];
+
+		if (qos_is_ls(u->cls) &&
+		    ((double)u->ms.stall_ns >= least || (double)u->ms.io_ns >= least)) {
+			c->mem_hot_ns = mono_ns ? mono_ns : 1;
+			return;
+		}
+	}
+}
 /*
  * One unit's tick: settings when due, counters always, pressure when due.
  * Fills out (the record's copy) and the unit's totals. -ENOENT when the
@@ -695,6 +742,7 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 	bool psi_due = !s->psi_ns || mono_ns - s->psi_ns >= COLLECT_PSI_NS ||
 		       (mem_int && ctrls->v2[CTRL_MEMORY] && qos_is_ls(s->u.cls));
 	bool capacity = c->o->wants->capacity;
+	bool mem_sup = c->o->wants->mem_suppress && s->u.cls == QOS_BE;
 	struct unit_counters now;
 	unsigned int want = 0;
 	int64_t original;
@@ -714,13 +762,14 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 	 * capacity needs every unit's memory (LS usage, and the system's as
 	 * the node's minus all units'), every COLLECT_CAPACITY_MEM_NS. Memory
 	 * QoS sizes an unlimited BE unit's memory.high from its use; memory
-	 * suppression cuts a guilty BE unit from its anon and page cache of
-	 * the tick it is named, and keeps a v1 limit above anon every tick.
+	 * suppression as COLLECT_MEM_HOT_NS says.
 	 */
 	if (s->u.quota_us >= 0 || ctrls->v2[CTRL_CPU])
 		want |= UW_THROTTLE;
-	if (((mem_near || s->u.has_mem_qos || c->o->wants->mem_suppress) && s->u.cls == QOS_BE) ||
-	    (capacity && (!s->mem_ns || mono_ns - s->mem_ns >= COLLECT_CAPACITY_MEM_NS)))
+	if (((mem_near || s->u.has_mem_qos || (mem_sup && mem_hot(c, s, mono_ns))) &&
+	     s->u.cls == QOS_BE) ||
+	    ((capacity || mem_sup) &&
+	     (!s->mem_ns || mono_ns - s->mem_ns >= COLLECT_CAPACITY_MEM_NS)))
 		want |= UW_MEM;
 	if (psi_due)
 		want |= UW_PSI;
@@ -758,8 +807,9 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 		s->mem_usage = now.mem.usage;
 		s->mem_file = now.mem.file;
 	}
-	/* Between capacity's reads its last values stand; without it, only this tick's. */
-	if (now.has_mem || (capacity && s->has_mem)) {
+	/* Between capacity's or suppression's reads the last values stand; else only this tick's.
+	 */
+	if (now.has_mem || ((capacity || mem_sup) && s->has_mem)) {
 		out->mem_anon_unevict = s->mem_anon_unevict;
 		out->mem_used = s->mem_used;
 		out->mem_usage = s->mem_usage;
@@ -950,6 +1000,8 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 	}
 	if (!*err && c->o->wants->mem_interference)
 		*err = mem_ancestors_read(&c->ancestors, c->o->ctrls, c->o->fs, c->o->subtree, in);
+	if (!*err && in->interval_s > 0)
+		note_ls_stall(c, in, mono_ns);
 	snapshot_free(&delta);
 	c->prev_mono_ns = mono_ns;
 	if (*err)

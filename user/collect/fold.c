@@ -98,6 +98,11 @@ int collect_fold_mem(const struct collect_member *members, size_t n_members,
 	in->n_mem_outside = 0;
 	if (!in->mem_outside)
 		return -ENOMEM;
+	/* each unit's disk: the one its busiest cgroup used most */
+	uint64_t *dev_bytes = calloc(in->n_units + 1, sizeof(*dev_bytes));
+
+	if (!dev_bytes)
+		return -ENOMEM;
 	for (size_t i = 0; stall && i < in->n_units; i++)
 		in->units[i].ms.has_stall = in->units[i].ms.has_io = true;
 	for (size_t i = 0; i < delta->n_cgroups; i++) {
@@ -110,6 +115,13 @@ int collect_fold_mem(const struct collect_member *members, size_t n_members,
 		if (!(cg->parts & CG_MEMSTALL))
 			continue;
 		if (u) {
+			uint32_t dev = io_dev_top(cg->mem.io_dev, SNAPSHOT_IO_DEVS);
+			size_t ui = (size_t)(u - in->units);
+
+			if (dev && cg->mem.io_bytes > dev_bytes[ui]) {
+				dev_bytes[ui] = cg->mem.io_bytes;
+				u->ms.io_dev = dev;
+			}
 			u->ms.reclaim_ns += reclaim;
 			if (stall) {
 				u->ms.stall_ns += reclaim + cg->mem.stall.sum_ns;
@@ -125,6 +137,7 @@ int collect_fold_mem(const struct collect_member *members, size_t n_members,
 			in->n_mem_outside++;
 		}
 	}
+	free(dev_bytes);
 	merge_parties(in);
 	return 0;
 }

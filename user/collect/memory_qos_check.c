@@ -49,6 +49,29 @@ void memory_qos_check(const struct cgroup_ctrls *c, const char *subtree, const c
 			 "containers' (docs/memory-qos.md)");
 }
 
+void io_suppress_check(const struct cgroup_ctrls *c, const char *subtree)
+{
+	const char *r = cg_knob_file(c, CG_KNOB_IO_RBPS), *w = cg_knob_file(c, CG_KNOB_IO_WBPS);
+
+	if (!c->root[CTRL_IO][0])
+		log_warn("I/O suppression: no blkio or io controller is mounted: it is off (the BE "
+			 "culprits of I/O stalls are reported, not throttled)");
+	else if (!cg_has_file(c, CG_KNOB_IO_RBPS, subtree))
+		log_warn(
+			"I/O suppression: /%s has no %s (a kernel without "
+			"CONFIG_BLK_DEV_THROTTLING, or on v2 the io controller not enabled for "
+			"it): it is off (the BE culprits of I/O stalls are reported, not throttled)",
+			subtree, r);
+	else if (!c->v2[CTRL_IO])
+		log_info("I/O suppression: stepping %s and %s on the disk of each BE culprit's "
+			 "block I/O",
+			 r, w);
+	else
+		log_info("I/O suppression: stepping io.max rbps and wbps on the disk of each BE "
+			 "culprit's block I/O (io.weight is not used: only BFQ and io.cost honour "
+			 "it)");
+}
+
 void mem_suppress_check(const struct cgroup_ctrls *c, const char *subtree)
 {
 	if (!c->root[CTRL_MEMORY][0])

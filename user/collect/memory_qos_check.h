@@ -22,4 +22,12 @@ void memory_qos_check(const struct cgroup_ctrls *c, const char *subtree, const c
  */
 void mem_suppress_check(const struct cgroup_ctrls *c, const char *subtree);
 
+/*
+ * What I/O suppression does on this host, said once at start: without the
+ * blkio / io controller, or without its throttle files
+ * (CONFIG_BLK_DEV_THROTTLING; v2: io not enabled for the subtree), nothing
+ * (its culprits are reported once, io_suppress.unthrottled).
+ */
+void io_suppress_check(const struct cgroup_ctrls *c, const char *subtree);
+
 #endif

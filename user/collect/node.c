@@ -135,6 +135,7 @@ int node_read(struct node_reader *n, const struct cgroup_ctrls *c, const char *s
 	in->cgroup_v2 = c->v2[CTRL_CPU];
 	in->mem_v2 = c->v2[CTRL_MEMORY];
 	in->has_mem_reclaim = cg_has_file(c, CG_FILE_MEM_RECLAIM, subtree);
+	in->has_io_limit = cg_has_file(c, CG_KNOB_IO_RBPS, subtree);
 	in->has_cpu_idle =
 		!cg_path(c, CTRL_CPU, subtree, cg_knob_file(c, CG_KNOB_IDLE), path, sizeof(path)) &&
 		!access(path, F_OK);

@@ -37,6 +37,8 @@ struct collect_wants {
 	bool memory_protection; /* memory.min/low read with the settings (memory QoS) */
 	/* BE units' memory every tick, their memory limit with the settings (memory suppression) */
 	bool mem_suppress;
+	/* BE units' block I/O throttles with the settings (I/O suppression) */
+	bool io_suppress;
 	bool capacity; /* every unit's memory, every COLLECT_CAPACITY_MEM_NS */
 	/* Units' memory read while the node is near this share of its capacity (memory eviction).
 	 */

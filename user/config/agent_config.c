@@ -268,9 +268,10 @@ static const struct field slo_fields[] = {
 /* Batch capacity (docs/capacity.md): one block, kept together. */
 static const struct field capacity_node_status_fields[] = {
 	BOOL("enabled", kube.batch_status),
-	PCT("step_percent", kube.batch_step, 0, 100),
+	/* more than half would publish less than half of what the node can keep */
+	PCT("step_percent", policy.capacity.step, 0, 50),
+	NUM("hold_s", policy.capacity.hold_s, 1, 86400),
 	NUM("min_interval_s", kube.batch_min_interval_s, 1, 86400),
-	NUM("max_interval_s", kube.batch_max_interval_s, 1, 86400),
 	{0},
 };
 
@@ -344,13 +345,27 @@ static const struct field mem_suppress_fields[] = {
 	BOOL("enabled", policy.mem_suppress.enabled),
 	PCT("reclaim_percent", policy.mem_suppress.reclaim_share, 1, 100),
 	NUM("reclaim_interval_s", policy.mem_suppress.reclaim_interval_s, 0, 3600),
-	PCT("cut_percent", policy.mem_suppress.cut_share, 1, 100),
+	PCT("cut_percent", policy.mem_suppress.steps.cut_share, 1, 100),
 	/* at least 16 MiB: a v1 limit right at anon OOM-kills on the next allocation burst */
 	MIB_TO_BYTES("margin_mib", policy.mem_suppress.margin_bytes, 16, 1048576),
-	NUM("well_s", policy.mem_suppress.well_s, 0, 86400),
-	PCT("grow_percent", policy.mem_suppress.grow_share, 0.1, 100),
-	MIB_TO_BYTES("min_change_mib", policy.mem_suppress.min_change_bytes, 0, 1048576),
+	NUM("well_s", policy.mem_suppress.steps.well_s, 0, 86400),
+	PCT("grow_percent", policy.mem_suppress.steps.grow_share, 0.1, 100),
+	MIB_TO_BYTES("min_change_mib", policy.mem_suppress.steps.min_change, 0, 1048576),
 	OBJ("evict", mem_suppress_evict_fields),
+	{0},
+};
+
+/* I/O suppression (docs/agent-policies.md): MiB a second in the file, bytes a second in the policy.
+ */
+static const struct field io_suppress_fields[] = {
+	BOOL("enabled", policy.io_suppress.enabled),
+	PCT("cut_percent", policy.io_suppress.steps.cut_share, 1, 100),
+	/* at least 1 MiB/s: a throttle near 0 stalls the pod's every read (its own fsync included)
+	 */
+	MIB_TO_BYTES("floor_mib_s", policy.io_suppress.floor_bps, 1, 1048576),
+	NUM("well_s", policy.io_suppress.steps.well_s, 0, 86400),
+	PCT("grow_percent", policy.io_suppress.steps.grow_share, 0.1, 100),
+	MIB_TO_BYTES("min_change_mib_s", policy.io_suppress.steps.min_change, 0, 1048576),
 	{0},
 };
 
@@ -415,6 +430,7 @@ static const struct field top_fields[] = {
 	OBJ("batch_resources", batch_fields),
 	OBJ("memory_qos", memory_qos_fields),
 	OBJ("memory_suppress", mem_suppress_fields),
+	OBJ("io_suppress", io_suppress_fields),
 	OBJ("slo", slo_fields),
 	OBJ("http", http_fields),
 	OBJ("kubernetes", kube_fields),
@@ -992,13 +1008,17 @@ static int check_cross(struct ctx *x, const struct agent_config *c)
 		need(x, "interference.cpi.outliers", in->cpi_outliers, LE,
 		     "interference.cpi.window_s / interval_s", samples);
 
-	/* capacity: a window of one tick has no percentile; staleness needs ticks to miss */
+	/*
+	 * capacity: a window of one tick has no percentile; staleness needs ticks
+	 * to miss; a hold shorter than the window would let the published figure
+	 * grow on a peak the formula still counts
+	 */
 	r = r ?: need(x, "capacity.window_s", p->capacity.window_s, GE, "interval_s",
 		      c->interval_s) ?:
 		 need(x, "capacity.stale_s", p->capacity.stale_s, GE, "2 x interval_s",
 		      2 * c->interval_s) ?:
-		 need(x, "capacity.node_status.min_interval_s", c->kube.batch_min_interval_s, LE,
-		      "capacity.node_status.max_interval_s", c->kube.batch_max_interval_s);
+		 need(x, "capacity.node_status.hold_s", p->capacity.hold_s, GE,
+		      "capacity.window_s", p->capacity.window_s);
 	/*
 	 * LS units confined by a split use at most their CPUs: only the
 	 * threshold's headroom lets their use cross it when they need more.
@@ -1401,6 +1421,7 @@ void config_collect_wants(const struct agent_config *cfg, struct collect_wants *
 		.rq_target_floor_us = cfg->policy.slo.annotation_min_us,
 		.memory_protection = cfg->policy.memory_qos.enabled,
 		.mem_suppress = cfg->policy.mem_suppress.enabled,
+		.io_suppress = cfg->policy.io_suppress.enabled,
 		.capacity = cfg->policy.capacity.enabled,
 		.evict_memory = cfg->policy.evict_memory.enabled,
 		.evict_memory_threshold = cfg->policy.evict_memory.threshold,

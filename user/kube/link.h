@@ -27,9 +27,9 @@ struct kubernetes_config {
 	double condition_hold_s;    /* 300: it stays True this long after the last interference */
 	/* The config's capacity.node_status (docs/capacity.md): batch-cpu/batch-memory. */
 	bool batch_status; /* true: the node's batch resources patched */
-	double batch_step; /* 0.10: a value is patched when it moved more than this share */
-	double batch_min_interval_s; /* 30: at most one patch this often */
-	double batch_max_interval_s; /* 300: a value that moved at all is patched after this long */
+	/* 30: a rise is patched at most this often (a drop at once); the policy's published
+	 * figure decides when a value changes at all (policy/capacity.h) */
+	double batch_min_interval_s;
 };
 
 /* The API calls the agent makes, for counting. */

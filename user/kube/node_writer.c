@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "kube/node_writer.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,9 +13,7 @@ void node_writer_init(struct node_writer *w, const struct kubernetes_config *cfg
 	memset(w, 0, sizeof(*w));
 	w->condition = cfg->node_condition;
 	w->batch = cfg->batch_status;
-	w->step = cfg->batch_step;
 	w->min_ns = (uint64_t)(cfg->batch_min_interval_s * SEC);
-	w->max_ns = (uint64_t)(cfg->batch_max_interval_s * SEC);
 }
 
 void node_writer_seed(struct node_writer *w, const struct kube_node_info *info, uint64_t now)
@@ -30,24 +27,13 @@ void node_writer_seed(struct node_writer *w, const struct kube_node_info *info, 
 	w->batch_done[1] = info->mem_bytes;
 }
 
-/* Moved enough to be worth a patch: past the step of the old value, or to or from 0. */
-static bool moved(uint64_t now, uint64_t before, double step)
-{
-	if ((now == 0) != (before == 0))
-		return true;
-	return fabs((double)now - (double)before) > step * (double)before;
-}
-
+/* Called when the wanted values differ from the API's. */
 static bool batch_due(const struct node_writer *w, const uint64_t want[2], uint64_t now)
 {
-	uint64_t since = now - w->batch_at;
-	bool zero = !want[0] && !want[1];
-	bool far = !w->batch_known || moved(want[0], w->batch_done[0], w->step) ||
-		   moved(want[1], w->batch_done[1], w->step);
+	bool drop = want[0] < w->batch_done[0] || want[1] < w->batch_done[1];
 
-	/* a drop to 0 is the safe direction: no rate limit holds it back (but a refusal's) */
-	return (far && ((zero && !w->batch_refused) || !w->batch_known || since >= w->min_ns)) ||
-	       since >= w->max_ns;
+	/* a drop is the safe direction: no rate limit holds it back (but a refusal's) */
+	return !w->batch_known || (drop && !w->batch_refused) || now - w->batch_at >= w->min_ns;
 }
 
 static void set_condition(struct node_writer *w, bool on, const char *status, const char *reason,

@@ -9,9 +9,12 @@
  * every Node watcher (docs/kubernetes.md, "Node status").
  *   - The condition: when its status changes (a new message alone waits for
  *     the next change: the interference it names is in the Events).
- *   - The batch resources: past kubernetes' batch_step of the last value
- *     written (always to or from 0), at most once per min_interval (a drop
- *     to 0 at once), and any change after max_interval.
+ *   - The batch resources: when the value the loop hands over differs from
+ *     the last written; a drop at once (the safe direction), a rise at most
+ *     once per min_interval. The loop hands over the capacity policy's
+ *     published figure, which moves only by its step and grows back only
+ *     after its hold (policy/capacity.h): the writer adds no step and no
+ *     periodic re-patch of its own.
  *   - Whatever else differs from the API's rides along in the same patch.
  *   - At start the Node as read seeds what the API has: a value already
  *     there is not written again. At stop one patch, only when needed: the
@@ -31,8 +34,7 @@
 
 struct node_writer {
 	bool condition, batch; /* which parts the agent writes at all */
-	double step;
-	uint64_t min_ns, max_ns;
+	uint64_t min_ns;
 	/* what the API has, as far as the agent knows */
 	bool cond_known, cond;
 	uint64_t transition_ns; /* CLOCK_REALTIME */
@@ -58,7 +60,7 @@ void node_writer_init(struct node_writer *w, const struct kubernetes_config *cfg
 
 /*
  * What the Node already says (the agent's read at start, at now): batch
- * values there count as written now, so a move within the step waits.
+ * values there count as written now, so a rise waits min_interval.
  */
 void node_writer_seed(struct node_writer *w, const struct kube_node_info *info, uint64_t now);
 

@@ -326,6 +326,12 @@ void kube_report_condition(const struct kube_report_view *v)
 	v->sink.condition(v->sink.ctx, on, msg);
 }
 
+void kube_report_stop(const struct kube_report_view *v)
+{
+	while (v->seen->n_holds)
+		unhold(v, v->seen->n_holds - 1, "its settings handed back at the agent's stop");
+}
+
 void kube_report_free(struct kube_report_seen *seen)
 {
 	free(seen->holds);

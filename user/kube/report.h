@@ -87,6 +87,13 @@ void kube_report(const struct kube_report_view *v, const struct decision *d);
  */
 void kube_report_condition(const struct kube_report_view *v);
 
+/*
+ * The agent's stop handed every setting back: each hold ends, with its end
+ * Event (the same transition a hand-back in the loop makes), before the
+ * link sends what is left (kube_sync_stop()).
+ */
+void kube_report_stop(const struct kube_report_view *v);
+
 void kube_report_free(struct kube_report_seen *seen);
 
 #endif

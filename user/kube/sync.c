@@ -46,7 +46,9 @@
 #define START_READ_MS 2000
 /* An Event's series ends after this many event intervals without an occurrence. */
 #define SERIES_IDLE_INTERVALS 10
-#define CONTROLLER	      "qoslet.io/agent"
+/* Events sent at the stop at most: one a hold the restore ended, on a full node */
+#define STOP_EVENTS 32
+#define CONTROLLER  "qoslet.io/agent"
 
 struct evict_job {
 	struct kube_evict_req req;
@@ -685,6 +687,24 @@ int kube_sync_start(struct kube_sync *ks, char *err, size_t errlen)
 	return rc;
 }
 
+/*
+ * The Events due at the stop (the end of each hold the restore handed back:
+ * kube_report_stop()), sent here, the thread being gone: at most
+ * STOP_EVENTS, and none after one that failed for a reason that passes (an
+ * API away or overloaded), so such an API holds the stop up by one call's
+ * timeout at most. What the spam filter holds back
+ * stays unsent, as it would in the loop.
+ */
+static void flush_events(struct kube_sync *ks)
+{
+	__atomic_store_n(&ks->stopping, 0, __ATOMIC_RELAXED);
+	/* a transient failure starts a backoff, and event_one() then sends nothing */
+	for (int i = 0; i < STOP_EVENTS; i++)
+		if (!event_one(ks, clock_ns(CLOCK_MONOTONIC)))
+			break;
+	__atomic_store_n(&ks->stopping, 1, __ATOMIC_RELAXED);
+}
+
 void kube_sync_stop(struct kube_sync *ks)
 {
 	struct kube_node_status st;
@@ -701,6 +721,7 @@ void kube_sync_stop(struct kube_sync *ks)
 		pthread_join(ks->thread, NULL);
 	if (ks->informer_running)
 		pthread_join(ks->informer_thread, NULL);
+	flush_events(ks);
 	/*
 	 * One patch, when the API holds something a stopped agent must not
 	 * leave (node_writer_stop()). The thread is gone, so the call is made

@@ -127,12 +127,12 @@ void kube_sync_condition(struct kube_sync *ks, bool interference, const char *me
 /*
  * The node's batch resources the loop decided (milli-CPUs, bytes), good for
  * valid_ns: when no newer value came by then (the loop stopped ticking), the
- * thread writes 0. The thread patches the node when a value moved by more
- * than kubernetes.batch_step (always when it reaches or leaves 0), at most
- * once per batch_min_interval_s except for a drop to 0, and a value that
- * moved at all after batch_max_interval_s, in the same patch as the
- * condition when both changed. kube_sync_stop() writes 0 when the API holds
- * anything else (docs/capacity.md).
+ * thread writes 0. The loop hands over the capacity policy's published
+ * figure (policy/capacity.h: it moves by its step, grows back after its
+ * hold). The thread patches the node when a value differs from what the API
+ * has: a drop at once, a rise at most once per batch_min_interval_s, in the
+ * same patch as the condition when both changed. kube_sync_stop() writes 0
+ * when the API holds anything else (docs/capacity.md).
  */
 void kube_sync_batch(struct kube_sync *ks, uint64_t cpu_milli, uint64_t mem_bytes,
 		     uint64_t valid_ns);

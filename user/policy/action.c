@@ -20,6 +20,8 @@ static const char *const kind_names[ACT_NR] = {
 	[ACT_MEM_LOW] = "memory_low",
 	[ACT_MEM_HIGH] = "memory_high",
 	[ACT_MEM_RECLAIM] = "memory_reclaim",
+	[ACT_IO_RBPS] = "io_rbps",
+	[ACT_IO_WBPS] = "io_wbps",
 };
 
 const char *act_kind_name(enum act_kind k)

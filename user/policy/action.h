@@ -34,13 +34,19 @@ enum act_kind {
 	 * memory.reclaim): a one-shot request, not a setting, never restored
 	 */
 	ACT_MEM_RECLAIM,
+	/*
+	 * value = the unit's block I/O throttle on disk `dev`, bytes a second
+	 * (-1 none): reads, writes (v1 blkio.throttle.*_bps_device, v2 io.max)
+	 */
+	ACT_IO_RBPS,
+	ACT_IO_WBPS,
 	ACT_NR,
 };
 
 /*
  * "cpu_quota", "cpu_burst", "cpuset", "cpu_idle", "evict", "report", "capacity",
  * "cpu_weight", "mem_limit", "memory_min", "memory_low", "memory_high",
- * "memory_reclaim".
+ * "memory_reclaim", "io_rbps", "io_wbps".
  */
 const char *act_kind_name(enum act_kind k);
 
@@ -58,6 +64,7 @@ struct action {
 	char path[POL_PATH_MAX];    /* target unit's path */
 	enum qos_class cls;	    /* target unit's class */
 	int64_t value;		    /* quota / burst / idle, per kind */
+	uint64_t dev;		    /* ACT_IO_*: the disk, MEMSTALL_DEV(major, minor) */
 	char cpus[POL_CPULIST_MAX]; /* ACT_CPUSET */
 	enum rule_id rule;	    /* the rule that fired */
 	/*

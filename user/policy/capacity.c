@@ -154,14 +154,77 @@ static const char *held_reason(const struct pol_input *in, const char *bad,
 	return NULL;
 }
 
-/* A change worth a record: past min_change of capacity, to or from 0, or a new reason. */
+/*
+ * The highest `used` over about hold_s (to a bucket, a 60th of it), this
+ * tick's included. Buckets it cannot place, after a new hold_s (a reload)
+ * or ahead of now (the wall clock stepped back), fold into this tick's: their
+ * peak then holds a whole hold from now (as pol_since_s restarts a timer),
+ * never leaves early.
+ */
+static void hold_peak(struct capacity_state *st, uint64_t now, double hold_s,
+		      const double used[CAP_NR], double peak[CAP_NR])
+{
+	uint64_t width = (uint64_t)fmax(1, hold_s * SEC / CAPACITY_HOLD_BUCKETS), id = now / width;
+	bool rewidth = st->hold_width_ns != width;
+	double carry[CAP_NR];
+	struct capacity_hold_bucket *b;
+
+	memcpy(carry, used, sizeof(carry));
+	for (size_t i = 0; i < CAPACITY_HOLD_BUCKETS; i++) {
+		b = &st->hold[i];
+		if (!b->used || (!rewidth && b->id <= id))
+			continue;
+		for (int r = 0; r < CAP_NR; r++)
+			carry[r] = fmax(carry[r], b->max[r]);
+		b->used = false;
+	}
+	st->hold_width_ns = width;
+	b = &st->hold[id % CAPACITY_HOLD_BUCKETS];
+	if (!b->used || b->id != id)
+		*b = (struct capacity_hold_bucket){.id = id, .used = true};
+	for (int r = 0; r < CAP_NR; r++)
+		b->max[r] = fmax(b->max[r], carry[r]);
+	memcpy(peak, b->max, sizeof(b->max));
+	for (size_t i = 0; i < CAPACITY_HOLD_BUCKETS; i++)
+		for (int r = 0; r < CAP_NR && st->hold[i].used; r++)
+			if (id - st->hold[i].id < CAPACITY_HOLD_BUCKETS)
+				peak[r] = fmax(peak[r], st->hold[i].max[r]);
+}
+
+/* Moved enough to be published: past step of before, or to or from 0. */
+static bool moved(uint64_t now, uint64_t before, double step)
+{
+	if ((now == 0) != (before == 0))
+		return true;
+	return fabs((double)now - (double)before) > step * (double)before;
+}
+
+/*
+ * The published figure after one tick (API values): a step under the floor
+ * the hold allows; down at once when the floor falls below it, up only
+ * when that figure is past the step above it (capacity.h).
+ */
+static uint64_t publish(uint64_t before, uint64_t floor_now, double step)
+{
+	uint64_t margin = (uint64_t)floor((1 - step) * (double)floor_now);
+
+	if (floor_now < before || (margin > before && moved(margin, before, step)))
+		return margin;
+	return before;
+}
+
+/*
+ * A change worth a record: past min_change of capacity, to or from 0, a
+ * new reason, or a new published figure.
+ */
 static bool changed(const struct capacity_state *st, const struct capacity_result *res,
 		    enum capacity_resource r, double min_change)
 {
 	uint64_t now = capacity_api_value(r, res->r[r].batch), before = st->decided[r];
 	double step = min_change * res->r[r].capacity * (r == CAP_CPU ? 1000 : 1);
 
-	if (!st->have_last || res->held != st->decided_held)
+	if (!st->have_last || res->held != st->decided_held ||
+	    st->published[r] != st->decided_published[r])
 		return true;
 	if ((now == 0) != (before == 0))
 		return true;
@@ -188,6 +251,10 @@ static int record(const struct capacity_result *res, enum capacity_resource r,
 	action_evidence(a, "ls_system_percentile", t->pctl);
 	action_evidence(a, "used", t->used);
 	action_evidence(a, "reserve", t->reserve);
+	action_evidence(a, "peak", t->peak);
+	action_evidence(a, "published", t->published);
+	action_evidence(a, "hold_s", cfg->hold_s);
+	action_evidence(a, "step", cfg->step);
 	action_evidence(a, "percentile", cfg->percentile);
 	action_evidence(a, "window_s", cfg->window_s);
 	action_evidence(a, "window_covered_s", res->window_covered_s);
@@ -200,6 +267,7 @@ int capacity_tick(const struct pol_input *in, const char *bad, const struct capa
 {
 	struct capacity_sample s = {.ts_ns = in->ts_ns};
 	const char *held = held_reason(in, bad, cfg, st);
+	double used[CAP_NR], peak[CAP_NR];
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -226,6 +294,17 @@ int capacity_tick(const struct pol_input *in, const char *bad, const struct capa
 				return err;
 			t->used = fmax(s.used[r], t->pctl);
 			t->batch = fmax(0, t->capacity * t->threshold - t->used - t->reserve);
+			used[r] = t->used;
+		}
+		hold_peak(st, in->ts_ns, cfg->hold_s, used, peak);
+		for (int r = 0; r < CAP_NR; r++) {
+			struct capacity_terms *t = &out->r[r];
+			double floor_now =
+				fmax(0, t->capacity * t->threshold - peak[r] - t->reserve);
+
+			t->peak = peak[r];
+			st->published[r] = publish(st->published[r],
+						   capacity_api_value(r, floor_now), cfg->step);
 		}
 		out->samples = st->n;
 		out->window_covered_s = fmin(pol_since_s(in->ts_ns, &st->start_ns), cfg->window_s);
@@ -233,9 +312,13 @@ int capacity_tick(const struct pol_input *in, const char *bad, const struct capa
 			held = "warming up: the window is not full yet";
 		out->held = held;
 	}
-	if (out->held)
-		for (int r = 0; r < CAP_NR; r++)
+	for (int r = 0; r < CAP_NR; r++) {
+		if (out->held) {
 			out->r[r].batch = 0;
+			st->published[r] = 0;
+		}
+		out->r[r].published = (double)st->published[r] / (r == CAP_CPU ? 1000 : 1);
+	}
 	for (int r = 0; r < CAP_NR; r++) {
 		if (!changed(st, out, r, cfg->min_change))
 			continue;
@@ -243,6 +326,7 @@ int capacity_tick(const struct pol_input *in, const char *bad, const struct capa
 		if (err)
 			return err;
 		st->decided[r] = capacity_api_value(r, out->r[r].batch);
+		st->decided_published[r] = st->published[r];
 	}
 	st->decided_held = out->held;
 	st->last = *out;

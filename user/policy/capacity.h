@@ -15,6 +15,22 @@
  * value but 0 is believed (after a start, or a gap of stale_s without a
  * reading), and a tick whose reading is not whole does not count: when
  * that lasts stale_s, batch goes to 0 with the reason. docs/capacity.md.
+ *
+ * That figure follows the load; the scheduler gets a steadier one, the
+ * published figure, which is what the Node's status says:
+ *
+ *   floor  = capacity x threshold - peak - reserve
+ *   peak   = the highest `used` over the last hold_s
+ *   published: first (and from 0) floor x (1 - step); then
+ *     - when floor falls below it (a new peak): floor x (1 - step), at once;
+ *     - when floor x (1 - step) exceeds it by more than step of it (the
+ *       peak aged out of the hold): that;
+ *     - else unchanged.
+ * A load that swings within the hold publishes once and stays; a rise
+ * shrinks it at once, with a step's margin, so that the next few peaks
+ * a little higher do not move it again; a lull lets it grow back once, a
+ * hold after the peak. Real-time protection is BE suppression's, not the
+ * scheduler's: this figure is a floor the node can keep, not an estimate.
  */
 #ifndef QOSLET_POLICY_CAPACITY_H
 #define QOSLET_POLICY_CAPACITY_H
@@ -40,8 +56,10 @@ struct capacity_terms {
 	double system;	  /* this tick's node usage outside every unit */
 	double pctl;	  /* the percentile of LS + system over the window */
 	double used;	  /* max(ls + system, pctl): what the formula takes */
+	double peak;	  /* the highest `used` over hold_s */
 	double reserve;
-	double batch; /* the result; 0 while stale or warming up */
+	double batch;	  /* the result; 0 while stale or warming up */
+	double published; /* the scheduler's figure (CPUs or bytes); 0 while held */
 };
 
 struct capacity_result {
@@ -57,6 +75,15 @@ struct capacity_sample {
 	double used[CAP_NR]; /* LS + system */
 };
 
+/* The peak's hold: the highest `used` of each 60th of hold_s, by bucket number. */
+#define CAPACITY_HOLD_BUCKETS 60
+
+struct capacity_hold_bucket {
+	uint64_t id; /* ts_ns / the bucket width */
+	bool used;
+	double max[CAP_NR];
+};
+
 struct capacity_state {
 	struct capacity_sample *v; /* a ring, oldest at head */
 	size_t head, n, cap;
@@ -69,6 +96,10 @@ struct capacity_state {
 	struct capacity_result last;
 	uint64_t decided[CAP_NR]; /* the values of the last decision records */
 	const char *decided_held;
+	struct capacity_hold_bucket hold[CAPACITY_HOLD_BUCKETS];
+	uint64_t hold_width_ns;	    /* the buckets' width: hold_s / CAPACITY_HOLD_BUCKETS */
+	uint64_t published[CAP_NR]; /* API values (capacity_api_value) */
+	uint64_t decided_published[CAP_NR];
 };
 
 /*
@@ -76,8 +107,9 @@ struct capacity_state {
  * ("cgroup reads failed", ...): that tick adds no sample. Fills *out and
  * appends one ACT_CAPACITY action per resource whose value moved by more
  * than cfg->min_change of its capacity since the last one (and whenever
- * it reaches or leaves 0 or the reason it is held changes), with the terms
- * as evidence. Returns 0 or -ENOMEM.
+ * it reaches or leaves 0, the reason it is held changes or its published
+ * figure changes), with the terms as evidence. st->published is then what
+ * the Node's status should say. Returns 0 or -ENOMEM.
  */
 int capacity_tick(const struct pol_input *in, const char *bad, const struct capacity_config *cfg,
 		  struct capacity_state *st, struct capacity_result *out, struct action_list *acts);

@@ -38,10 +38,11 @@ const char *interference_cause_name(enum interference_cause c);
 
 enum act_cause_kind {
 	ACT_CAUSE_NONE = 0,
-	ACT_CAUSE_INTERFERENCE,	 /* .interference: an interference report's explanation */
-	ACT_CAUSE_GUARD,	 /* .guard: why an eviction round passed the unit by */
-	ACT_CAUSE_REFUSED_RULE,	 /* .rule: the wish the plan refused (plan.exclusive_cpus) */
-	ACT_CAUSE_HELD,		 /* .held: why batch capacity is held at 0 (static text) */
+	ACT_CAUSE_INTERFERENCE, /* .interference: an interference report's explanation */
+	ACT_CAUSE_GUARD,	/* .guard: why an eviction round passed the unit by */
+	ACT_CAUSE_REFUSED_RULE, /* .rule: the wish the plan refused (plan.exclusive_cpus) */
+	/* .held, a static text: why batch capacity is held at 0, why a culprit is not throttled */
+	ACT_CAUSE_HELD,
 	ACT_CAUSE_OUTSIDE_WRITE, /* another writer changed a file the agent wrote */
 };
 

@@ -13,18 +13,15 @@
 
 #include <stdint.h>
 
-/* A BE unit guilty of an LS unit's memory stall in this tick. */
+/*
+ * A BE unit guilty of an LS unit's memory stall, or of its I/O stall
+ * through its block I/O, in this tick (one list per resource, one shape:
+ * memory and I/O suppression share their steps, be_limit.h).
+ */
 struct mem_guilty {
 	uint64_t culprit; /* the BE unit's id (pol_unit.id) */
 	uint64_t victim;  /* the LS unit's id */
-	double share;	  /* the culprit's share of the evidence, 0..1 */
-};
-
-/* A BE unit guilty of an LS unit's I/O stall through its block I/O in this tick. */
-struct io_guilty {
-	uint64_t culprit; /* the BE unit's id */
-	uint64_t victim;  /* the LS unit's id */
-	double share;	  /* the culprit's share of the block I/O bytes, 0..1 */
+	double share;	  /* the culprit's share of the evidence (reclaim, block I/O bytes), 0..1 */
 };
 
 #endif

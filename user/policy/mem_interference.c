@@ -224,7 +224,7 @@ static int add_guilty(struct mem_interference_state *st, enum resource r, uint64
 	if (array_grow((void **)&st->io_guilty, &st->cap_io_guilty, st->n_io_guilty,
 		       sizeof(*st->io_guilty)))
 		return -ENOMEM;
-	st->io_guilty[st->n_io_guilty++] = (struct io_guilty){culprit, victim, share};
+	st->io_guilty[st->n_io_guilty++] = (struct mem_guilty){culprit, victim, share};
 	return 0;
 }
 

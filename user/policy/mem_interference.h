@@ -45,7 +45,7 @@ struct mem_interference_state {
 	/* This tick's verdicts (mem_guilty.h): rebuilt by every run. */
 	struct mem_guilty *guilty;
 	size_t n_guilty, cap_guilty;
-	struct io_guilty *io_guilty;
+	struct mem_guilty *io_guilty;
 	size_t n_io_guilty, cap_io_guilty;
 };
 

@@ -15,7 +15,7 @@
  *      by grow_share of its ceiling a second (the owner's limit, else node
  *      memory) and, there, is handed back (the plan restores the owner's).
  *      A unit guilty again after it grew waits twice as long before it
- *      grows the next time (up to MEM_SUP_HOLD_MAX x well_s).
+ *      grows the next time (up to BE_LIMIT_HOLD_MAX x well_s; the steps are be_limit.h's).
  *   4. A unit still guilty evict_after_s after its limit reached the floor
  *      is past what suppression can do: an eviction round in the order of
  *      evict_round.h, over the BE units, for the culprits' working sets.
@@ -28,45 +28,15 @@
 #include <stdint.h>
 
 #include "policy/action.h"
+#include "policy/be_limit.h"
 #include "policy/evict_round.h"
 #include "policy/mem_guilty.h"
 #include "policy/model.h"
 #include "policy/policy_config.h"
 
-/* A relapsing unit's wait before growing back is at most this many times well_s. */
-#define MEM_SUP_HOLD_MAX 32
-
-/* One BE unit under suppression. */
-struct mem_sup_unit {
-	uint64_t id;
-	int64_t limit;	     /* the limit this policy wants now, bytes */
-	int64_t owner;	     /* the unit's limit when first suppressed; -1 unlimited */
-	uint64_t guilty_ns;  /* ts_ns it was last guilty */
-	uint64_t reclaim_ns; /* ts_ns of its last reclaim; 0 none */
-	uint64_t floor_ns;   /* ts_ns its limit reached the floor while guilty; 0 not there */
-	uint64_t victim;     /* the last victim it was found guilty of */
-	double share;	     /* and its share of that victim's stall */
-	bool wished;	     /* limit was wished at an earlier tick (else this is the first cut) */
-	/*
-	 * It grew back since its last cut, and the wait before it may grow
-	 * (well_s at first, doubled by each relapse: found guilty again after
-	 * growing, it grew back too far).
-	 */
-	bool grown;
-	double hold_s;
-	/*
-	 * It grew back to its ceiling and was handed back (no wish); kept for
-	 * its relapse wait until well for MEM_SUP_HOLD_MAX x well_s past it.
-	 */
-	bool released;
-	uint64_t grow_ns;  /* ts_ns its growth began (with grown) */
-	int64_t grow_base; /* its limit then */
-};
-
 /* Everything the policy remembers between ticks; all zero is the initial state. */
 struct mem_suppress_state {
-	struct mem_sup_unit *v; /* sorted by id */
-	size_t n, cap;
+	struct be_limit_table t;
 	struct evict_round round;
 };
 

@@ -81,6 +81,23 @@ struct pol_mem_stall {
 	uint64_t refaults;	/* memory.stat workingset_refault (anon + file) */
 	uint64_t charged_pages; /* v1 memory.stat pgpgin: pages charged (page cache, anon) */
 	uint64_t io_bytes;	/* v1 blkio io_service_bytes, v2 io.stat rbytes + wbytes */
+	/*
+	 * The disk most of its bios went to (the probe's block_bio_queue:
+	 * MEMSTALL_DEV(major, minor) of the whole disk); 0 unknown.
+	 */
+	uint64_t io_dev;
+};
+
+/*
+ * A unit's block I/O throttle (I/O suppression, docs/agent-policies.md), read
+ * for BE units while it is on: v1 blkio.throttle.{read,write}_bps_device,
+ * v2 io.max rbps / wbps, on one disk: the one that has a rule, else the
+ * unit's ms.io_dev. Bytes a second, -1 none.
+ */
+struct pol_io_limit {
+	bool has; /* read (else all 0) */
+	uint64_t dev;
+	int64_t rbps, wbps;
 };
 
 /*
@@ -161,6 +178,7 @@ struct pol_unit {
 	 */
 	uint64_t mem_usage, mem_file;
 	struct pol_mem_stall ms; /* memory and I/O stalls, and the evidence of who caused them */
+	struct pol_io_limit io_limit;
 };
 
 /* The kernel's default CFS period, for a unit whose period is unknown (0). */
@@ -261,6 +279,12 @@ struct pol_input {
 	 * (v2, kernel 5.19+).
 	 */
 	bool mem_v2, has_mem_reclaim;
+	/*
+	 * The node can throttle a cgroup's block I/O per disk: v1
+	 * blkio.throttle.*_bps_device, v2 io.max (the blkio / io controller,
+	 * CONFIG_BLK_DEV_THROTTLING).
+	 */
+	bool has_io_limit;
 
 	/* Capacity: the subtree's limits when set, else the machine's. */
 	double cpus;			   /* CPUs */

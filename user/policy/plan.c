@@ -15,7 +15,7 @@ static bool is_setting(enum act_kind k)
 {
 	return k == ACT_CPU_QUOTA || k == ACT_CPU_BURST || k == ACT_CPUSET || k == ACT_CPU_IDLE ||
 	       k == ACT_CPU_WEIGHT || k == ACT_MEM_LIMIT || k == ACT_MEM_MIN || k == ACT_MEM_LOW ||
-	       k == ACT_MEM_HIGH;
+	       k == ACT_MEM_HIGH || k == ACT_IO_RBPS || k == ACT_IO_WBPS;
 }
 
 /*
@@ -24,7 +24,8 @@ static bool is_setting(enum act_kind k)
  */
 static bool is_limit(enum act_kind k)
 {
-	return k == ACT_CPU_QUOTA || k == ACT_MEM_LIMIT || k == ACT_MEM_HIGH;
+	return k == ACT_CPU_QUOTA || k == ACT_MEM_LIMIT || k == ACT_MEM_HIGH || k == ACT_IO_RBPS ||
+	       k == ACT_IO_WBPS;
 }
 
 /* -1 (unlimited) is the largest quota (or memory limit). */
@@ -186,6 +187,12 @@ static void current_value(const struct pol_unit *u, enum act_kind kind, int64_t 
 		break;
 	case ACT_MEM_HIGH:
 		*value = u->mem_high;
+		break;
+	case ACT_IO_RBPS: /* not read: as if none */
+		*value = u->io_limit.has ? u->io_limit.rbps : -1;
+		break;
+	case ACT_IO_WBPS:
+		*value = u->io_limit.has ? u->io_limit.wbps : -1;
 		break;
 	default:
 		*value = 0;

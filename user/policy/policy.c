@@ -62,13 +62,16 @@ int policy_tick(const struct pol_input *in, const struct policy_config *cfg, boo
 	/*
 	 * The BE units memory interference found guilty this tick give back
 	 * memory. Before memory QoS: both wish memory.high of a BE unit, and
-	 * the plan keeps the lower. (I/O culprits, st->mem_interference.io_guilty,
-	 * have no actuator yet: docs/agent-policies.md.)
+	 * the plan keeps the lower. Those guilty of I/O stalls have their block
+	 * I/O throttled.
 	 */
 	if (!err)
 		err = mem_suppress_run(in, &cfg->mem_suppress, &cfg->evict_order,
 				       st->mem_interference.guilty, st->mem_interference.n_guilty,
 				       &st->mem_suppress, &wishes);
+	if (!err)
+		err = io_suppress_run(in, &cfg->io_suppress, st->mem_interference.io_guilty,
+				      st->mem_interference.n_io_guilty, &st->io_suppress, &wishes);
 	if (!err)
 		err = evict_memory_run(in, &cfg->evict_memory, &cfg->evict_order, &st->evict_memory,
 				       &wishes);
@@ -98,5 +101,6 @@ void policy_state_free(struct policy_state *st)
 	capacity_state_free(&st->capacity);
 	batch_evict_state_free(&st->batch_evict);
 	mem_suppress_state_free(&st->mem_suppress);
+	io_suppress_state_free(&st->io_suppress);
 	memset(st, 0, sizeof(*st));
 }

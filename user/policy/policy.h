@@ -19,6 +19,7 @@
 #include "policy/evict_memory.h"
 #include "policy/interference.h"
 #include "policy/mem_interference.h"
+#include "policy/io_suppress.h"
 #include "policy/mem_suppress.h"
 #include "policy/memory_qos.h"
 #include "policy/model.h"
@@ -41,6 +42,7 @@ struct policy_state {
 	bool have_capacity;			/* capacity ran at the last tick */
 	struct batch_evict_state batch_evict;
 	struct mem_suppress_state mem_suppress;
+	struct io_suppress_state io_suppress;
 };
 
 /*

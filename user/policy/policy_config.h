@@ -121,6 +121,8 @@ struct capacity_config {
 	double mem_reserve;   /* bytes kept from batch: 0 */
 	double stale_s;	      /* unreadable data this long drives batch to 0: 60 */
 	double min_change;    /* share of capacity a change must exceed to be a decision: 0.01 */
+	double hold_s;	      /* the published figure grows back after the peak is this old: 3600 */
+	double step; /* the published figure moves by more than this share of itself: 0.10 */
 };
 
 /*
@@ -156,6 +158,17 @@ struct memory_qos_config {
 };
 
 /*
+ * The steps of a BE unit's limit under memory or I/O suppression
+ * (policy/be_limit.h), in the limit's unit (bytes, bytes a second).
+ */
+struct suppress_steps {
+	double cut_share;  /* of the gap between the limit and its floor, per guilty tick: 0.5 */
+	double well_s;	   /* not guilty this long before growing back: 10 */
+	double grow_share; /* per second, of the ceiling: memory 0.02, I/O 0.05 */
+	double min_change; /* moves under this are skipped: 4 MiB, 1 MiB/s */
+};
+
+/*
  * Memory suppression (docs/agent-policies.md): a BE unit the memory
  * interference policy found guilty gives back its page cache, then has its
  * memory limit (v2 memory.high, v1 memory.limit_in_bytes) stepped down
@@ -166,14 +179,25 @@ struct mem_suppress_config {
 	bool enabled;		   /* true */
 	double reclaim_share;	   /* of the unit's page cache asked back per memory.reclaim: 0.5 */
 	double reclaim_interval_s; /* between two reclaims of one unit: 2 */
-	double cut_share;    /* of the gap between the limit and its floor, per guilty tick: 0.5 */
-	double margin_bytes; /* the floor: anon + unevictable + this: 64 MiB */
-	double well_s;	     /* not guilty this long before growing back: 10 */
-	double grow_share; /* per second, of the ceiling (owner's limit, else node memory): 0.02 */
-	double min_change_bytes; /* limit moves under this are skipped: 4 MiB */
+	double margin_bytes;	   /* the floor: anon + unevictable + this: 64 MiB */
+	/* the ceiling growth ends at: the owner's limit, else node memory */
+	struct suppress_steps steps;
 	bool evict;		 /* evict when at the floor it stays guilty: true */
 	double evict_after_s;	 /* that long at the floor: 60 */
 	double evict_cooldown_s; /* between eviction rounds: 20 */
+};
+
+/*
+ * I/O suppression (docs/agent-policies.md): a BE unit the interference
+ * policy found guilty of an LS unit's I/O stall through its block I/O has
+ * a block I/O throttle on its disk stepped down from its measured rate
+ * towards a floor, and grown back slowly once it is no longer guilty.
+ */
+struct io_suppress_config {
+	bool enabled;	  /* true */
+	double floor_bps; /* the floor, bytes a second: 10 MiB/s */
+	/* the ceiling growth ends at: the owner's throttle, else the rate it was first cut from */
+	struct suppress_steps steps;
 };
 
 /*
@@ -232,6 +256,7 @@ struct policy_config {
 	struct memory_qos_config memory_qos;
 	struct slo_config slo;
 	struct mem_suppress_config mem_suppress;
+	struct io_suppress_config io_suppress;
 };
 
 #endif

@@ -46,6 +46,10 @@ static const struct rule_info rules[RULE_NR] = {
 	ROW(RULE_INTERFERENCE_IO, "interference.io", INTERFERENCE, EV_INTERFERENCE),
 	ROW(RULE_INTERFERENCE_MEMORY, "interference.memory", INTERFERENCE, EV_INTERFERENCE),
 	ROW(RULE_INTERFERENCE_RUNQ_SLO, "interference.runq_slo", INTERFERENCE, EV_INTERFERENCE),
+	ROW(RULE_IO_SUPPRESS_GROW, "io_suppress.grow", IO_SUPPRESS, {0}),
+	ROW(RULE_IO_SUPPRESS_LIMIT, "io_suppress.limit", IO_SUPPRESS, EV_SUPPRESSED),
+	/* a culprit no throttle can reach (no controller, disk unknown): said once */
+	ROW(RULE_IO_SUPPRESS_UNTHROTTLED, "io_suppress.unthrottled", IO_SUPPRESS, {0}),
 	/* evicted because suppression at its floor did not relieve the victim */
 	ROW(RULE_MEM_SUPPRESS_EVICT, "mem_suppress.evict", MEM_SUPPRESS, EV_SKIPPED),
 	ROW(RULE_MEM_SUPPRESS_GROW, "mem_suppress.grow", MEM_SUPPRESS, {0}),

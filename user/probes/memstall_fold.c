@@ -12,6 +12,9 @@ void memstall_fold(struct memstall_sample *out, const struct memstall_cg *percpu
 		hist_add(&out->stall, &percpu[cpu].stall);
 		hist_add(&out->iowait, &percpu[cpu].iowait);
 		out->io_bytes += percpu[cpu].io_bytes;
+		for (int i = 0; i < MEMSTALL_IO_DEVS; i++)
+			io_dev_add(out->io_dev, SNAPSHOT_IO_DEVS, percpu[cpu].io_dev[i].dev,
+				   percpu[cpu].io_dev[i].bytes);
 		out->oom_kills += percpu[cpu].oom_kills;
 	}
 }

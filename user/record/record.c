@@ -27,16 +27,16 @@ static const char *const batch_keys[BATCH_KEYS] = {"batch_cpu_request", "batch_c
 						   "batch_mem_request", "batch_mem_limit"};
 
 /* The counters of struct pol_mem_stall, by their names in a record. */
-#define MS_KEYS 7
+#define MS_KEYS 8
 static const char *const ms_keys[MS_KEYS] = {"reclaim_ns", "limit_hits", "ancestor_hits",
 					     "ancestor",   "refaults",	 "charged_pages",
-					     "io_bytes"};
+					     "io_bytes",   "io_dev"};
 
 static uint64_t *ms_field(struct pol_mem_stall *m, size_t i)
 {
 	uint64_t *const f[MS_KEYS] = {&m->reclaim_ns, &m->limit_hits, &m->ancestor_hits,
 				      &m->ancestor,   &m->refaults,   &m->charged_pages,
-				      &m->io_bytes};
+				      &m->io_bytes,   &m->io_dev};
 
 	return f[i];
 }
@@ -132,6 +132,12 @@ static json_t *unit_to_json(const struct pol_unit *u)
 		json_object_set_new(o, "cpi", json_real(u->cpi));
 	if (mem_stall_recorded(&u->ms))
 		json_object_set_new(o, "ms", mem_stall_to_json(&u->ms));
+	/* read for BE units under I/O suppression only: [disk, rbps, wbps] */
+	if (u->io_limit.has)
+		json_object_set_new(o, "io_limit",
+				    json_pack("[o, I, I]", U64(u->io_limit.dev),
+					      (json_int_t)u->io_limit.rbps,
+					      (json_int_t)u->io_limit.wbps));
 	return o;
 }
 
@@ -179,6 +185,8 @@ json_t *record_input_to_json(const struct pol_input *in)
 		json_object_set_new(o, "mem_v2", json_true());
 	if (o && in->has_mem_reclaim)
 		json_object_set_new(o, "has_mem_reclaim", json_true());
+	if (o && in->has_io_limit)
+		json_object_set_new(o, "has_io_limit", json_true());
 	/* only when some: recordings from nodes without pinned pods keep their shape */
 	if (o && in->exclusive_cpus[0])
 		json_object_set_new(o, "exclusive_cpus", json_string(in->exclusive_cpus));
@@ -366,13 +374,14 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 	json_int_t start_ns = 0, rq_target = 0, pinned = 0, weight = -1, mem_max = -1,
 		   batch[BATCH_KEYS] = {0}, mem_usage = 0, mem_file = 0;
 	const char *path, *uid, *cls, *cpus, *guard = "";
-	json_t *rq = NULL, *cpi = NULL, *mem_qos = NULL, *ms = NULL;
+	json_t *rq = NULL, *cpi = NULL, *mem_qos = NULL, *ms = NULL, *io_limit = NULL;
 	json_error_t e;
 	int priority, idle, evict_priority = 0;
 
-	static const char fmt[] = "{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, "
-				  "s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o, s?s, s?i, s?I, "
-				  "s?I, s?I, s?I, s?I, s?I, s?I, s?o, s?I, s?I, s?o, s?I, s?I}";
+	static const char fmt[] =
+		"{s:I, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:s, s:F, s:F, "
+		"s:F, s:I, s:I, s:I, s:I, s?I, s?o, s?o, s?s, s?i, s?I, "
+		"s?I, s?I, s?I, s?I, s?I, s?I, s?o, s?I, s?I, s?o, s?I, s?I, s?o}";
 	static const char *const keys[] = {"id",
 					   "path",
 					   "pod_uid",
@@ -407,7 +416,8 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 					   "pinned_cpus",
 					   "ms",
 					   "mem_usage",
-					   "mem_file"};
+					   "mem_file",
+					   "io_limit"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "id", &id, "path", &path, "pod_uid",
 			   &uid, "class", &cls, "priority", &priority, "quota_us", &quota,
@@ -420,7 +430,7 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 			   &weight, "mem_max", &mem_max, batch_keys[0], &batch[0], batch_keys[1],
 			   &batch[1], batch_keys[2], &batch[2], batch_keys[3], &batch[3], "mem_qos",
 			   &mem_qos, "rq_target_us", &rq_target, "pinned_cpus", &pinned, "ms", &ms,
-			   "mem_usage", &mem_usage, "mem_file", &mem_file)) {
+			   "mem_usage", &mem_usage, "mem_file", &mem_file, "io_limit", &io_limit)) {
 		name_bad_key(o, fmt, keys, "unit.", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -448,6 +458,17 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 	u->mem_used = used;
 	u->mem_usage = (uint64_t)mem_usage;
 	u->mem_file = (uint64_t)mem_file;
+	if (io_limit) {
+		json_int_t dev, rbps, wbps;
+
+		if (json_unpack(io_limit, "[I, I, I!]", &dev, &rbps, &wbps) || dev < 0 ||
+		    rbps < -1 || wbps < -1) {
+			snprintf(err, errlen, "unit %s: io_limit: expected [disk, rbps, wbps]",
+				 path);
+			return -EINVAL;
+		}
+		u->io_limit = (struct pol_io_limit){true, (uint64_t)dev, rbps, wbps};
+	}
 	u->request_mem = (uint64_t)request_mem;
 	u->evict_priority = evict_priority;
 	u->start_ns = (uint64_t)start_ns;
@@ -600,19 +621,19 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 	json_int_t ts, cap, used;
 	const char *cpu_list, *exclusive = "";
 	json_error_t e;
-	int v2, idle, mem_v2 = 0, has_reclaim = 0;
+	int v2, idle, mem_v2 = 0, has_reclaim = 0, has_io_limit = 0;
 	size_t i;
 
 	pol_input_free(in);
 	memset(in, 0, sizeof(*in));
 	static const char fmt[] =
 		"{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o, s?o, s?o, s?s, s?o, s?o, "
-		"s?b, s?b}";
+		"s?b, s?b, s?b}";
 	static const char *const keys[] = {
-		"ts_ns",	 "interval_s",	"cgroup_v2",	"has_cpu_idle",	  "cpus",
-		"cpu_list",	 "topo",	"mem_capacity", "mem_used",	  "node_cpu_used",
-		"units",	 "blame",	"outside",	"containers",	  "exclusive_cpus",
-		"mem_ancestors", "mem_outside", "mem_v2",	"has_mem_reclaim"};
+		"ts_ns",	 "interval_s",	"cgroup_v2",	"has_cpu_idle",	   "cpus",
+		"cpu_list",	 "topo",	"mem_capacity", "mem_used",	   "node_cpu_used",
+		"units",	 "blame",	"outside",	"containers",	   "exclusive_cpus",
+		"mem_ancestors", "mem_outside", "mem_v2",	"has_mem_reclaim", "has_io_limit"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "ts_ns", &ts, "interval_s",
 			   &in->interval_s, "cgroup_v2", &v2, "has_cpu_idle", &idle, "cpus",
@@ -621,7 +642,7 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 			   "blame", &blame, "outside", &outside, "containers", &containers,
 			   "exclusive_cpus", &exclusive, "mem_ancestors", &mem_ancestors,
 			   "mem_outside", &mem_outside, "mem_v2", &mem_v2, "has_mem_reclaim",
-			   &has_reclaim)) {
+			   &has_reclaim, "has_io_limit", &has_io_limit)) {
 		name_bad_key(o, fmt, keys, "", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -634,6 +655,7 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 	in->has_cpu_idle = idle;
 	in->mem_v2 = mem_v2;
 	in->has_mem_reclaim = has_reclaim;
+	in->has_io_limit = has_io_limit;
 	in->mem_capacity = cap;
 	in->mem_used = used;
 	if (copy_str(in->cpu_list, sizeof(in->cpu_list), cpu_list, "cpu_list", err, errlen) ||

@@ -550,6 +550,13 @@ static int settings(struct render *r)
 		[CG_KNOB_IDLE] = {"qoslet_applied_cpu_idle", "cpu.idle qoslet set on the unit."},
 		[CG_KNOB_CPUS] = {"qoslet_applied_cpuset_cpus",
 				  "Number of CPUs in the cpuset qoslet set on the unit."},
+		[CG_KNOB_IO_RBPS] = {"qoslet_applied_io_read_bytes_per_second",
+				     "Block I/O read throttle qoslet set on the unit's disk (+Inf: "
+				     "none)."},
+		[CG_KNOB_IO_WBPS] =
+			{"qoslet_applied_io_write_bytes_per_second",
+			 "Block I/O write throttle qoslet set on the unit's disk (+Inf: "
+			 "none)."},
 	};
 	const struct metrics_input *in = r->in;
 	const struct metrics_setting **v = malloc((in->n_settings + 1) * sizeof(*v));

@@ -225,6 +225,13 @@ static int setting_value(const struct pol_unit *u, enum cg_knob k, double *value
 		n = cpu_list_count(u->cpus);
 		*value = n;
 		return n < 0 ? n : 0;
+	case CG_KNOB_IO_RBPS: /* read with the settings while I/O suppression is on */
+	case CG_KNOB_IO_WBPS: {
+		int64_t bps = k == CG_KNOB_IO_RBPS ? u->io_limit.rbps : u->io_limit.wbps;
+
+		*value = bps < 0 ? INFINITY : (double)bps;
+		return u->io_limit.has ? 0 : -EOPNOTSUPP;
+	}
 	default:
 		return -EINVAL;
 	}
