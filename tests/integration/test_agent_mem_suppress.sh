@@ -25,7 +25,8 @@
 #   - a replay of the recording gives the live decisions.
 # It runs under TCG too (the VMs' scratch disk, scripts/vm/run.sh): its
 # waits count polls, which the emulator slows alike, and the refault rates
-# it compares stay far apart there (56.5/s before, 0/s after, in the 6.1 VM).
+# it compares stay apart there (6.1 VM: 56.5/s before, 0/s after; 145.5/s
+# and 75.1/s in another run).
 # The middle part needs the memory interference policy (issue 35's
 # detection half); a build without it runs the rest and skips that part.
 # jq filters are single-quoted; agent_start takes its own options.
