@@ -86,7 +86,7 @@ if [ "$disk_mib" != 0 ]; then
 		{ echo "scripts/vm/run.sh: mkfs.ext4 on $disk failed" >&2; exit 1; }
 	# cache=unsafe: a throwaway disk needs no flush to reach this machine's.
 	disk_args=(-drive "file=$disk,format=raw,if=none,id=scratch,cache=unsafe"
-		-device virtio-blk-pci,drive=scratch,serial=qoslet-scratch)
+		-device "virtio-blk-pci,drive=scratch,serial=qoslet-scratch")
 fi
 
 kdir=$(scripts/vm/kernel.sh "$pkg")
