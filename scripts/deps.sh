@@ -20,7 +20,8 @@
 #            slobench the servers nginx-light and redis-server, and wrk and
 #            redis-benchmark (redis-server's redis-tools) as cross-checks)
 #   vm       `make test-kernels`: test, and what boots the kernel matrix in
-#            VMs (scripts/vm/): qemu, a static busybox for the initramfs, kmod.
+#            VMs (scripts/vm/): qemu, a static busybox for the initramfs, kmod,
+#            mkfs.ext4 (e2fsprogs) for the VMs' scratch disk.
 #            The kernels are fetched by scripts/vm/kernel.sh with apt-get
 #            download, into a cache, never installed.
 #   all      every profile
@@ -57,7 +58,7 @@ BENCH="
 jq python3 stress-ng rt-tests util-linux procps linux-perf bpftrace libbpf-tools
 gnuplot-nox nginx-light redis-server wrk
 "
-VM="qemu-system-x86 busybox-static kmod"
+VM="qemu-system-x86 busybox-static kmod e2fsprogs"
 
 PKGS=""
 [ $# -gt 0 ] || set -- build

@@ -108,6 +108,19 @@ done
 cpus_online 1
 [ "$(cat /sys/devices/system/cpu/online)" = "$(cat /sys/devices/system/cpu/present)" ] ||
 	echo "qoslet-vm: CPUs online: $(cat /sys/devices/system/cpu/online) of $(cat /sys/devices/system/cpu/present)"
+# The scratch disk run.sh attaches (ext4 made there) is /var/tmp, where
+# disk_tmp (tests/integration/lib.sh) puts the data of the memory-pressure
+# tests: reclaim can drop its pages and read them back from a device.
+for s in /sys/block/vd*/serial; do
+	[ "$(cat "$s" 2>/dev/null)" = qoslet-scratch ] || continue
+	d=${s%/serial}
+	d=/dev/${d##*/}
+	if mount -t ext4 -o noatime "$d" /var/tmp && chmod 1777 /var/tmp; then
+		echo "qoslet-vm: scratch disk $d ($(df -m --output=size /var/tmp | tail -n 1 | tr -d ' ') MiB, ext4) on /var/tmp"
+	else
+		echo "qoslet-vm: cannot mount the scratch disk $d on /var/tmp: the disk tests will skip"
+	fi
+done
 ip link set lo up 2>/dev/null || busybox ip link set lo up
 hostname qoslet-vm
 
@@ -119,15 +132,15 @@ for b in ${VM_UNIT:-}; do
 done
 start=$(date +%s)
 # A console line every minute (not in the log): the elapsed time, the load,
-# the memory left and what the tmpfs-backed writes hold (the overlay's upper
-# layer and /tmp live in the guest's RAM), and the test that runs, so a VM
-# that runs out of time or memory says where it went.
+# the memory left and what the writes hold (the overlay's upper layer and
+# /tmp live in the guest's RAM, /var/tmp on the scratch disk), and the test
+# that runs, so a VM that runs out of time or memory says where it went.
 (
 	while sleep 60; do
 		running=$(pgrep -af '^(bash tests/integration/test_[a-z0-9_]+\.sh|build/tests/test_[a-z0-9_]+)' |
 			grep -oE 'test_[a-z0-9_]+' | sort -u | tr '\n' ' ')
 		mem=$(awk '/^MemAvailable:/ { printf "%d MiB available", $2 / 1024 }' /proc/meminfo)
-		writes=$(df -m / /tmp | awk 'NR > 1 { printf " %s %s MiB", $6, $3 }')
+		writes=$(df -m / /tmp /var/tmp | awk 'NR > 1 { printf " %s %s MiB", $6, $3 }')
 		echo "qoslet-vm: +$(($(date +%s) - start))s, load $(cut -d' ' -f1-3 /proc/loadavg), $mem, writes:$writes, running: ${running:-nothing}"
 	done
 ) &

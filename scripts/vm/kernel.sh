@@ -14,9 +14,12 @@
 # dpkg-deb -x: nothing is installed on the host, nothing lands in the tree.
 #
 # The initramfs holds busybox (busybox-static) and the modules the generic
-# kernels build as modules but the guest needs before its root exists: virtio
-# PCI, 9p over virtio, overlayfs (and what they depend on, from modprobe
-# --show-depends), uncompressed so that busybox's insmod loads them.
+# kernels build as modules but the guest needs: virtio PCI, 9p over virtio,
+# overlayfs for its root, virtio-blk and ext4 for its scratch disk (run.sh)
+# (and what they depend on, soft dependencies such as ext4's crc32c included,
+# from modprobe --show-depends), uncompressed so that busybox's insmod loads
+# them. Nothing can load a module later: the guest's root is this machine's,
+# whose /lib/modules has none for the guest's kernel.
 set -euo pipefail
 
 VM_CACHE=${VM_CACHE:-/var/cache/qoslet-vm}
@@ -81,7 +84,9 @@ if [ -z "$deb" ]; then
 fi
 
 out=$VM_CACHE/kernels/${img}_$ver
-if [ -s "$out/initramfs.cpio.gz" ] && [ -s "$out/vmlinuz" ] && [ "$out/initramfs.cpio.gz" -nt "$here/init" ]; then
+# Packed anew when init or this script (its module list) changed since.
+if [ -s "$out/initramfs.cpio.gz" ] && [ -s "$out/vmlinuz" ] &&
+	[ "$out/initramfs.cpio.gz" -nt "$here/init" ] && [ "$out/initramfs.cpio.gz" -nt "$here/kernel.sh" ]; then
 	echo "$out"
 	exit 0
 fi
@@ -103,7 +108,7 @@ chmod 755 "$ird/init"
 # The modules in load order, each once; compressed ones (.ko.xz, .ko.zst)
 # are unpacked here because busybox's insmod may not read them.
 n=0
-modprobe -d "$tmp/pkg" -S "$release" -a --show-depends virtio_pci 9pnet_virtio 9p overlay |
+modprobe -d "$tmp/pkg" -S "$release" -a --show-depends virtio_pci 9pnet_virtio 9p overlay virtio_blk ext4 |
 	awk '$1 == "insmod" && !seen[$2]++ { print $2 }' >"$tmp/order"
 while read -r ko; do
 	n=$((n + 1))

@@ -19,7 +19,16 @@
 # unit binary, 300), VM_INTEGRATION_TIMEOUT (s per script, 600), VM_COMMAND
 # (a command line the guest runs instead of the tests, from the worktree's
 # root; its output is the log: scripts/bench/memqos.sh uses it), VM_TEST_ENV
-# (NAME=VALUE words exported to the tests).
+# (NAME=VALUE words exported to the tests), VM_DISK_MIB (the scratch disk's
+# size, 6144; 0: none), VM_DISK_DIR (where its image goes: /var/tmp).
+#
+# The scratch disk: the guest's other writable paths are tmpfs and 9p, whose
+# pages no reclaim can drop and read back, so the memory-pressure tests
+# (disk_tmp in tests/integration/lib.sh) need a block device. A sparse raw
+# image with ext4 on it, made here, attached as a virtio-blk drive (serial
+# qoslet-scratch), mounted on /var/tmp by guest.sh, removed when this script
+# exits, whatever the guest did. Sparse: it takes on this machine's disk only
+# what the tests wrote.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -54,6 +63,31 @@ accel=${VM_ACCEL:-tcg}
 mkdir -p "$out"
 out=$(realpath "$out")
 rm -f "$out/log" "$out/rc" "$out/seconds" "$out/console.log"
+
+disk_mib=${VM_DISK_MIB:-6144}
+[[ $disk_mib =~ ^[0-9]+$ ]] || { echo "scripts/vm/run.sh: VM_DISK_MIB is a size in MiB (0: no disk), not '$disk_mib'" >&2; exit 2; }
+disk=""
+disk_args=()
+if [ "$disk_mib" != 0 ]; then
+	disk_dir=${VM_DISK_DIR:-/var/tmp}
+	command -v mkfs.ext4 >/dev/null || { echo "scripts/vm/run.sh: needs mkfs.ext4 (e2fsprogs) for the scratch disk; VM_DISK_MIB=0 runs without one" >&2; exit 1; }
+	# On tmpfs the image's pages would be this machine's RAM.
+	[ "$(stat -f -c %T "$disk_dir" 2>/dev/null)" != tmpfs ] ||
+		{ echo "scripts/vm/run.sh: VM_DISK_DIR $disk_dir is tmpfs: give a directory on a disk" >&2; exit 1; }
+	disk=$(mktemp "$disk_dir/qoslet-vm-disk.XXXXXX") ||
+		{ echo "scripts/vm/run.sh: cannot create the scratch disk's image in $disk_dir (VM_DISK_DIR)" >&2; exit 1; }
+	trap 'rm -f "$disk"' EXIT
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
+	truncate -s "${disk_mib}M" "$disk"
+	# One inode a MiB (the tests write a few large files); no blocks kept for
+	# root; the journal left unzeroed, as the image reads as zeros already.
+	mkfs.ext4 -q -F -T largefile -m 0 -E lazy_itable_init=0,lazy_journal_init=1 -L qoslet-scratch "$disk" ||
+		{ echo "scripts/vm/run.sh: mkfs.ext4 on $disk failed" >&2; exit 1; }
+	# cache=unsafe: a throwaway disk needs no flush to reach this machine's.
+	disk_args=(-drive "file=$disk,format=raw,if=none,id=scratch,cache=unsafe"
+		-device "virtio-blk-pci,drive=scratch,serial=qoslet-scratch")
+fi
 
 kdir=$(scripts/vm/kernel.sh "$pkg")
 release=$(cat "$kdir/release")
@@ -132,6 +166,7 @@ timeout -k 10 "${VM_TIMEOUT:-1500}" qemu-system-x86_64 \
 	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 	-fsdev local,id=vmout,path="$out",security_model=none,multidevs=remap \
 	-device virtio-9p-pci,fsdev=vmout,mount_tag=vmout \
+	"${disk_args[@]}" \
 	</dev/null 2>&1 | tee "$out/console.log" | tr -d '\r' || rc=$?
 kill "$watch" 2>/dev/null || true
 wait "$watch" 2>/dev/null || true

@@ -42,6 +42,7 @@ RQ_P99_JQ='def p99: .slots as $s | ($s | add) as $t | (0.99 * $t) as $r
 AGENT_OUT=""    # decisions (JSON lines)
 AGENT_ERR=""    # log
 STATE_DIR=""
+AGENT_V2_CTRLS="+cpu +cpuset +memory" # v2: what agent_setup enables for the units (+io if there)
 
 # Mount point of the v1 hierarchy holding controller $1, or nothing.
 v1_mount() {
@@ -58,9 +59,12 @@ agent_setup() {
 	AGENT_OUT=$TMP/decisions.jsonl
 	AGENT_ERR=$TMP/agent.err
 	if cg_is_v2; then
-		# Controllers must be enabled level by level for the units below.
-		echo "+cpu +cpuset +memory" >"$TEST_PARENT/cgroup.subtree_control" ||
-			skip "cannot enable cpu, cpuset and memory below $TEST_PARENT"
+		# Controllers must be enabled level by level for the units below;
+		# io too where the kernel offers it, as on a node (kubepods has it):
+		# without it a unit has no io.stat, and an I/O stall no culprit.
+		! grep -qw io "$TEST_PARENT/cgroup.controllers" || AGENT_V2_CTRLS="$AGENT_V2_CTRLS +io"
+		echo "$AGENT_V2_CTRLS" >"$TEST_PARENT/cgroup.subtree_control" ||
+			skip "cannot enable ${AGENT_V2_CTRLS//+/} below $TEST_PARENT"
 		return 0
 	fi
 	for c in cpuacct cpuset memory freezer; do
@@ -91,13 +95,13 @@ agent_cgroup() {
 		if [ -d "$TEST_PARENT$path" ]; then
 			[ "$path" = "/$rel" ] || ! cg_is_v2 ||
 				grep -qw cpu "$TEST_PARENT$path/cgroup.subtree_control" ||
-				echo "+cpu +cpuset +memory" >"$TEST_PARENT$path/cgroup.subtree_control" ||
+				echo "$AGENT_V2_CTRLS" >"$TEST_PARENT$path/cgroup.subtree_control" ||
 				fail "cannot enable the controllers below $TEST_PARENT$path"
 			continue
 		fi
 		mkdir "$TEST_PARENT$path" || fail "cannot create $TEST_PARENT$path"
 		if cg_is_v2 && [ "$path" != "/$rel" ]; then
-			echo "+cpu +cpuset +memory" >"$TEST_PARENT$path/cgroup.subtree_control"
+			echo "$AGENT_V2_CTRLS" >"$TEST_PARENT$path/cgroup.subtree_control"
 		fi
 		for mnt in "${AGENT_CTRLS[@]}"; do
 			mkdir "$mnt$TEST_PARENT_REL$path" || fail "cannot create $mnt$TEST_PARENT_REL$path"

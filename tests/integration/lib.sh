@@ -174,6 +174,14 @@ disk_tmp() {
 	[ -b "$src" ] || skip "/var/tmp is not on a block device (${src:-unknown}): evicted pages would not come back from a disk"
 }
 
+# The size in MiB of the file a memory test's BE load streams through the
+# page cache: 2 GiB, or 768 MiB under TCG, where the guest writes the file
+# at tens of MB/s. The stream loops over its file, so any file a few times
+# the parent's memory limit (256 MiB) churns the cache alike.
+stream_file_mib() {
+	if [ "${QOSLET_VM:-}" = tcg ]; then echo 768; else echo 2048; fi
+}
+
 # True when pid is alive and a child of this shell: the only processes we
 # signal outside our own cgroups.
 _is_our_child() {

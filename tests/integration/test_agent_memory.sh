@@ -11,8 +11,8 @@
 # With interference.memory k/n 2 of 3, the agent must report
 # interference.memory on the LS unit, explained by the BE unit (cause
 # "unit", related: the BE cgroup, culprit_class 5), with ancestor limit hits
-# and the LS unit's refaults as evidence; nothing caps memory (this branch
-# detects only). Its reads wait on the disk behind the stream: the
+# and the LS unit's refaults as evidence; nothing caps memory (memory
+# suppression is off here: test_agent_mem_suppress runs it). Its reads wait on the disk behind the stream: the
 # interference.io report names the BE unit too. The kernel agrees: the parent's memory.failcnt (v2:
 # memory.events max) rose, and the LS unit refaulted. The agent's recording
 # replays to the same decisions.
@@ -27,8 +27,10 @@ set -euo pipefail
 FILELOAD=${FILELOAD:-$QOSLET_ROOT/build/tests/helpers/fileload}
 LIMIT_MIB=${LIMIT_MIB:-256}
 HOT_MIB=${HOT_MIB:-160}
-BIG_MIB=${BIG_MIB:-2048}
-LOAD_S=240 # every load exits by itself even if cleanup never runs
+BIG_MIB=${BIG_MIB:-$(stream_file_mib)}
+# Every load exits by itself even if cleanup never runs; they outlive the
+# test, also under TCG (10 times longer there: time_bound_ms).
+LOAD_S=$(($(time_bound_ms 240000) / 1000))
 K=2
 N=3
 
@@ -67,10 +69,12 @@ refaults() {
 }
 log "parent $mparent limited to $LIMIT_MIB MiB ($limit_file); hot file $HOT_MIB MiB, stream $BIG_MIB MiB"
 
-# Only memory detection is under test: the CPU policies stay out of the way.
+# Only memory detection is under test: the CPU policies and memory
+# suppression stay out of the way.
 agent_config '{"classes": [{"glob": "'"$LS_REL"'", "class": "LS"}, {"glob": "'"$BE_REL"'", "class": "BE"}],
 	"suppress": {"enabled": false, "cpu_idle": false}, "evict": {"cpu": {"enabled": false},
-	"memory": {"enabled": false}}, "interference": {"memory": {"k": '"$K"', "n": '"$N"'}}}'
+	"memory": {"enabled": false}}, "memory_suppress": {"enabled": false},
+	"interference": {"memory": {"k": '"$K"', "n": '"$N"'}}}'
 
 # The LS reader first: its file hot in the page cache, then the stream.
 agent_run "$ls" 0 "$FILELOAD" rand -w "$DATA/hot" "$LOAD_S"
@@ -110,7 +114,8 @@ kill -TERM "$ls_pid" 2>/dev/null || true
 agent_loads_stop
 found=$(decisions '.rule | startswith("interference.")' | jq -c 'map([.rule, .cause, .related.cgroup])')
 log "interference decisions: $found"
-assert_json "$(decisions '.kind != "report" and (.target.cgroup == "/'"$BE_REL"'") and (.kind | test("memory"))')" \
+# "mem": v1's mem_limit as well as v2's memory_high and memory_reclaim.
+assert_json "$(decisions '.kind != "report" and (.target.cgroup == "/'"$BE_REL"'") and (.kind | test("mem"))')" \
 	'length == 0' "nothing wrote BE's memory settings (detection only)"
 assert_replay "$TMP/mem.rec"
 log "pass"
