@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# scripts/bench/bioprobe.sh [-r ROUNDS] [-m MIB] [-q SECS] [-o FILE]
+# scripts/bench/bioprobe.sh [-r ROUNDS] [-m MIB] [-o FILE]
 #
 # What the memstall probe adds to a streaming read from disk (issue 35: "a
 # probe on a hot memory path gets its own side-by-side benchmark, a
@@ -31,23 +31,22 @@
 #
 # Another qoslet on the machine with psi_bio attached (an agent, top) traces
 # the untraced blocks too: the report lists the programs named psi_bio
-# attached during each block.
+# attached during each block, and how busy the CPUs were over the run.
 #
 # Exit 0 after a measurement, 77 when it cannot run here, 1 on failure,
 # 2 on bad usage.
 #
 #   -r ROUNDS  rounds (default $BIOPROBE_ROUNDS, else 11)
 #   -m MIB     the file's size (default 1024)
-#   -q SECS    first wait up to SECS for CPUs 90% idle (default 0)
 #   -o FILE    also write the markdown report to FILE
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-QOSLET=${QOSLET:-$ROOT/build/qoslet}
+# shellcheck source-path=SCRIPTDIR/../.. source=tests/integration/lib.sh
+. "$ROOT/tests/integration/lib.sh"
 FILELOAD=${FILELOAD:-$ROOT/build/tests/helpers/fileload}
 ROUNDS=${BIOPROBE_ROUNDS:-11}
 MIB=1024
-QUIET_WAIT=0
 OUT=""
 TARGET=1.05
 CMDLINE=$(printf '%q ' "$0" "$@")
@@ -57,35 +56,27 @@ usage() {
 	sed -n '4p' "$0" | sed 's/^# /usage: /' >&2
 	exit 2
 }
-while getopts "r:m:q:o:h" opt; do
+while getopts "r:m:o:h" opt; do
 	case $opt in
 	r) ROUNDS=$OPTARG ;;
 	m) MIB=$OPTARG ;;
-	q) QUIET_WAIT=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	*) usage ;;
 	esac
 done
 shift $((OPTIND - 1))
 [ $# -eq 0 ] || usage
-for n in "$ROUNDS" "$MIB" "$QUIET_WAIT"; do
+for n in "$ROUNDS" "$MIB"; do
 	[[ $n =~ ^[0-9]+$ ]] || usage
 done
 if [ "$ROUNDS" -lt 1 ] || [ "$MIB" -lt 64 ]; then usage; fi
 
 log() { echo "bioprobe: $*" >&2; }
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
-[ "$(id -u)" = 0 ] || skip "needs root (BPF, dropping pages)"
+require_root
+require_cmds dd taskset bpftool findmnt
 [ -x "$QOSLET" ] || skip "$QOSLET is missing (run make)"
 [ -x "$FILELOAD" ] || skip "$FILELOAD is missing (run make $FILELOAD)"
-for c in dd taskset bpftool jq awk; do
-	command -v "$c" >/dev/null || skip "needs $c (scripts/deps.sh bench)"
-done
 
-DATA=$(mktemp -d /var/tmp/qoslet-bioprobe.XXXXXX)
 PIN=/sys/fs/bpf/qoslet-bench-bioprobe-$$
 TRACER_PID=""
 cleanup() {
@@ -94,15 +85,18 @@ cleanup() {
 		kill -TERM "$TRACER_PID" 2>/dev/null || true
 		wait "$TRACER_PID" 2>/dev/null || true
 	fi
-	rm -rf "$DATA" "$PIN"
+	rm -rf "$PIN"
+	case $DISK_TMP in
+	/var/tmp/qoslet-*) rm -rf "$DISK_TMP" ;;
+	esac
 	exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
+disk_tmp
+DATA=$DISK_TMP
 
-SRC=$(findmnt -n -o SOURCE --target "$DATA" 2>/dev/null || true)
-[ -b "$SRC" ] || skip "/var/tmp is not on a block device (${SRC:-unknown}): nothing would be read from a disk"
-DEV=$(basename "$(readlink -f "$SRC")")
+DEV=$(basename "$(readlink -f "$(findmnt -n -o SOURCE --target "$DATA")")")
 # A partition's counters are under its disk; either has a stat file.
 STAT=/sys/class/block/$DEV/stat
 [ -r "$STAT" ] || skip "no $STAT"
@@ -111,38 +105,24 @@ log "writing $MIB MiB under $DATA"
 "$FILELOAD" make "$DATA/file" "$MIB" >/dev/null || { log "cannot write $DATA/file"; exit 1; }
 
 sectors_read() { awk '{ print $3 }' "$STAT"; }
-cpu_jiffies() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
 # psi_bio programs attached anywhere on the machine (ours included while traced).
 psi_bio_progs() { bpftool prog show 2>/dev/null | grep -c ' name psi_bio ' || true; }
 
-wait_quiet() { # SECS: waits for CPUs 90% idle over 1 s; QUIET says how idle
-	local deadline=$((SECONDS + $1)) a b
-	while :; do
-		a=$(cpu_jiffies)
-		sleep 1
-		b=$(cpu_jiffies)
-		QUIET=$(awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " ")
-			busy = y[1] - x[1]; idle = y[2] - x[2]
-			printf "%.0f", busy + idle > 0 ? 100 * idle / (busy + idle) : 100 }')
-		[ "$QUIET" -lt 90 ] || return 0
-		[ "$SECONDS" -lt "$deadline" ] || return 1
-	done
-}
-
 tracer_start() {
-	"$QOSLET" memstall -j --pin-dir "$PIN" 3600 >/dev/null 2>"$DATA/tracer.log" &
+	local before deadline=$((SECONDS + 60)) # loading and verifying: slow on a loaded machine
+	before=$(psi_bio_progs)
+	"$QOSLET" memstall -v -j --pin-dir "$PIN" 3600 >/dev/null 2>"$DATA/tracer.log" &
 	TRACER_PID=$!
-	for _ in $(seq 1 200); do
-		# attached: it holds psi_bio (the hook this measures) and links for its programs
-		if grep -h '^prog_id:' /proc/"$TRACER_PID"/fdinfo/* 2>/dev/null | awk '{ print $2 }' |
-			while read -r id; do bpftool prog show id "$id"; done 2>/dev/null | grep -q ' name psi_bio '; then
-			sleep 0.2
+	# attached with the bio hook: it says so, and one more psi_bio is on the machine
+	while [ "$SECONDS" -lt "$deadline" ]; do
+		if grep -q 'memstall probe: attached.*PSI inputs' "$DATA/tracer.log" &&
+			[ "$(psi_bio_progs)" -gt "$before" ]; then
 			return 0
 		fi
-		kill -0 "$TRACER_PID" 2>/dev/null || break
-		sleep 0.05
+		kill -0 "$TRACER_PID" 2>/dev/null || { log "qoslet memstall exited: $(tail -n 3 "$DATA/tracer.log")"; exit 1; }
+		sleep 0.1
 	done
-	log "qoslet memstall did not attach psi_bio: $(tail -n 3 "$DATA/tracer.log")"
+	log "qoslet memstall did not attach psi_bio within 60 s: $(tail -n 3 "$DATA/tracer.log")"
 	exit 1
 }
 
@@ -174,6 +154,7 @@ run_block() {
 	[ "$c" = untraced ] || tracer_stop
 	R[$c,$r,wall]=$(((t1 - t0) / 1000)) # us
 	R[$c,$r,cpu]=$((cpu * 1000000 / HZ)) # us
+	# the device's reads are everyone's: at least the file's, more on a busy machine
 	R[$c,$r,mib_read]=$(((s1 - s0) * 512 / 1048576))
 	if [ "${R[$c,$r,mib_read]}" -lt $((MIB * 95 / 100)) ]; then
 		log "round $r: $c: only ${R[$c,$r,mib_read]} MiB came from $DEV (the pages were not dropped)"
@@ -182,10 +163,8 @@ run_block() {
 	log "round $r: $c: $((R[$c,$r,wall] / 1000)) ms, CPU $((R[$c,$r,cpu] / 1000)) ms, ${R[$c,$r,mib_read]} MiB from $DEV"
 }
 
-QUIET=""
-wait_quiet "$QUIET_WAIT" || log "warning: machine not quiet (${QUIET}% idle); measuring anyway"
-QUIET_START=$QUIET
 LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
+JIFFIES_START=$(cpu_jiffies "")
 START=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 for ((r = 1; r <= ROUNDS; r++)); do
 	if ((r % 2)); then order=(untraced traced); else order=(traced untraced); fi
@@ -194,6 +173,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	done
 done
 LOAD_END=$(cut -d' ' -f1 /proc/loadavg)
+# the reads' own CPU is at most one CPU of the run: the rest is everyone else's
+BUSY=$(cpu_busy_fraction "$JIFFIES_START" "$(cpu_jiffies "")")
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 values() { # CONFIG FIELD
@@ -201,7 +182,7 @@ values() { # CONFIG FIELD
 }
 paired() { # FIELD: traced / untraced per round
 	for ((r = 1; r <= ROUNDS; r++)); do
-		awk -v a="${R[traced,$r,$1]}" -v b="${R[untraced,$r,$1]}" 'BEGIN { printf "%.4f\n", b > 0 ? a / b : 0 }'
+		awk -v a="${R[traced,$r,$1]}" -v b="${R[untraced,$r,$1]}" 'BEGIN { printf "%.4f\n", (b > 0 ? a / b : 0) }'
 	done
 }
 
@@ -212,7 +193,7 @@ report() {
 	cu=$(values untraced cpu | median)
 	ct=$(values traced cpu | median)
 	rw=$(awk -v a="$wt" -v b="$wu" 'BEGIN { printf "%.3f", a / b }')
-	rc=$(awk -v a="$ct" -v b="$cu" 'BEGIN { printf b > 0 ? "%.3f" : "-", a / b }')
+	rc=$(awk -v a="$ct" -v b="$cu" 'BEGIN { if (b > 0) printf "%.3f", a / b; else printf "-" }')
 	pw=$(paired wall | median)
 	pc=$(paired cpu | median)
 	verdict=$(awk -v r="$rw" -v t="$TARGET" 'BEGIN { print r <= t ? "**PASS**" : "**FAIL**" }')
@@ -222,7 +203,7 @@ report() {
 	echo "- Command: \`$CMDLINE\` (\`make bench\` runs it through \`scripts/bench/run.sh\`; \`BIOPROBE_ROUNDS\` sets the rounds)"
 	echo "- Read: \`dd bs=1M\` of a $MIB MiB file on /dev/$DEV ($(findmnt -n -o FSTYPE --target "$DATA")), buffered, its pages dropped before each read; on CPU 0"
 	echo "- Rounds: $ROUNDS, each running both configurations, the first alternating"
-	echo "- 1-minute load average: $LOAD_START at start (${QUIET_START}% idle), $LOAD_END at end"
+	echo "- 1-minute load average: $LOAD_START at start, $LOAD_END at end; the CPUs $(awk -v b="$BUSY" 'BEGIN { printf "%.0f", 100 * b }')% busy over the run (the reads included)"
 	echo
 	echo "| Configuration | read wall ms (median) | MB/s | reader CPU ms (median) | min-max wall ms |"
 	echo "| --- | ---: | ---: | ---: | --- |"
