@@ -108,15 +108,23 @@ sectors_read() { awk '{ print $3 }' "$STAT"; }
 # psi_bio programs attached anywhere on the machine (ours included while traced).
 psi_bio_progs() { bpftool prog show 2>/dev/null | grep -c ' name psi_bio ' || true; }
 
+# Whether process $1 holds a program named psi_bio.
+holds_psi_bio() {
+	local id seen=""
+	while read -r id; do
+		seen+="$(bpftool prog show id "$id" 2>/dev/null | head -n 1) "
+	done < <(awk '/^prog_id:/ { print $2 }' /proc/"$1"/fdinfo/* 2>/dev/null | sort -un)
+	[[ $seen == *" name psi_bio "* ]]
+}
+
 tracer_start() {
-	local before deadline=$((SECONDS + 60)) # loading and verifying: slow on a loaded machine
-	before=$(psi_bio_progs)
+	local deadline=$((SECONDS + 60)) # loading and verifying: slow on a loaded machine
 	"$QOSLET" memstall -v -j --pin-dir "$PIN" 3600 >/dev/null 2>"$DATA/tracer.log" &
 	TRACER_PID=$!
-	# attached with the bio hook: it says so, and one more psi_bio is on the machine
+	# attached with the bio hook: it says so, and holds the program
 	while [ "$SECONDS" -lt "$deadline" ]; do
-		if grep -q 'memstall probe: attached.*PSI inputs' "$DATA/tracer.log" &&
-			[ "$(psi_bio_progs)" -gt "$before" ]; then
+		if grep -qs 'memstall probe: attached.*PSI inputs' "$DATA/tracer.log" &&
+			holds_psi_bio "$TRACER_PID"; then
 			return 0
 		fi
 		kill -0 "$TRACER_PID" 2>/dev/null || { log "qoslet memstall exited: $(tail -n 3 "$DATA/tracer.log")"; exit 1; }
