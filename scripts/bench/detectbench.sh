@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# scripts/bench/detectbench.sh [-r ROUNDS] [-s SECS] [-q SECS] [-b BASELINE] [-S SCENARIOS] [-o FILE]
+# scripts/bench/detectbench.sh [-r ROUNDS] [-s SECS] [-q SECS] [-b BASELINE] [-S SCENARIOS] [-k DIR] [-o FILE]
 #
 # Interference detection on labelled scenarios: real cgroups, real load,
 # `qoslet agent` in dry-run, and its decisions scored against what each
@@ -95,6 +95,7 @@
 #   -q SECS    first wait up to SECS for a quiet machine (default 0)
 #   -b FILE    a baseline qoslet binary for system_slice
 #   -S LIST    only these scenarios (space-separated; default all)
+#   -k DIR     keep each block's decisions, agent log and record (qoslet replay) in DIR
 #   -o FILE    also write the markdown report to FILE
 set -euo pipefail
 
@@ -110,6 +111,7 @@ SECS=20
 QUIET_WAIT=0
 BASELINE=""
 OUT=""
+KEEP=""
 BLOCK_QUIET=20
 NOISE_CPUS=0.5 # foreign CPUs over a block that mark it disturbed
 BUDGET=1200     # seconds of measuring after which disturbed blocks are no longer repeated
@@ -128,13 +130,14 @@ usage() {
 	sed -n '4p' "$0" | sed 's/^# /usage: /' >&2
 	exit 2
 }
-while getopts "r:s:q:b:S:o:h" opt; do
+while getopts "r:s:q:b:S:k:o:h" opt; do
 	case $opt in
 	r) ROUNDS=$OPTARG ;;
 	s) SECS=$OPTARG ;;
 	q) QUIET_WAIT=$OPTARG ;;
 	b) BASELINE=$OPTARG ;;
 	S) read -ra SCENARIOS <<<"$OPTARG" ;;
+	k) KEEP=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	*) usage ;;
 	esac
@@ -171,6 +174,7 @@ HZ=$(getconf CLK_TCK)
 
 test_setup
 agent_setup
+[ -z "$KEEP" ] || mkdir -p "$KEEP"
 # The memory scenarios' files: on disk (evicted pages are read back from a device), removed on exit.
 DATA=$(mktemp -d /var/tmp/qoslet-detectbench.XXXXXX)
 trap 'rc=$?; rm -rf "$DATA"; (exit $rc); _test_cleanup' EXIT
@@ -322,7 +326,7 @@ declare -A R=() # "scenario,round,field"
 
 # One block: scenario $1, round $2, with binary $3 (the tree's, or the baseline).
 run_block() {
-	local s=$1 r=$2 bin=$3 key=$1 t0 c0 c1 n0 n1 p0 p1 el pin_save=$PIN_DIR
+	local s=$1 r=$2 bin=$3 key=$1 t0 c0 c1 n0 n1 p0 p1 el pin_save=$PIN_DIR block_pin
 	[ "$bin" = "$QOSLET" ] || key=$1@baseline
 	wait_quiet "$BLOCK_QUIET" || log "round $r: $key: not quiet after $BLOCK_QUIET s ($QUIET)"
 	R[$key,$r,load]="$(cut -d' ' -f1 /proc/loadavg), $QUIET"
@@ -332,9 +336,10 @@ run_block() {
 	: >"$AGENT_ERR"
 	agent_config "$AGENT_JSON" # decisions.file is this block's
 	load "$s"
-	PIN_DIR=$pin_save/${s}_$r${bin:+_$((${#bin} % 97))}
-	# shellcheck disable=SC2119 # no extra arguments
-	QOSLET=$bin agent_start
+	block_pin=$pin_save/${s}_$r${bin:+_$((${#bin} % 97))}
+	PIN_DIR=$block_pin
+	# what the policies saw, kept for replay (-k)
+	QOSLET=$bin agent_start ${KEEP:+--record "$KEEP/record.$key.$r"}
 	PIN_DIR=$pin_save
 	t0=$(date +%s%N)
 	c0=$(awk '{ print $14 + $15 }' "/proc/$AGENT_PID/stat")
@@ -352,7 +357,11 @@ run_block() {
 		-v hz="$HZ" -v e="$el" 'BEGIN { f = ((n1 - n0) / hz - p / 1e9) / (e / 1e9)
 		printf "%.2f\n", f < 0 ? 0 : f }')
 	agent_stop
+	# The block's pinned maps are charged to the agent's pod, in kubepods:
+	# kept to the end, 45 blocks' held 123 MiB of mem_quiet's 256 MiB limit.
+	rm -rf "$block_pin"
 	unload
+	[ -z "$KEEP" ] || cp "$AGENT_OUT" "$AGENT_ERR" "$KEEP/"
 	R[$key,$r,ticks]=$(sed -n 's/.*stopping after \([0-9]*\) ticks (\([0-9]*\) on the fast path).*/\1 \2/p' "$AGENT_ERR")
 	local rules mine
 	rules=$(family_rules "$s")

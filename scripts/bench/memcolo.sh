@@ -22,9 +22,9 @@
 # its cache charges the parent at its limit and stalls in reclaim that the
 # BE stream's cache drives: the memory stall the detection pins on the BE
 # pod. (A paced LS, 2000 reads a second over 1 GiB under a limit of 1152
-# MiB, loses as much, p99 4.7 us -> 46 ms, but waits in refault I/O, which
-# the detection reports as I/O with the node as its cause: nothing to
-# suppress.)
+# MiB, loses as much, p99 4.7 us -> 46 ms, waiting in refault I/O: not
+# measured here. The detection counts those waits as its memory stall and
+# names the BE pod: docs/agent-policies.md, "The stall".)
 #
 # Scenarios, each a block with fresh cgroups:
 #   alone  LS alone

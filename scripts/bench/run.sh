@@ -35,6 +35,8 @@
 #   memcolo        an LS pod's page-cache reads next to a BE stream under a shared
 #                  memory limit, without and with `qoslet agent`; BE MB/s; the
 #                  agent's reaction (scripts/bench/memcolo.sh) -> docs/bench/memcolo.md
+#   bioprobe       a streaming read from disk traced by the memstall probe and
+#                  untraced (scripts/bench/bioprobe.sh) -> docs/bench/bioprobe.md
 #
 # A benchmark that cannot run here (exit 77: a tool is missing, not root)
 # is reported as skipped with its reason and leaves its report untouched; a
@@ -66,6 +68,7 @@
 #   REASSERT_ROUNDS   rounds of reassert (default 30, about a second each)
 #   KUBE_SCALE_NODES  agents (nodes) of kube_scale (default 50, about 5 minutes)
 #   MEMCOLO_ROUNDS    rounds of memcolo (default 3, about 3.5 minutes each)
+#   BIOPROBE_ROUNDS   rounds of bioprobe (default 11, a few seconds each)
 #   BENCHES           space-separated benchmarks to run (default: all)
 set -euo pipefail
 
@@ -75,7 +78,7 @@ ROUNDS=${BENCH_ROUNDS:-15}
 LOOPS=${BENCH_LOOPS:-100000}
 CPU=${BENCH_CPU:-0}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
-BENCHES=${BENCHES:-ctxsw ctxsw-xcg top_footprint colobench agent_footprint detectbench slobench newpod reassert kube_scale memcolo}
+BENCHES=${BENCHES:-ctxsw ctxsw-xcg top_footprint colobench agent_footprint detectbench slobench newpod reassert kube_scale memcolo bioprobe}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench: not root: configurations that load BPF programs will be skipped" >&2
@@ -145,6 +148,10 @@ for b in $BENCHES; do
 	memcolo)
 		echo "bench: $b: LS page-cache reads next to a BE stream under a memory limit, without and with qoslet agent, ${MEMCOLO_ROUNDS:-3} rounds of 3 x 60 s"
 		scripts/bench/memcolo.sh -r "${MEMCOLO_ROUNDS:-3}" -q "$QUIET_WAIT" -o "$tmp" >"$tmp.stdout" || rc=$?
+		;;
+	bioprobe)
+		echo "bench: $b: a streaming read from disk, memstall probe attached and not, ${BIOPROBE_ROUNDS:-11} rounds"
+		scripts/bench/bioprobe.sh -r "${BIOPROBE_ROUNDS:-11}" -q "$QUIET_WAIT" -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	*)
 		echo "bench: unknown benchmark '$b'" >&2

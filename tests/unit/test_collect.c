@@ -288,7 +288,8 @@ static void test_fold(void **state)
  * The memstall probe's interval into the units' memory stall (v1: from the
  * probe's PSI inputs): the pod and its container add up, every unit is
  * measured even without a record, the scopes of one outside slice that
- * reclaimed add up to the slice, one that cannot be named is left out.
+ * reclaimed or read add up to the slice, a service that only read is a
+ * party too, one that cannot be named is left out.
  */
 static void test_fold_mem(void **state)
 {
@@ -312,7 +313,12 @@ static void test_fold_mem(void **state)
 		cg = snapshot_add(&delta, id);
 		cg->parts = CG_MEMSTALL;
 		cg->mem.direct.sum_ns = 50;
+		cg->mem.io_bytes = 4096;
 	}
+	/* a service that only read from the disk: a party of the I/O breach */
+	cg = snapshot_add(&delta, 40);
+	cg->parts = CG_MEMSTALL;
+	cg->mem.io_bytes = 1 << 20;
 	cg = snapshot_add(&delta, GONE);
 	cg->parts = CG_MEMSTALL;
 	cg->mem.memcg.sum_ns = 999;
@@ -326,10 +332,14 @@ static void test_fold_mem(void **state)
 	assert_int_equal(units[0].ms.io_bytes, 4096);
 	assert_true(units[1].ms.has_stall); /* measured: nothing stalled */
 	assert_int_equal(units[1].ms.stall_ns, 0);
-	assert_int_equal(in.n_mem_outside, 1);
-	assert_int_equal(in.mem_outside[0].name.id, SLICE);
-	assert_string_equal(in.mem_outside[0].name.path, "noisy.slice");
-	assert_int_equal(in.mem_outside[0].reclaim_ns, 100);
+	assert_int_equal(in.n_mem_outside, 2);
+	assert_int_equal(in.mem_outside[0].name.id, 40);
+	assert_int_equal(in.mem_outside[0].reclaim_ns, 0);
+	assert_int_equal(in.mem_outside[0].io_bytes, 1 << 20);
+	assert_int_equal(in.mem_outside[1].name.id, SLICE);
+	assert_string_equal(in.mem_outside[1].name.path, "noisy.slice");
+	assert_int_equal(in.mem_outside[1].reclaim_ns, 100);
+	assert_int_equal(in.mem_outside[1].io_bytes, 8192);
 	free(in.mem_outside);
 
 	/* v2 (the pressure files measure the stall): only the reclaim evidence */

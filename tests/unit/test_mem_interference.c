@@ -2,7 +2,8 @@
 /*
  * Memory and I/O interference from constructed tick records: a quiet node,
  * an LS unit under its own limit, a shared ancestor at its limit with a BE
- * page-cache churner, a hog outside kubepods, an I/O streamer.
+ * page-cache churner, a hog outside kubepods, an I/O streamer (in a pod or
+ * outside them), a reader waiting for its refaults.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -282,6 +283,103 @@ static void test_io_streamer(void **state)
 	action_list_free(&out);
 }
 
+static void paced_refaults(struct world *w)
+{
+	/*
+	 * Issue 35's paced reader: kubepods at its limit, V's pages pushed out
+	 * by B's stream, V waiting on the disk for each refault, which PSI
+	 * does not count as a memory stall (they were not in its workingset).
+	 */
+	unit(w, V)->ms.stall_ns = 2 * MS;
+	unit(w, V)->ms.io_ns = 802 * MS;
+	unit(w, V)->ms.io_bytes = 700 * 4096;
+	unit(w, V)->ms.refaults = 700;
+	unit(w, V)->ms.ancestor_hits = 600;
+	unit(w, V)->ms.ancestor = KUBEPODS;
+	unit(w, B)->ms.reclaim_ns = 150 * MS;
+	unit(w, B)->ms.io_bytes = 1500ULL << 20;
+	w->ancestors[0].limit_hits = 600;
+}
+
+static void test_refault_waits(void **state)
+{
+	struct mem_interference_state st = {0};
+	struct action_list out = {0};
+	const struct action *a;
+
+	(void)state;
+	run(paced_refaults, 3, &st, &out);
+	a = only_report(&out, RULE_INTERFERENCE_MEMORY);
+	assert_non_null(a);
+	assert_int_equal(a->cause.interference, CAUSE_UNIT);
+	assert_int_equal(a->related_id, B);
+	/* 2 ms of PSI stall and the 800 ms of refault waits beyond it */
+	assert_float_equal(evidence(a, "stall_share"), 0.802, 1e-9);
+	assert_float_equal(evidence(a, "refault_wait_share"), 0.8, 1e-9);
+	assert_int_equal(st.n_guilty, 1);
+	assert_int_equal(st.guilty[0].culprit, B);
+	a = only_report(&out, RULE_INTERFERENCE_IO);
+	assert_non_null(a);
+	assert_int_equal(a->related_id, B);
+	mem_interference_state_free(&st);
+	action_list_free(&out);
+}
+
+static void some_refaults(struct world *w)
+{
+	/* a quarter of V's bytes read back refaults: a quarter of its I/O wait is memory's */
+	unit(w, V)->ms.stall_ns = 20 * MS;
+	unit(w, V)->ms.io_ns = 420 * MS;
+	unit(w, V)->ms.io_bytes = 400 * 4096;
+	unit(w, V)->ms.refaults = 100;
+}
+
+static void test_refault_waits_part(void **state)
+{
+	struct mem_interference_state st = {0};
+	struct action_list out = {0};
+	const struct action *a;
+
+	(void)state;
+	run(some_refaults, 3, &st, &out);
+	a = only_report(&out, RULE_INTERFERENCE_MEMORY);
+	assert_non_null(a);
+	assert_float_equal(evidence(a, "stall_share"), 0.02 + 0.4 / 4, 1e-9);
+	assert_float_equal(evidence(a, "refault_wait_share"), 0.1, 1e-9);
+	/* nobody reclaimed, no limit hit: the node */
+	assert_int_equal(a->cause.interference, CAUSE_NODE);
+	mem_interference_state_free(&st);
+	action_list_free(&out);
+}
+
+static void io_outside(struct world *w)
+{
+	/* V waits on I/O behind noisy.slice's stream (outside the pods) */
+	unit(w, V)->ms.io_ns = 500 * MS;
+	unit(w, V)->ms.io_bytes = 1 << 20;
+	unit(w, B)->ms.io_bytes = 8 << 20;
+	w->outside[0].io_bytes = 1600ULL << 20;
+}
+
+static void test_io_outside(void **state)
+{
+	struct mem_interference_state st = {0};
+	struct action_list out = {0};
+	const struct action *a;
+
+	(void)state;
+	run(io_outside, 3, &st, &out);
+	assert_null(only_report(&out, RULE_INTERFERENCE_MEMORY));
+	a = only_report(&out, RULE_INTERFERENCE_IO);
+	assert_non_null(a);
+	assert_int_equal(a->cause.interference, CAUSE_OUTSIDE);
+	assert_int_equal(a->related_id, SLICE);
+	assert_string_equal(a->related, "noisy.slice");
+	assert_int_equal(st.n_io_guilty, 0); /* B's share is under culprit_min_share */
+	mem_interference_state_free(&st);
+	action_list_free(&out);
+}
+
 static void test_bad_config(void **state)
 {
 	struct mem_interference_config cfg = defaults;
@@ -310,6 +408,9 @@ int main(void)
 		cmocka_unit_test(test_ancestor_unexplained),
 		cmocka_unit_test(test_outside_hog),
 		cmocka_unit_test(test_io_streamer),
+		cmocka_unit_test(test_refault_waits),
+		cmocka_unit_test(test_refault_waits_part),
+		cmocka_unit_test(test_io_outside),
 		cmocka_unit_test(test_bad_config),
 	};
 

@@ -207,8 +207,8 @@ static void test_round_trip_memory(void **state)
 	a.mem_ancestors[0] = (struct pol_mem_party){.name = {.id = 500}, .limit_hits = 900};
 	snprintf(a.mem_ancestors[0].name.path, POL_PATH_MAX, "kubepods");
 	a.n_mem_ancestors = 1;
-	a.mem_outside[0] =
-		(struct pol_mem_party){.name = {.id = 600, .cls = QOS_SYSTEM}, .reclaim_ns = 123};
+	a.mem_outside[0] = (struct pol_mem_party){
+		.name = {.id = 600, .cls = QOS_SYSTEM}, .reclaim_ns = 123, .io_bytes = 1 << 20};
 	a.mem_outside[1] = (struct pol_mem_party){.name = {.id = 601}, .reclaim_ns = 1};
 	snprintf(a.mem_outside[0].name.path, POL_PATH_MAX, "noisy.slice");
 	snprintf(a.mem_outside[1].name.path, POL_PATH_MAX, "system.slice/x.service");
@@ -221,6 +221,12 @@ static void test_round_trip_memory(void **state)
 	assert_memory_equal(a.mem_ancestors, b.mem_ancestors, sizeof(*a.mem_ancestors));
 	assert_int_equal(b.n_mem_outside, 2);
 	assert_memory_equal(a.mem_outside, b.mem_outside, 2 * sizeof(*a.mem_outside));
+	/* a recording made before the parties' io_bytes: 5 numbers, no bytes */
+	pol_input_free(&b);
+	json_array_remove(json_array_get(json_object_get(o, "mem_outside"), 0), 5);
+	assert_int_equal(record_input_from_json(o, &b, err, sizeof(err)), 0);
+	assert_int_equal(b.mem_outside[0].reclaim_ns, 123);
+	assert_int_equal(b.mem_outside[0].io_bytes, 0);
 	/* a unit without memory numbers has no "ms" key */
 	assert_null(json_object_get(json_array_get(json_object_get(o, "units"), 1), "ms"));
 	/* an unknown key and a negative count: refused, named */

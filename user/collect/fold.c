@@ -80,10 +80,12 @@ static void merge_parties(struct pol_input *in)
 	if (in->n_mem_outside)
 		qsort(in->mem_outside, in->n_mem_outside, sizeof(*in->mem_outside), cmp_party);
 	for (size_t i = 0; i < in->n_mem_outside; i++) {
-		if (n && in->mem_outside[n - 1].name.id == in->mem_outside[i].name.id)
+		if (n && in->mem_outside[n - 1].name.id == in->mem_outside[i].name.id) {
 			in->mem_outside[n - 1].reclaim_ns += in->mem_outside[i].reclaim_ns;
-		else
+			in->mem_outside[n - 1].io_bytes += in->mem_outside[i].io_bytes;
+		} else {
 			in->mem_outside[n++] = in->mem_outside[i];
+		}
 	}
 	in->n_mem_outside = n;
 }
@@ -110,6 +112,8 @@ int collect_fold_mem(const struct collect_member *members, size_t n_members,
 		const struct collect_member *m = collect_member_find(members, n_members, cg->id);
 		struct pol_unit *u = m ? (struct pol_unit *)pol_input_find(in, m->unit) : NULL;
 		uint64_t reclaim = cg->mem.direct.sum_ns + cg->mem.memcg.sum_ns;
+		/* the bio hook's bytes, also where the units' come from io.stat (v2) */
+		uint64_t bytes = delta->memstall_psi ? cg->mem.io_bytes : 0;
 		struct pol_mem_party *o = &in->mem_outside[in->n_mem_outside];
 
 		if (!(cg->parts & CG_MEMSTALL))
@@ -131,9 +135,10 @@ int collect_fold_mem(const struct collect_member *members, size_t n_members,
 			continue;
 		}
 		/* a party must not pass for a unit */
-		if (!m && reclaim && !name(ctx, cg->id, &o->name) &&
+		if (!m && (reclaim || bytes) && !name(ctx, cg->id, &o->name) &&
 		    !pol_input_find(in, o->name.id)) {
 			o->reclaim_ns = reclaim;
+			o->io_bytes = bytes;
 			in->n_mem_outside++;
 		}
 	}

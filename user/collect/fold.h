@@ -31,7 +31,8 @@ int collect_fold_probes(const struct collect_member *members, size_t n_members,
  * every unit's reclaim time; with stall_from_probe (cgroup v1 memory: no
  * pressure files) and the probe tracing PSI's inputs, every unit's stall
  * (in_memstall sleeps + reclaim), I/O wait and bios' bytes, measured
- * (has_) even when zero. Cgroups outside every unit that reclaimed become in->mem_outside,
+ * (has_) even when zero. Cgroups outside every unit that reclaimed or
+ * submitted bios (with the probe tracing them) become in->mem_outside,
  * each named by `name` (several cgroups of one party add up; unnamed ones
  * are left out), sorted by id. 0 or -ENOMEM.
  */

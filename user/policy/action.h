@@ -50,7 +50,7 @@ enum act_kind {
  */
 const char *act_kind_name(enum act_kind k);
 
-#define ACT_EVIDENCE_MAX 16
+#define ACT_EVIDENCE_MAX 20 /* a memory breach report has 17 */
 
 /* One number the rule looked at, e.g. {"be_allowed_cpus", 0.8}. */
 struct act_evidence {

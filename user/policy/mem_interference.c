@@ -30,11 +30,33 @@ static int check_config(const struct mem_interference_config *cfg)
 	return 0;
 }
 
+/* A refault reads back one page: 4 KiB (a larger page only makes refault_wait smaller). */
+#define REFAULT_BYTES 4096.0
+
+/*
+ * The unit's waits for its refaults that PSI left out. PSI counts a
+ * refault's wait as a memory stall only when the page was in the
+ * workingset (thrashing); a reader whose pages someone else's page cache
+ * pushed out waits on the disk for each of them all the same (issue 35's
+ * LS pod: 46 ms reads, 0% memory stall). That wait is its I/O wait beyond
+ * the memory stall already counted (a thrashing refault's sleep is in
+ * both), times the share of its block I/O that refaults read back.
+ */
+static uint64_t refault_wait_of(const struct pol_unit *u)
+{
+	double part;
+
+	if (!u->ms.has_io || !u->ms.refaults || !u->ms.io_bytes || u->ms.io_ns <= u->ms.stall_ns)
+		return 0;
+	part = fmin(1, (double)u->ms.refaults * REFAULT_BYTES / (double)u->ms.io_bytes);
+	return (uint64_t)llround((double)(u->ms.io_ns - u->ms.stall_ns) * part);
+}
+
 /* The stall the unit's tasks lost this tick, as measured; 0 when not. */
 static uint64_t stall_of(const struct pol_unit *u, enum resource r)
 {
 	if (r == RES_MEM)
-		return u->ms.has_stall ? u->ms.stall_ns : 0;
+		return u->ms.has_stall ? u->ms.stall_ns + refault_wait_of(u) : 0;
 	return u->ms.has_io ? u->ms.io_ns : 0;
 }
 
@@ -42,6 +64,12 @@ static uint64_t stall_of(const struct pol_unit *u, enum resource r)
 static uint64_t evidence_of(const struct pol_unit *u, enum resource r)
 {
 	return r == RES_IO ? u->ms.io_bytes : u->ms.reclaim_ns;
+}
+
+/* The same for a party outside the units. */
+static uint64_t party_evidence_of(const struct pol_mem_party *o, enum resource r)
+{
+	return r == RES_IO ? o->io_bytes : o->reclaim_ns;
 }
 
 /* A pair's worth of a stall: the evidence's share of `rest`, rounded. */
@@ -66,18 +94,19 @@ static void add_pair(struct pairs *p, uint64_t victim, uint64_t culprit, uint64_
  * Shares out `rest` of the victim's stall among the units (and, for the
  * node, the cgroups outside them) by their evidence; `nobody` takes it
  * when nobody shows any. Memory's evidence is the reclaim time: the
- * reclaimer is the charger that found memory short.
+ * reclaimer is the charger that found memory short. I/O's is the bytes:
+ * a disk is the node's, and a slice streaming from it outside the pods
+ * delays them as a pod would.
  */
 static void share_out(const struct pol_input *in, const struct pol_unit *v, enum resource r,
 		      uint64_t rest, bool node, uint64_t nobody, struct pairs *p)
 {
-	bool outside = node && r == RES_MEM;
 	uint64_t total = 0;
 
 	for (size_t i = 0; i < in->n_units; i++)
 		total += evidence_of(&in->units[i], r);
-	for (size_t i = 0; outside && i < in->n_mem_outside; i++)
-		total += in->mem_outside[i].reclaim_ns;
+	for (size_t i = 0; node && i < in->n_mem_outside; i++)
+		total += party_evidence_of(&in->mem_outside[i], r);
 	if (!total) {
 		add_pair(p, v->id, nobody, rest);
 		return;
@@ -85,9 +114,9 @@ static void share_out(const struct pol_input *in, const struct pol_unit *v, enum
 	for (size_t i = 0; i < in->n_units; i++)
 		add_pair(p, v->id, in->units[i].id,
 			 part_of(rest, evidence_of(&in->units[i], r), total));
-	for (size_t i = 0; outside && i < in->n_mem_outside; i++)
+	for (size_t i = 0; node && i < in->n_mem_outside; i++)
 		add_pair(p, v->id, in->mem_outside[i].name.id,
-			 part_of(rest, in->mem_outside[i].reclaim_ns, total));
+			 part_of(rest, party_evidence_of(&in->mem_outside[i], r), total));
 }
 
 /*
@@ -95,7 +124,8 @@ static void share_out(const struct pol_input *in, const struct pol_unit *v, enum
  * it met that were its own limit's goes to POL_CULPRIT_LIMIT; the rest to
  * the units by evidence when an ancestor's limit was hit (or to that
  * ancestor), else to the units and outside parties (or to the node).
- * I/O: by block I/O bytes, else to the node (its disks).
+ * I/O: by block I/O bytes, the units' and the outside parties', else to
+ * the node (its disks).
  */
 static void victim_pairs(const struct pol_input *in, const struct pol_unit *v, enum resource r,
 			 struct pairs *p)
@@ -143,7 +173,7 @@ static int save_pairs(const struct pol_input *in, const struct mem_interference_
 
 	for (size_t i = 0; i < in->n_units; i++)
 		n_ls += qos_is_ls(in->units[i].cls) && stall_of(&in->units[i], r);
-	n_out = r == RES_MEM ? in->n_mem_ancestors + in->n_mem_outside : 0;
+	n_out = (r == RES_MEM ? in->n_mem_ancestors : 0) + in->n_mem_outside;
 	bs->ancestors = true;
 	b = breach_tick_open(bs, cfg->n, n_ls * per, n_out);
 	if (!b)
@@ -156,9 +186,10 @@ static int save_pairs(const struct pol_input *in, const struct mem_interference_
 		qsort(p.v, p.n, sizeof(*p.v), cmp_pair);
 	b->n = p.n;
 	for (size_t i = 0; i < n_out; i++)
-		b->out[b->n_out++] = i < in->n_mem_ancestors
-					     ? in->mem_ancestors[i].name
-					     : in->mem_outside[i - in->n_mem_ancestors].name;
+		b->out[b->n_out++] =
+			i < n_out - in->n_mem_outside
+				? in->mem_ancestors[i].name
+				: in->mem_outside[i - (n_out - in->n_mem_outside)].name;
 	if (b->n_out)
 		qsort(b->out, b->n_out, sizeof(*b->out), cmp_name);
 	return 0;
@@ -171,7 +202,8 @@ static void unit_update(struct mem_interference_unit *s, const struct pol_unit *
 	if (!qos_is_ls(u->cls) || interval_s <= 0)
 		return;
 	if (u->ms.has_stall) {
-		s->mem_share = (double)u->ms.stall_ns / 1e9 / interval_s;
+		s->mem_share = (double)stall_of(u, RES_MEM) / 1e9 / interval_s;
+		s->refault_share = (double)refault_wait_of(u) / 1e9 / interval_s;
 		breach_window_push(&s->mem, s->mem_share > cfg->stall_share);
 	}
 	if (u->ms.has_io && cfg->io_share > 0) {
@@ -201,14 +233,15 @@ static void stall_evidence(struct action *a, const void *ctx)
 		action_evidence(a, "limit_hits", (double)e->v->ms.limit_hits);
 		action_evidence(a, "ancestor_hits", (double)e->v->ms.ancestor_hits);
 		action_evidence(a, "refaults", (double)e->v->ms.refaults);
+		action_evidence(a, "refault_wait_share", e->s->refault_share);
 	}
 }
 
-/* The causes a memory breach can have (I/O: the units, self and the node). */
+/* The causes a memory breach can have (I/O: the units, self, outside and the node). */
 #define MEM_CAUSES                                                                                 \
 	(1u << CAUSE_UNIT | 1u << CAUSE_OUTSIDE | 1u << CAUSE_SELF | 1u << CAUSE_LIMIT |           \
 	 1u << CAUSE_ANCESTOR | 1u << CAUSE_NODE)
-#define IO_CAUSES (1u << CAUSE_UNIT | 1u << CAUSE_SELF | 1u << CAUSE_NODE)
+#define IO_CAUSES (1u << CAUSE_UNIT | 1u << CAUSE_OUTSIDE | 1u << CAUSE_SELF | 1u << CAUSE_NODE)
 
 /* Appends one verdict to the resource's list. */
 static int add_guilty(struct mem_interference_state *st, enum resource r, uint64_t culprit,

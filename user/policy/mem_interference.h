@@ -3,7 +3,10 @@
  * Memory and I/O interference detection, in the shape of the run-queue
  * policy (interference.h, sharing its machinery: policy/breach.h). An LS
  * unit whose memory stall share is over stall_share in k of the last n
- * windows is a victim. Each tick its stall is shared out among parties:
+ * windows is a victim; its stall is PSI's memory stall plus the waits for
+ * its refaults that PSI leaves out (the I/O wait beyond the memory stall,
+ * times the share of its block I/O that refaults read back). Each tick its
+ * stall is shared out among parties:
  *   - its own limit (own limit hits / all limit hits it met): not
  *     interference, reported as "own_limit", nobody guilty;
  *   - the rest, when a shared ancestor's limit was hit, among the units by
@@ -34,6 +37,7 @@ struct mem_interference_unit {
 	uint64_t id;
 	struct breach_window mem, io;
 	double mem_share, io_share; /* of the last window */
+	double refault_share;	    /* of mem_share: refault waits PSI left out */
 };
 
 /* Everything the policy remembers between ticks; all zero is the initial state. */

@@ -238,6 +238,7 @@ struct pol_mem_party {
 	struct pol_outside name;
 	uint64_t limit_hits; /* its memory limit's hits (ancestors) */
 	uint64_t reclaim_ns; /* reclaim its tasks did (outside parties) */
+	uint64_t io_bytes;   /* bytes of the bios its tasks submitted (outside parties) */
 };
 
 /*
@@ -313,8 +314,9 @@ struct pol_input {
 	/*
 	 * Memory: the units' ancestors under a memory limit (kubepods, its QoS
 	 * tiers), with the hits on that limit in the interval, sorted by id;
-	 * and the cgroups outside every unit that reclaimed (system slices,
-	 * named as outside culprits are), with their reclaim time.
+	 * and the cgroups outside every unit that reclaimed or submitted block
+	 * I/O (system slices, named as outside culprits are), with their
+	 * reclaim time and bytes.
 	 */
 	struct pol_mem_party *mem_ancestors;
 	size_t n_mem_ancestors;

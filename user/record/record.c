@@ -67,15 +67,16 @@ static json_t *mem_stall_to_json(const struct pol_mem_stall *m)
 	return o;
 }
 
-/* [[id, path, class, limit_hits, reclaim_ns], ...] */
+/* [[id, path, class, limit_hits, reclaim_ns, io_bytes], ...] */
 static json_t *mem_parties_to_json(const struct pol_mem_party *v, size_t n)
 {
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, json_pack("[o, s, s, o, o]", U64(v[i].name.id),
+		json_array_append_new(a, json_pack("[o, s, s, o, o, o]", U64(v[i].name.id),
 						   v[i].name.path, qos_class_name(v[i].name.cls),
-						   U64(v[i].limit_hits), U64(v[i].reclaim_ns)));
+						   U64(v[i].limit_hits), U64(v[i].reclaim_ns),
+						   U64(v[i].io_bytes)));
 	return a;
 }
 
@@ -323,7 +324,10 @@ static int mem_stall_from_json(json_t *o, struct pol_mem_stall *m, const char *p
 	return 0;
 }
 
-/* mem_ancestors or mem_outside: [[id, path, class, limit_hits, reclaim_ns], ...], sorted by id. */
+/*
+ * mem_ancestors or mem_outside: [[id, path, class, limit_hits, reclaim_ns,
+ * io_bytes], ...], sorted by id; recordings made before io_bytes have 5.
+ */
 static int mem_parties_from_json(const json_t *arr, const char *what, struct pol_mem_party **out,
 				 size_t *n, char *err, size_t errlen)
 {
@@ -340,19 +344,25 @@ static int mem_parties_from_json(const json_t *arr, const char *what, struct pol
 	json_array_foreach(arr, i, v)
 	{
 		struct pol_mem_party *p = &(*out)[i];
-		json_int_t id, hits, reclaim;
+		json_int_t id, hits, reclaim, bytes = 0;
 		const char *path, *cls;
+		int bad = json_array_size(v) == 5
+				  ? json_unpack(v, "[I, s, s, I, I!]", &id, &path, &cls, &hits,
+						&reclaim)
+				  : json_unpack(v, "[I, s, s, I, I, I!]", &id, &path, &cls, &hits,
+						&reclaim, &bytes);
 
-		if (json_unpack(v, "[I, s, s, I, I!]", &id, &path, &cls, &hits, &reclaim) ||
-		    hits < 0 || reclaim < 0) {
+		if (bad || hits < 0 || reclaim < 0 || bytes < 0) {
 			snprintf(err, errlen,
-				 "%s[%zu]: expected [id, path, class, limit_hits, reclaim_ns]",
+				 "%s[%zu]: expected [id, path, class, limit_hits, reclaim_ns, "
+				 "io_bytes]",
 				 what, i);
 			return -EINVAL;
 		}
 		*p = (struct pol_mem_party){.name.id = (uint64_t)id,
 					    .limit_hits = (uint64_t)hits,
-					    .reclaim_ns = (uint64_t)reclaim};
+					    .reclaim_ns = (uint64_t)reclaim,
+					    .io_bytes = (uint64_t)bytes};
 		if (copy_str(p->name.path, sizeof(p->name.path), path, what, err, errlen))
 			return -EINVAL;
 		if (qos_class_parse(cls, &p->name.cls)) {
