@@ -151,7 +151,7 @@ for b in $BENCHES; do
 		;;
 	bioprobe)
 		echo "bench: $b: a streaming read from disk, memstall probe attached and not, ${BIOPROBE_ROUNDS:-11} rounds"
-		scripts/bench/bioprobe.sh -r "${BIOPROBE_ROUNDS:-11}" -q "$QUIET_WAIT" -o "$tmp" >"$tmp.stdout" || rc=$?
+		scripts/bench/bioprobe.sh -r "${BIOPROBE_ROUNDS:-11}" -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	*)
 		echo "bench: unknown benchmark '$b'" >&2
