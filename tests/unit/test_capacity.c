@@ -523,9 +523,23 @@ static void diurnal_day(void **state)
 	capacity_state_free(&st);
 }
 
+/* The API's figure of a batch value: rounded down; none, negative or absurd (a replayed record's)
+ * bounded. */
+static void test_api_value(void **state)
+{
+	(void)state;
+	assert_int_equal(capacity_api_value(CAP_CPU, 1.9), 1900);
+	assert_int_equal(capacity_api_value(CAP_MEM, 1048576.7), 1048576);
+	assert_int_equal(capacity_api_value(CAP_CPU, -3), 0);
+	assert_int_equal(capacity_api_value(CAP_MEM, NAN), 0);
+	assert_true(capacity_api_value(CAP_MEM, 2.46667e+65) == UINT64_MAX);
+	assert_true(capacity_api_value(CAP_CPU, INFINITY) == UINT64_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_api_value),
 		cmocka_unit_test(rising_load),
 		cmocka_unit_test(lull),
 		cmocka_unit_test(spike),

@@ -28,7 +28,12 @@ const char *capacity_resource_name(enum capacity_resource r)
 uint64_t capacity_api_value(enum capacity_resource r, double batch)
 {
 	/* Rounded down, never more than the formula allows, past float noise (1.9 x 1000). */
-	return r == CAP_CPU ? (uint64_t)floor(batch * 1000 + 1e-6) : (uint64_t)floor(batch);
+	double v = r == CAP_CPU ? floor(batch * 1000 + 1e-6) : floor(batch);
+
+	/* A replayed record's figures are input: none, or past 2^64, has no conversion. */
+	if (!(v > 0))
+		return 0;
+	return v >= 0x1p64 ? UINT64_MAX : (uint64_t)v;
 }
 
 static double unit_used(const struct pol_unit *u, enum capacity_resource r)
