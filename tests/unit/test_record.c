@@ -185,31 +185,39 @@ static void test_round_trip_memory(void **state)
 
 	(void)state;
 	fill(&a);
-	a.units[0].ms = (struct pol_mem_stall){.has_stall = true,
-					       .has_io = true,
-					       .stall_ns = 0, /* measured: 0 is kept */
-					       .io_ns = 5000,
-					       .reclaim_ns = 7,
-					       .limit_hits = 1,
-					       .ancestor_hits = 900,
-					       .ancestor = 500,
-					       .refaults = 12,
-					       .charged_pages = 40000,
-					       .io_bytes = 1 << 20,
-					       .io_dev = (254u << 20) | 0};
-	/* a BE unit's block I/O throttles (I/O suppression), and the node's */
-	a.units[1].io_limit = (struct pol_io_limit){true, (254u << 20) | 0, 10485760, -1};
+	a.units[0].ms.has_stall = true;
+	a.units[0].ms.has_io = true;
+	a.units[0].ms.stall_ns = 0; /* measured: 0 is kept */
+	a.units[0].ms.io_ns = 5000;
+	a.units[0].ms.reclaim_ns = 7;
+	a.units[0].ms.limit_hits = 1;
+	a.units[0].ms.ancestor_hits = 900;
+	a.units[0].ms.ancestor = 500;
+	a.units[0].ms.refaults = 12;
+	a.units[0].ms.charged_pages = 40000;
+	a.units[0].ms.io_bytes = 1 << 20;
+	a.units[0].ms.io_dev = (254u << 20) | 0;
+	/* field by field: a compound literal's padding is unspecified, and the units are compared
+	 * whole */
+	a.units[1].io_limit.has = true;
+	a.units[1].io_limit.dev = (254u << 20) | 0;
+	a.units[1].io_limit.rbps = 10485760;
+	a.units[1].io_limit.wbps = -1;
 	a.has_io_limit = true;
 	a.mem_ancestors = calloc(1, sizeof(*a.mem_ancestors));
 	a.mem_outside = calloc(2, sizeof(*a.mem_outside));
 	assert_non_null(a.mem_ancestors);
 	assert_non_null(a.mem_outside);
-	a.mem_ancestors[0] = (struct pol_mem_party){.name = {.id = 500}, .limit_hits = 900};
+	a.mem_ancestors[0].name.id = 500; /* calloc'd, set field by field: compared whole */
+	a.mem_ancestors[0].limit_hits = 900;
 	snprintf(a.mem_ancestors[0].name.path, POL_PATH_MAX, "kubepods");
 	a.n_mem_ancestors = 1;
-	a.mem_outside[0] = (struct pol_mem_party){
-		.name = {.id = 600, .cls = QOS_SYSTEM}, .reclaim_ns = 123, .io_bytes = 1 << 20};
-	a.mem_outside[1] = (struct pol_mem_party){.name = {.id = 601}, .reclaim_ns = 1};
+	a.mem_outside[0].name.id = 600;
+	a.mem_outside[0].name.cls = QOS_SYSTEM;
+	a.mem_outside[0].reclaim_ns = 123;
+	a.mem_outside[0].io_bytes = 1 << 20;
+	a.mem_outside[1].name.id = 601;
+	a.mem_outside[1].reclaim_ns = 1;
 	snprintf(a.mem_outside[0].name.path, POL_PATH_MAX, "noisy.slice");
 	snprintf(a.mem_outside[1].name.path, POL_PATH_MAX, "system.slice/x.service");
 	a.n_mem_outside = 2;
