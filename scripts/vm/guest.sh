@@ -108,17 +108,21 @@ done
 cpus_online 1
 [ "$(cat /sys/devices/system/cpu/online)" = "$(cat /sys/devices/system/cpu/present)" ] ||
 	echo "qoslet-vm: CPUs online: $(cat /sys/devices/system/cpu/online) of $(cat /sys/devices/system/cpu/present)"
-# The scratch disk run.sh attaches (ext4 made there) is /var/tmp, where
-# disk_tmp (tests/integration/lib.sh) puts the data of the memory-pressure
-# tests: reclaim can drop its pages and read them back from a device.
+# The scratch disk run.sh attaches (ext4 made there) is QOSLET_DISK_DIR,
+# where disk_tmp (tests/integration/lib.sh) puts the data of the
+# memory-pressure tests: reclaim can drop its pages and read them back from a
+# device. A directory of its own in the guest's writable root, not /var/tmp:
+# a mount there would hide a checkout the host keeps under /var/tmp.
 for s in /sys/block/vd*/serial; do
 	[ "$(cat "$s" 2>/dev/null)" = qoslet-scratch ] || continue
 	d=${s%/serial}
 	d=/dev/${d##*/}
-	if mount -t ext4 -o noatime "$d" /var/tmp && chmod 1777 /var/tmp; then
-		echo "qoslet-vm: scratch disk $d ($(df -m --output=size /var/tmp | tail -n 1 | tr -d ' ') MiB, ext4) on /var/tmp"
+	export QOSLET_DISK_DIR=/qoslet-scratch
+	if mkdir -p "$QOSLET_DISK_DIR" && mount -t ext4 -o noatime "$d" "$QOSLET_DISK_DIR" &&
+		chmod 1777 "$QOSLET_DISK_DIR"; then
+		echo "qoslet-vm: scratch disk $d ($(df -m --output=size "$QOSLET_DISK_DIR" | tail -n 1 | tr -d ' ') MiB, ext4) on $QOSLET_DISK_DIR"
 	else
-		echo "qoslet-vm: cannot mount the scratch disk $d on /var/tmp: the disk tests will skip"
+		echo "qoslet-vm: cannot mount the scratch disk $d on $QOSLET_DISK_DIR: the disk tests will skip"
 	fi
 done
 ip link set lo up 2>/dev/null || busybox ip link set lo up
@@ -133,14 +137,14 @@ done
 start=$(date +%s)
 # A console line every minute (not in the log): the elapsed time, the load,
 # the memory left and what the writes hold (the overlay's upper layer and
-# /tmp live in the guest's RAM, /var/tmp on the scratch disk), and the test
+# /tmp live in the guest's RAM, QOSLET_DISK_DIR on the scratch disk), and the test
 # that runs, so a VM that runs out of time or memory says where it went.
 (
 	while sleep 60; do
 		running=$(pgrep -af '^(bash tests/integration/test_[a-z0-9_]+\.sh|build/tests/test_[a-z0-9_]+)' |
 			grep -oE 'test_[a-z0-9_]+' | sort -u | tr '\n' ' ')
 		mem=$(awk '/^MemAvailable:/ { printf "%d MiB available", $2 / 1024 }' /proc/meminfo)
-		writes=$(df -m / /tmp /var/tmp | awk 'NR > 1 { printf " %s %s MiB", $6, $3 }')
+		writes=$(df -m / /tmp "${QOSLET_DISK_DIR:-/var/tmp}" | awk 'NR > 1 { printf " %s %s MiB", $6, $3 }')
 		echo "qoslet-vm: +$(($(date +%s) - start))s, load $(cut -d' ' -f1-3 /proc/loadavg), $mem, writes:$writes, running: ${running:-nothing}"
 	done
 ) &

@@ -166,12 +166,14 @@ test_setup() {
 # (/var/tmp), removed at exit: page-cache tests need files whose pages
 # reclaim can drop (tmpfs pages are not reclaimable without swap).
 disk_tmp() {
-	DISK_TMP=$(mktemp -d "/var/tmp/qoslet-$TEST_NAME.XXXXXX") || fail "cannot create a directory under /var/tmp"
+	# QOSLET_DISK_DIR: where the test VMs mount their scratch disk (scripts/vm/guest.sh)
+	local dir=${QOSLET_DISK_DIR:-/var/tmp}
+	DISK_TMP=$(mktemp -d "$dir/qoslet-$TEST_NAME.XXXXXX") || fail "cannot create a directory under $dir"
 	local src
 	src=$(findmnt -n -o SOURCE --target "$DISK_TMP" 2>/dev/null) || src=""
 	# tmpfs pages are not reclaimable without swap, and an overlay or 9p
 	# mount (the test VMs' writable paths) reads nothing back from a disk.
-	[ -b "$src" ] || skip "/var/tmp is not on a block device (${src:-unknown}): evicted pages would not come back from a disk"
+	[ -b "$src" ] || skip "$dir is not on a block device (${src:-unknown}): evicted pages would not come back from a disk"
 }
 
 # The size in MiB of the file a memory test's BE load streams through the
@@ -245,7 +247,7 @@ _test_cleanup() {
 	/sys/fs/bpf/qoslet-test-*) rm -rf "$PIN_DIR" ;;
 	esac
 	case $DISK_TMP in
-	/var/tmp/qoslet-*) rm -rf "$DISK_TMP" ;;
+	*/qoslet-test_*) rm -rf "$DISK_TMP" ;;
 	esac
 	if [ -n "$TMP" ] && [ -d "$TMP" ]; then
 		if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "${QOSLET_TEST_KEEP:-}" ]; then

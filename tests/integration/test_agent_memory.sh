@@ -45,7 +45,7 @@ agent_setup
 disk_tmp
 DATA=$DISK_TMP
 avail_mib=$(($(stat -f -c '%a * %S' "$DATA") / 1048576))
-[ "$avail_mib" -gt $((HOT_MIB + BIG_MIB + 1024)) ] || skip "/var/tmp has ${avail_mib} MiB free, needs $((HOT_MIB + BIG_MIB + 1024))"
+[ "$avail_mib" -gt $((HOT_MIB + BIG_MIB + 1024)) ] || skip "$DATA has ${avail_mib} MiB free, needs $((HOT_MIB + BIG_MIB + 1024))"
 # Direct I/O: written without filling (and charging) anyone's page cache.
 dd if=/dev/urandom of="$DATA/hot" bs=1M count="$HOT_MIB" oflag=direct status=none
 dd if=/dev/zero of="$DATA/big" bs=1M count="$BIG_MIB" oflag=direct status=none
