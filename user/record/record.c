@@ -477,7 +477,12 @@ static int unit_from_json(const json_t *o, struct pol_unit *u, char *err, size_t
 				 path);
 			return -EINVAL;
 		}
-		u->io_limit = (struct pol_io_limit){true, (uint64_t)dev, rbps, wbps};
+		/* field by field: a compound literal would leave its padding unspecified in a
+		 * record that is compared (and replayed) whole */
+		u->io_limit.has = true;
+		u->io_limit.dev = (uint64_t)dev;
+		u->io_limit.rbps = rbps;
+		u->io_limit.wbps = wbps;
 	}
 	u->request_mem = (uint64_t)request_mem;
 	u->evict_priority = evict_priority;
