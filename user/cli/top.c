@@ -106,17 +106,6 @@ static size_t make_rows(struct view *v, const struct snapshot *delta)
 
 #define COLS_FMT "%7s %10s %6s %6s %12s %6s %6s %6s  %-28s  %s"
 
-/* The end of a long name, which is the part that differs: "...pod1234/c0ffee". */
-static const char *tail(const char *s, size_t width, char *buf, size_t size)
-{
-	size_t len = strlen(s);
-
-	if (len <= width)
-		return s;
-	snprintf(buf, size, "...%s", s + len - (width - 3));
-	return buf;
-}
-
 #define CULPRIT_WIDTH 28
 
 static void format_row(struct view *v, const struct top_row *row, char *line, size_t size)
@@ -131,7 +120,8 @@ static void format_row(struct view *v, const struct top_row *row, char *line, si
 		 cell(TOP_COL_PSI, row->val[TOP_COL_PSI], b[6], 32),
 		 cell(TOP_COL_MEM_STALL, row->val[TOP_COL_MEM_STALL], b[7], 32),
 		 cell(TOP_COL_IO_STALL, row->val[TOP_COL_IO_STALL], b[8], 32),
-		 tail(culprit_name(v, row, culprit, sizeof(culprit)), CULPRIT_WIDTH, t, sizeof(t)),
+		 view_fmt_tail(culprit_name(v, row, culprit, sizeof(culprit)), CULPRIT_WIDTH, t,
+			       sizeof(t)),
 		 display_name(row, name, sizeof(name)));
 }
 
