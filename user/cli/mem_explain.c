@@ -135,8 +135,11 @@ int mem_explain_update(struct mem_explain *x, struct view *v, const struct snaps
 	struct mem_stall_explained *mem = NULL, *io = NULL;
 	int err;
 
+	if (x->seq && delta->ts_ns == x->ts_ns)
+		return 0;
 	x->n = 0;
 	x->seq++;
+	x->ts_ns = delta->ts_ns;
 	find_ctrls(x);
 	err = build_input(v, delta, &in, &members);
 	/* the probe's PSI inputs, also on v2, where the agent reads memory.pressure */

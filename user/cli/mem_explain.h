@@ -46,7 +46,8 @@ struct mem_explain {
 	struct mem_ancestors ancestors;
 	struct mem_explain_prev *prev; /* sorted by id */
 	size_t n_prev;
-	uint64_t seq;		  /* intervals explained */
+	uint64_t seq;	/* intervals explained */
+	uint64_t ts_ns; /* the last one's snapshot time: a view drawn anew reads nothing */
 	struct mem_explain_cg *v; /* this interval's, sorted by id */
 	size_t n, cap;
 };
@@ -58,7 +59,8 @@ bool mem_explain_active(const struct cg_sample *cg);
  * This interval (delta, v->interval_ns): every active cgroup's stall and
  * its explanation into x->v. Counters a cgroup lacks (or a node without
  * the memory controller) count nothing; their first interval has no
- * refaults or own hits yet. 0 or -ENOMEM (x->v then empty).
+ * refaults or own hits yet. The same delta again (a view drawn anew) keeps
+ * x->v as it is. 0 or -ENOMEM (x->v then empty).
  */
 int mem_explain_update(struct mem_explain *x, struct view *v, const struct snapshot *delta);
 
