@@ -429,7 +429,7 @@ wait_exit() {
 wait_lines() {
 	local file=$1 n=$2 pid=$3 secs=$4
 	for _ in $(seq 1 $((secs * 20))); do
-		[ "$(wc -l <"$file" 2>/dev/null || echo 0)" -ge "$n" ] && return 0
+		[ "$(wc -l 2>/dev/null <"$file" || echo 0)" -ge "$n" ] && return 0
 		if ! kill -0 "$pid" 2>/dev/null; then
 			[ "$(wc -l <"$file")" -ge "$n" ] && return 0
 			fail "qoslet (pid $pid) exited before printing $n line(s); stderr: $(tail -n 5 "${file%.out}.err" 2>/dev/null)"
