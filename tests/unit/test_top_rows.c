@@ -141,6 +141,18 @@ static void test_mem_from_explanation(void **state)
 	snapshot_free(&s);
 }
 
+/* The culprit columns keep a long name's end, the part that differs. */
+static void test_fmt_tail(void **state)
+{
+	char buf[16];
+
+	(void)state;
+	assert_string_equal(view_fmt_tail("/short", 10, buf, sizeof(buf)), "/short");
+	assert_string_equal(view_fmt_tail("/kubepods/besteffort/pod9f/be", 10, buf, sizeof(buf)),
+			    "...od9f/be");
+	assert_int_equal(strlen(buf), 10);
+}
+
 static void test_keys_unique(void **state)
 {
 	(void)state;
@@ -158,6 +170,7 @@ int main(void)
 		cmocka_unit_test(test_cpi_only_with_hardware),
 		cmocka_unit_test(test_sort_and_filter),
 		cmocka_unit_test(test_mem_from_explanation),
+		cmocka_unit_test(test_fmt_tail),
 		cmocka_unit_test(test_keys_unique),
 	};
 
