@@ -211,8 +211,12 @@ static void render(struct view *v, const struct snapshot *delta, FILE *out)
 			continue;
 		}
 		path = view_cgroup_path(v, cg->id, buf, sizeof(buf));
-		fprintf(out, " %6.1f %6.1f", 100 * share_of(v, stall_ns(&explain, cg)),
-			100 * share_of(v, cg->mem.iowait.sum_ns));
+		/* without PSI's inputs the agent measures no stall either: not 0, unknown */
+		if (delta->memstall_psi)
+			fprintf(out, " %6.1f %6.1f", 100 * share_of(v, stall_ns(&explain, cg)),
+				100 * share_of(v, cg->mem.iowait.sum_ns));
+		else
+			fprintf(out, " %6s %6s", "-", "-");
 		print_culprit(v, mem_explain_find(&explain, cg->id), out);
 		print_hist(out, &cg->mem.direct);
 		print_hist(out, &cg->mem.memcg);
