@@ -16,7 +16,7 @@
 #   - exactly one OOM event names the cgroup's id and path, the process's
 #     pid and its comm "memhog", at a time inside the run;
 #   - nothing was dropped, and the report names the hook asked for;
-# then the pinned per-cgroup map carries BTF.
+# then the pinned per-cgroup map carries BTF; then the culprit case (run_culprit).
 # The limit is on the test's own memory cgroup, so the OOM killer can only
 # choose inside it, and the only process there is the one the test started.
 # shellcheck disable=SC2016 # jq filters and sh -c scripts are single-quoted
@@ -206,12 +206,14 @@ run_culprit() {
 	log "[culprit] parent $mparent limited to $limit_mib MiB; hot file $hot_mib MiB, stream $big_mib MiB"
 
 	agent_run "$ls" 0 "$FILELOAD" rand -w "$DISK_TMP/hot" "$load_s"
+	local ls_pid=$CG_PID
 	sleep 5
 	hits0=$(mem_failcnt "$mparent") ref0=$(mem_refaults "$(agent_cg_in "$ls" memory)")
 	qoslet_bg "$out" "$err" memstall -j --pin-dir "$PIN_DIR" -c "$(cg_rel "$TEST_PARENT")" 2
 	qpid=$QOSLET_PID
 	wait_lines "$out" 1 "$qpid" 20
 	agent_run "$be" 1 "$FILELOAD" stream "$DISK_TMP/big" "$load_s"
+	local be_pid=$CG_PID
 	# Intervals of the stream (2 s each), until the reader's culprit is named
 	# in three of them or 40 s have passed.
 	local named=0 have
@@ -228,7 +230,9 @@ run_culprit() {
 	local rc=0
 	wait_exit "$qpid" 10 "qoslet memstall" || rc=$?
 	[ "$rc" = 0 ] || fail "[culprit] qoslet memstall exited $rc: $(cat "$err")"
-	agent_loads_stop
+	# the two loads, by pid (the earlier parts' pids are long gone)
+	kill -TERM "$ls_pid" "$be_pid" 2>/dev/null || true
+	wait "$ls_pid" "$be_pid" 2>/dev/null || true
 	assert_json_lines "$out"
 	assert_json_vocab memstall "$out"
 
@@ -252,6 +256,8 @@ run_culprit() {
 	assert_cmp "$(jget "$sum" '.named_be * 2')" ">" "$(jget "$sum" .stalled)" \
 		"[culprit] memstall names the streamer as the reader's culprit in most stalled intervals"
 	assert_cmp "$(jget "$sum" '.be_share')" ">=" 0.2 "[culprit] the streamer's share of the stall"
+	assert_cmp "$(jget "$sum" '.refault_wait')" ">" 0 \
+		"[culprit] the reader's stall counts the refault waits PSI leaves out"
 	assert_json "$(jq -s -c --arg p "$ls_rel" --arg b "$be_rel" \
 		'[.[].cgroups[] | select(.path == $p and .culprit.path == $b) | .culprit.cause] | unique' "$out")" \
 		'. == ["unit"]' "[culprit] the streamer is named as another cgroup (cause unit)"
