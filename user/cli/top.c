@@ -52,13 +52,14 @@ static const char *display_name(const struct top_row *row, char *buf, size_t siz
 	return buf;
 }
 
-static const char *culprit_name(struct view *v, const struct top_row *row, char *buf, size_t size)
+/* A culprit cgroup as its row would show it; "-" for none (0). */
+static const char *party_name(struct view *v, uint64_t id, char *buf, size_t size)
 {
 	struct top_row tmp = {0};
 
-	if (!row->culprit)
+	if (!id)
 		return "-";
-	if (!view_cgroup_path(v, row->culprit, tmp.path, sizeof(tmp.path)))
+	if (!view_cgroup_path(v, id, tmp.path, sizeof(tmp.path)))
 		return "(removed)";
 	tmp.is_kube = kube_path_parse(tmp.path, &tmp.kube);
 	display_name(&tmp, buf, size);
@@ -118,12 +119,17 @@ static const char *mem_culprit_cell(struct view *v, const struct top_row *row, c
 				    size_t size)
 {
 	char name[sizeof(row->path)], t[MEM_CULPRIT_WIDTH + 1];
+	const char *who;
 
 	if (!row->mem.explained)
 		return "-";
+	/* a cgroup as the CGROUP column names it; the other parties by their words */
+	if (row->mem.top.cause == CAUSE_UNIT || row->mem.top.cause == CAUSE_ANCESTOR)
+		who = party_name(v, row->mem.top.id, name, sizeof(name));
+	else
+		who = mem_explain_culprit_name(v, &row->mem, name, sizeof(name));
 	snprintf(buf, size, "%3.0f%% %s", 100 * row->mem.top.share,
-		 view_fmt_tail(mem_explain_culprit_name(v, &row->mem, name, sizeof(name)),
-			       MEM_CULPRIT_WIDTH - 5, t, sizeof(t)));
+		 view_fmt_tail(who, MEM_CULPRIT_WIDTH - 5, t, sizeof(t)));
 	return buf;
 }
 
@@ -140,8 +146,8 @@ static void format_row(struct view *v, const struct top_row *row, char *line, si
 		 cell(TOP_COL_PSI, row->val[TOP_COL_PSI], b[6], 32),
 		 cell(TOP_COL_MEM_STALL, row->val[TOP_COL_MEM_STALL], b[7], 32),
 		 cell(TOP_COL_IO_STALL, row->val[TOP_COL_IO_STALL], b[8], 32),
-		 view_fmt_tail(culprit_name(v, row, culprit, sizeof(culprit)), CULPRIT_WIDTH, t,
-			       sizeof(t)),
+		 view_fmt_tail(party_name(v, row->culprit, culprit, sizeof(culprit)), CULPRIT_WIDTH,
+			       t, sizeof(t)),
 		 mem_culprit_cell(v, row, mem, sizeof(mem)), display_name(row, name, sizeof(name)));
 }
 
