@@ -429,7 +429,7 @@ wait_exit() {
 wait_lines() {
 	local file=$1 n=$2 pid=$3 secs=$4
 	for _ in $(seq 1 $((secs * 20))); do
-		[ "$(wc -l <"$file" 2>/dev/null || echo 0)" -ge "$n" ] && return 0
+		[ "$(wc -l 2>/dev/null <"$file" || echo 0)" -ge "$n" ] && return 0
 		if ! kill -0 "$pid" 2>/dev/null; then
 			[ "$(wc -l <"$file")" -ge "$n" ] && return 0
 			fail "qoslet (pid $pid) exited before printing $n line(s); stderr: $(tail -n 5 "${file%.out}.err" 2>/dev/null)"
@@ -494,6 +494,24 @@ json_hook() {
 json_wait_source() {
 	jq -r 'if has("wait_source") then .wait_source
 		else (.probes.sched.detail // "" | split(", ")[1] // "null") end' "$1"
+}
+
+# memstall_culprits FILE VICTIM CULPRIT: over `qoslet memstall -j`'s lines in
+# FILE, the intervals in which cgroup VICTIM (its path as printed) lost at
+# least 5% of the interval to memory (the agent's default threshold): how
+# many (stalled), how many named cgroup CULPRIT its culprit (named), and the
+# most of CULPRIT's share, of the stall and of its refault waits; then every
+# cause and culprit seen, with counts. One JSON object.
+memstall_culprits() {
+	jq -s -c --arg p "$2" --arg b "$3" '
+		[.[].cgroups[] | select(.path == $p and .stall_share >= 0.05)] as $s
+		| {stalled: ($s | length),
+		   named: ([$s[] | select(.culprit.path == $b)] | length),
+		   share: ([$s[] | select(.culprit.path == $b) | .culprit.share] | max // 0),
+		   stall: ([$s[] | .stall_share] | max // 0),
+		   refault_wait: ([$s[] | .refault_wait_share] | max // 0),
+		   causes: ([$s[] | .culprit.cause // "none"] | group_by(.) | map({(.[0]): length}) | add),
+		   culprits: ([$s[] | .culprit.path // "none"] | group_by(.) | map({(.[0]): length}) | add)}' "$1"
 }
 
 # jq FILTER over object JSON (a string); prints the result raw.

@@ -13,7 +13,8 @@
 # "unit", related: the BE cgroup, culprit_class 5), with ancestor limit hits
 # and the LS unit's refaults as evidence; nothing caps memory (memory
 # suppression is off here: test_agent_mem_suppress runs it). Its reads wait on the disk behind the stream: the
-# interference.io report names the BE unit too. The kernel agrees: the parent's memory.failcnt (v2:
+# interference.io report names the BE unit too. `qoslet memstall -j`, run beside the agent,
+# names the same culprit. The kernel agrees: the parent's memory.failcnt (v2:
 # memory.events max) rose, and the LS unit refaulted. The agent's recording
 # replays to the same decisions.
 # Everything it makes goes on exit: cgroups, loads, the data files.
@@ -82,6 +83,11 @@ ls_pid=$CG_PID
 sleep 5
 hits0=$(hits "$mparent") ref0=$(refaults "$ls")
 agent_start --record "$TMP/mem.rec"
+# The SRE's view beside the agent, on the agent's pinned maps: it must name
+# the culprit the agent names (issue 35 item 5).
+qoslet_bg "$TMP/memstall.out" "$TMP/memstall.err" memstall -j --pin-dir "$PIN_DIR" \
+	-c "$(cg_rel "$TEST_PARENT")" 1
+memstall_pid=$QOSLET_PID
 sleep 3
 agent_run "$be" 1 "$FILELOAD" stream "$DATA/big" "$LOAD_S"
 report=$(wait_decision '.rule == "interference.memory"' 40) ||
@@ -109,6 +115,13 @@ log "io report: $(echo "$io" | jq -c '{target: .target.cgroup, related: .related
 assert_eq "$(jget "$io" .target.cgroup)" "/$LS_REL" "the I/O report's target is the LS reader"
 assert_eq "$(jget "$io" .related.cgroup)" "/$BE_REL" "the I/O report names the BE streamer"
 sleep 2
+kill -INT "$memstall_pid"
+wait_exit "$memstall_pid" 10 "qoslet memstall" || fail "qoslet memstall exited $?: $(cat "$TMP/memstall.err")"
+cli=$(memstall_culprits "$TMP/memstall.out" "/$LS_REL" "/$BE_REL")
+log "qoslet memstall beside the agent: $cli"
+assert_cmp "$(jget "$cli" .stalled)" ">=" "$K" "qoslet memstall shows the LS unit stalled"
+assert_cmp "$(jget "$cli" '.named * 2')" ">" "$(jget "$cli" .stalled)" \
+	"qoslet memstall names the agent's culprit, the BE streamer, in most stalled intervals"
 agent_stop
 kill -TERM "$ls_pid" 2>/dev/null || true
 agent_loads_stop

@@ -16,13 +16,15 @@
 #   - exactly one OOM event names the cgroup's id and path, the process's
 #     pid and its comm "memhog", at a time inside the run;
 #   - nothing was dropped, and the report names the hook asked for;
-# then the pinned per-cgroup map carries BTF.
+# then the pinned per-cgroup map carries BTF; then the culprit case (run_culprit).
 # The limit is on the test's own memory cgroup, so the OOM killer can only
 # choose inside it, and the only process there is the one the test started.
 # shellcheck disable=SC2016 # jq filters and sh -c scripts are single-quoted
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/agent_lib.sh
+. "$(dirname "$0")/agent_lib.sh"
 
 MEMHOG=${MEMHOG:-$QOSLET_ROOT/build/tests/helpers/memhog}
 LIMIT_MIB=64
@@ -35,22 +37,20 @@ require_cmds jq bpftool python3
 test_setup
 
 # The memory controller: on a hybrid node (the host) its own v1 hierarchy,
-# where the test makes a twin of the cgroup; on a pure v2 node (the kernel
-# matrix's VMs) the same tree, the cgroup itself, with memory enabled down to
-# it (kube_cgroup), memory.max for the limit and memory.events for the
-# kernel's counters (oom_kill; max: charges that hit the limit).
-MEM_PARENT=""
-if [ -e "$CG_ROOT/cgroup.controllers" ] && grep -qw memory "$CG_ROOT/cgroup.controllers"; then
-	MEM_ROOT=$CG_ROOT
+# where each cgroup of the test has a twin (agent_lib.sh: agent_setup makes
+# the test's parent in every hierarchy, agent_cg_in names the twin, and both
+# go at exit); on a pure v2 node (the kernel matrix's VMs) the same tree,
+# the cgroup itself, with memory enabled down to it (kube_cgroup,
+# agent_cgroup), memory.max for the limit and memory.events for the kernel's
+# counters (oom_kill; max: charges that hit the limit).
+if cg_is_v2; then
+	grep -qw memory "$CG_ROOT/cgroup.controllers" || skip "no memory controller in $CG_ROOT"
 else
-	MEM_ROOT=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/mounts)
-	[ -n "$MEM_ROOT" ] || skip "no memory controller: neither in $CG_ROOT nor in a v1 hierarchy"
-	[ "$MEM_ROOT" != "$CG_ROOT" ] || skip "memory and cpu share one v1 hierarchy; not exercised here"
-	# Cleanup of the memory side first (its processes are the test's), then lib.sh's.
-	trap 'rc=$?; [ -z "$MEM_PARENT" ] || cgroup_destroy "$MEM_PARENT"; (exit $rc); _test_cleanup' EXIT
-	mkdir "$MEM_ROOT$TEST_PARENT_REL" || fail "cannot create $MEM_ROOT$TEST_PARENT_REL"
-	MEM_PARENT=$MEM_ROOT$TEST_PARENT_REL
+	mem_root=$(v1_mount memory)
+	[ -n "$mem_root" ] || skip "no memory controller: neither in $CG_ROOT nor in a v1 hierarchy"
+	[ "$mem_root" != "$CG_ROOT" ] || skip "memory and cpu share one v1 hierarchy; not exercised here"
 fi
+agent_setup
 
 # mem_oom_kills CG, mem_failcnt CG: the kernel's counters, v1 or v2.
 mem_oom_kills() {
@@ -79,7 +79,7 @@ run_hook() {
 	cg=$(kube_cgroup burstable)
 	rel=$(cg_rel "$cg")
 	id=$(cg_id "$cg")
-	mcg=$MEM_ROOT$rel
+	mcg=$(agent_cg_in "$cg" memory)
 	mkdir -p "$mcg" || fail "cannot create $mcg"
 	local limit=memory.limit_in_bytes
 	[ -e "$mcg/$limit" ] || limit=memory.max
@@ -169,5 +169,95 @@ run_hook raw_tp
 # Pinned with BTF, so bpftool (and other tools) can print the records.
 btf_id=$(bpftool -j map show pinned "$PIN_DIR/memstall_cg" | jq '.btf_id // 0')
 assert_cmp "$btf_id" ">" 0 "the pinned memstall_cg map carries BTF"
+# The culprit, as the agent names it (issue 35 item 5): the test's parent
+# gets a memory limit (LIMIT_MIB) its two cgroups share, data on a
+# disk-backed filesystem. An LS-like reader keeps a hot file (HOT_MIB, which
+# fits the limit alone) in the page cache with random 4 KiB reads; a BE-like
+# streamer then reads a large file through the page cache: its charges hit
+# the parent's limit, its reclaim evicts the reader's pages, and the reader
+# waits for its refaults. memstall -j must show the reader stalled and name
+# the streamer as its culprit (cause "unit"), as test_agent_memory's agent
+# does on the same scene; the kernel agrees that the parent's limit was hit
+# and the reader refaulted.
+run_culprit() {
+	local limit_mib=256 hot_mib=160 big_mib load_s mparent limit_file ls be ls_rel be_rel
+	local out=$TMP/memstall.culprit.out err=$TMP/memstall.culprit.err qpid hits0 hits1 ref0 ref1
+	require_fileload
+	big_mib=$(stream_file_mib)
+	# the loads exit by themselves even if cleanup never runs
+	load_s=$(($(time_bound_ms 120000) / 1000))
+	disk_tmp
+	local avail_mib
+	avail_mib=$(($(stat -f -c '%a * %S' "$DISK_TMP") / 1048576))
+	[ "$avail_mib" -gt $((hot_mib + big_mib + 1024)) ] ||
+		{ skip_part "culprit: $DISK_TMP has ${avail_mib} MiB free, needs $((hot_mib + big_mib + 1024))"; return 0; }
+	# Direct I/O: written without filling (and charging) anyone's page cache.
+	dd if=/dev/urandom of="$DISK_TMP/hot" bs=1M count="$hot_mib" oflag=direct status=none
+	dd if=/dev/zero of="$DISK_TMP/big" bs=1M count="$big_mib" oflag=direct status=none
+
+	ls=$(agent_cgroup ls)
+	be=$(agent_cgroup be)
+	ls_rel=$(cg_rel "$ls")
+	be_rel=$(cg_rel "$be")
+	mparent=$(agent_cg_in "$TEST_PARENT" memory)
+	limit_file=memory.limit_in_bytes
+	[ -e "$mparent/$limit_file" ] || limit_file=memory.max
+	echo $((limit_mib * 1048576)) >"$mparent/$limit_file" || fail "cannot limit $mparent"
+	log "[culprit] parent $mparent limited to $limit_mib MiB; hot file $hot_mib MiB, stream $big_mib MiB"
+
+	agent_run "$ls" 0 "$FILELOAD" rand -w "$DISK_TMP/hot" "$load_s"
+	local ls_pid=$CG_PID
+	sleep 5
+	hits0=$(mem_failcnt "$mparent") ref0=$(mem_refaults "$(agent_cg_in "$ls" memory)")
+	qoslet_bg "$out" "$err" memstall -j --pin-dir "$PIN_DIR" -c "$(cg_rel "$TEST_PARENT")" 2
+	qpid=$QOSLET_PID
+	wait_lines "$out" 1 "$qpid" 20
+	agent_run "$be" 1 "$FILELOAD" stream "$DISK_TMP/big" "$load_s"
+	local be_pid=$CG_PID
+	# Intervals of the stream (2 s each), until the reader's culprit is named
+	# in three of them or 40 s have passed.
+	local named=0 have
+	for _ in $(seq 1 20); do
+		sleep 2
+		named=$(memstall_culprits "$out" "$ls_rel" "$be_rel" | jq .named)
+		[ "$named" -lt 3 ] || break
+	done
+	have=$(wc -l <"$out")
+	wait_lines "$out" $((have + 1)) "$qpid" 20
+	hits1=$(mem_failcnt "$mparent") ref1=$(mem_refaults "$(agent_cg_in "$ls" memory)")
+	kill -INT "$qpid"
+	local rc=0
+	wait_exit "$qpid" 10 "qoslet memstall" || rc=$?
+	[ "$rc" = 0 ] || fail "[culprit] qoslet memstall exited $rc: $(cat "$err")"
+	# the two loads, by pid (the earlier parts' pids are long gone)
+	kill -TERM "$ls_pid" "$be_pid" 2>/dev/null || true
+	wait "$ls_pid" "$be_pid" 2>/dev/null || true
+	assert_json_lines "$out"
+	assert_json_vocab memstall "$out"
+
+	local sum
+	sum=$(memstall_culprits "$out" "$ls_rel" "$be_rel")
+	log "[culprit] qoslet: $sum"
+	log "[culprit] kernel: parent limit hits $hits0 -> $hits1, reader refaults $ref0 -> $ref1"
+	assert_cmp $((hits1 - hits0)) ">" 0 "[culprit] the kernel counted hits on the parent's limit"
+	assert_cmp $((ref1 - ref0)) ">" 0 "[culprit] the kernel counted refaults of the reader"
+	assert_cmp "$(jget "$sum" .stalled)" ">=" 3 "[culprit] the reader stalled (5% or more) in at least 3 intervals"
+	# the streamer is the culprit named most: in more than half of them
+	assert_cmp "$(jget "$sum" '.named * 2')" ">" "$(jget "$sum" .stalled)" \
+		"[culprit] memstall names the streamer as the reader's culprit in most stalled intervals"
+	assert_cmp "$(jget "$sum" .share)" ">=" 0.2 "[culprit] the streamer's share of the stall"
+	assert_cmp "$(jget "$sum" '.refault_wait')" ">" 0 \
+		"[culprit] the reader's stall counts the refault waits PSI leaves out"
+	assert_json "$(jq -s -c --arg p "$ls_rel" --arg b "$be_rel" \
+		'[.[].cgroups[] | select(.path == $p and .culprit.path == $b) | .culprit.cause] | unique' "$out")" \
+		'. == ["unit"]' "[culprit] the streamer is named as another cgroup (cause unit)"
+}
+
+# mem_refaults CG: workingset refaults of a memory cgroup, v1 or v2, anon + file.
+mem_refaults() {
+	awk '$1 ~ /^(total_)?workingset_refault(_anon|_file)?$/ { n += $2 } END { print n + 0 }' "$1/memory.stat"
+}
+
+run_culprit
 log "all memstall checks passed"
 test_end

@@ -399,6 +399,84 @@ static void test_bad_config(void **state)
 	action_list_free(&out);
 }
 
+/* The CLI's explanation of one input: the policy's parties, every unit a victim. */
+static void explain(scene_fn scene, bool io, struct mem_stall_explained out[4])
+{
+	struct world w;
+
+	world_init(&w, 1);
+	scene(&w);
+	assert_int_equal(mem_stall_explain(&w.in, io, out), 0);
+}
+
+/* out[] is in the units' order: V, B, B2, L (ids ascending). */
+static void test_explain_one_input(void **state)
+{
+	struct mem_stall_explained e[4];
+
+	(void)state;
+	/* the churner drove kubepods' reclaim: it is V's culprit, on one input */
+	explain(ancestor_churn, false, e);
+	assert_true(e[0].explained);
+	assert_int_equal(e[0].stall_ns, 400 * MS);
+	assert_int_equal(e[0].top.id, B);
+	assert_int_equal(e[0].top.cause, CAUSE_UNIT);
+	assert_true(e[0].top.share > 0.99 * 700.0 / 703);
+	assert_false(e[1].explained); /* B reclaimed but did not stall */
+	assert_int_equal(e[1].stall_ns, 0);
+	/* its own limit */
+	explain(own_limit, false, e);
+	assert_int_equal(e[0].top.id, POL_CULPRIT_LIMIT);
+	assert_int_equal(e[0].top.cause, CAUSE_LIMIT);
+	assert_float_equal(e[0].share[CAUSE_LIMIT], 1, 1e-9);
+	/* the node short, a slice outside the units reclaiming most */
+	explain(outside_hog, false, e);
+	assert_int_equal(e[0].top.id, SLICE);
+	assert_int_equal(e[0].top.cause, CAUSE_OUTSIDE);
+	/* kubepods hit, nobody reclaimed: the ancestor itself */
+	explain(ancestor_nobody, false, e);
+	assert_int_equal(e[0].top.id, KUBEPODS);
+	assert_int_equal(e[0].top.cause, CAUSE_ANCESTOR);
+}
+
+/* The refault waits PSI leaves out are in the stall; the I/O by bytes on the disk. */
+static void test_explain_refaults_and_io(void **state)
+{
+	struct mem_stall_explained e[4];
+
+	(void)state;
+	explain(paced_refaults, false, e);
+	assert_int_equal(e[0].refault_wait_ns, 800 * MS);
+	assert_int_equal(e[0].stall_ns, 802 * MS);
+	assert_int_equal(e[0].top.id, B);
+	explain(io_streamer, true, e);
+	assert_int_equal(e[0].stall_ns, 500 * MS);
+	assert_int_equal(e[0].refault_wait_ns, 0);
+	assert_int_equal(e[0].top.id, B);
+	assert_int_equal(e[0].top.cause, CAUSE_UNIT);
+}
+
+/* A BE unit that stalls is explained too: the views show every cgroup. */
+static void be_stalls(struct world *w)
+{
+	ancestor_churn(w);
+	unit(w, B)->ms.stall_ns = 100 * MS;
+	unit(w, B)->ms.ancestor_hits = 900;
+	unit(w, B)->ms.ancestor = KUBEPODS;
+}
+
+static void test_explain_every_class(void **state)
+{
+	struct mem_stall_explained e[4];
+
+	(void)state;
+	explain(be_stalls, false, e);
+	assert_true(e[1].explained);
+	assert_int_equal(e[1].top.id, B);
+	assert_int_equal(e[1].top.cause, CAUSE_SELF);
+	assert_false(e[2].explained);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +490,9 @@ int main(void)
 		cmocka_unit_test(test_refault_waits_part),
 		cmocka_unit_test(test_io_outside),
 		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_explain_one_input),
+		cmocka_unit_test(test_explain_refaults_and_io),
+		cmocka_unit_test(test_explain_every_class),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -106,21 +106,41 @@ static void test_rank_orders_and_filters(void **state)
 	struct snapshot s = {.cgroups = cgs, .n_cgroups = sizeof(cgs) / sizeof(cgs[0])};
 	const struct cg_sample *out[sizeof(cgs) / sizeof(cgs[0])];
 	const uint64_t want[] = {3, 5, 2, 4, 6};
+	struct mem_explain none = {0}; /* no stall measured: reclaim ranks */
 	size_t n;
 
 	(void)state;
-	n = memstall_rank(&s, out);
+	n = memstall_rank(&s, &none, out);
 	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(out[i]->id, want[i]);
 }
 
+/* The stall as the agent counts it (refault waits included) ranks first. */
+static void test_rank_by_agent_stall(void **state)
+{
+	struct cg_sample cgs[] = {cg(2, 100, 0, 0), cg(3, 0, 500, 0), cg(4, 0, 0, 1)};
+	struct mem_explain_cg e[] = {{.id = 2, .mem.stall_ns = 100},
+				     {.id = 3, .mem.stall_ns = 500},
+				     {.id = 4, .mem.stall_ns = 900}};
+	struct mem_explain x = {.v = e, .n = 3};
+	struct snapshot s = {.cgroups = cgs, .n_cgroups = 3};
+	const struct cg_sample *out[3];
+
+	(void)state;
+	assert_int_equal(memstall_rank(&s, &x, out), 3);
+	assert_int_equal(out[0]->id, 4);
+	assert_int_equal(out[1]->id, 3);
+	assert_int_equal(out[2]->id, 2);
+}
+
 static void test_rank_empty(void **state)
 {
 	struct snapshot s = {0};
+	struct mem_explain none = {0};
 
 	(void)state;
-	assert_int_equal(memstall_rank(&s, NULL), 0);
+	assert_int_equal(memstall_rank(&s, &none, NULL), 0);
 }
 
 int main(void)
@@ -131,6 +151,7 @@ int main(void)
 		cmocka_unit_test(test_oom_event_converts),
 		cmocka_unit_test(test_oom_event_edges),
 		cmocka_unit_test(test_rank_orders_and_filters),
+		cmocka_unit_test(test_rank_by_agent_stall),
 		cmocka_unit_test(test_rank_empty),
 	};
 

@@ -11,6 +11,9 @@
 
 #define SEC 1000000000ULL
 
+/* No memory stall explained. */
+static const struct mem_explain no_mem;
+
 static const char *fake_path(void *ctx, uint64_t id, char *buf, size_t size)
 {
 	(void)ctx;
@@ -57,7 +60,7 @@ static void test_build_values(void **state)
 
 	(void)state;
 	build(&s);
-	n = top_rows_build(rows, &s, SEC, fake_path, NULL);
+	n = top_rows_build(rows, &s, SEC, &no_mem, fake_path, NULL);
 	assert_int_equal(n, 3);
 	assert_true(rows[0].val[TOP_COL_CPU] == 50.0);
 	assert_true(rows[0].val[TOP_COL_THROTTLED] == 40.0);
@@ -84,7 +87,7 @@ static void test_cpi_only_with_hardware(void **state)
 	(void)state;
 	build(&s);
 	s.cpi_hardware = true;
-	top_rows_build(rows, &s, SEC, fake_path, NULL);
+	top_rows_build(rows, &s, SEC, &no_mem, fake_path, NULL);
 	assert_true(rows[0].val[TOP_COL_CPI] == 3.0);
 	snapshot_free(&s);
 }
@@ -97,7 +100,7 @@ static void test_sort_and_filter(void **state)
 
 	(void)state;
 	build(&s);
-	n = top_rows_build(rows, &s, SEC, fake_path, NULL);
+	n = top_rows_build(rows, &s, SEC, &no_mem, fake_path, NULL);
 	top_rows_sort(rows, n, TOP_COL_CPU);
 	assert_int_equal(rows[0].id, 1);
 	assert_int_equal(rows[1].id, 2);
@@ -111,6 +114,43 @@ static void test_sort_and_filter(void **state)
 	assert_int_equal(rows[0].id, 2);
 	assert_int_equal(top_rows_filter(rows, n, ""), 1);
 	snapshot_free(&s);
+}
+
+/* MEM% and the memory culprit are the explanation's (the agent's), not the probe's sum. */
+static void test_mem_from_explanation(void **state)
+{
+	struct snapshot s;
+	struct top_row rows[3];
+	struct mem_explain_cg e = {.id = 99, .mem = {.stall_ns = SEC / 4, .explained = true}};
+	struct mem_explain mx = {.v = &e, .n = 1};
+
+	(void)state;
+	build(&s);
+	s.memstall_psi = true;
+	s.cgroups[2].mem.stall = (struct lat_hist){.count = 1, .sum_ns = SEC / 100};
+	e.mem.top = (struct breach_party){.id = 1, .cause = CAUSE_UNIT, .share = 0.75};
+	top_rows_build(rows, &s, SEC, &mx, fake_path, NULL);
+	assert_true(rows[2].val[TOP_COL_MEM_STALL] == 25.0);
+	assert_true(rows[2].mem.explained);
+	assert_int_equal(rows[2].mem.top.id, 1);
+	/* a cgroup without memstall activity: no stall, nothing explained */
+	assert_true(rows[0].val[TOP_COL_MEM_STALL] == TOP_NA);
+	assert_false(rows[0].mem.explained);
+	top_rows_build(rows, &s, SEC, &no_mem, fake_path, NULL);
+	assert_true(rows[2].val[TOP_COL_MEM_STALL] == 0);
+	snapshot_free(&s);
+}
+
+/* The culprit columns keep a long name's end, the part that differs. */
+static void test_fmt_tail(void **state)
+{
+	char buf[16];
+
+	(void)state;
+	assert_string_equal(view_fmt_tail("/short", 10, buf, sizeof(buf)), "/short");
+	assert_string_equal(view_fmt_tail("/kubepods/besteffort/pod9f/be", 10, buf, sizeof(buf)),
+			    "...od9f/be");
+	assert_int_equal(strlen(buf), 10);
 }
 
 static void test_keys_unique(void **state)
@@ -129,6 +169,8 @@ int main(void)
 		cmocka_unit_test(test_build_values),
 		cmocka_unit_test(test_cpi_only_with_hardware),
 		cmocka_unit_test(test_sort_and_filter),
+		cmocka_unit_test(test_mem_from_explanation),
+		cmocka_unit_test(test_fmt_tail),
 		cmocka_unit_test(test_keys_unique),
 	};
 

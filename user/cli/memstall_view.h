@@ -2,15 +2,18 @@
 #ifndef QOSLET_CLI_MEMSTALL_VIEW_H
 #define QOSLET_CLI_MEMSTALL_VIEW_H
 
+#include "cli/mem_explain.h"
 #include "cli/view.h"
 
 extern const struct view_ops memstall_view;
 
 /*
- * The cgroups of `delta` that stalled or lost a task to the OOM killer,
- * most stalled first (direct + memcg time; then OOM kills; then id). `out`
- * has room for delta->n_cgroups; returns how many were stored.
+ * The cgroups of `delta` with memstall activity (mem_explain_active), most
+ * stalled first: the stall as the agent counts it (x, this interval's),
+ * then reclaim (direct + memcg) time, I/O wait, OOM kills, id. `out` has
+ * room for delta->n_cgroups; returns how many were stored.
  */
-size_t memstall_rank(const struct snapshot *delta, const struct cg_sample **out);
+size_t memstall_rank(const struct snapshot *delta, const struct mem_explain *x,
+		     const struct cg_sample **out);
 
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/curses_dl.h"
+#include "cli/mem_explain.h"
 #include "log.h"
 #include "cli/top_rows.h"
 #include "cli/view.h"
@@ -25,6 +26,7 @@ static struct {
 	bool no_screen; /* ncurses could not be loaded: plain text for good */
 	struct top_row *rows;
 	size_t cap;
+	struct mem_explain mem; /* the interval's memory stalls, as the agent explains them */
 } top = {.sort = TOP_COL_CPU};
 
 static const char *path_of(void *ctx, uint64_t id, char *buf, size_t size)
@@ -50,13 +52,14 @@ static const char *display_name(const struct top_row *row, char *buf, size_t siz
 	return buf;
 }
 
-static const char *culprit_name(struct view *v, const struct top_row *row, char *buf, size_t size)
+/* A culprit cgroup as its row would show it; "-" for none (0). */
+static const char *party_name(struct view *v, uint64_t id, char *buf, size_t size)
 {
 	struct top_row tmp = {0};
 
-	if (!row->culprit)
+	if (!id)
 		return "-";
-	if (!view_cgroup_path(v, row->culprit, tmp.path, sizeof(tmp.path)))
+	if (!view_cgroup_path(v, id, tmp.path, sizeof(tmp.path)))
 		return "(removed)";
 	tmp.is_kube = kube_path_parse(tmp.path, &tmp.kube);
 	display_name(&tmp, buf, size);
@@ -94,7 +97,9 @@ static size_t make_rows(struct view *v, const struct snapshot *delta)
 		top.rows = tmp;
 		top.cap = delta->n_cgroups;
 	}
-	n = top_rows_build(top.rows, delta, v->interval_ns, path_of, v);
+	if (mem_explain_update(&top.mem, v, delta))
+		log_err("out of memory: no memory stall explained in this table");
+	n = top_rows_build(top.rows, delta, v->interval_ns, &top.mem, path_of, v);
 	/* -c filters, then the interactive substring filter. */
 	for (size_t i = 0; i < n; i++)
 		if (view_selected(v, top.rows[i].id))
@@ -104,24 +109,34 @@ static size_t make_rows(struct view *v, const struct snapshot *delta)
 	return n;
 }
 
-#define COLS_FMT "%7s %10s %6s %6s %12s %6s %6s %6s  %-28s  %s"
+#define COLS_FMT "%7s %10s %6s %6s %12s %6s %6s %6s  %-28s  %-24s  %s"
 
-/* The end of a long name, which is the part that differs: "...pod1234/c0ffee". */
-static const char *tail(const char *s, size_t width, char *buf, size_t size)
+#define CULPRIT_WIDTH	  28
+#define MEM_CULPRIT_WIDTH 24
+
+/* "62% /kubepods/besteffort/pod..": the memory stall's culprit and its share; "-" none. */
+static const char *mem_culprit_cell(struct view *v, const struct top_row *row, char *buf,
+				    size_t size)
 {
-	size_t len = strlen(s);
+	char name[sizeof(row->path)], t[MEM_CULPRIT_WIDTH + 1];
+	const char *who;
 
-	if (len <= width)
-		return s;
-	snprintf(buf, size, "...%s", s + len - (width - 3));
+	if (!row->mem.explained)
+		return "-";
+	/* a cgroup as the CGROUP column names it; the other parties by their words */
+	if (row->mem.top.cause == CAUSE_UNIT || row->mem.top.cause == CAUSE_ANCESTOR)
+		who = party_name(v, row->mem.top.id, name, sizeof(name));
+	else
+		who = mem_explain_culprit_name(v, &row->mem, name, sizeof(name));
+	snprintf(buf, size, "%3.0f%% %s", 100 * row->mem.top.share,
+		 view_fmt_tail(who, MEM_CULPRIT_WIDTH - 5, t, sizeof(t)));
 	return buf;
 }
-
-#define CULPRIT_WIDTH 28
 
 static void format_row(struct view *v, const struct top_row *row, char *line, size_t size)
 {
 	char b[TOP_COL_NR][32], name[sizeof(row->path)], culprit[sizeof(row->path)], t[64];
+	char mem[MEM_CULPRIT_WIDTH + 8];
 
 	snprintf(line, size, COLS_FMT, cell(TOP_COL_CPU, row->val[TOP_COL_CPU], b[1], 32),
 		 cell(TOP_COL_RQ_P99, row->val[TOP_COL_RQ_P99], b[2], 32),
@@ -131,14 +146,15 @@ static void format_row(struct view *v, const struct top_row *row, char *line, si
 		 cell(TOP_COL_PSI, row->val[TOP_COL_PSI], b[6], 32),
 		 cell(TOP_COL_MEM_STALL, row->val[TOP_COL_MEM_STALL], b[7], 32),
 		 cell(TOP_COL_IO_STALL, row->val[TOP_COL_IO_STALL], b[8], 32),
-		 tail(culprit_name(v, row, culprit, sizeof(culprit)), CULPRIT_WIDTH, t, sizeof(t)),
-		 display_name(row, name, sizeof(name)));
+		 view_fmt_tail(party_name(v, row->culprit, culprit, sizeof(culprit)), CULPRIT_WIDTH,
+			       t, sizeof(t)),
+		 mem_culprit_cell(v, row, mem, sizeof(mem)), display_name(row, name, sizeof(name)));
 }
 
 static void header(char *line, size_t size)
 {
 	snprintf(line, size, COLS_FMT, "CPU%", "RQ-P99", "THR%", "CPI", "RECLAIM-P99", "PSI10",
-		 "MEM%", "IO%", "TOP CULPRIT", "CGROUP");
+		 "MEM%", "IO%", "TOP CULPRIT", "MEM CULPRIT", "CGROUP");
 }
 
 /* The probes line: what is on, through which path, and what is off and why. */
@@ -187,16 +203,11 @@ static json_t *row_json(struct view *v, const struct top_row *row, const struct 
 {
 	const struct cg_sample *cg = snapshot_find(delta, row->id);
 	json_t *culprit = json_null(), *psi = json_null(), *o = view_cgroup_json(v, row->id);
-	json_t *mem = json_null();
+	json_t *mem = mem_explain_culprit_json(v, row->id, &row->mem);
 
 	if (row->culprit) {
 		culprit = view_cgroup_json(v, row->culprit);
 		json_object_set_new(culprit, "wait_ns", json_integer(row->culprit_wait_ns));
-	}
-	if (row->mem_culprit) {
-		mem = view_cgroup_json(v, row->mem_culprit);
-		json_object_set_new(mem, "reclaim_ns",
-				    json_integer((json_int_t)row->mem_culprit_reclaim_ns));
 	}
 	if (cg && (cg->parts & CG_PSI))
 		psi = json_pack("{s:f, s:f, s:f}", "cpu", cg->psi.some[PSI_CPU].avg10, "memory",
@@ -373,10 +384,14 @@ const struct view_ops top_view = {
 		 "\n"
 		 "One row per cgroup active in the interval: CPU % (of one CPU), run-queue\n"
 		 "wait p99, the cgroup that delayed it most (from blame), throttled periods\n"
-		 "%, CPI (hardware PMU only; '-' otherwise), reclaim stall p99, and the\n"
-		 "highest PSI 'some' avg10 of cpu/memory/io. '-' means not measured: the\n"
-		 "probes line says which probe is off and why. Kubernetes cgroups show\n"
-		 "as '<qos> pod <uid>/<container>'.\n"
+		 "%, CPI (hardware PMU only; '-' otherwise), reclaim stall p99, the\n"
+		 "highest PSI 'some' avg10 of cpu/memory/io, MEM% and IO%: the time lost\n"
+		 "to memory and to I/O waits, and MEM CULPRIT: the party that explains the\n"
+		 "memory stall, with its share. These three are `qoslet memstall`'s\n"
+		 "STALL%, IO% and CULPRIT: the agent's measure and explanation (see\n"
+		 "`qoslet memstall --help`). '-' means not measured: the probes line says\n"
+		 "which probe is off and why. Kubernetes cgroups show as\n"
+		 "'<qos> pod <uid>/<container>'.\n"
 		 "\n"
 		 "On a terminal the table is interactive: c, r, t, i, m, p, n sort by a\n"
 		 "column, / filters by path substring, q quits. Piped, it prints one table\n"

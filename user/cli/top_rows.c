@@ -61,30 +61,12 @@ static double reclaim_p99(const struct memstall_sample *m)
 	return both.count ? hist_quantile_ns(&both, 0.99) : TOP_NA;
 }
 
-static uint64_t reclaim_ns(const struct cg_sample *cg)
-{
-	return (cg->parts & CG_MEMSTALL) ? cg->mem.direct.sum_ns + cg->mem.memcg.sum_ns : 0;
-}
-
-/*
- * A stalled cgroup's memory culprit: the other cgroup that reclaimed most
- * (under a shared limit or a short node the reclaimer is the charger that
- * found memory short: docs/agent-policies.md). top2[]: the interval's two
- * largest reclaimers, largest first.
- */
-static void mem_culprit(struct top_row *row, const struct cg_sample *const top2[2])
-{
-	const struct cg_sample *c = top2[0] && top2[0]->id != row->id ? top2[0] : top2[1];
-
-	if (row->val[TOP_COL_MEM_STALL] <= 0 || !c || !reclaim_ns(c) || c->id == row->id)
-		return;
-	row->mem_culprit = c->id;
-	row->mem_culprit_reclaim_ns = reclaim_ns(c);
-}
-
 static void fill_values(struct top_row *row, const struct cg_sample *cg,
-			const struct snapshot *delta, uint64_t interval_ns)
+			const struct snapshot *delta, uint64_t interval_ns,
+			const struct mem_explain *mx)
 {
+	const struct mem_explain_cg *e = mem_explain_find(mx, cg->id);
+
 	bool cpi_hardware = delta->cpi_hardware;
 
 	const struct throttle_sample *thr = &cg->throttle;
@@ -103,9 +85,10 @@ static void fill_values(struct top_row *row, const struct cg_sample *cg,
 	if (cg->parts & CG_MEMSTALL)
 		row->val[TOP_COL_RECLAIM_P99] = reclaim_p99(&cg->mem);
 	if ((cg->parts & CG_MEMSTALL) && delta->memstall_psi && interval_ns) {
-		row->val[TOP_COL_MEM_STALL] = 100.0 *
-					      (double)(cg->mem.stall.sum_ns + reclaim_ns(cg)) /
-					      (double)interval_ns;
+		row->val[TOP_COL_MEM_STALL] =
+			e ? 100.0 * (double)e->mem.stall_ns / (double)interval_ns : 0;
+		if (e)
+			row->mem = e->mem;
 		row->val[TOP_COL_IO_STALL] =
 			100.0 * (double)cg->mem.iowait.sum_ns / (double)interval_ns;
 	}
@@ -120,20 +103,8 @@ static void fill_values(struct top_row *row, const struct cg_sample *cg,
 }
 
 size_t top_rows_build(struct top_row *rows, const struct snapshot *delta, uint64_t interval_ns,
-		      top_path_fn path, void *ctx)
+		      const struct mem_explain *mx, top_path_fn path, void *ctx)
 {
-	const struct cg_sample *top2[2] = {NULL, NULL};
-
-	for (size_t i = 0; i < delta->n_cgroups; i++) {
-		const struct cg_sample *cg = &delta->cgroups[i];
-
-		if (!top2[0] || reclaim_ns(cg) > reclaim_ns(top2[0])) {
-			top2[1] = top2[0];
-			top2[0] = cg;
-		} else if (!top2[1] || reclaim_ns(cg) > reclaim_ns(top2[1])) {
-			top2[1] = cg;
-		}
-	}
 	for (size_t i = 0; i < delta->n_cgroups; i++) {
 		const struct cg_sample *cg = &delta->cgroups[i];
 		struct top_row *row = &rows[i];
@@ -143,9 +114,8 @@ size_t top_rows_build(struct top_row *rows, const struct snapshot *delta, uint64
 		if (!path(ctx, cg->id, row->path, sizeof(row->path)))
 			snprintf(row->path, sizeof(row->path), "(removed)");
 		row->is_kube = kube_path_parse(row->path, &row->kube);
-		fill_values(row, cg, delta, interval_ns);
+		fill_values(row, cg, delta, interval_ns, mx);
 		top_culprit(row, delta);
-		mem_culprit(row, top2);
 	}
 	return delta->n_cgroups;
 }

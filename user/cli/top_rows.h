@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/mem_explain.h"
 #include "kube_path.h"
 #include "snapshot.h"
 
@@ -25,8 +26,9 @@ enum top_col {
 	TOP_COL_CPI,	     /* cycles per instruction (hardware PMU only) */
 	TOP_COL_RECLAIM_P99, /* reclaim stall p99 (direct and memcg), ns */
 	TOP_COL_PSI,	     /* PSI some avg10, the highest of cpu/memory/io, % */
-	TOP_COL_MEM_STALL,   /* memory stall (the probe's PSI inputs), % of the interval */
-	TOP_COL_IO_STALL,    /* I/O wait (the probe's PSI inputs), % of the interval */
+	TOP_COL_MEM_STALL, /* memory stall as the agent counts it (mem_explain.h), % of the interval
+			    */
+	TOP_COL_IO_STALL,  /* I/O wait (the probe's PSI inputs), % of the interval */
 	TOP_COL_NR,
 };
 
@@ -38,12 +40,8 @@ struct top_row {
 	double val[TOP_COL_NR]; /* TOP_COL_NAME unused */
 	uint64_t culprit;	/* cgroup that delayed it most (0: none) */
 	uint64_t culprit_wait_ns;
-	/*
-	 * With a memory stall: the other cgroup that reclaimed most in the
-	 * interval (the charger that found memory short; 0: none), and how long.
-	 */
-	uint64_t mem_culprit;
-	uint64_t mem_culprit_reclaim_ns;
+	/* Its memory stall as the agent measures and explains it (mem_explain.h). */
+	struct mem_stall_explained mem;
 };
 
 /* Resolves a cgroup id to its path ("/..."), or NULL when it is gone. */
@@ -51,10 +49,11 @@ typedef const char *(*top_path_fn)(void *ctx, uint64_t id, char *buf, size_t siz
 
 /*
  * Builds one row per cgroup of `delta` (interval_ns long) into rows (room
- * for delta->n_cgroups). Returns the number of rows.
+ * for delta->n_cgroups), with the memory stalls of mx (explained from the
+ * same delta). Returns the number of rows.
  */
 size_t top_rows_build(struct top_row *rows, const struct snapshot *delta, uint64_t interval_ns,
-		      top_path_fn path, void *ctx);
+		      const struct mem_explain *mx, top_path_fn path, void *ctx);
 
 /* Sorts rows by `col`: names ascending, numbers descending with TOP_NA last. */
 void top_rows_sort(struct top_row *rows, size_t n, enum top_col col);

@@ -109,6 +109,16 @@ void view_json_emit(json_t *obj, FILE *out)
 	json_decref(obj);
 }
 
+const char *view_fmt_tail(const char *s, size_t width, char *buf, size_t size)
+{
+	size_t len = strlen(s);
+
+	if (len <= width)
+		return s;
+	snprintf(buf, size, "...%s", s + len - (width - 3));
+	return buf;
+}
+
 const char *view_fmt_ns(double ns, char *buf, size_t size)
 {
 	if (ns < 1e3)

@@ -93,6 +93,12 @@ bool view_sleep_until(const struct timespec *deadline);
 /* True once SIGINT or SIGTERM asked the view to stop. */
 bool view_stopping(void);
 
+/*
+ * The end of a long name in `width` characters (at least 4), which is the
+ * part that differs: "...pod1234/c0ffee"; s itself when it fits.
+ */
+const char *view_fmt_tail(const char *s, size_t width, char *buf, size_t size);
+
 /* Formats nanoseconds for people: "850 ns", "12.3 us", "4.56 ms", "1.20 s". */
 const char *view_fmt_ns(double ns, char *buf, size_t size);
 

@@ -160,11 +160,18 @@ static int cmp_name(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* Whose stall is shared out: the policy's LS units, or (the CLI's views) every unit. */
+static bool is_victim(const struct pol_unit *u, bool every_unit)
+{
+	return every_unit || qos_is_ls(u->cls);
+}
+
 /*
- * (2) The tick's pairs of every LS unit, and the names of the parties
- * outside the units they may name (ancestors, outside reclaimers).
+ * (2) The tick's pairs of every victim (is_victim), kept for window_n
+ * ticks, and the names of the parties outside the units they may name
+ * (ancestors, outside reclaimers).
  */
-static int save_pairs(const struct pol_input *in, const struct mem_interference_config *cfg,
+static int save_pairs(const struct pol_input *in, unsigned int window_n, bool every_unit,
 		      struct breach_state *bs, enum resource r)
 {
 	size_t per = in->n_units + in->n_mem_outside + 2, n_ls = 0, n_out;
@@ -172,15 +179,15 @@ static int save_pairs(const struct pol_input *in, const struct mem_interference_
 	struct pairs p;
 
 	for (size_t i = 0; i < in->n_units; i++)
-		n_ls += qos_is_ls(in->units[i].cls) && stall_of(&in->units[i], r);
+		n_ls += is_victim(&in->units[i], every_unit) && stall_of(&in->units[i], r);
 	n_out = (r == RES_MEM ? in->n_mem_ancestors : 0) + in->n_mem_outside;
 	bs->ancestors = true;
-	b = breach_tick_open(bs, cfg->n, n_ls * per, n_out);
+	b = breach_tick_open(bs, window_n, n_ls * per, n_out);
 	if (!b)
 		return -ENOMEM;
 	p = (struct pairs){b->v, 0};
 	for (size_t i = 0; i < in->n_units; i++)
-		if (qos_is_ls(in->units[i].cls))
+		if (is_victim(&in->units[i], every_unit))
 			victim_pairs(in, &in->units[i], r, &p);
 	if (p.n)
 		qsort(p.v, p.n, sizeof(*p.v), cmp_pair);
@@ -316,7 +323,8 @@ int mem_interference_run(const struct pol_input *in, const struct mem_interferen
 	st->tick++;
 	st->mem.tick = st->io.tick = st->tick;
 	st->n_guilty = st->n_io_guilty = 0;
-	err = save_pairs(in, cfg, &st->mem, RES_MEM) ?: save_pairs(in, cfg, &st->io, RES_IO);
+	err = save_pairs(in, cfg->n, false, &st->mem, RES_MEM)
+		      ?: save_pairs(in, cfg->n, false, &st->io, RES_IO);
 	if (err)
 		return err;
 	for (size_t i = 0; i < in->n_units; i++)
@@ -327,6 +335,31 @@ int mem_interference_run(const struct pol_input *in, const struct mem_interferen
 		if (qos_is_ls(in->units[i].cls))
 			err = judge(in, st, cfg, i, RES_MEM, out)
 				      ?: judge(in, st, cfg, i, RES_IO, out);
+	return err;
+}
+
+int mem_stall_explain(const struct pol_input *in, bool io, struct mem_stall_explained *out)
+{
+	enum resource r = io ? RES_IO : RES_MEM;
+	struct breach_state bs = {.tick = 1}; /* one window: this input alone */
+	int err = save_pairs(in, 1, true, &bs, r);
+
+	for (size_t i = 0; !err && i < in->n_units; i++) {
+		const struct pol_unit *u = &in->units[i];
+		struct mem_stall_explained *e = &out[i];
+		struct breach_waits w;
+
+		memset(e, 0, sizeof(*e));
+		e->stall_ns = stall_of(u, r);
+		e->refault_wait_ns = r == RES_MEM ? refault_wait_of(u) : 0;
+		if (!e->stall_ns)
+			continue;
+		err = breach_waits_collect(&bs, 1, u->id, &w);
+		if (!err)
+			e->explained = breach_explain(in, &bs, u->id, &w, &e->top, e->share);
+		free(w.v);
+	}
+	breach_state_free(&bs);
 	return err;
 }
 

@@ -63,4 +63,22 @@ int mem_interference_run(const struct pol_input *in, const struct mem_interferen
 
 void mem_interference_state_free(struct mem_interference_state *st);
 
+/* One unit's stall of one input, as the policy measures and explains it. */
+struct mem_stall_explained {
+	uint64_t stall_ns;	  /* memory: PSI's stall + refault waits; I/O: the I/O wait */
+	uint64_t refault_wait_ns; /* of stall_ns: the refault waits PSI left out (memory) */
+	bool explained;		  /* some party holds a share (stall_ns > 0) */
+	struct breach_party top;  /* the party with the largest share (top.corr: NAN) */
+	double share[CAUSE_NR];	  /* each cause's share */
+};
+
+/*
+ * For the CLI's views (qoslet memstall, qoslet top): every unit of `in`,
+ * whatever its class, taken as a victim of this one input's memory stall
+ * (io: its I/O stall), shared out among the parties and explained by the
+ * same steps as a breach, over one window, with no threshold and no state.
+ * out has room for in->n_units, in the units' order. Pure. 0 or -ENOMEM.
+ */
+int mem_stall_explain(const struct pol_input *in, bool io, struct mem_stall_explained *out);
+
 #endif
