@@ -43,7 +43,7 @@ for view in top runqlat blame cpi throttle memstall; do
 	[ "$rc" = 0 ] || fail "qoslet $view -j exited $rc: $(tail -n 5 "$TMP/$view.err")"
 	assert_json_lines "$out"
 	assert_json_vocab "$view" "$out"
-	assert_json "$(tail -n 1 "$out")" ".schema == 1 and .node == \"$NODE\" and .view == \"$view\"" \
+	assert_json "$(tail -n 1 "$out")" ".schema == 2 and .node == \"$NODE\" and .view == \"$view\"" \
 		"$view: schema, node and view"
 	if [ "$view" != memstall ]; then
 		row=$(jq -c --arg p "$REL" '[(.cgroups // .victims)[] | select(.path == $p)][0] // empty' "$out" | tail -n 1)

@@ -65,7 +65,7 @@ int view_selected(struct view *v, uint64_t id);
  * the same and has the same type in every view. The schema version goes up
  * when a key is renamed, removed or changes type or meaning.
  */
-#define VIEW_JSON_SCHEMA 1
+#define VIEW_JSON_SCHEMA 2
 
 /*
  * Starts the JSON object every view prints: {"schema":1, "node":...,
