@@ -108,6 +108,19 @@ static void run(scene_fn scene, int ticks, struct mem_interference_state *st,
 	}
 }
 
+/* Runs 3 ticks of `scene`: its one I/O report (on V). */
+static const struct action *io_breach(scene_fn scene, struct mem_interference_state *st,
+				      struct action_list *out)
+{
+	const struct action *a;
+
+	run(scene, 3, st, out);
+	a = only_report(out, RULE_INTERFERENCE_IO);
+	assert_non_null(a);
+	assert_int_equal(a->id, V);
+	return a;
+}
+
 static void quiet(struct world *w)
 {
 	/* a little stall under the threshold, some reclaim: no victim */
@@ -272,10 +285,8 @@ static void test_io_streamer(void **state)
 	const struct action *a;
 
 	(void)state;
-	run(io_streamer, 3, &st, &out);
+	a = io_breach(io_streamer, &st, &out);
 	assert_null(only_report(&out, RULE_INTERFERENCE_MEMORY));
-	a = only_report(&out, RULE_INTERFERENCE_IO);
-	assert_non_null(a);
 	assert_int_equal(a->related_id, B);
 	assert_int_equal(st.n_io_guilty, 1);
 	assert_int_equal(st.io_guilty[0].culprit, B);
@@ -369,10 +380,8 @@ static void test_io_outside(void **state)
 	const struct action *a;
 
 	(void)state;
-	run(io_outside, 3, &st, &out);
+	a = io_breach(io_outside, &st, &out);
 	assert_null(only_report(&out, RULE_INTERFERENCE_MEMORY));
-	a = only_report(&out, RULE_INTERFERENCE_IO);
-	assert_non_null(a);
 	assert_int_equal(a->cause.interference, CAUSE_OUTSIDE);
 	assert_int_equal(a->related_id, SLICE);
 	assert_string_equal(a->related, "noisy.slice");
@@ -390,15 +399,8 @@ static void test_io_outside(void **state)
  */
 static void io_refaults(struct world *w)
 {
-	unit(w, V)->ms.stall_ns = 5 * MS;
-	unit(w, V)->ms.io_ns = 600 * MS;
-	unit(w, V)->ms.refaults = 740;
-	unit(w, V)->ms.io_bytes = 740 * 4096;
-	unit(w, V)->ms.ancestor_hits = 300;
-	unit(w, V)->ms.ancestor = KUBEPODS;
-	unit(w, B)->ms.reclaim_ns = 200 * MS;
-	unit(w, B)->ms.io_bytes = 260 * 4096;
-	w->ancestors[0].limit_hits = 300;
+	paced_refaults(w);
+	unit(w, B)->ms.io_bytes = 246 * 4096; /* V's 700 pages: 74% of the bytes */
 }
 
 static void test_io_refaults_evicter(void **state)
@@ -408,16 +410,13 @@ static void test_io_refaults_evicter(void **state)
 	const struct action *a;
 
 	(void)state;
-	run(io_refaults, 3, &st, &out);
-	a = only_report(&out, RULE_INTERFERENCE_IO);
-	assert_non_null(a);
-	assert_int_equal(a->id, V);
+	a = io_breach(io_refaults, &st, &out);
 	assert_int_equal(a->cause.interference, CAUSE_UNIT);
 	assert_int_equal(a->related_id, B);
 	assert_float_equal(evidence(a, "share_unit"), 1, 1e-6);
 	assert_float_equal(evidence(a, "share_self"), 0, 1e-9);
 	assert_float_equal(evidence(a, "refault_byte_share"), 1, 1e-9);
-	assert_int_equal(evidence(a, "refaults"), 740);
+	assert_int_equal(evidence(a, "refaults"), 700);
 	assert_int_equal(st.n_io_guilty, 1);
 	assert_int_equal(st.io_guilty[0].culprit, B);
 	assert_float_equal(st.io_guilty[0].share, 1, 1e-6);
@@ -440,10 +439,8 @@ static void test_io_own_stream(void **state)
 	const struct action *a;
 
 	(void)state;
-	run(io_own_stream, 3, &st, &out);
+	a = io_breach(io_own_stream, &st, &out);
 	assert_null(only_report(&out, RULE_INTERFERENCE_MEMORY));
-	a = only_report(&out, RULE_INTERFERENCE_IO);
-	assert_non_null(a);
 	assert_int_equal(a->cause.interference, CAUSE_SELF);
 	assert_int_equal(a->related_id, V);
 	assert_float_equal(evidence(a, "share_self"), 800.0 / 900, 1e-6);
@@ -474,9 +471,7 @@ static void test_io_stream_and_refaults(void **state)
 	const struct action *a;
 
 	(void)state;
-	run(io_stream_and_refaults, 3, &st, &out);
-	a = only_report(&out, RULE_INTERFERENCE_IO);
-	assert_non_null(a);
+	a = io_breach(io_stream_and_refaults, &st, &out);
 	assert_int_equal(a->cause.interference, CAUSE_SELF);
 	assert_float_equal(evidence(a, "share_self"), 50.0 / 80, 1e-6);
 	assert_float_equal(evidence(a, "share_unit"), 30.0 / 80, 1e-6);
@@ -506,13 +501,11 @@ static void test_io_own_limit(void **state)
 	const struct action *a;
 
 	(void)state;
-	run(io_own_limit, 3, &st, &out);
-	a = only_report(&out, RULE_INTERFERENCE_IO);
-	assert_non_null(a);
+	a = io_breach(io_own_limit, &st, &out);
 	assert_int_equal(a->cause.interference, CAUSE_LIMIT);
 	assert_int_equal(a->related_id, V);
-	assert_float_equal(evidence(a, "share_own_limit"), 0.74, 1e-6);
-	assert_float_equal(evidence(a, "share_unit"), 0.26, 1e-6);
+	assert_float_equal(evidence(a, "share_own_limit"), 700.0 / 946, 1e-6);
+	assert_float_equal(evidence(a, "share_unit"), 246.0 / 946, 1e-6);
 	assert_int_equal(st.n_io_guilty, 0); /* its own limit explains it */
 	mem_interference_state_free(&st);
 	action_list_free(&out);
@@ -532,12 +525,10 @@ static void test_io_refaults_ancestor(void **state)
 	const struct action *a;
 
 	(void)state;
-	run(io_refaults_ancestor, 3, &st, &out);
-	a = only_report(&out, RULE_INTERFERENCE_IO);
-	assert_non_null(a);
+	a = io_breach(io_refaults_ancestor, &st, &out);
 	assert_int_equal(a->cause.interference, CAUSE_ANCESTOR);
 	assert_string_equal(a->related, "kubepods");
-	assert_float_equal(evidence(a, "share_ancestor"), 0.74, 1e-6);
+	assert_float_equal(evidence(a, "share_ancestor"), 700.0 / 946, 1e-6);
 	mem_interference_state_free(&st);
 	action_list_free(&out);
 }
