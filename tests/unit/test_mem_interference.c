@@ -3,7 +3,8 @@
  * Memory and I/O interference from constructed tick records: a quiet node,
  * an LS unit under its own limit, a shared ancestor at its limit with a BE
  * page-cache churner, a hog outside kubepods, an I/O streamer (in a pod or
- * outside them), a reader waiting for its refaults.
+ * outside them), a reader waiting for its refaults, and the I/O of
+ * those refaults charged to whoever evicted the pages.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -105,6 +106,19 @@ static void run(scene_fn scene, int ticks, struct mem_interference_state *st,
 		scene(&w);
 		assert_int_equal(mem_interference_run(&w.in, &defaults, st, out), 0);
 	}
+}
+
+/* Runs 3 ticks of `scene`: its one I/O report (on V). */
+static const struct action *io_breach(scene_fn scene, struct mem_interference_state *st,
+				      struct action_list *out)
+{
+	const struct action *a;
+
+	run(scene, 3, st, out);
+	a = only_report(out, RULE_INTERFERENCE_IO);
+	assert_non_null(a);
+	assert_int_equal(a->id, V);
+	return a;
 }
 
 static void quiet(struct world *w)
@@ -271,10 +285,8 @@ static void test_io_streamer(void **state)
 	const struct action *a;
 
 	(void)state;
-	run(io_streamer, 3, &st, &out);
+	a = io_breach(io_streamer, &st, &out);
 	assert_null(only_report(&out, RULE_INTERFERENCE_MEMORY));
-	a = only_report(&out, RULE_INTERFERENCE_IO);
-	assert_non_null(a);
 	assert_int_equal(a->related_id, B);
 	assert_int_equal(st.n_io_guilty, 1);
 	assert_int_equal(st.io_guilty[0].culprit, B);
@@ -368,14 +380,155 @@ static void test_io_outside(void **state)
 	const struct action *a;
 
 	(void)state;
-	run(io_outside, 3, &st, &out);
+	a = io_breach(io_outside, &st, &out);
 	assert_null(only_report(&out, RULE_INTERFERENCE_MEMORY));
-	a = only_report(&out, RULE_INTERFERENCE_IO);
-	assert_non_null(a);
 	assert_int_equal(a->cause.interference, CAUSE_OUTSIDE);
 	assert_int_equal(a->related_id, SLICE);
 	assert_string_equal(a->related, "noisy.slice");
 	assert_int_equal(st.n_io_guilty, 0); /* B's share is under culprit_min_share */
+	mem_interference_state_free(&st);
+	action_list_free(&out);
+}
+
+/*
+ * The I/O split of a refaulting reader (issue 35, as the v2 VM saw it):
+ * kubepods at its limit, B's stream reclaims V's pages, and V's refault
+ * reads are 74% of the disk's bytes. Those reads are V's only because B
+ * evicted its pages: they count as B's, so the I/O breach names B, not
+ * V itself.
+ */
+static void io_refaults(struct world *w)
+{
+	paced_refaults(w);
+	unit(w, B)->ms.io_bytes = 246 * 4096; /* V's 700 pages: 74% of the bytes */
+}
+
+static void test_io_refaults_evicter(void **state)
+{
+	struct mem_interference_state st = {0};
+	struct action_list out = {0};
+	const struct action *a;
+
+	(void)state;
+	a = io_breach(io_refaults, &st, &out);
+	assert_int_equal(a->cause.interference, CAUSE_UNIT);
+	assert_int_equal(a->related_id, B);
+	assert_float_equal(evidence(a, "share_unit"), 1, 1e-6);
+	assert_float_equal(evidence(a, "share_self"), 0, 1e-9);
+	assert_float_equal(evidence(a, "refault_byte_share"), 1, 1e-9);
+	assert_int_equal(evidence(a, "refaults"), 700);
+	assert_int_equal(st.n_io_guilty, 1);
+	assert_int_equal(st.io_guilty[0].culprit, B);
+	assert_float_equal(st.io_guilty[0].share, 1, 1e-6);
+	mem_interference_state_free(&st);
+	action_list_free(&out);
+}
+
+static void io_own_stream(struct world *w)
+{
+	/* V streams its own file, nothing evicted: its I/O wait is its own load */
+	unit(w, V)->ms.io_ns = 600 * MS;
+	unit(w, V)->ms.io_bytes = 800ULL << 20;
+	unit(w, B)->ms.io_bytes = 100ULL << 20;
+}
+
+static void test_io_own_stream(void **state)
+{
+	struct mem_interference_state st = {0};
+	struct action_list out = {0};
+	const struct action *a;
+
+	(void)state;
+	a = io_breach(io_own_stream, &st, &out);
+	assert_null(only_report(&out, RULE_INTERFERENCE_MEMORY));
+	assert_int_equal(a->cause.interference, CAUSE_SELF);
+	assert_int_equal(a->related_id, V);
+	assert_float_equal(evidence(a, "share_self"), 800.0 / 900, 1e-6);
+	assert_float_equal(evidence(a, "refault_byte_share"), 0, 1e-9);
+	assert_int_equal(st.n_io_guilty, 0); /* B's 11% is under culprit_min_share */
+	mem_interference_state_free(&st);
+	action_list_free(&out);
+}
+
+/*
+ * Both at once: V streams 50 MiB of its own and reads back 10 MiB that
+ * B's reclaim evicted; B streams 20 MiB. V's own bytes still explain
+ * most of its wait (self, 50 of 80), B's share is its bytes and the
+ * refaults it caused (30 of 80), enough to be guilty.
+ */
+static void io_stream_and_refaults(struct world *w)
+{
+	io_refaults(w);
+	unit(w, V)->ms.refaults = 2560;
+	unit(w, V)->ms.io_bytes = 60ULL << 20;
+	unit(w, B)->ms.io_bytes = 20ULL << 20;
+}
+
+static void test_io_stream_and_refaults(void **state)
+{
+	struct mem_interference_state st = {0};
+	struct action_list out = {0};
+	const struct action *a;
+
+	(void)state;
+	a = io_breach(io_stream_and_refaults, &st, &out);
+	assert_int_equal(a->cause.interference, CAUSE_SELF);
+	assert_float_equal(evidence(a, "share_self"), 50.0 / 80, 1e-6);
+	assert_float_equal(evidence(a, "share_unit"), 30.0 / 80, 1e-6);
+	assert_float_equal(evidence(a, "refault_byte_share"), 10.0 / 60, 1e-9);
+	assert_int_equal(st.n_io_guilty, 1);
+	assert_int_equal(st.io_guilty[0].culprit, B);
+	assert_float_equal(st.io_guilty[0].share, 30.0 / 80, 1e-6);
+	mem_interference_state_free(&st);
+	action_list_free(&out);
+}
+
+static void io_own_limit(struct world *w)
+{
+	/* V reads back what its own limit evicted: its limit's doing, nobody else's */
+	io_refaults(w);
+	unit(w, V)->ms.limit_hits = 300;
+	unit(w, V)->ms.ancestor_hits = 0;
+	unit(w, V)->ms.ancestor = 0;
+	unit(w, B)->ms.reclaim_ns = 0;
+	w->ancestors[0].limit_hits = 0;
+}
+
+static void test_io_own_limit(void **state)
+{
+	struct mem_interference_state st = {0};
+	struct action_list out = {0};
+	const struct action *a;
+
+	(void)state;
+	a = io_breach(io_own_limit, &st, &out);
+	assert_int_equal(a->cause.interference, CAUSE_LIMIT);
+	assert_int_equal(a->related_id, V);
+	assert_float_equal(evidence(a, "share_own_limit"), 700.0 / 946, 1e-6);
+	assert_float_equal(evidence(a, "share_unit"), 246.0 / 946, 1e-6);
+	assert_int_equal(st.n_io_guilty, 0); /* its own limit explains it */
+	mem_interference_state_free(&st);
+	action_list_free(&out);
+}
+
+static void io_refaults_ancestor(struct world *w)
+{
+	/* kubepods at its limit and nobody's reclaim to show: kubepods evicted them */
+	io_refaults(w);
+	unit(w, B)->ms.reclaim_ns = 0;
+}
+
+static void test_io_refaults_ancestor(void **state)
+{
+	struct mem_interference_state st = {0};
+	struct action_list out = {0};
+	const struct action *a;
+
+	(void)state;
+	a = io_breach(io_refaults_ancestor, &st, &out);
+	assert_int_equal(a->cause.interference, CAUSE_ANCESTOR);
+	assert_string_equal(a->related, "kubepods");
+	assert_float_equal(evidence(a, "share_ancestor"), 700.0 / 946, 1e-6);
 	mem_interference_state_free(&st);
 	action_list_free(&out);
 }
@@ -489,6 +642,11 @@ int main(void)
 		cmocka_unit_test(test_refault_waits),
 		cmocka_unit_test(test_refault_waits_part),
 		cmocka_unit_test(test_io_outside),
+		cmocka_unit_test(test_io_refaults_evicter),
+		cmocka_unit_test(test_io_own_stream),
+		cmocka_unit_test(test_io_stream_and_refaults),
+		cmocka_unit_test(test_io_own_limit),
+		cmocka_unit_test(test_io_refaults_ancestor),
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_explain_one_input),
 		cmocka_unit_test(test_explain_refaults_and_io),

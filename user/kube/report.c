@@ -115,7 +115,10 @@ static void party_of(const struct kube_report_view *v, const struct decision *d,
 			     : "its own tasks queue behind each other");
 		break;
 	case CAUSE_LIMIT:
-		snprintf(buf, size, "cause own_limit: reclaim under its own memory limit");
+		snprintf(buf, size, "cause own_limit: %s",
+			 d->act.rule == RULE_INTERFERENCE_IO
+				 ? "it reads back pages its own memory limit evicted"
+				 : "reclaim under its own memory limit");
 		break;
 	case CAUSE_ANCESTOR:
 		snprintf(buf, size, "cause ancestor: %s at its memory limit", other);

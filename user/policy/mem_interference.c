@@ -31,7 +31,18 @@ static int check_config(const struct mem_interference_config *cfg)
 }
 
 /* A refault reads back one page: 4 KiB (a larger page only makes refault_wait smaller). */
-#define REFAULT_BYTES 4096.0
+#define REFAULT_BYTES 4096
+
+/*
+ * The unit's block I/O bytes that read back its refaults: a page each, at
+ * most all its bytes (refaults of pages another unit read back cost it no
+ * bio). Bounded before multiplying: a replayed record may hold anything.
+ */
+static uint64_t refault_bytes_of(const struct pol_unit *u)
+{
+	return u->ms.refaults > u->ms.io_bytes / REFAULT_BYTES ? u->ms.io_bytes
+							       : u->ms.refaults * REFAULT_BYTES;
+}
 
 /*
  * The unit's waits for its refaults that PSI left out. PSI counts a
@@ -46,9 +57,9 @@ static uint64_t refault_wait_of(const struct pol_unit *u)
 {
 	double part;
 
-	if (!u->ms.has_io || !u->ms.refaults || !u->ms.io_bytes || u->ms.io_ns <= u->ms.stall_ns)
+	if (!u->ms.has_io || !u->ms.io_bytes || u->ms.io_ns <= u->ms.stall_ns)
 		return 0;
-	part = fmin(1, (double)u->ms.refaults * REFAULT_BYTES / (double)u->ms.io_bytes);
+	part = (double)refault_bytes_of(u) / (double)u->ms.io_bytes;
 	return (uint64_t)llround((double)(u->ms.io_ns - u->ms.stall_ns) * part);
 }
 
@@ -78,11 +89,21 @@ static uint64_t part_of(uint64_t rest, uint64_t e, uint64_t total)
 	return (uint64_t)llround((double)rest * ((double)e / (double)total));
 }
 
-/* The pairs of one victim, appended to b in culprit order (the tick's list is sorted later). */
+/*
+ * The pairs of one victim, appended to b in culprit order (the tick's list
+ * is sorted later). A culprit may appear twice (I/O: by its bytes and by
+ * the refaults it caused); breach_waits_collect adds them up.
+ */
 struct pairs {
 	struct pol_blame *v;
 	size_t n;
 };
+
+/* Room for one victim's pairs: I/O's by bytes, then memory's of its refaults. */
+static size_t pairs_max(const struct pol_input *in)
+{
+	return 2 * (in->n_units + in->n_mem_outside + 2);
+}
 
 static void add_pair(struct pairs *p, uint64_t victim, uint64_t culprit, uint64_t ns)
 {
@@ -96,10 +117,13 @@ static void add_pair(struct pairs *p, uint64_t victim, uint64_t culprit, uint64_
  * when nobody shows any. Memory's evidence is the reclaim time: the
  * reclaimer is the charger that found memory short. I/O's is the bytes:
  * a disk is the node's, and a slice streaming from it outside the pods
- * delays them as a pod would.
+ * delays them as a pod would. `withheld` of the victim's evidence is not
+ * its own doing: it counts in the total, but its part is returned for the
+ * caller to share out, not paired with the victim.
  */
-static void share_out(const struct pol_input *in, const struct pol_unit *v, enum resource r,
-		      uint64_t rest, bool node, uint64_t nobody, struct pairs *p)
+static uint64_t share_out(const struct pol_input *in, const struct pol_unit *v, enum resource r,
+			  uint64_t rest, bool node, uint64_t nobody, uint64_t withheld,
+			  struct pairs *p)
 {
 	uint64_t total = 0;
 
@@ -109,39 +133,71 @@ static void share_out(const struct pol_input *in, const struct pol_unit *v, enum
 		total += party_evidence_of(&in->mem_outside[i], r);
 	if (!total) {
 		add_pair(p, v->id, nobody, rest);
-		return;
+		return 0;
 	}
 	for (size_t i = 0; i < in->n_units; i++)
-		add_pair(p, v->id, in->units[i].id,
-			 part_of(rest, evidence_of(&in->units[i], r), total));
+		add_pair(
+			p, v->id, in->units[i].id,
+			part_of(rest,
+				evidence_of(&in->units[i], r) - (&in->units[i] == v ? withheld : 0),
+				total));
 	for (size_t i = 0; node && i < in->n_mem_outside; i++)
 		add_pair(p, v->id, in->mem_outside[i].name.id,
 			 part_of(rest, party_evidence_of(&in->mem_outside[i], r), total));
+	return part_of(rest, withheld, total);
 }
 
 /*
- * One LS victim's pairs of this tick. Memory: the share of the limit hits
- * it met that were its own limit's goes to POL_CULPRIT_LIMIT; the rest to
- * the units by evidence when an ancestor's limit was hit (or to that
- * ancestor), else to the units and outside parties (or to the node).
- * I/O: by block I/O bytes, the units' and the outside parties', else to
- * the node (its disks).
+ * `amount` of what the victim lost to memory, shared out: the share of
+ * the limit hits it met that were its own limit's goes to
+ * POL_CULPRIT_LIMIT; the rest to the units by reclaim when an ancestor's
+ * limit was hit (or to that ancestor), else to the units and outside
+ * parties (or to the node).
  */
+static void mem_pairs(const struct pol_input *in, const struct pol_unit *v, uint64_t amount,
+		      struct pairs *p)
+{
+	uint64_t hits = v->ms.limit_hits + v->ms.ancestor_hits, own = 0;
+
+	if (hits)
+		own = part_of(amount, v->ms.limit_hits, hits);
+	add_pair(p, v->id, POL_CULPRIT_LIMIT, own);
+	if (v->ms.ancestor_hits)
+		share_out(in, v, RES_MEM, amount - own, false,
+			  v->ms.ancestor ? v->ms.ancestor : POL_CULPRIT_NODE, 0, p);
+	else if (amount > own)
+		share_out(in, v, RES_MEM, amount - own, true, POL_CULPRIT_NODE, 0, p);
+}
+
+/*
+ * The victim's I/O wait shared out by block I/O bytes, the units' and the
+ * outside parties', else to the node (its disks). A refault read is I/O
+ * the victim does only because its page was evicted: the part of the wait
+ * its refault bytes stand for goes to whoever memory says evicted it (the
+ * streamer whose reclaim under kubepods' limit pushed the page out; its
+ * own limit; the node), not to the victim itself. Its other bytes (a file
+ * it streams, cold misses) stay its own: self.
+ */
+static void io_pairs(const struct pol_input *in, const struct pol_unit *v, uint64_t amount,
+		     struct pairs *p)
+{
+	mem_pairs(in, v,
+		  share_out(in, v, RES_IO, amount, true, POL_CULPRIT_NODE, refault_bytes_of(v), p),
+		  p);
+}
+
+/* One LS victim's pairs of this tick. */
 static void victim_pairs(const struct pol_input *in, const struct pol_unit *v, enum resource r,
 			 struct pairs *p)
 {
-	uint64_t stall = stall_of(v, r), hits = v->ms.limit_hits + v->ms.ancestor_hits, own = 0;
+	uint64_t stall = stall_of(v, r);
 
 	if (!stall)
 		return;
-	if (r == RES_MEM && hits)
-		own = part_of(stall, v->ms.limit_hits, hits);
-	add_pair(p, v->id, POL_CULPRIT_LIMIT, own);
-	if (r == RES_MEM && v->ms.ancestor_hits)
-		share_out(in, v, r, stall - own, false,
-			  v->ms.ancestor ? v->ms.ancestor : POL_CULPRIT_NODE, p);
-	else if (stall > own)
-		share_out(in, v, r, stall - own, true, POL_CULPRIT_NODE, p);
+	if (r == RES_MEM)
+		mem_pairs(in, v, stall, p);
+	else
+		io_pairs(in, v, stall, p);
 }
 
 static int cmp_pair(const void *a, const void *b)
@@ -174,13 +230,14 @@ static bool is_victim(const struct pol_unit *u, bool every_unit)
 static int save_pairs(const struct pol_input *in, unsigned int window_n, bool every_unit,
 		      struct breach_state *bs, enum resource r)
 {
-	size_t per = in->n_units + in->n_mem_outside + 2, n_ls = 0, n_out;
+	size_t per = pairs_max(in), n_ls = 0, n_out;
 	struct breach_tick *b;
 	struct pairs p;
 
 	for (size_t i = 0; i < in->n_units; i++)
 		n_ls += is_victim(&in->units[i], every_unit) && stall_of(&in->units[i], r);
-	n_out = (r == RES_MEM ? in->n_mem_ancestors : 0) + in->n_mem_outside;
+	/* I/O names ancestors too: they explain the refaults they evicted. */
+	n_out = in->n_mem_ancestors + in->n_mem_outside;
 	bs->ancestors = true;
 	b = breach_tick_open(bs, window_n, n_ls * per, n_out);
 	if (!b)
@@ -236,19 +293,26 @@ static void stall_evidence(struct action *a, const void *ctx)
 	action_evidence(a, "threshold", e->r == RES_MEM ? e->cfg->stall_share : e->cfg->io_share);
 	action_evidence(a, "windows_over", breach_windows_over(w, e->cfg->n));
 	action_evidence(a, "windows", breach_windows(w, e->cfg->n));
-	if (e->r == RES_MEM) {
-		action_evidence(a, "limit_hits", (double)e->v->ms.limit_hits);
-		action_evidence(a, "ancestor_hits", (double)e->v->ms.ancestor_hits);
-		action_evidence(a, "refaults", (double)e->v->ms.refaults);
+	/* I/O too: they explain who evicted the pages its refaults read back. */
+	action_evidence(a, "limit_hits", (double)e->v->ms.limit_hits);
+	action_evidence(a, "ancestor_hits", (double)e->v->ms.ancestor_hits);
+	action_evidence(a, "refaults", (double)e->v->ms.refaults);
+	if (e->r == RES_MEM)
 		action_evidence(a, "refault_wait_share", e->s->refault_share);
-	}
+	else
+		action_evidence(a, "refault_byte_share",
+				e->v->ms.io_bytes
+					? (double)refault_bytes_of(e->v) / (double)e->v->ms.io_bytes
+					: 0);
 }
 
-/* The causes a memory breach can have (I/O: the units, self, outside and the node). */
-#define MEM_CAUSES                                                                                 \
+/*
+ * The causes a breach can have, memory's and I/O's alike: an I/O wait's
+ * refault part has memory's (own limit, an ancestor).
+ */
+#define CAUSES                                                                                     \
 	(1u << CAUSE_UNIT | 1u << CAUSE_OUTSIDE | 1u << CAUSE_SELF | 1u << CAUSE_LIMIT |           \
 	 1u << CAUSE_ANCESTOR | 1u << CAUSE_NODE)
-#define IO_CAUSES (1u << CAUSE_UNIT | 1u << CAUSE_OUTSIDE | 1u << CAUSE_SELF | 1u << CAUSE_NODE)
 
 /* Appends one verdict to the resource's list. */
 static int add_guilty(struct mem_interference_state *st, enum resource r, uint64_t culprit,
@@ -292,7 +356,7 @@ static int judge(const struct pol_input *in, struct mem_interference_state *st,
 		free(w.v);
 		return err;
 	}
-	err = breach_report(in, bs, cfg->n, v, &p, share, r == RES_MEM ? MEM_CAUSES : IO_CAUSES,
+	err = breach_report(in, bs, cfg->n, v, &p, share, CAUSES,
 			    r == RES_MEM ? RULE_INTERFERENCE_MEMORY : RULE_INTERFERENCE_IO,
 			    stall_evidence, &e, out);
 	for (size_t i = 0; !err && p.cause != CAUSE_LIMIT && i < w.n; i++) {

@@ -18,7 +18,10 @@
  * The breach is explained by the party with the largest share over the
  * window and reported; every BE unit holding culprit_min_share of it is
  * guilty (mem_guilty.h), for memory suppression to act on. I/O the same
- * way, with the io stall shared out by block I/O bytes. Nothing here acts.
+ * way, with the io stall shared out by block I/O bytes, save the victim's
+ * refault reads: those go to whoever memory says evicted the pages (a
+ * unit, an ancestor, its own limit, the node), not to itself. Nothing here
+ * acts.
  */
 #ifndef QOSLET_POLICY_MEM_INTERFERENCE_H
 #define QOSLET_POLICY_MEM_INTERFERENCE_H
