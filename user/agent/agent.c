@@ -683,10 +683,10 @@ static int tick(struct agent *a, bool fast)
 		publish_health(a); /* a reload may have changed the interval or the policies */
 	}
 	/*
-	 * A tick's small allocations (and start-up's), freed by now, leave free
-	 * pages inside the heap that glibc keeps (about 0.5 MiB at 500 pods: a tenth of the
-	 * agent's heap-backed RSS): given back, the next tick faults them in
-	 * again (~120 page faults), far cheaper than keeping them all the time.
+	 * A tick's small allocations (and start-up's), freed by now, leave
+	 * free pages inside the heap that glibc keeps: about 0.5 MiB at 500
+	 * pods. Given back, the next tick faults them in again (~120 page
+	 * faults), far cheaper than keeping them all the time.
 	 */
 	malloc_trim(0);
 	return err;
