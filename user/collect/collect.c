@@ -28,7 +28,13 @@ struct unit_state {
 	struct unit_files files;
 	uint64_t settings_ns; /* CLOCK_MONOTONIC of the last settings read; 0: due */
 	uint64_t psi_ns;
-	struct unit_counters prev; /* the kernel's cumulative counters at the previous tick */
+	/*
+	 * The kernel's cumulative counters at the previous tick, those the
+	 * tick's deltas need (not the whole unit_counters: 344 bytes a unit).
+	 */
+	struct {
+		uint64_t usage_ns, nr_periods, nr_throttled;
+	} prev;
 	bool have_prev;
 	struct psi_sample psi; /* the last pressure read */
 	bool has_psi;
@@ -860,12 +866,14 @@ static int read_unit(struct collector *c, struct unit_state *s, struct pol_unit 
 	/* A counter that cannot be read stays 0: the unit then shows no use. */
 	if (s->have_prev && interval_s > 0) {
 		u->cpu_used = since(now.usage_ns, s->prev.usage_ns) / 1e9 / interval_s;
-		u->nr_periods = since(now.throttle.nr_periods, s->prev.throttle.nr_periods);
-		u->nr_throttled = since(now.throttle.nr_throttled, s->prev.throttle.nr_throttled);
+		u->nr_periods = since(now.throttle.nr_periods, s->prev.nr_periods);
+		u->nr_throttled = since(now.throttle.nr_throttled, s->prev.nr_throttled);
 	}
 	if (mem_int)
 		mem_stall_read(s, &now, ctrls->v2[CTRL_MEMORY] && psi_due, u);
-	s->prev = now;
+	s->prev.usage_ns = now.usage_ns;
+	s->prev.nr_periods = now.throttle.nr_periods;
+	s->prev.nr_throttled = now.throttle.nr_throttled;
 	s->have_prev = true;
 	s->total.id = u->id;
 	s->total.parts &= ~(uint32_t)(CG_THROTTLE | CG_PSI);
