@@ -80,8 +80,8 @@ struct collector {
 	struct pol_unit *out;		/* rec.in.units when some unit could not be read */
 	size_t cap_out;
 	/*
-	 * rec.unit_totals: pointers to the units' own totals, not copies (984
-	 * bytes a unit: half a MiB at 500 pods, and a copy back every tick).
+	 * rec.unit_totals: pointers to the units' own totals, not copies (1.5
+	 * KB a unit: 0.7 MiB at 500 pods, and a copy back every tick).
 	 */
 	struct cg_sample **totals;
 	size_t cap_totals;
