@@ -91,24 +91,45 @@ static int cmp_order(const void *a, const void *b)
 	return x->id != y->id ? cmp_u64(x->id, y->id) : cmp_u64(x->idx, y->idx);
 }
 
-/*
- * Copies the records in the order `ord` gives (identity when NULL) into
- * out, merging runs of one id. out may be in itself when ord is NULL.
- */
-static size_t merge_runs(struct cg_sample *out, const struct cg_sample *in,
-			 const struct cg_order *ord, size_t n)
+/* Merges runs of one id of the sorted records, in place. */
+static size_t merge_runs(struct cg_sample *v, size_t n)
 {
 	size_t m = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct cg_sample *rec = &in[ord ? ord[i].idx : i];
-
-		if (m && out[m - 1].id == rec->id)
-			merge_parts(&out[m - 1], rec);
-		else if (&out[m++] != rec)
-			out[m - 1] = *rec;
+		if (m && v[m - 1].id == v[i].id)
+			merge_parts(&v[m - 1], &v[i]);
+		else if (m++ != i)
+			v[m - 1] = v[i];
 	}
 	return m;
+}
+
+/*
+ * Moves the records into the order ord gives (ord[k].idx: the record for
+ * place k), following each cycle of the permutation with one record
+ * aside; ord's idx become k.
+ */
+static void permute(struct cg_sample *v, struct cg_order *ord, size_t n)
+{
+	struct cg_sample aside;
+
+	for (size_t k = 0; k < n; k++) {
+		size_t j = k;
+
+		if (ord[k].idx == k)
+			continue;
+		aside = v[k];
+		while (ord[j].idx != k) {
+			size_t from = ord[j].idx;
+
+			v[j] = v[from];
+			ord[j].idx = j;
+			j = from;
+		}
+		v[j] = aside;
+		ord[j].idx = j;
+	}
 }
 
 /* The agent's sched probe hands its pairs over sorted (blame_totals.h): no sort then. */
@@ -124,22 +145,22 @@ void snapshot_finish(struct snapshot *s)
 {
 	size_t n = s->n_cgroups;
 	struct cg_order *ord = malloc((n + 1) * sizeof(*ord));
-	struct cg_sample *out = malloc((n + 1) * sizeof(*out));
 
-	if (ord && out) {
+	/*
+	 * Sorted in place: a sorted copy was a second array of every record
+	 * (1.5 KB each, ~750 KiB at 500 pods) mapped, faulted in and the old
+	 * one unmapped at every tick. The records are sorted through their
+	 * ids (ord), then each moved once.
+	 */
+	if (ord) {
 		for (size_t i = 0; i < n; i++)
 			ord[i] = (struct cg_order){s->cgroups[i].id, i};
 		qsort(ord, n, sizeof(*ord), cmp_order);
-		s->n_cgroups = merge_runs(out, s->cgroups, ord, n);
-		free(s->cgroups);
-		s->cgroups = out;
-		s->cap_cgroups = n + 1;
-	} else { /* out of memory: the slow way, in place */
-		free(out);
-		if (n)
-			qsort(s->cgroups, n, sizeof(*s->cgroups), cmp_cg);
-		s->n_cgroups = merge_runs(s->cgroups, s->cgroups, NULL, n);
+		permute(s->cgroups, ord, n);
+	} else if (n) { /* out of memory: the slow way */
+		qsort(s->cgroups, n, sizeof(*s->cgroups), cmp_cg);
 	}
+	s->n_cgroups = merge_runs(s->cgroups, n);
 	free(ord);
 	if (!blame_sorted(s))
 		qsort(s->blame, s->n_blame, sizeof(*s->blame), cmp_blame);

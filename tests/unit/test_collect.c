@@ -587,15 +587,30 @@ static void test_tree_events(void **state)
 	cg_tree_free(t);
 }
 
+/* A collector's inputs: the fake v2 tree, its subtree made, every want off. */
+struct fake_node {
+	struct collect_wants cfg;
+	struct cgroup_ctrls c;
+	struct cgroup_fs fs;
+	struct collect_opts o;
+};
+
+static void fake_node(struct fake_node *n, const char *subtree)
+{
+	memset(n, 0, sizeof(*n));
+	cgroup(subtree, "max 100000\n", 0);
+	cgroup_ctrls_fake(&n->c, root, true);
+	n->fs.mode = QOSLET_CGROUP_V2;
+	snprintf(n->fs.root, sizeof(n->fs.root), "%s", root);
+	n->o = (struct collect_opts){
+		.ctrls = &n->c, .fs = &n->fs, .subtree = subtree, .wants = &n->cfg};
+}
+
 /* Settings are read when a unit appears, after a write, and every COLLECT_SETTINGS_NS; pods at
  * once. */
 static void test_settings_and_new_pods(void **state)
 {
-	struct collect_wants cfg = {0};
-	struct cgroup_ctrls c;
-	struct cgroup_fs fs = {.mode = QOSLET_CGROUP_V2};
-	struct collect_opts o = {
-		.ctrls = &c, .fs = &fs, .subtree = "s2/kubepods.slice", .wants = &cfg};
+	struct fake_node n;
 	const char *pod =
 		"s2/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod11_22.slice";
 	const char *pod2 =
@@ -606,11 +621,9 @@ static void test_settings_and_new_pods(void **state)
 	int err;
 
 	(void)state;
-	cgroup("s2/kubepods.slice", "max 100000\n", 0);
+	fake_node(&n, "s2/kubepods.slice");
 	cgroup(pod, "50000 100000\n", 0);
-	cgroup_ctrls_fake(&c, root, true);
-	snprintf(fs.root, sizeof(fs.root), "%s", root);
-	col = collector_new(&o);
+	col = collector_new(&n.o);
 	rec = collector_read(col, 1, s, &err);
 	assert_int_equal(rec->in.n_units, 1);
 	assert_int_equal(unit(&rec->in, pod)->quota_us, 50000);
@@ -634,6 +647,69 @@ static void test_settings_and_new_pods(void **state)
 	assert_int_equal(rec->in.n_units, 2);
 	assert_int_equal(unit(&rec->in, pod2)->cls, QOS_BE);
 	assert_int_equal(unit(&rec->in, pod2)->mem_used, 0); /* memory eviction off: not read */
+	collector_free(col);
+}
+
+/*
+ * The record's units are the collector's own from tick to tick: a unit that
+ * cannot be read is left out (the others copied), and nothing measured at
+ * one tick shows at the next when it was not measured again.
+ */
+static void test_unit_left_out(void **state)
+{
+#define S3_BE "s3/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod"
+	const char *a = S3_BE "1_1.slice", *b = S3_BE "2_2.slice";
+	char path[PATH_MAX];
+	struct fake_node n;
+	struct collector *col;
+	const struct tick_record *rec;
+	const uint64_t s = 1000000000ull;
+	int err;
+
+	(void)state;
+	fake_node(&n, "s3/kubepods.slice");
+	n.cfg.evict_memory = true; /* threshold 0: units' memory read */
+	cgroup(a, "50000 100000\n", 0);
+	cgroup(b, "max 100000\n", 0);
+	col = collector_new(&n.o);
+	assert_non_null(col);
+	rec = collector_read(col, 1, s, &err);
+	assert_non_null(rec);
+	assert_int_equal(rec->in.n_units, 2);
+	assert_int_equal(unit(&rec->in, b)->mem_used, 2000000);
+
+	/*
+	 * a is gone from the cpu hierarchy before the tree heard of it (here:
+	 * the hierarchy is moved to a copy without it) and its settings are
+	 * due: b alone, with its own numbers
+	 */
+	cgroup("alt/s3/kubepods.slice", "max 100000\n", 0);
+	snprintf(path, sizeof(path), "alt/%s", b);
+	cgroup(path, "max 100000\n", 0);
+	snprintf(n.c.root[CTRL_CPU], sizeof(n.c.root[CTRL_CPU]), "%s/alt", root);
+	collector_settings_changed(col, id_of(a));
+	put(b, "cpu.stat", "usage_usec 500000\nnr_periods 10\nnr_throttled 4\n");
+	rec = collector_read(col, 2, 2 * s, &err);
+	assert_non_null(rec);
+	assert_int_equal(rec->in.n_units, 1);
+	assert_int_equal(rec->in.units[0].id, id_of(b));
+	assert_string_equal(rec->in.units[0].path, b);
+	assert_float_equal(rec->in.units[0].cpu_used, 0.5, 1e-9);
+	assert_int_equal(rec->in.units[0].quota_us, -1);
+	assert_int_equal(rec->in.units[0].mem_used, 2000000);
+
+	/* back, with its settings; memory no longer wanted: none shown from the last read */
+	snprintf(n.c.root[CTRL_CPU], sizeof(n.c.root[CTRL_CPU]), "%s", root);
+	put(a, "cpu.max", "30000 100000\n");
+	collector_settings_changed(col, id_of(a));
+	n.cfg.evict_memory = false;
+	rec = collector_read(col, 3, 3 * s, &err);
+	assert_non_null(rec);
+	assert_int_equal(rec->in.n_units, 2);
+	assert_int_equal(unit(&rec->in, a)->quota_us, 30000);
+	assert_int_equal(unit(&rec->in, a)->mem_used, 0);
+	assert_int_equal(unit(&rec->in, b)->mem_used, 0);
+	assert_float_equal(unit(&rec->in, b)->cpu_used, 0, 1e-9);
 	collector_free(col);
 }
 
@@ -1102,6 +1178,7 @@ int main(void)
 		cmocka_unit_test(test_outside_depth),
 		cmocka_unit_test(test_tree_events),
 		cmocka_unit_test(test_settings_and_new_pods),
+		cmocka_unit_test(test_unit_left_out),
 		cmocka_unit_test(test_capacity_inputs),
 		cmocka_unit_test(test_mem_suppress_reads),
 		cmocka_unit_test(test_batch_containers),

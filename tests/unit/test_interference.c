@@ -617,6 +617,59 @@ static void test_cpi_cases(void **state)
 	}
 }
 
+/* One policy entry per unit, as breach_units_sync carries them. */
+struct sync_entry {
+	uint64_t id;
+	int kept;
+};
+
+static void sync_to(struct sync_entry **v, size_t *n, const uint64_t *ids, size_t n_ids)
+{
+	struct pol_unit u[4] = {0};
+	struct pol_input in = {.units = u, .n_units = n_ids};
+
+	for (size_t i = 0; i < n_ids; i++)
+		u[i].id = ids[i];
+	assert_int_equal(breach_units_sync((void **)v, n, sizeof(**v), &in), 0);
+}
+
+/* Entries carry over by id; unchanged units keep their array (no copy per tick). */
+static void test_units_sync(void **state)
+{
+	const uint64_t first[] = {V, B, L}, same[] = {V, B, L}, changed[] = {V, B2, L};
+	struct sync_entry *v = NULL, *before;
+	size_t n = 0;
+
+	(void)state;
+	sync_to(&v, &n, first, ARRAY_LEN(first));
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(v[i].id, first[i]);
+		assert_int_equal(v[i].kept, 0);
+		v[i].kept = (int)i + 1;
+	}
+	before = v;
+	sync_to(&v, &n, same, ARRAY_LEN(same));
+	assert_ptr_equal(v, before);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(v[i].kept, (int)i + 1);
+	/* B gone, B2 new: V and L keep theirs, B2 starts empty */
+	sync_to(&v, &n, changed, ARRAY_LEN(changed));
+	assert_int_equal(n, 3);
+	assert_int_equal(v[0].id, V);
+	assert_int_equal(v[0].kept, 1);
+	assert_int_equal(v[1].id, B2);
+	assert_int_equal(v[1].kept, 0);
+	assert_int_equal(v[2].id, L);
+	assert_int_equal(v[2].kept, 3);
+	/* fewer units with the same first ids: not the same set */
+	sync_to(&v, &n, changed, 2);
+	assert_int_equal(n, 2);
+	assert_int_equal(v[1].id, B2);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -624,7 +677,7 @@ int main(void)
 		cmocka_unit_test(test_cap_released),	  cmocka_unit_test(test_cap_value),
 		cmocka_unit_test(test_rereport_interval), cmocka_unit_test(test_zero_min_share),
 		cmocka_unit_test(test_disabled),	  cmocka_unit_test(test_bad_config),
-		cmocka_unit_test(test_cpi_cases),
+		cmocka_unit_test(test_cpi_cases),	  cmocka_unit_test(test_units_sync),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -284,6 +284,49 @@ static void test_free_arrays(void **state)
 	snapshot_free(&s);
 }
 
+/*
+ * Many records in several cycles of the permutation, with repeated ids:
+ * sorted and merged where they are (no second array), payloads with them.
+ */
+static void test_finish_in_place(void **state)
+{
+	enum { N = 97 };
+	struct snapshot s = {0};
+	struct cg_sample *v;
+
+	(void)state;
+	for (size_t i = 0; i < N; i++) {
+		/* ids 0..63 in a scrambled order, then the first 33 again with CPU */
+		uint64_t id = (i * 37) % 64;
+		struct cg_sample *cg = snapshot_add(&s, id);
+
+		assert_non_null(cg);
+		if (i < 64) {
+			cg->parts = CG_RQ;
+			cg->rq.sum_ns = id * 3;
+		} else {
+			cg->parts = CG_CPU;
+			cg->cpu.cpu_ns = id + 1;
+		}
+	}
+	v = s.cgroups;
+	snapshot_finish(&s);
+	assert_ptr_equal(s.cgroups, v);
+	assert_int_equal(s.n_cgroups, 64);
+	for (uint64_t id = 0; id < 64; id++) {
+		const struct cg_sample *cg = &s.cgroups[id];
+		bool twice = false;
+
+		for (size_t i = 64; i < N; i++)
+			twice |= (i * 37) % 64 == id;
+		assert_int_equal(cg->id, id);
+		assert_int_equal(cg->rq.sum_ns, id * 3);
+		assert_int_equal(cg->parts, twice ? CG_RQ | CG_CPU : CG_RQ);
+		assert_int_equal(cg->cpu.cpu_ns, twice ? id + 1 : 0);
+	}
+	snapshot_free(&s);
+}
+
 /* Two probes report one cgroup: finish() keeps one record holding both parts. */
 static void test_finish_merges_parts(void **state)
 {
@@ -360,9 +403,13 @@ static void test_delta_parts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sort),	    cmocka_unit_test(test_sort_empty),
-		cmocka_unit_test(test_delta_table), cmocka_unit_test(test_delta_self),
-		cmocka_unit_test(test_free_arrays), cmocka_unit_test(test_finish_merges_parts),
+		cmocka_unit_test(test_sort),
+		cmocka_unit_test(test_sort_empty),
+		cmocka_unit_test(test_delta_table),
+		cmocka_unit_test(test_delta_self),
+		cmocka_unit_test(test_free_arrays),
+		cmocka_unit_test(test_finish_merges_parts),
+		cmocka_unit_test(test_finish_in_place),
 		cmocka_unit_test(test_delta_parts),
 	};
 

@@ -682,6 +682,13 @@ static int tick(struct agent *a, bool fast)
 		http_tick_done(a->http);
 		publish_health(a); /* a reload may have changed the interval or the policies */
 	}
+	/*
+	 * A tick's small allocations (and start-up's), freed by now, leave
+	 * free pages inside the heap that glibc keeps: about 0.5 MiB at 500
+	 * pods. Given back, the next tick faults them in again (~120 page
+	 * faults), far cheaper than keeping them all the time.
+	 */
+	malloc_trim(0);
 	return err;
 }
 
@@ -1274,10 +1281,10 @@ int agent_main(enum agent_mode mode, int argc, char **argv)
 			 * main()'s fixed mmap threshold stays: the large allocations
 			 * past start-up are the texts a scrape asks for (megabytes at
 			 * a few hundred pods, freed when the next tick ends), which
-			 * the heap would keep once it grew for them. Start-up's small
-			 * allocations left holes in it: give those pages back.
+			 * the heap would keep once it grew for them. The holes
+			 * start-up's small allocations left in it go at the end of
+			 * the first tick (tick()).
 			 */
-			malloc_trim(0);
 			rc = run_loop(a) ? 1 : 0;
 			log_info("agent: stopping after %llu ticks (%llu on the fast path), %llu "
 				 "decisions; fast-path alerts: %llu waits, %llu displacements",

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +23,18 @@
 #include "collect/tree.h"
 #include "collect/unit_files.h"
 
-/* What the collector keeps about one unit from tick to tick. */
+/* What the collector keeps about one unit from tick to tick, beside its pol_unit (unit_in). */
 struct unit_state {
-	struct pol_unit u; /* identity and settings; the measured fields are per tick */
 	struct unit_files files;
 	uint64_t settings_ns; /* CLOCK_MONOTONIC of the last settings read; 0: due */
 	uint64_t psi_ns;
-	struct unit_counters prev; /* the kernel's cumulative counters at the previous tick */
+	/*
+	 * The kernel's cumulative counters at the previous tick, those the
+	 * tick's deltas need (not the whole unit_counters: 344 bytes a unit).
+	 */
+	struct {
+		uint64_t usage_ns, nr_periods, nr_throttled;
+	} prev;
 	bool have_prev;
 	struct psi_sample psi; /* the last pressure read */
 	bool has_psi;
@@ -52,7 +58,15 @@ struct collector {
 	struct exclusive_cpus exclusive; /* the kubelet's pinned pods */
 	bool classify;			 /* the classes' inputs changed */
 	struct unit_state *units;	 /* sorted by id */
-	size_t n_units, cap_units;
+	/*
+	 * Each unit's pol_unit, in units' order: identity and settings kept
+	 * from tick to tick, each tick's measurements over the last one's.
+	 * They are the record's units: a copy of them (1.4 KB a unit) was
+	 * 0.7 MiB at 500 pods and a memcpy of it every tick. Only a tick on
+	 * which some unit could not be read copies the others into out.
+	 */
+	struct pol_unit *unit_in;
+	size_t n_units;
 	struct container_set containers; /* with their own batch settings */
 	struct collect_member *members;	 /* sorted by cgid */
 	const char **member_paths;	 /* the tree's strings, in members' order */
@@ -63,14 +77,26 @@ struct collector {
 	uint64_t mem_hot_ns; /* the last tick an LS unit stalled (COLLECT_MEM_HOT_NS) */
 	struct tick_record rec;
 	struct mem_ancestors ancestors; /* the units' ancestors' memory limit hits */
-	struct pol_unit *out;		/* rec.in.units */
+	struct pol_unit *out;		/* rec.in.units when some unit could not be read */
+	size_t cap_out;
 	/*
-	 * rec.unit_totals: pointers to the units' own totals, not copies (984
-	 * bytes a unit: half a MiB at 500 pods, and a copy back every tick).
+	 * rec.unit_totals: pointers to the units' own totals, not copies (1.5
+	 * KB a unit: 0.7 MiB at 500 pods, and a copy back every tick).
 	 */
 	struct cg_sample **totals;
-	size_t cap_out;
+	size_t cap_totals;
 };
+
+/*
+ * A unit's measured fields: cpu_used up to io_limit, which read_settings
+ * fills with the other settings. A field added after io_limit would not be
+ * cleared between ticks: this stops the build instead.
+ */
+#define MEASURED_OFF offsetof(struct pol_unit, cpu_used)
+#define MEASURED_LEN (offsetof(struct pol_unit, io_limit) - MEASURED_OFF)
+_Static_assert(offsetof(struct pol_unit, io_limit) + sizeof(struct pol_io_limit) ==
+		       sizeof(struct pol_unit),
+	       "pol_unit: io_limit is the last field, the measured ones are before it");
 
 struct collector *collector_new(const struct collect_opts *o)
 {
@@ -81,7 +107,8 @@ struct collector *collector_new(const struct collect_opts *o)
 	c->o = o;
 	c->node = node_reader_new();
 	c->tree = cg_tree_new(o->fs, o->subtree);
-	if (!c->node || !c->tree) {
+	c->unit_in = calloc(1, sizeof(*c->unit_in)); /* rec.in.units is never NULL */
+	if (!c->node || !c->tree || !c->unit_in) {
 		collector_free(c);
 		return NULL;
 	}
@@ -95,6 +122,7 @@ void collector_free(struct collector *c)
 	for (size_t i = 0; i < c->n_units; i++)
 		unit_files_close(&c->units[i].files);
 	free(c->units);
+	free(c->unit_in);
 	container_set_free(&c->containers);
 	free(c->members);
 	free(c->member_paths);
@@ -264,10 +292,16 @@ static int cmp_u64(uint64_t a, uint64_t b)
 	return a < b ? -1 : a > b;
 }
 
-static int cmp_state(const void *a, const void *b)
+static int cmp_unit_id(const void *a, const void *b)
 {
-	return cmp_u64(((const struct unit_state *)a)->u.id, ((const struct unit_state *)b)->u.id);
+	return cmp_u64(((const struct pol_unit *)a)->id, ((const struct pol_unit *)b)->id);
 }
+
+/* A unit the walk found: its identity (settings not read yet), and the metadata refused. */
+struct fresh_unit {
+	struct pol_unit u; /* first: cmp_unit_id sorts these */
+	uint32_t refused;
+};
 
 /* Sorts members and their paths together: by cgid. */
 struct member_sort {
@@ -284,7 +318,7 @@ static int cmp_member_sort(const void *a, const void *b)
 /* The walk that finds units among the tree's directories (pre-order). */
 struct rebuild {
 	struct collector *c;
-	struct unit_state *units; /* the new list, in walk order */
+	struct fresh_unit *units; /* the new list, in walk order */
 	size_t n_units, cap_units;
 	struct member_sort *members;
 	size_t n_members, cap_members;
@@ -298,7 +332,7 @@ struct rebuild {
 static int visit(void *ctx, const struct cg_tree_dir *d)
 {
 	struct rebuild *r = ctx;
-	struct unit_state *s;
+	struct fresh_unit *s;
 
 	if (r->unit >= 0 && !cgroup_path_within(d->rel, r->units[r->unit].u.path))
 		r->unit = -1;
@@ -400,10 +434,20 @@ static void log_refusals(const struct collector *c, const struct pol_unit *u, ui
 static int rebuild(struct collector *c)
 {
 	struct rebuild r = {.c = c, .unit = -1};
-	size_t i = 0, j = 0;
+	struct unit_state *units = NULL;
+	struct pol_unit *unit_in = NULL;
+	size_t i = 0;
 	int err = cg_tree_foreach(c->tree, visit, &r);
 
+	if (!err) {
+		units = calloc(r.n_units + 1, sizeof(*units));
+		unit_in = calloc(r.n_units + 1, sizeof(*unit_in));
+		if (!units || !unit_in)
+			err = -ENOMEM;
+	}
 	if (err) {
+		free(units);
+		free(unit_in);
 		free(r.units);
 		free(r.members);
 		free(r.containers);
@@ -411,46 +455,50 @@ static int rebuild(struct collector *c)
 	}
 	container_set_replace(&c->containers, r.containers, r.n_containers, r.cap_containers);
 	if (r.n_units)
-		qsort(r.units, r.n_units, sizeof(*r.units), cmp_state);
-	for (; j < r.n_units; j++) {
-		struct unit_state *now = &r.units[j];
+		qsort(r.units, r.n_units, sizeof(*r.units), cmp_unit_id);
+	for (size_t j = 0; j < r.n_units; j++) {
+		const struct fresh_unit *f = &r.units[j];
+		struct unit_state *now = &units[j];
+		struct pol_unit *u = &unit_in[j];
 
-		while (i < c->n_units && c->units[i].u.id < now->u.id)
+		while (i < c->n_units && c->unit_in[i].id < f->u.id)
 			unit_files_close(&c->units[i++].files);
-		if (i < c->n_units && c->units[i].u.id == now->u.id) {
-			struct pol_unit id = now->u;
-			uint32_t refused = now->refused;
-
-			*now = c->units[i++];
-			log_refusals(c, &id, refused, now->refused);
-			now->refused = refused;
+		if (i < c->n_units && c->unit_in[i].id == f->u.id) {
+			*now = c->units[i];
+			*u = c->unit_in[i++];
+			log_refusals(c, &f->u, f->refused, now->refused);
+			now->refused = f->refused;
 			/* the class, pod and priority may have changed; the settings have not */
-			now->u.cls = id.cls;
-			now->u.priority = id.priority;
-			now->u.request_mem = id.request_mem;
-			now->u.evict_guard = id.evict_guard;
-			now->u.evict_priority = id.evict_priority;
-			now->u.start_ns = id.start_ns;
-			now->u.rq_target_us = id.rq_target_us;
-			now->u.batch = id.batch;
-			memcpy(now->u.pod_uid, id.pod_uid, sizeof(id.pod_uid));
+			u->cls = f->u.cls;
+			u->priority = f->u.priority;
+			u->request_mem = f->u.request_mem;
+			u->evict_guard = f->u.evict_guard;
+			u->evict_priority = f->u.evict_priority;
+			u->start_ns = f->u.start_ns;
+			u->rq_target_us = f->u.rq_target_us;
+			u->batch = f->u.batch;
+			memcpy(u->pod_uid, f->u.pod_uid, sizeof(u->pod_uid));
 			/* v1 can rename a cgroup: same id, new path, files to open anew */
-			if (strcmp(now->u.path, id.path)) {
-				memcpy(now->u.path, id.path, sizeof(id.path));
+			if (strcmp(u->path, f->u.path)) {
+				memcpy(u->path, f->u.path, sizeof(u->path));
 				unit_files_close(&now->files);
 				now->settings_ns = 0;
 			}
 		} else {
+			*u = f->u;
+			now->refused = f->refused;
 			unit_files_init(&now->files);
-			log_refusals(c, &now->u, now->refused, 0);
+			log_refusals(c, u, now->refused, 0);
 		}
 	}
 	while (i < c->n_units)
 		unit_files_close(&c->units[i++].files);
 	free(c->units);
-	c->units = r.units;
+	free(c->unit_in);
+	free(r.units);
+	c->units = units;
+	c->unit_in = unit_in;
 	c->n_units = r.n_units;
-	c->cap_units = r.cap_units;
 
 	if (r.n_members)
 		qsort(r.members, r.n_members, sizeof(*r.members), cmp_member_sort);
@@ -496,11 +544,11 @@ const struct collect_member *collector_members(const struct collector *c, size_t
 
 void collector_settings_changed(struct collector *c, uint64_t unit_id)
 {
-	struct unit_state key = {.u.id = unit_id}, *s;
+	struct pol_unit key = {.id = unit_id}, *u;
 
-	s = c->n_units ? bsearch(&key, c->units, c->n_units, sizeof(key), cmp_state) : NULL;
-	if (s)
-		s->settings_ns = 0;
+	u = c->n_units ? bsearch(&key, c->unit_in, c->n_units, sizeof(key), cmp_unit_id) : NULL;
+	if (u)
+		c->units[u - c->unit_in].settings_ns = 0;
 	else
 		container_set_changed(&c->containers, unit_id);
 }
@@ -591,12 +639,11 @@ static void read_io_limit(const struct cgroup_ctrls *ctrls, struct pol_unit *u)
  * A BE unit's memory limit (v1) or memory.high (v2, with the rest of memory
  * QoS's) is read for memory suppression too.
  */
-static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s,
+static int read_settings(const struct cgroup_ctrls *ctrls, struct unit_state *s, struct pol_unit *u,
 			 const struct collect_wants *w)
 {
-	bool mem_sup = w->mem_suppress && s->u.cls == QOS_BE;
+	bool mem_sup = w->mem_suppress && u->cls == QOS_BE;
 	bool mem_qos = w->memory_protection || (mem_sup && ctrls->v2[CTRL_MEMORY]);
-	struct pol_unit *u = &s->u;
 	double request = u->request_cpus;
 	char text[64];
 	int err = cg_read_quota(ctrls, u->path, &u->quota_us, &u->period_us);
@@ -707,10 +754,10 @@ static void mem_stall_read(struct unit_state *s, const struct unit_counters *now
 }
 
 /* A BE unit's memory is wanted every tick now (COLLECT_MEM_HOT_NS says when). */
-static bool mem_hot(const struct collector *c, const struct unit_state *s, uint64_t mono_ns)
+static bool mem_hot(const struct collector *c, const struct pol_unit *u, uint64_t mono_ns)
 {
 	return (c->mem_hot_ns && mono_ns - c->mem_hot_ns < COLLECT_MEM_HOT_NS) ||
-	       (c->o->memory_held && c->o->memory_held(c->o->ctx, s->u.path));
+	       (c->o->memory_held && c->o->memory_held(c->o->ctx, u->path));
 }
 
 /* Notes this tick when one of its LS units stalled on memory or I/O. */
@@ -730,26 +777,26 @@ static void note_ls_stall(struct collector *c, const struct pol_input *in, uint6
 }
 /*
  * One unit's tick: settings when due, counters always, pressure when due.
- * Fills out (the record's copy) and the unit's totals. -ENOENT when the
- * unit vanished meanwhile.
+ * Fills u (the unit's pol_unit) and its totals. -ENOENT when the unit
+ * vanished meanwhile.
  */
-static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns, double interval_s,
-		     bool mem_near, struct pol_unit *out)
+static int read_unit(struct collector *c, struct unit_state *s, struct pol_unit *u,
+		     uint64_t mono_ns, double interval_s, bool mem_near)
 {
 	const struct cgroup_ctrls *ctrls = c->o->ctrls;
 	bool mem_int = c->o->wants->mem_interference;
 	/* v2: an LS unit's memory stall is its memory.pressure, wanted every tick */
 	bool psi_due = !s->psi_ns || mono_ns - s->psi_ns >= COLLECT_PSI_NS ||
-		       (mem_int && ctrls->v2[CTRL_MEMORY] && qos_is_ls(s->u.cls));
+		       (mem_int && ctrls->v2[CTRL_MEMORY] && qos_is_ls(u->cls));
 	bool capacity = c->o->wants->capacity;
-	bool mem_sup = c->o->wants->mem_suppress && s->u.cls == QOS_BE;
+	bool mem_sup = c->o->wants->mem_suppress && u->cls == QOS_BE;
 	struct unit_counters now;
 	unsigned int want = 0;
 	int64_t original;
 	int err;
 
 	if (!s->settings_ns || mono_ns - s->settings_ns >= COLLECT_SETTINGS_NS) {
-		err = read_settings(ctrls, s, c->o->wants);
+		err = read_settings(ctrls, s, u, c->o->wants);
 		if (err)
 			return err;
 		s->settings_ns = mono_ns ? mono_ns : 1;
@@ -764,10 +811,10 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 	 * QoS sizes an unlimited BE unit's memory.high from its use; memory
 	 * suppression as COLLECT_MEM_HOT_NS says.
 	 */
-	if (s->u.quota_us >= 0 || ctrls->v2[CTRL_CPU])
+	if (u->quota_us >= 0 || ctrls->v2[CTRL_CPU])
 		want |= UW_THROTTLE;
-	if (((mem_near || s->u.has_mem_qos || (mem_sup && mem_hot(c, s, mono_ns))) &&
-	     s->u.cls == QOS_BE) ||
+	if (((mem_near || u->has_mem_qos || (mem_sup && mem_hot(c, u, mono_ns))) &&
+	     u->cls == QOS_BE) ||
 	    ((capacity || mem_sup) &&
 	     (!s->mem_ns || mono_ns - s->mem_ns >= COLLECT_CAPACITY_MEM_NS)))
 		want |= UW_MEM;
@@ -779,12 +826,12 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 	 * evidence is the probe's reclaim time, which costs no file: the
 	 * other units' memory.stat stays at its own cadence.
 	 */
-	if (mem_int && qos_is_ls(s->u.cls))
+	if (mem_int && qos_is_ls(u->cls))
 		want |= UW_MEM | UW_MEM_EVENTS;
 	/* v1 blkio counts nothing without a throttle rule: the probe counts bios there */
 	if (mem_int && ctrls->v2[CTRL_IO])
 		want |= UW_IO;
-	err = unit_files_read(&s->files, ctrls, s->u.path, want, &now);
+	err = unit_files_read(&s->files, ctrls, u->path, want, &now);
 	c->rec.cgroup_read_errors += now.errors;
 	if (err)
 		return err;
@@ -793,12 +840,13 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 		s->has_psi = now.has_psi;
 		s->psi = now.psi;
 	}
-	*out = s->u;
+	/* the last tick's measurements go: identity and settings stay */
+	memset((char *)u + MEASURED_OFF, 0, MEASURED_LEN);
 	/* The limit is the owner's: a quota qoslet raised or lowered is not one. */
-	original = out->quota_us;
+	original = u->quota_us;
 	if (c->o->original_quota)
-		c->o->original_quota(c->o->ctx, out->path, &original);
-	out->limit_cpus = original >= 0 && out->period_us ? (double)original / out->period_us : -1;
+		c->o->original_quota(c->o->ctx, u->path, &original);
+	u->limit_cpus = original >= 0 && u->period_us ? (double)original / u->period_us : -1;
 	if (now.has_mem) {
 		s->mem_ns = mono_ns ? mono_ns : 1;
 		s->has_mem = true;
@@ -810,22 +858,24 @@ static int read_unit(struct collector *c, struct unit_state *s, uint64_t mono_ns
 	/* Between capacity's or suppression's reads the last values stand; else only this tick's.
 	 */
 	if (now.has_mem || ((capacity || mem_sup) && s->has_mem)) {
-		out->mem_anon_unevict = s->mem_anon_unevict;
-		out->mem_used = s->mem_used;
-		out->mem_usage = s->mem_usage;
-		out->mem_file = s->mem_file;
+		u->mem_anon_unevict = s->mem_anon_unevict;
+		u->mem_used = s->mem_used;
+		u->mem_usage = s->mem_usage;
+		u->mem_file = s->mem_file;
 	}
 	/* A counter that cannot be read stays 0: the unit then shows no use. */
 	if (s->have_prev && interval_s > 0) {
-		out->cpu_used = since(now.usage_ns, s->prev.usage_ns) / 1e9 / interval_s;
-		out->nr_periods = since(now.throttle.nr_periods, s->prev.throttle.nr_periods);
-		out->nr_throttled = since(now.throttle.nr_throttled, s->prev.throttle.nr_throttled);
+		u->cpu_used = since(now.usage_ns, s->prev.usage_ns) / 1e9 / interval_s;
+		u->nr_periods = since(now.throttle.nr_periods, s->prev.nr_periods);
+		u->nr_throttled = since(now.throttle.nr_throttled, s->prev.nr_throttled);
 	}
 	if (mem_int)
-		mem_stall_read(s, &now, ctrls->v2[CTRL_MEMORY] && psi_due, out);
-	s->prev = now;
+		mem_stall_read(s, &now, ctrls->v2[CTRL_MEMORY] && psi_due, u);
+	s->prev.usage_ns = now.usage_ns;
+	s->prev.nr_periods = now.throttle.nr_periods;
+	s->prev.nr_throttled = now.throttle.nr_throttled;
 	s->have_prev = true;
-	s->total.id = s->u.id;
+	s->total.id = u->id;
 	s->total.parts &= ~(uint32_t)(CG_THROTTLE | CG_PSI);
 	if (now.has_throttle) {
 		s->total.throttle = now.throttle;
@@ -905,23 +955,17 @@ static bool read_probes(struct collector *c, struct snapshot *delta)
 	return have_delta;
 }
 
-static int grow_out(struct collector *c)
+/*
+ * A unit could not be read (n of them were so far, all of them): the
+ * record's units from here on are copies, without it.
+ */
+static int copy_out(struct collector *c, size_t n)
 {
-	size_t want = c->n_units ? c->n_units : 1;
-	struct pol_unit *out;
-	struct cg_sample **totals;
+	int err = array_reserve((void **)&c->out, &c->cap_out, c->n_units, sizeof(*c->out));
 
-	if (want <= c->cap_out)
-		return 0;
-	out = realloc(c->out, want * sizeof(*out));
-	if (out)
-		c->out = out;
-	totals = out ? realloc(c->totals, want * sizeof(*totals)) : NULL;
-	if (!totals)
-		return -ENOMEM;
-	c->totals = totals;
-	c->cap_out = want;
-	return 0;
+	if (!err)
+		memcpy(c->out, c->unit_in, n * sizeof(*c->out));
+	return err;
 }
 
 /*
@@ -946,7 +990,7 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 	struct tick_record *rec = &c->rec;
 	struct pol_input *in = &rec->in;
 	struct snapshot delta = {0};
-	bool have_delta, mem_near;
+	bool have_delta, mem_near, copied = false;
 	size_t n = 0;
 	int changed = cg_tree_sync(c->tree, mono_ns);
 
@@ -968,18 +1012,32 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 	in->ts_ns = ts_ns;
 	in->interval_s = c->prev_mono_ns ? (mono_ns - c->prev_mono_ns) / 1e9 : 0;
 	have_delta = read_probes(c, &delta);
-	*err = node_read(c->node, c->o->ctrls, c->o->subtree, in->interval_s, in) ?: grow_out(c);
+	*err = node_read(c->node, c->o->ctrls, c->o->subtree, in->interval_s, in)
+		       ?: array_reserve((void **)&c->totals, &c->cap_totals, c->n_units + 1,
+					sizeof(*c->totals));
 	mem_near = !*err && unit_memory_wanted(c->o->wants, in);
 	for (size_t i = 0; !*err && i < c->n_units; i++) {
 		struct unit_state *s = &c->units[i];
-		int e = read_unit(c, s, mono_ns, in->interval_s, mem_near, &c->out[n]);
+		struct pol_unit *u = &c->unit_in[i];
 
-		if (e) /* a unit that vanished since the last event is left out */
+		if (read_unit(c, s, u, mono_ns, in->interval_s, mem_near)) {
+			/* a unit that vanished since the last event is left out */
+			if (!copied)
+				*err = copy_out(c, n);
+			copied = true;
 			continue;
-		c->out[n].has_rq = have_delta && (c->o->parts & CG_RQ);
+		}
+		u->has_rq = have_delta && (c->o->parts & CG_RQ);
+		if (copied)
+			c->out[n] = *u;
 		c->totals[n++] = &s->total;
 	}
-	in->units = c->out;
+	if (!copied) { /* the last record's copies, if any, are not this one's */
+		free(c->out);
+		c->out = NULL;
+		c->cap_out = 0;
+	}
+	in->units = copied ? c->out : c->unit_in;
 	in->n_units = n;
 	in->cgroup_reads_failed = rec->cgroup_read_errors > 0;
 	if (!*err)

@@ -144,7 +144,7 @@ static int add_blame_labels(const struct publish_view *v, struct inputs *x, uint
  * Every cgroup to publish: the units' totals, or ("all") every probe
  * record with the units' file parts merged in; then a label-only record
  * for each blame party not yet named. Only merged and label-only records
- * are copies (984 bytes each): the units' totals are the record's own.
+ * are copies (1.5 KB each): the units' totals are the record's own.
  */
 static int build_cgroups(const struct publish_view *v, struct inputs *x, uint64_t now)
 {
