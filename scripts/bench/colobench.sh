@@ -212,16 +212,25 @@ if [ -n "$KERNEL" ]; then
 	# The guest's report names the host's command and machine.
 	host="$(uname -r), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) CPUs"
 	log "running in the $KERNEL VM ($pkg, cgroup $vm_cg, $vm_layout layout; under TCG, about 15 minutes)"
+	# The host's load slows the emulation (the guest cannot see it): its
+	# 1-minute load average every 10 s goes into the report.
+	while sleep 10; do cut -d' ' -f1 /proc/loadavg; done >"$vmout/hostload" &
+	sampler=$!
 	# shellcheck disable=SC2086 # the matrix's extra kernel arguments are words
 	VM_MODE=integration VM_TIMEOUT=${VM_TIMEOUT:-2400} \
 		VM_COMMAND="COLO_CMDLINE=$(printf %q "${CMDLINE/docs\/bench\/.colobench.md.*/docs/bench/colobench.md}") COLO_HOST=$(printf %q "$host") scripts/bench/colobench.sh $(printf '%q ' "${args[@]}")" \
 		"$ROOT/scripts/vm/run.sh" -c "$vm_cg" -l "$vm_layout" -o "$vmout" "$pkg" -- $vm_extra >&2 ||
-		fail "the $KERNEL VM run failed: $(tail -n 5 "$vmout/log" 2>/dev/null)"
+		{ kill "$sampler"; fail "the $KERNEL VM run failed: $(tail -n 5 "$vmout/log" 2>/dev/null)"; }
+	kill "$sampler"
+	hostload=$(sort -g "$vmout/hostload" | awk '{ v[++n] = $1 } END {
+		if (n) printf "min %s, median %s, max %s (%d samples, every 10 s)", v[1], v[int((n + 1) / 2)], v[n], n }')
 	[ -s "$vmout/colobench.md" ] || fail "the $KERNEL VM left no report"
 	[ -z "$KEEP" ] || { mkdir -p "$KEEP" && cp -r "$vmout/raw/." "$KEEP/"; }
 	section() {
 		echo "## $KERNEL (emulated)"
-		tail -n +2 "$vmout/colobench.md" | sed 's/^## /### /'
+		tail -n +2 "$vmout/colobench.md" | sed 's/^## /### /' |
+			awk -v h="${hostload:-not sampled}" '{ print } /^- 1-minute load average/ {
+				print "- The host'"'"'s 1-minute load average during the VM run: " h "; every process there slows the emulation" }'
 	}
 	if [ -n "$OUT" ]; then
 		{
