@@ -229,13 +229,13 @@ colo_agent_stop() {
 # The agent's decisions on BE pod cgroup $3 (absolute) of block ($1, $2),
 # started at $4 (CLOCK_REALTIME ns), into $TMP/be_decisions.$1.$2 as
 # "ms-after-start kind rule value outcome" (a v2 value's blanks as '/':
-# "max/100000"); sets R[s,r,react] (the first
+# "max/100000"; an empty value, a cpuset given back, as ""); sets R[s,r,react] (the first
 # applied cpu_idle, cpu_quota or cpuset, else NA), R[s,r,idle] (cpu.idle=1
 # applied) and R[s,r,decisions] (one line for the report).
 colo_be_decisions() {
 	local s=$1 r=$2 f=$TMP/be_decisions.$1.$2 first
 	jq -r --arg cg "${3#"$CG_ROOT"}" --argjson t0 "$4" \
-		'select(.target.cgroup == $cg) | "\((.ts_ns - $t0) / 1e6 | round) \(.kind) \(.rule) \(.value | tostring | gsub(" "; "/")) \(.outcome)"' \
+		'select(.target.cgroup == $cg) | "\((.ts_ns - $t0) / 1e6 | round) \(.kind) \(.rule) \(.value | tostring | gsub(" "; "/") | if . == "" then "\"\"" else . end) \(.outcome)"' \
 		"$AGENT_OUT" >"$f" 2>/dev/null || true
 	first=$(awk '$2 ~ /^(cpu_idle|cpu_quota|cpuset)$/ && $5 == "applied" { print; exit }' "$f")
 	R[$s,$r,react]=${first%% *}
