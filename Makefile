@@ -216,6 +216,14 @@ test-long: $(BUILD)/qoslet $(HELPER_BINS) | deps-test
 		VALGRIND_SECONDS=$(LONG_VALGRIND_SECONDS) INTEGRATION_TIMEOUT=1800 \
 		TESTS="test_soak test_fuzz test_valgrind_agent" tests/run.sh integration
 
+# The colocation benchmark in the VM of one matrix entry (KERNEL, e.g. 5.10),
+# its workload scaled for TCG: ratios only, written as the section
+# "KERNEL (emulated)" of docs/bench/colobench.md (about 15 minutes).
+KERNEL ?= 5.10
+.PHONY: bench-colo-vm
+bench-colo-vm: $(BUILD)/qoslet $(HELPER_BINS) | deps-vm deps-bench
+	nice -n 10 scripts/bench/colobench.sh -V $(KERNEL) -o docs/bench/colobench.md
+
 # ---- the kernel matrix in VMs: scripts/vm/, docs/testing.md -------------------
 # `make test-kernels` boots each kernel of scripts/vm/matrix under qemu (TCG)
 # with this machine's root over 9p, read-only, and runs the unit and the

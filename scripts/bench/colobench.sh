@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# scripts/bench/colobench.sh [-r ROUNDS] [-s SECS] [-w WORK_US] [-q SECS] [-x NAME=JSON]... [-k DIR] [-o FILE]
+# scripts/bench/colobench.sh [-V KERNEL] [-r ROUNDS] [-s SECS] [-i INTERVAL_US] [-w WORK_US] [-p P99_US] [-q SECS] [-x NAME=JSON]... [-k DIR] [-o FILE]
 #
 # Co-location: what best-effort batch work does to a latency-sensitive
 # service on the same node, without and with `qoslet agent`.
 #
 # LS service: tests/helpers/wakelat, one SCHED_OTHER thread waking every
-# 1 ms (absolute deadlines) for SECS seconds; the figure is each wake-up's
+# INTERVAL_US (1 ms; absolute deadlines) for SECS seconds; the figure is each wake-up's
 # lateness (timer slack + wake-up + run-queue wait), every sample kept.
 # With -w, it also works WORK_US of CPU after each wake-up, as a request
 # handler does: a bare wake-up loop needs so little CPU that the scheduler
@@ -19,7 +19,9 @@
 # is bogo ops/s (real time).
 #
 # Placement, under a uniquely named parent (in every v1 hierarchy the agent
-# reads, or in v2), shaped as the kubelet lays out pods:
+# reads, or in v2), shaped as the kubelet lays out pods (cgroupfs driver; the
+# systemd driver's kubepods.slice/kubepods-burstable.slice/... where
+# QOSLET_CGROUP_LAYOUT=systemd, as in the VMs):
 #   PARENT/kubepods/burstable/pod<LS uid>/<container>  LS, cpu.shares 1024
 #   PARENT/kubepods/burstable/pod<BE uid>/<container>  BE, cpu.shares 1024 (default)
 # i.e. both with a CPU request of 1 CPU at normal weight (kubepods' own
@@ -46,17 +48,30 @@
 # Targets (issue 4): LS p99 with the agent at most 1.25x alone; BE keeps at
 # least half its no-agent throughput; median reaction at most 250 ms.
 #
+# With -V KERNEL it boots the VM of scripts/vm/matrix's entry KERNEL
+# (scripts/vm/run.sh: cgroup v2, the systemd layout, TCG) and runs itself
+# there with a workload scaled for emulation (see VM_* below), then writes
+# its report as the section "KERNEL (emulated)" of FILE, keeping the rest of
+# FILE; a host run keeps FILE's emulated sections in turn. Under TCG the
+# guest runs 10-30x slower: only the ratios of its figures mean anything, not
+# their values beside the host's. `make bench-colo-vm KERNEL=5.10` runs it.
+#
 # Everything it creates lives under its own parent cgroup, pin directory and
 # temporary directory, and is removed on exit, also on failure (lib.sh).
 # Exit 0 after a measurement, 77 when it cannot run here, 1 on failure,
 # 2 on bad usage.
 #
+#   -V KERNEL  run in the VM of matrix entry KERNEL (e.g. 5.10); the other
+#              options default to the VM's (VM_ROUNDS etc. below)
 #   -r ROUNDS  rounds (default $COLOBENCH_ROUNDS, else 5)
 #   -s SECS    seconds of LS measurement per block (default 20)
-#   -w WORK_US CPU work of the LS service per 1 ms wake-up (default
+#   -i INTERVAL_US  the LS service's wake-up period (default 1000)
+#   -w WORK_US CPU work of the LS service per wake-up (default
 #              $COLOBENCH_WORK_US, else 800: a service that is busy 80% of
 #              the time. A bare wake-up loop (0) barely runs, and EEVDF lets
 #              it preempt BE hogs at normal weight at once: nothing to protect)
+#   -p P99_US  the agent's interference.runq.p99_us, the LS run-queue wait
+#              that wakes its fast path (default 1000: one period)
 #   -q SECS    first wait up to SECS for a quiet machine (default 0: check
 #              once and warn); run.sh passes BENCH_QUIET_WAIT
 #   -x NAME=JSON  an extra agent scenario "agent-NAME" (repeatable)
@@ -88,6 +103,16 @@ INTERVAL_US=1000
 WORK_US=${COLOBENCH_WORK_US:-800}
 SETTLE=1         # seconds between blocks, and after the agent's start-up
 FP_P99_US=1000   # the agent's interference.runq.p99_us: fast-path alerts over 1 ms
+KERNEL=""
+# The VM's workload (-V). Under TCG every wake-up, timer interrupt and
+# context switch costs 10-30x its host time, while wakelat's work is wall
+# time: 800 us of work every 1 ms would leave the emulated kernel no time to
+# wake the service, and LS alone would already be late. A 10 ms period with
+# 6 ms of work keeps a service that needs most of a CPU (60%) with room for
+# the slower wake-up path; the fast-path threshold scales with the period.
+# Fewer, longer blocks: 3000 samples a block, and a boot plus 9 blocks in
+# about 15 minutes.
+VM_ROUNDS=3 VM_SECS=30 VM_INTERVAL_US=10000 VM_WORK_US=6000 VM_P99_US=10000
 TARGET_P99=1.25  # LS p99 with the agent / alone, at most
 TARGET_BE=0.5    # BE throughput with the agent / without, at least
 TARGET_REACT=250 # ms from BE start to the first protective decision, median
@@ -101,11 +126,17 @@ usage() {
 }
 
 SCENARIOS=(alone be agent)
-while getopts "r:s:w:q:x:k:o:h" opt; do
+# Options given, for -V: only those not given take the VM's defaults.
+declare -A GIVEN=()
+while getopts "V:r:s:i:w:p:q:x:k:o:h" opt; do
+	GIVEN[$opt]=1
 	case $opt in
+	V) KERNEL=$OPTARG ;;
 	r) ROUNDS=$OPTARG ;;
 	s) SECS=$OPTARG ;;
+	i) INTERVAL_US=$OPTARG ;;
 	w) WORK_US=$OPTARG ;;
+	p) FP_P99_US=$OPTARG ;;
 	q) QUIET_WAIT=$OPTARG ;;
 	x)
 		colo_extra "$OPTARG"
@@ -118,10 +149,17 @@ while getopts "r:s:w:q:x:k:o:h" opt; do
 done
 shift $((OPTIND - 1))
 [ $# -eq 0 ] || usage
-for n in "$ROUNDS" "$SECS" "$QUIET_WAIT" "$WORK_US"; do
+if [ -n "$KERNEL" ]; then
+	[ -n "${GIVEN[r]:-}" ] || ROUNDS=$VM_ROUNDS
+	[ -n "${GIVEN[s]:-}" ] || SECS=$VM_SECS
+	[ -n "${GIVEN[i]:-}" ] || INTERVAL_US=$VM_INTERVAL_US
+	[ -n "${GIVEN[w]:-}" ] || WORK_US=$VM_WORK_US
+	[ -n "${GIVEN[p]:-}" ] || FP_P99_US=$VM_P99_US
+fi
+for n in "$ROUNDS" "$SECS" "$QUIET_WAIT" "$WORK_US" "$INTERVAL_US" "$FP_P99_US"; do
 	[[ $n =~ ^[0-9]+$ ]] || usage
 done
-if [ "$ROUNDS" -lt 1 ] || [ "$SECS" -lt 2 ] || [ "$WORK_US" -ge "$INTERVAL_US" ]; then
+if [ "$ROUNDS" -lt 1 ] || [ "$SECS" -lt 2 ] || [ "$WORK_US" -ge "$INTERVAL_US" ] || [ "$FP_P99_US" -lt 1 ]; then
 	usage
 fi
 
@@ -130,19 +168,104 @@ log() {
 	echo "colobench: $*" >&2
 }
 
-require_root
-require_cmds jq stress-ng taskset
+# The report file: run.sh writes to a temporary file beside it first.
+REPORT_FILE=${OUT/docs\/bench\/.colobench.md.*/docs/bench/colobench.md}
+
+# The report file is the host's report, then one section "## NAME
+# (emulated)" per VM run (-V), each at the end of the file, replaced only by
+# a run of its own kernel. Blank lines are kept only between text.
+# emulated_sections FILE NAME: FILE's sections, but NAME's, each after a
+# blank line; host_part FILE: what comes before them.
+emulated_sections() {
+	[ -r "$1" ] || return 0
+	awk -v skip="## $2 (emulated)" '
+		/^## .* \(emulated\)$/ { keep = ($0 != skip); b = 0; if (keep) print "\n" $0; next }
+		!keep { next }
+		/^$/ { b++; next }
+		{ while (b) { print ""; b-- } print }' "$1"
+}
+host_part() {
+	[ -r "$1" ] || return 0
+	awk '/^## .* \(emulated\)$/ { exit } /^$/ { b++; next } { while (b) { print ""; b-- } print }' "$1"
+}
+
 [ -x "$QOSLET" ] || skip "$QOSLET is missing (run make)"
 [ -x "$WAKELAT" ] || skip "$WAKELAT is missing (run make $WAKELAT)"
+
+# -V: the whole run in the VM of matrix entry KERNEL, on the binaries built
+# here (scripts/vm/run.sh mounts this machine's root read-only); the guest's
+# report becomes the section "KERNEL (emulated)" of -o's file.
+if [ -n "$KERNEL" ]; then
+	[ -z "${QOSLET_VM:-}" ] || { echo "colobench: -V inside a VM" >&2; exit 2; }
+	read -r _ pkg vm_cg vm_layout vm_extra < <(awk -v k="$KERNEL" '$1 == k' "$ROOT/scripts/vm/matrix") || true
+	[ -n "${pkg:-}" ] || { echo "colobench: -V: no entry '$KERNEL' in scripts/vm/matrix" >&2; exit 2; }
+	[ "$(id -u)" = 0 ] || skip "needs root (boots the VM, loads BPF programs)"
+	command -v qemu-system-x86_64 >/dev/null || skip "needs qemu-system-x86_64 for the VM (scripts/deps.sh vm)"
+	vmout=$(mktemp -d /tmp/qoslet-colobench-vm.XXXXXX)
+	trap 'rm -rf "$vmout"' EXIT
+	args=(-r "$ROUNDS" -s "$SECS" -i "$INTERVAL_US" -w "$WORK_US" -p "$FP_P99_US" -q "$QUIET_WAIT"
+		-o /run/qoslet-vm/out/colobench.md)
+	for x in "${!EXTRA[@]}"; do
+		args+=(-x "${x#agent-}=${EXTRA[$x]}")
+	done
+	[ -z "$KEEP" ] || args+=(-k /run/qoslet-vm/out/raw)
+	# The guest's report names the host's command and machine.
+	host="$(uname -r), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) CPUs"
+	log "running in the $KERNEL VM ($pkg, cgroup $vm_cg, $vm_layout layout; under TCG, about 15 minutes)"
+	# The host's load slows the emulation (the guest cannot see it): its
+	# 1-minute load average every 10 s goes into the report.
+	while sleep 10; do cut -d' ' -f1 /proc/loadavg; done >"$vmout/hostload" &
+	sampler=$!
+	# shellcheck disable=SC2086 # the matrix's extra kernel arguments are words
+	VM_MODE=integration VM_TIMEOUT=${VM_TIMEOUT:-2400} \
+		VM_COMMAND="COLO_CMDLINE=$(printf %q "${CMDLINE/docs\/bench\/.colobench.md.*/docs/bench/colobench.md}") COLO_HOST=$(printf %q "$host") scripts/bench/colobench.sh $(printf '%q ' "${args[@]}")" \
+		"$ROOT/scripts/vm/run.sh" -c "$vm_cg" -l "$vm_layout" -o "$vmout" "$pkg" -- $vm_extra >&2 ||
+		{ kill "$sampler"; fail "the $KERNEL VM run failed: $(tail -n 5 "$vmout/log" 2>/dev/null)"; }
+	kill "$sampler"
+	hostload=$(sort -g "$vmout/hostload" | awk '{ v[++n] = $1 } END {
+		if (n) printf "min %s, median %s, max %s (%d samples, every 10 s)", v[1], v[int((n + 1) / 2)], v[n], n }')
+	[ -s "$vmout/colobench.md" ] || fail "the $KERNEL VM left no report"
+	[ -z "$KEEP" ] || { mkdir -p "$KEEP" && cp -r "$vmout/raw/." "$KEEP/"; }
+	section() {
+		echo "## $KERNEL (emulated)"
+		tail -n +2 "$vmout/colobench.md" | sed 's/^## /### /' |
+			awk -v h="${hostload:-not sampled}" '{ print } /^- 1-minute load average/ {
+				print "- The host'"'"'s 1-minute load average during the VM run: " h "; every process there slows the emulation" }'
+	}
+	if [ -n "$OUT" ]; then
+		{
+			host_part "$REPORT_FILE"
+			emulated_sections "$REPORT_FILE" "$KERNEL"
+			echo
+			section
+		} >"$vmout/report.md"
+		cp "$vmout/report.md" "$OUT"
+		section
+	else
+		section
+	fi
+	exit 0
+fi
+
+require_root
+require_cmds jq stress-ng taskset
 detect_cgroup_root >/dev/null || skip "no cgroup hierarchy with the cpu controller"
 
 NPROC=$(nproc)
 ALL_CPUS=0-$((NPROC - 1))
+# In a VM nothing foreign runs: the guest's CPU time outside this run is its
+# own kernel under emulation (a TCG guest at rest is only 85% idle), and the
+# host's load shows as slower emulation, not there. So no quiet waits,
+# repeats or marks in a VM.
+if [ -n "${QOSLET_VM:-}" ]; then
+	BUDGET=0
+	NOISE_CPUS=$NPROC
+fi
 
 test_setup
 agent_setup
 colo_ls_pod "$FP_P99_US"
-LS_CG=$(agent_cgroup "kubepods/burstable/pod$LS_UID/$(random_hex 32)")
+LS_CG=$(colo_container burstable "$LS_UID")
 
 # ---------------------------------------------------------------- helpers
 
@@ -282,19 +405,27 @@ report() {
 	local s r marks nnoisy=0 t f ticks react acpu seen hurt
 	echo "# colobench: an LS service next to BE batch, with and without qoslet agent"
 	echo
-	echo "- Date: $START; kernel $(uname -r); ${CPU_MODEL:-$(uname -m)}; $NPROC CPUs; tree $TREE_VERSION"
-	# run.sh writes to a temporary file first: show the file the report lands in.
-	echo "- Command: \`${CMDLINE/docs\/bench\/.colobench.md.*/docs/bench/colobench.md}\` (\`make bench\` runs it through \`scripts/bench/run.sh\`; \`COLOBENCH_ROUNDS\` sets the rounds)"
+	if [ -n "${QOSLET_VM:-}" ]; then
+		echo "- **Emulated (${QOSLET_VM^^}): ratios only, not comparable with the host's figures.** The guest runs 10-30x"
+		echo "  slower than hardware; its wake-ups, timer interrupts and context switches cost what the emulator makes of them."
+		echo "- Date: $START; kernel $(uname -r) in a qemu VM (${QOSLET_VM}, cgroup v2, ${QOSLET_CGROUP_LAYOUT:-cgroupfs} layout), $NPROC vCPUs;"
+		echo "  host ${COLO_HOST:-unknown}; tree $TREE_VERSION"
+		echo "- Command: \`${COLO_CMDLINE:-$CMDLINE}\` (\`make bench-colo-vm KERNEL=...\` runs it; not in \`make bench\`)"
+	else
+		echo "- Date: $START; kernel $(uname -r); ${CPU_MODEL:-$(uname -m)}; $NPROC CPUs; tree $TREE_VERSION"
+		# run.sh writes to a temporary file first: show the file the report lands in.
+		echo "- Command: \`${CMDLINE/docs\/bench\/.colobench.md.*/docs/bench/colobench.md}\` (\`make bench\` runs it through \`scripts/bench/run.sh\`; \`COLOBENCH_ROUNDS\` sets the rounds)"
+	fi
 	echo "- Rounds: $ROUNDS, each running every scenario once for $SECS s, starting one scenario later each round"
 	echo "- 1-minute load average: $LOAD_START at start, $LOAD_END at end; quiet at start: $QUIET_START"
 	echo
 	echo "## Setup"
 	echo
-	echo "- cgroups ($(cg_is_v2 && echo v2 || echo "v1: the same paths in cpu, cpuacct, cpuset, memory, freezer")): \`$TEST_PARENT_REL/kubepods/burstable/pod<uid>/<container>\`"
+	echo "- cgroups ($(cg_is_v2 && echo "v2, \`cpu.weight\` $(cat "$LS_POD/cpu.weight") for 1024 shares" || echo "v1: the same paths in cpu, cpuacct, cpuset, memory, freezer")): \`$TEST_PARENT_REL/$(kube_container_rel burstable "<uid>" "<container>")\`"
 	echo "  for LS (one pod for the whole run) and for BE (a new pod per block), \`cpu.shares\` 1024 on each pod"
-	echo "  (a CPU request of 1 CPU), 2048 on \`kubepods\` and \`burstable\` (the sum of the requests), as the kubelet sets them."
+	echo "  (a CPU request of 1 CPU), 2048 on the \`kubepods\` and \`burstable\` tiers (the sum of the requests), as the kubelet sets them."
 	echo "- LS: \`wakelat $INTERVAL_US $SECS $WORK_US\` (tests/helpers/wakelat.c): one SCHED_OTHER thread sleeping to absolute"
-	echo "  deadlines 1 ms apart$( [ "$WORK_US" = 0 ] && echo ", doing nothing else (a bare wake-up loop)" || echo " and working $WORK_US us of CPU after each wake-up (a service using $((WORK_US / 10))% of a CPU)");"
+	echo "  deadlines $INTERVAL_US us apart$( [ "$WORK_US" = 0 ] && echo ", doing nothing else (a bare wake-up loop)" || echo " and working $WORK_US us of CPU after each wake-up (a service using $((WORK_US * 100 / INTERVAL_US))% of a CPU)");"
 	echo "  each sample is its wake-up's lateness (timer slack ${SLACK} ns + wake-up + run-queue wait)."
 	echo "  Every sample is kept; p50/p99 are nearest-rank over the block. cyclictest cannot run in a kubepods cgroup:"
 	echo "  it always makes its main thread SCHED_FIFO, which a v1 cpu cgroup without an RT budget refuses."
@@ -309,7 +440,7 @@ report() {
 	echo '```'
 	echo
 	echo "  \`classes\`: the LS pod by its path, every other burstable pod BE. \`interference.runq.p99_us\` $FP_P99_US"
-	echo "  (default 10000): the fast path wakes the agent when an LS run-queue wait exceeds 1 ms."
+	echo "  (default 10000): the fast path wakes the agent when an LS run-queue wait exceeds $FP_P99_US us."
 	echo "- Reaction: the first decision on the BE pod of kind cpu_idle, cpu_quota or cpuset with outcome applied;"
 	echo "  its \`ts_ns\` (the tick's time) minus BE start. The per-round table also gives when \`cpu.idle\` was set: where"
 	echo "  \`suppress.min_cpus\` (default 2) is at least the node's CPUs, the suppress quota is the whole node and limits"
@@ -348,16 +479,21 @@ report() {
 	echo
 	echo "Reading it: on a VM, a wake-up on an idle CPU costs more than on a busy one (the vCPU halts and must be woken),"
 	echo "so LS alone can have a higher p50 than LS next to BE; a ratio below 1 is not a gain from the agent. A p99"
-	echo "from one 20 s block rests on its ~200 worst samples: a few ms of foreign load moves it, hence the per-round"
+	echo "from one $SECS s block rests on its ~$((SECS * 10000 / INTERVAL_US)) worst samples: a few ms of foreign load moves it, hence the per-round"
 	echo "table and the foreign-CPU column."
 	echo
 	echo "## Per round"
 	echo
 	echo "LS p50 / p99 / max in us; BE in bogo ops/s; foreign = average CPUs busy outside this benchmark's cgroups and the"
-	echo "agent during the block (other jobs, interrupts); blocks with more than $NOISE_CPUS foreign CPUs, or with another load"
-	echo "generator running at their start, are marked \*. Before each block the script waits up to $BLOCK_QUIET s for a quiet"
-	echo "machine (CPUs 90% idle over 1 s, no foreign load generator), and repeats a disturbed block once, for the first"
-	echo "$BUDGET s of the run."
+	if [ -n "${QOSLET_VM:-}" ]; then
+		echo "agent during the block: in the VM, where nothing else runs, the guest kernel's own time under emulation. No"
+		echo "block is marked, waited for or repeated in a VM: the host's load slows the emulation instead."
+	else
+		echo "agent during the block (other jobs, interrupts); blocks with more than $NOISE_CPUS foreign CPUs, or with another load"
+		echo "generator running at their start, are marked \*. Before each block the script waits up to $BLOCK_QUIET s for a quiet"
+		echo "machine (CPUs 90% idle over 1 s, no foreign load generator), and repeats a disturbed block once, for the first"
+		echo "$BUDGET s of the run."
+	fi
 	echo
 	echo "| Round | Scenario | LS p50 / p99 / max | Samples | BE ops/s | Reaction ms (cpu.idle at) | Agent ticks (fast path) | Agent CPU | Foreign CPUs | Steal % |"
 	echo "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"
@@ -415,7 +551,10 @@ report() {
 }
 
 if [ -n "$OUT" ]; then
-	report | tee "$OUT"
+	{
+		report
+		emulated_sections "$REPORT_FILE" ""
+	} | tee "$OUT"
 else
 	report
 fi

@@ -83,10 +83,22 @@ fi
 # 6.12 that vCPU took the patch's int3 after it was gone ("Oops: int3" at
 # __alloc_pages_noprof, twice in two runs). A node always has cpusets below
 # the root (kubelet's), so one stays for the VM's life and the key stays on.
+# The same again with __cfs_bandwidth_used, which the first CFS quota in the
+# system turns on and the last one's removal off: the agent's suppression sets
+# a quota on a BE pod and restores "max" when it stops, so every agent start
+# and stop in colobench flipped it. On 5.10 the 5th such block hung the guest,
+# both vCPUs spinning in native_queued_spin_lock_slowpath with interrupts off
+# (scripts/bench/colobench.sh -V 5.10). A node's kubelet keeps quotas on its
+# pods (CPU limits), so the keep cgroup holds one (10 CPUs: it binds nothing,
+# and it has no tasks) and the key stays on.
 if [ "${VM_CGROUP:-v2}" = v2 ]; then
 	mkdir /sys/fs/cgroup/qoslet-vm.keep
+	echo "1000000 100000" >/sys/fs/cgroup/qoslet-vm.keep/cpu.max ||
+		echo "qoslet-vm: cannot keep a CFS quota on (cpu.max)"
 else
-	mkdir /sys/fs/cgroup/cpuset/qoslet-vm.keep
+	mkdir /sys/fs/cgroup/cpuset/qoslet-vm.keep /sys/fs/cgroup/cpu,cpuacct/qoslet-vm.keep
+	echo 1000000 >/sys/fs/cgroup/cpu,cpuacct/qoslet-vm.keep/cpu.cfs_quota_us ||
+		echo "qoslet-vm: cannot keep a CFS quota on (cpu.cfs_quota_us)"
 fi
 mount -t bpf bpf /sys/fs/bpf
 mount -t tracefs tracefs /sys/kernel/tracing

@@ -92,25 +92,53 @@ struct allow_case {
 		double raw, allowed;	      /* expected */
 	} tick[MAX_TICKS];
 	int n;
+	bool idle; /* the kernel has cpu.idle and suppress.cpu_idle is on */
 };
 
 static const struct allow_case allow_cases[] = {
-	{"first tick takes the allowance as is", 10, 2, 0, {{3, 0, 3.5, 3.5}}, 1},
+	{"first tick takes the allowance as is", 10, 2, 0, {{3, 0, 3.5, 3.5}}, 1, false},
 	{"growth is capped, relaxing over ticks",
 	 10,
 	 2,
 	 0,
 	 {{6, 0, 0.5, 2}, {1, 0, 5.5, 3}, {1, 0, 5.5, 4}, {1, 0, 5.5, 5}, {1, 0, 5.5, 5.5}},
-	 5},
-	{"shrink is immediate", 10, 2, 0, {{1, 0, 5.5, 5.5}, {5, 0, 1.5, 2}, {4, 0, 2.5, 2.5}}, 3},
-	{"floor of min_cpus", 10, 2, 0, {{9, 0, -2.5, 2}}, 1},
-	{"floor above capacity is capacity", 1.5, 2, 0, {{1.4, 0, 0.975 - 1.4, 1.5}}, 1},
+	 5,
+	 false},
+	{"shrink is immediate",
+	 10,
+	 2,
+	 0,
+	 {{1, 0, 5.5, 5.5}, {5, 0, 1.5, 2}, {4, 0, 2.5, 2.5}},
+	 3,
+	 false},
+	{"floor of min_cpus", 10, 2, 0, {{9, 0, -2.5, 2}}, 1, false},
+	{"floor above capacity is capacity (BE idle too)",
+	 1.5,
+	 2,
+	 0,
+	 {{1.4, 0, 0.975 - 1.4, 1.5}},
+	 1,
+	 true},
+	/*
+	 * Without cpu.idle the quota is BE's only brake: a floor of the whole
+	 * node would release it (min_cpus 2 on 2 CPUs, the 5.10 fallback).
+	 */
+	{"no cpu.idle: the floor is at most half the capacity",
+	 2,
+	 2,
+	 0,
+	 {{0.6, 0, 0.7, 1}},
+	 1,
+	 false},
+	{"no cpu.idle: half of 1.5 CPUs", 1.5, 2, 0, {{1.4, 0, 0.975 - 1.4, 0.75}}, 1, false},
+	{"with cpu.idle the floor is the whole node", 2, 2, 0, {{0.6, 0, 0.7, 2}}, 1, true},
 	{"small changes are skipped",
 	 10,
 	 2,
 	 0,
 	 {{3, 0, 3.5, 3.5}, {3.05, 0, 3.45, 3.5}, {2.95, 0, 3.55, 3.5}, {3.2, 0, 3.3, 3.3}},
-	 4},
+	 4,
+	 false},
 	/*
 	 * 80 CPUs: the 1% skip is 0.8 CPU, more than the last step from 2.7 to
 	 * the floor of 2; the floor is exempt, as in the reference agent.
@@ -120,15 +148,17 @@ static const struct allow_case allow_cases[] = {
 	 2,
 	 0,
 	 {{49.3, 0, 2.7, 2.7}, {51, 0, 1, 2}},
-	 2},
-	{"use outside units is system use", 10, 2, 0, {{3, 1, 2.5, 2.5}}, 1},
-	{"system use is never negative", 10, 2, 0, {{3, -1, 3.5, 3.5}}, 1},
+	 2,
+	 false},
+	{"use outside units is system use", 10, 2, 0, {{3, 1, 2.5, 2.5}}, 1, false},
+	{"system use is never negative", 10, 2, 0, {{3, -1, 3.5, 3.5}}, 1, false},
 	{"a large min_change holds the allowance",
 	 10,
 	 0,
 	 0.5,
 	 {{0, 0, 6.5, 6.5}, {0.4, 0, 6.1, 6.5}},
-	 2},
+	 2,
+	 false},
 };
 
 static void test_allowance(void **state)
@@ -142,6 +172,7 @@ static void test_allowance(void **state)
 
 		print_message("%s\n", tc->name);
 		cfg.min_cpus = tc->min_cpus;
+		cfg.cpu_idle = tc->idle;
 		if (tc->min_change)
 			cfg.min_change = tc->min_change;
 		for (int t = 0; t < tc->n; t++) {
@@ -149,6 +180,7 @@ static void test_allowance(void **state)
 			const struct action *a;
 
 			world_init(&w, tc->cpus);
+			w.in.has_cpu_idle = tc->idle;
 			world_unit(&w, QOS_SYSTEM, 0, 0);
 			world_unit(&w, QOS_LSE, 0, 1);
 			world_unit(&w, QOS_LSR, 0, 1);
@@ -157,7 +189,8 @@ static void test_allowance(void **state)
 			world_unit(&w, QOS_UNMANAGED, 0, 0);
 			w.in.node_cpu_used += tc->tick[t].outside_used;
 			assert_int_equal(run(&w, &cfg, &st, &out), 0);
-			assert_int_equal(out.n, 1);
+			/* The quota first, then (BE idle too) cpu.idle. */
+			assert_int_equal(out.n, tc->idle ? 2 : 1);
 			a = &out.v[0];
 			assert_int_equal(a->kind, ACT_CPU_QUOTA);
 			assert_int_equal(a->rule, RULE_SUPPRESS_CFS_QUOTA);

@@ -29,12 +29,29 @@ struct sup_meas {
 	double allowed; /* what BE gets this tick */
 };
 
+/*
+ * The floor of BE's allowance: min_cpus, at most the capacity. Where BE is
+ * not made idle too (no cpu.idle before Linux 5.15, or suppress.cpu_idle
+ * off), the allowance is BE's only brake, and a floor of the whole node
+ * releases it: the default 2 CPUs on a 2-CPU node left LS no protection at
+ * all on 5.10 (docs/bench/colobench.md, "5.10 (emulated)"). There the floor
+ * is at most half the capacity: BE still progresses, and is held.
+ */
+static double allowance_floor(const struct pol_input *in, const struct suppress_config *cfg,
+			      double cap)
+{
+	double floor = fmin(cfg->min_cpus, cap);
+
+	return cfg->cpu_idle && in->has_cpu_idle ? floor : fmin(floor, cap / 2);
+}
+
 /* The raw allowance after the floor, the growth cap and the min-change skip. */
-static double limit_allowance(const struct sup_meas *m, const struct suppress_config *cfg,
-			      const struct suppress_state *st, double raw)
+static double limit_allowance(const struct pol_input *in, const struct sup_meas *m,
+			      const struct suppress_config *cfg, const struct suppress_state *st,
+			      double raw)
 {
 	double cap = m->use.capacity;
-	const struct rate_limit r = {fmin(cfg->min_cpus, cap), cap, cfg->max_growth * cap,
+	const struct rate_limit r = {allowance_floor(in, cfg, cap), cap, cfg->max_growth * cap,
 				     cfg->min_change * cap};
 
 	return rate_step(st->have_allowed, st->allowed_cpus, raw, &r);
@@ -434,7 +451,7 @@ int suppress_run(const struct pol_input *in, const struct suppress_config *cfg,
 	}
 	pool_use_measure(in, &m.use);
 	m.raw = m.use.capacity * cfg->threshold - m.use.non_be - m.use.system;
-	m.allowed = limit_allowance(&m, cfg, st, m.raw);
+	m.allowed = limit_allowance(in, &m, cfg, st, m.raw);
 	st->allowed_cpus = m.allowed;
 	st->have_allowed = true;
 
