@@ -130,8 +130,9 @@ static int memstall_load(void **state, const struct probe_env *env, char *why, s
 		err = probe_load_best("memstall", env->opts->hook, load_with, p, env->fs);
 		if (!err)
 			log_warn("memstall probe: PSI's inputs (the in_memstall and in_iowait "
-				 "sleeps) cannot be traced here: no per-cgroup memory or I/O "
-				 "stall time on cgroup v1");
+				 "sleeps) cannot be traced here: the probe measures no "
+				 "per-cgroup memory or I/O stall time (on cgroup v2 the "
+				 "agent reads the pressure files)");
 	}
 	if (err) {
 		free(p);
