@@ -283,7 +283,13 @@ static bool event_one(struct kube_sync *ks, uint64_t now)
 		account(ks, KUBE_CALL_EVENT_PATCH, rc, err);
 	}
 	pthread_mutex_lock(&ks->lock);
-	event_correlate_done(&ks->events, &call, rc, transient(rc), now);
+	/*
+	 * A call the stop abandoned (-ECANCELED) was not refused: it stays,
+	 * for flush_events() to send. The end Events kube_report_stop() queues
+	 * wake this thread, whose call the stop then cancels: dropped, the
+	 * SuppressionEnded of a stop went unsent when that race was lost.
+	 */
+	event_correlate_done(&ks->events, &call, rc, transient(rc) || rc == -ECANCELED, now);
 	ks->stats.events_dropped = ks->events.dropped;
 	pthread_mutex_unlock(&ks->lock);
 	return true;
