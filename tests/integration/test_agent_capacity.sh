@@ -153,7 +153,14 @@ assert_cmp "$back_s" ">=" $((WINDOW_S - 1)) "a drop is believed only after the w
 rec_back=$(cpu_records | jq -c --argjson t "$t_drop" '[.[] | select(.ts_ns / 1e9 > $t and .value >= 1100)][0]')
 assert_cmp "$(jget "$rec_back" '.ts_ns / 1e9 - '"$t_drop")" ">=" $((WINDOW_S - 1)) \
 	"the record of the recovery comes after the window too"
-sleep "$MIN_INTERVAL_S" # the last value reaches the API
+# The recovery reaches the API: the published figure grows once the lull's
+# peak has left its hold (hold_s, from the window's last high sample), and the
+# API thread writes a rise min_interval_s after the last write at the soonest:
+# waited for, not slept (a fixed sleep lost that race on CI's machine once).
+recovered='.method == "PATCH" and (.path | endswith("/nodes/'"$NODE"'/status")) and .time > '"$t_drop"'
+	and ((.body.status.capacity["kubernetes.io/batch-cpu"] // "0") | tonumber) > 0'
+kube_wait_api "$recovered" $((WINDOW_S + MIN_INTERVAL_S + 5)) ||
+	fail "the recovery never reached the API: $(kube_api '.method == "PATCH"' | jq -c 'map(.body.status.capacity)')"
 metrics=$(curl -s "http://127.0.0.1:$PORT/metrics")
 for term in capacity ls system percentile used reserve; do
 	grep -q "^qoslet_batch_formula_cpu_cores{term=\"$term\"} " <<<"$metrics" ||
