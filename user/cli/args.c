@@ -52,9 +52,10 @@ static const struct {
 	 "                        else stamp), sched_info (the kernel's own queue\n"
 	 "                        timestamps) or stamp (qoslet's, set on wake-up)\n"},
 	{VIEW_OPT_CPI_EVENTS,
-	 "      --cpi-events EVENTS  auto (default: cycles,instructions where the CPU\n"
-	 "                        has a PMU, else software stand-ins), hardware (cycles,\n"
-	 "                        instructions or nothing), software, or\n"
+	 "      --cpi-events EVENTS  auto (cycles,instructions where the CPU has a\n"
+	 "                        PMU, else software stand-ins; the default but in\n"
+	 "                        top), hardware (cycles,instructions or none: CPU\n"
+	 "                        time only; top's default), software, or\n"
 	 "                        CYCLES,INSTRUCTIONS as libpfm4 event names\n"},
 	{VIEW_OPT_THROTTLE_SOURCE,
 	 "      --throttle-source SRC  auto (default), fentry, tp_btf or cpustat\n"},

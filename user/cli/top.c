@@ -403,6 +403,13 @@ const struct view_ops top_view = {
 		    "  qoslet top -c kubepods -j 10 6\n"
 		    "      a minute of pods' numbers as six JSON lines, one every 10 s\n",
 	.options = VIEW_OPT_WAIT_SOURCE | VIEW_OPT_CPI_EVENTS | VIEW_OPT_THROTTLE_SOURCE,
+	/*
+	 * CPI is shown only from a PMU, and CPU% needs no counter: without a
+	 * PMU, software stand-ins would add two counter reads to every switch
+	 * between cgroups (a quarter of a pipe round trip between two cgroups,
+	 * docs/bench/ctxsw-xcg.md) for numbers top never shows.
+	 */
+	.cpi_events = "hardware",
 	.render = render,
 	.wait = wait_keys,
 };

@@ -248,6 +248,8 @@ int view_main(const struct view_ops *ops, int argc, char **argv)
 		usage(ops, stdout);
 		return 0;
 	}
+	if (!v.args.probe.cpi_events)
+		v.args.probe.cpi_events = ops->cpi_events;
 	ret = cgroup_fs_detect(&v.fs, "/proc/self/mountinfo");
 	if (!ret)
 		ret = cgroup_fs_read_hierarchy_id(&v.fs, "/proc/self/cgroup");

@@ -38,6 +38,7 @@ struct view_ops {
 	const char *examples; /* --help's last section: two examples, explained */
 	unsigned int probes;  /* PROBE_BIT mask of the probes the view reads */
 	unsigned int options; /* enum view_opt: what it takes besides the shared options */
+	const char *cpi_events; /* --cpi-events when not given; NULL: auto */
 	void (*render)(struct view *v, const struct snapshot *delta, FILE *out);
 	/*
 	 * Optional: waits until the absolute CLOCK_MONOTONIC deadline instead
