@@ -186,12 +186,29 @@ test-unit: $(UNIT_BINS) | deps-test
 test-integration: $(BUILD)/qoslet $(HELPER_BINS) | deps-test
 	tests/run.sh integration
 
-# One summary over both kinds: the runner prints "N passed, N failed, N skipped".
-# Then the same under ASan and UBSan (`make asan`) with CI's subset: both
-# passes always run, and either failing fails.
+# Every unit test runs twice, plain and under ASan and UBSan (`make asan`);
+# every integration test runs once: under the sanitizers, or plain when the
+# ASan lists leave it out (timing-sensitive, valgrind, no binary of
+# build/asan, or CI time). A test that judges no timing gains nothing from a
+# second, plain run of the same code: the sanitized run checks more. The
+# plain pass comes first, alone on the machine (its tests judge timing);
+# tests/beside.list's tests (no BPF, no cgroup, no timing) then run beside
+# the ASan pass, their output printed after it. Each pass ends with its own
+# "N passed, N failed, N skipped"; all always run, and any failing fails.
+test_names = $(shell sed -n 's/^\(test_[a-z0-9_]*\).*/\1/p' $(1))
+BESIDE_TESTS := $(call test_names,tests/beside.list)
+# test-bins: what the passes run, alone (CI builds it on every CPU first).
+.PHONY: test-bins
+test-bins: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS) asan-build | deps-test
 test: ASAN_SKIP += tests/asan-ci.skip
-test: $(BUILD)/qoslet $(UNIT_BINS) $(HELPER_BINS) asan-build | deps-test
-	rc=0; scripts/check-layers.sh || rc=1; tests/run.sh all $(UNIT_BINS) || rc=1; $(ASAN_RUN) || rc=1; exit $$rc
+test: test-bins | deps-test
+	rc=0; scripts/check-layers.sh || rc=1; \
+	TESTS="$(filter-out $(BESIDE_TESTS),$(call test_names,$(ASAN_SKIP)))" tests/run.sh all $(UNIT_BINS) || rc=1; \
+	TESTS="$(BESIDE_TESTS)" tests/run.sh integration >$(BUILD)/beside.log 2>&1 & beside=$$!; \
+	trap 'kill -TERM $$beside 2>/dev/null' INT TERM; \
+	echo "ASan pass (the integration tests it skips for the ASan lists run plain: above, or beside it):"; \
+	$(ASAN_RUN) || rc=1; \
+	echo "Beside the ASan pass:"; wait $$beside || rc=1; cat $(BUILD)/beside.log; exit $$rc
 
 bench: $(BUILD)/qoslet $(HELPER_BINS) | deps-bench
 	scripts/bench/run.sh
