@@ -13,7 +13,7 @@
 #
 # The read: `dd if=FILE of=/dev/null bs=1M` on CPU 0, buffered (readahead
 # makes the bios: the page-cache path a pod's reads take), over a file of
-# MIB (default 1024) under /var/tmp (disk-backed; written once by
+# MIB (default 4096) under /var/tmp (disk-backed; written once by
 # `fileload make`), with the file's pages dropped before each read
 # (POSIX_FADV_DONTNEED through GNU dd's iflag=nocache), so every byte comes
 # from the device. Each block checks that it did: the device's sectors read
@@ -36,8 +36,8 @@
 # Exit 0 after a measurement, 77 when it cannot run here, 1 on failure,
 # 2 on bad usage.
 #
-#   -r ROUNDS  rounds (default $BIOPROBE_ROUNDS, else 11)
-#   -m MIB     the file's size (default 1024)
+#   -r ROUNDS  rounds (default $BIOPROBE_ROUNDS, else 21)
+#   -m MIB     the file's size (default 4096)
 #   -o FILE    also write the markdown report to FILE
 set -euo pipefail
 
@@ -45,8 +45,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR/../.. source=tests/integration/lib.sh
 . "$ROOT/tests/integration/lib.sh"
 FILELOAD=${FILELOAD:-$ROOT/build/tests/helpers/fileload}
-ROUNDS=${BIOPROBE_ROUNDS:-11}
-MIB=1024
+ROUNDS=${BIOPROBE_ROUNDS:-21}
+MIB=4096
 OUT=""
 TARGET=1.05
 CMDLINE=$(printf '%q ' "$0" "$@")

@@ -150,8 +150,8 @@ for b in $BENCHES; do
 		scripts/bench/memcolo.sh -r "${MEMCOLO_ROUNDS:-3}" -q "$QUIET_WAIT" -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	bioprobe)
-		echo "bench: $b: a streaming read from disk, memstall probe attached and not, ${BIOPROBE_ROUNDS:-11} rounds"
-		scripts/bench/bioprobe.sh -r "${BIOPROBE_ROUNDS:-11}" -o "$tmp" >"$tmp.stdout" || rc=$?
+		echo "bench: $b: a streaming read from disk, memstall probe attached and not, ${BIOPROBE_ROUNDS:-21} rounds"
+		scripts/bench/bioprobe.sh -r "${BIOPROBE_ROUNDS:-21}" -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	*)
 		echo "bench: unknown benchmark '$b'" >&2
