@@ -204,6 +204,7 @@ static void test_round_trip_memory(void **state)
 	a.units[1].io_limit.rbps = 10485760;
 	a.units[1].io_limit.wbps = -1;
 	a.has_io_limit = true;
+	a.after_race = true;
 	a.mem_ancestors = calloc(1, sizeof(*a.mem_ancestors));
 	a.mem_outside = calloc(2, sizeof(*a.mem_outside));
 	assert_non_null(a.mem_ancestors);
@@ -225,6 +226,7 @@ static void test_round_trip_memory(void **state)
 	assert_int_equal(record_input_from_json(o, &b, err, sizeof(err)), 0);
 	assert_memory_equal(a.units, b.units, 2 * sizeof(*a.units));
 	assert_true(b.has_io_limit);
+	assert_true(b.after_race);
 	assert_int_equal(b.n_mem_ancestors, 1);
 	assert_memory_equal(a.mem_ancestors, b.mem_ancestors, sizeof(*a.mem_ancestors));
 	assert_int_equal(b.n_mem_outside, 2);

@@ -281,8 +281,10 @@ enum decision_outcome agent_decide(struct agent *a, const struct action *act)
 	 * re-read. */
 	if (r.outcome == OUT_APPLIED)
 		collector_settings_changed(a->coll, act->id);
-	else if (write_racing(act, &r))
+	else if (write_racing(act, &r)) {
 		a->write_raced = true;
+		collector_write_raced(a->coll);
+	}
 	record(a, act, &r);
 	return r.outcome;
 }

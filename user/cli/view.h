@@ -33,11 +33,11 @@ struct view {
 
 struct view_ops {
 	const char *name;
-	const char *summary;  /* one line for `qoslet --help` */
-	const char *usage;    /* text before the options in --help */
-	const char *examples; /* --help's last section: two examples, explained */
-	unsigned int probes;  /* PROBE_BIT mask of the probes the view reads */
-	unsigned int options; /* enum view_opt: what it takes besides the shared options */
+	const char *summary;	/* one line for `qoslet --help` */
+	const char *usage;	/* text before the options in --help */
+	const char *examples;	/* --help's last section: two examples, explained */
+	unsigned int probes;	/* PROBE_BIT mask of the probes the view reads */
+	unsigned int options;	/* enum view_opt: what it takes besides the shared options */
 	const char *cpi_events; /* --cpi-events when not given; NULL: auto */
 	void (*render)(struct view *v, const struct snapshot *delta, FILE *out);
 	/*

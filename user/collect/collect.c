@@ -74,6 +74,7 @@ struct collector {
 	struct snapshot before; /* the probes' last cumulative reading */
 	bool have_before;
 	uint64_t prev_mono_ns;
+	bool write_raced;    /* collector_write_raced since the last tick */
 	uint64_t mem_hot_ns; /* the last tick an LS unit stalled (COLLECT_MEM_HOT_NS) */
 	struct tick_record rec;
 	struct mem_ancestors ancestors; /* the units' ancestors' memory limit hits */
@@ -553,6 +554,11 @@ void collector_settings_changed(struct collector *c, uint64_t unit_id)
 		container_set_changed(&c->containers, unit_id);
 }
 
+void collector_write_raced(struct collector *c)
+{
+	c->write_raced = true;
+}
+
 void collector_refusals(const struct collector *c, uint32_t counts[POD_REFUSE_NR])
 {
 	memset(counts, 0, POD_REFUSE_NR * sizeof(counts[0]));
@@ -1011,6 +1017,8 @@ const struct tick_record *collector_read(struct collector *c, uint64_t ts_ns, ui
 	memset(rec, 0, sizeof(*rec));
 	in->ts_ns = ts_ns;
 	in->interval_s = c->prev_mono_ns ? (mono_ns - c->prev_mono_ns) / 1e9 : 0;
+	in->after_race = c->write_raced;
+	c->write_raced = false;
 	have_delta = read_probes(c, &delta);
 	*err = node_read(c->node, c->o->ctrls, c->o->subtree, in->interval_s, in)
 		       ?: array_reserve((void **)&c->totals, &c->cap_totals, c->n_units + 1,

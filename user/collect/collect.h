@@ -149,6 +149,13 @@ const struct tick_record *collector_record(const struct collector *c);
 void collector_settings_changed(struct collector *c, uint64_t unit_id);
 
 /*
+ * A write raced its cgroup's creator (the agent retries it a tick later):
+ * the next record says so (pol_input.after_race), for the plan to judge the
+ * retry's look as a retry and any other tick's as a look.
+ */
+void collector_write_raced(struct collector *c);
+
+/*
  * How many units' pods asked through their own metadata for what the config
  * does not let them decide, by refusal (user/collect/pod_trust.h); [0] is 0.
  */

@@ -286,6 +286,12 @@ struct pol_input {
 	 * CONFIG_BLK_DEV_THROTTLING).
 	 */
 	bool has_io_limit;
+	/*
+	 * A write of the tick before raced its cgroup's creator (ENOENT, or a
+	 * cpuset the kernel found busy): this tick is the agent's retry of it,
+	 * and a miss seen now is not judged yet (plan.h).
+	 */
+	bool after_race;
 
 	/* Capacity: the subtree's limits when set, else the machine's. */
 	double cpus;			   /* CPUs */

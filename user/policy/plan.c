@@ -325,11 +325,13 @@ static int keep_if_new(struct plan_state *st, const struct pol_input *in, const 
 			!same(cur, cur_cpus, e->seen_value, str_or_empty(e->seen_cpus));
 
 		/*
-		 * A look this soon after the ask (the agent's retry tick, 10 ms after
-		 * a write that raced its cgroup's creator) does not judge it: the ask
-		 * goes again, the misses and their holds count from the next look.
+		 * The agent's retry tick, 10 ms after a write that raced its
+		 * cgroup's creator, does not judge the ask: it goes again, the
+		 * misses and their holds count from the next look. Any other tick
+		 * judges, however soon it comes (a tree change can wake one 10 ms
+		 * after a refused write: judged as a retry, it asked again at once).
 		 */
-		bool quick = !dry_run && e->asked &&
+		bool quick = !dry_run && e->asked && in->after_race &&
 			     !same(cur, cur_cpus, e->value, str_or_empty(e->cpus)) &&
 			     in->ts_ns - e->asked_ns < (uint64_t)(PLAN_QUICK_RETRY_S * 1e9);
 		bool retry;

@@ -17,8 +17,9 @@
 #define PLAN_HOLD_FIRST_S 1
 #define PLAN_HOLD_MAX_S	  300
 /*
- * A look this soon after an ask does not judge it (the agent's retry tick,
- * 10 ms on; any other tick comes 50 ms or more after the last).
+ * A look this soon after an ask, on the agent's retry tick (10 ms on, after
+ * a write that raced its cgroup's creator: pol_input.after_race), does not
+ * judge it.
  */
 #define PLAN_QUICK_RETRY_S 0.03
 
@@ -58,9 +59,10 @@ struct plan_state {
  *    (the first retry comes a second later: a refusal is often a race with
  *    the cgroup's creator), so a setting the kernel keeps refusing costs one
  *    failed write per hold, not one per tick; a look within
- *    PLAN_QUICK_RETRY_S of the ask (the agent ticks again 10 ms after a
- *    write that raced its cgroup's creator, at most three times) does not
- *    judge it: the ask goes again, and misses count from the next look;
+ *    PLAN_QUICK_RETRY_S of the ask on the agent's retry tick (it ticks again
+ *    10 ms after a write that raced its cgroup's creator, at most three
+ *    times: pol_input.after_race) does not judge it: the ask goes again,
+ *    and misses count from the next look;
  *  - a setting asked before that no policy wishes any more comes back as an
  *    action with restore set (rule "plan.release");
  *  - evictions and reports pass as they are.

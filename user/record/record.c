@@ -188,6 +188,8 @@ json_t *record_input_to_json(const struct pol_input *in)
 		json_object_set_new(o, "has_mem_reclaim", json_true());
 	if (o && in->has_io_limit)
 		json_object_set_new(o, "has_io_limit", json_true());
+	if (o && in->after_race)
+		json_object_set_new(o, "after_race", json_true());
 	/* only when some: recordings from nodes without pinned pods keep their shape */
 	if (o && in->exclusive_cpus[0])
 		json_object_set_new(o, "exclusive_cpus", json_string(in->exclusive_cpus));
@@ -636,19 +638,20 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 	json_int_t ts, cap, used;
 	const char *cpu_list, *exclusive = "";
 	json_error_t e;
-	int v2, idle, mem_v2 = 0, has_reclaim = 0, has_io_limit = 0;
+	int v2, idle, mem_v2 = 0, has_reclaim = 0, has_io_limit = 0, after_race = 0;
 	size_t i;
 
 	pol_input_free(in);
 	memset(in, 0, sizeof(*in));
 	static const char fmt[] =
 		"{s:I, s:F, s:b, s:b, s:F, s:s, s:o, s:I, s:I, s:F, s:o, s:o, s?o, s?o, s?s, s?o, s?o, "
-		"s?b, s?b, s?b}";
+		"s?b, s?b, s?b, s?b}";
 	static const char *const keys[] = {
 		"ts_ns",	 "interval_s",	"cgroup_v2",	"has_cpu_idle",	   "cpus",
 		"cpu_list",	 "topo",	"mem_capacity", "mem_used",	   "node_cpu_used",
 		"units",	 "blame",	"outside",	"containers",	   "exclusive_cpus",
-		"mem_ancestors", "mem_outside", "mem_v2",	"has_mem_reclaim", "has_io_limit"};
+		"mem_ancestors", "mem_outside", "mem_v2",	"has_mem_reclaim", "has_io_limit",
+		"after_race"};
 
 	if (json_unpack_ex((json_t *)o, &e, JSON_STRICT, fmt, "ts_ns", &ts, "interval_s",
 			   &in->interval_s, "cgroup_v2", &v2, "has_cpu_idle", &idle, "cpus",
@@ -657,7 +660,8 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 			   "blame", &blame, "outside", &outside, "containers", &containers,
 			   "exclusive_cpus", &exclusive, "mem_ancestors", &mem_ancestors,
 			   "mem_outside", &mem_outside, "mem_v2", &mem_v2, "has_mem_reclaim",
-			   &has_reclaim, "has_io_limit", &has_io_limit)) {
+			   &has_reclaim, "has_io_limit", &has_io_limit, "after_race",
+			   &after_race)) {
 		name_bad_key(o, fmt, keys, "", &e, err, errlen);
 		return -EINVAL;
 	}
@@ -671,6 +675,7 @@ int record_input_from_json(const json_t *o, struct pol_input *in, char *err, siz
 	in->mem_v2 = mem_v2;
 	in->has_mem_reclaim = has_reclaim;
 	in->has_io_limit = has_io_limit;
+	in->after_race = after_race;
 	in->mem_capacity = cap;
 	in->mem_used = used;
 	if (copy_str(in->cpu_list, sizeof(in->cpu_list), cpu_list, "cpu_list", err, errlen) ||
