@@ -425,43 +425,66 @@ LOAD_END=$(cut -d' ' -f1 /proc/loadavg)
 
 # ---------------------------------------------------------------- score
 
-tp=0 fp=0 fn=0 top_ok=0 top_n=0
 declare -A ROW=()
-for s in "${SCENARIOS[@]}"; do
-	read -r want_cause want_party want_caps <<<"${LABEL[$s]}"
-	for ((r = 1; r <= ROUNDS; r++)); do
-		read -r cause party <<<"${R[$s,$r,first]}"
-		party=$(pod_of "$party")
-		caps=""
-		for c in ${R[$s,$r,caps]//,/ }; do caps+="${caps:+,}$(pod_of "$c")"; done
-		# "a breach"
-		if [ "$want_cause" != - ] && [ "$cause" != - ]; then tp=$((tp + 1)); fi
-		if [ "$want_cause" = - ] && [ "$cause" != - ]; then fp=$((fp + 1)); fi
-		if [ "$want_cause" != - ] && [ "$cause" = - ]; then fn=$((fn + 1)); fi
-		# a memory breach in a CPU scenario
-		[ "${R[$s,$r,stray]:-0}" = 0 ] || fp=$((fp + 1))
-		# each cap: the CPU policy's action, scored in the CPU scenarios (a memory
-		# scenario's are listed per block, not scored: its labels say nothing of CPU)
-		for c in ${caps//,/ }; do
-			[[ $s != mem_* ]] || continue
-			if [[ ",$want_caps," == *",$c,"* ]]; then tp=$((tp + 1)); else fp=$((fp + 1)); fi
+# score SCENARIO...: the counts over those scenarios' blocks (tp fp fn top_ok
+# top_n), and each block's row for the report.
+score() {
+	local s r want_cause want_party want_caps cause party caps c
+	tp=0 fp=0 fn=0 top_ok=0 top_n=0
+	for s in "$@"; do
+		read -r want_cause want_party want_caps <<<"${LABEL[$s]}"
+		for ((r = 1; r <= ROUNDS; r++)); do
+			read -r cause party <<<"${R[$s,$r,first]}"
+			party=$(pod_of "$party")
+			caps=""
+			for c in ${R[$s,$r,caps]//,/ }; do caps+="${caps:+,}$(pod_of "$c")"; done
+			# "a breach"
+			if [ "$want_cause" != - ] && [ "$cause" != - ]; then tp=$((tp + 1)); fi
+			if [ "$want_cause" = - ] && [ "$cause" != - ]; then fp=$((fp + 1)); fi
+			if [ "$want_cause" != - ] && [ "$cause" = - ]; then fn=$((fn + 1)); fi
+			# a memory breach in a CPU scenario
+			[ "${R[$s,$r,stray]:-0}" = 0 ] || fp=$((fp + 1))
+			# each cap: the CPU policy's action, scored in the CPU scenarios (a memory
+			# scenario's are listed per block, not scored: its labels say nothing of CPU)
+			for c in ${caps//,/ }; do
+				[[ $s != mem_* ]] || continue
+				if [[ ",$want_caps," == *",$c,"* ]]; then tp=$((tp + 1)); else fp=$((fp + 1)); fi
+			done
+			for c in ${want_caps//,/ }; do
+				[ "$c" = - ] || [[ ",$caps," == *",$c,"* ]] || fn=$((fn + 1))
+			done
+			if [ "$want_cause" != - ]; then
+				top_n=$((top_n + 1))
+				[ "$cause" != "$want_cause" ] || [[ "|$want_party|" != *"|$party|"* ]] ||
+					top_ok=$((top_ok + 1))
+			fi
+			ROW[$s,$r]="${cause} ${party}|${caps:--}"
 		done
-		for c in ${want_caps//,/ }; do
-			[ "$c" = - ] || [[ ",$caps," == *",$c,"* ]] || fn=$((fn + 1))
-		done
-		if [ "$want_cause" != - ]; then
-			top_n=$((top_n + 1))
-			[ "$cause" != "$want_cause" ] || [[ "|$want_party|" != *"|$party|"* ]] ||
-				top_ok=$((top_ok + 1))
-		fi
-		ROW[$s,$r]="${cause} ${party}|${caps:--}"
 	done
-done
+}
 ratio3() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", b ? a / b : 1 }'; }
+verdict() { awk -v v="$1" -v t="$2" 'BEGIN { print (v >= t ? "**PASS**" : "**FAIL**") }'; }
+# The CPU and the memory scenarios each have the same targets (issue 35 sets
+# them on the memory scenarios alone): one row each, scored apart.
+family_row() {
+	local name=$1 p r t
+	shift
+	[ $# -gt 0 ] || return 0
+	score "$@"
+	p=$(ratio3 "$tp" $((tp + fp)))
+	r=$(ratio3 "$tp" $((tp + fn)))
+	t=$(ratio3 "$top_ok" "$top_n")
+	echo "| $name ($# scenarios) | $p ($tp / $((tp + fp))) | $r ($tp / $((tp + fn))) | $t ($top_ok / $top_n) | $(verdict "$p" "$TARGET_PR"), $(verdict "$r" "$TARGET_PR"), $(verdict "$t" "$TARGET_TOP1") |"
+}
+CPU_SCENARIOS=() MEM_SCENARIOS=()
+for s in "${SCENARIOS[@]}"; do
+	case $s in mem_*) MEM_SCENARIOS+=("$s") ;; *) CPU_SCENARIOS+=("$s") ;; esac
+done
+FAMILY_ROWS=$(family_row CPU "${CPU_SCENARIOS[@]}"; family_row memory "${MEM_SCENARIOS[@]}")
+score "${SCENARIOS[@]}"
 PRECISION=$(ratio3 "$tp" $((tp + fp)))
 RECALL=$(ratio3 "$tp" $((tp + fn)))
 TOP1=$(ratio3 "$top_ok" "$top_n")
-verdict() { awk -v v="$1" -v t="$2" 'BEGIN { print (v >= t ? "**PASS**" : "**FAIL**") }'; }
 
 # Median of the numbers on stdin.
 median() {
@@ -545,6 +568,12 @@ report() {
 	echo "| precision ($tp true / $((tp + fp)) found) | $PRECISION | $TARGET_PR | $(verdict "$PRECISION" "$TARGET_PR") |"
 	echo "| recall ($tp found / $((tp + fn)) labelled) | $RECALL | $TARGET_PR | $(verdict "$RECALL" "$TARGET_PR") |"
 	echo "| culprit top-1 ($top_ok / $top_n) | $TOP1 | $TARGET_TOP1 | $(verdict "$TOP1" "$TARGET_TOP1") |"
+	echo
+	echo "Each family alone (the same targets):"
+	echo
+	echo "| Scenarios | Precision | Recall | Culprit top-1 | Verdicts |"
+	echo "|---|---:|---:|---:|---|"
+	echo "$FAMILY_ROWS"
 	echo
 	echo "## The agent's cost per scenario (medians over rounds)"
 	echo
