@@ -120,7 +120,7 @@ for b in $BENCHES; do
 			-q "$((QUIET_WAIT < 30 ? QUIET_WAIT : 30))" -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
 	detectbench)
-		echo "bench: $b: 8 labelled interference scenarios, ${DETECTBENCH_ROUNDS:-3} rounds of 20 s each"
+		echo "bench: $b: fifteen labelled interference scenarios (eleven CPU, four memory), ${DETECTBENCH_ROUNDS:-3} rounds of 20 s each"
 		scripts/bench/detectbench.sh -r "${DETECTBENCH_ROUNDS:-3}" -q "$QUIET_WAIT" \
 			${DETECTBENCH_BASELINE:+-b "$DETECTBENCH_BASELINE"} -o "$tmp" >"$tmp.stdout" || rc=$?
 		;;
