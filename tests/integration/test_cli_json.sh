@@ -57,6 +57,9 @@ for view in top runqlat blame cpi throttle memstall; do
 	fi
 	log "ok: $view -j matches docs/json-output.md"
 done
+# top opens no software stand-ins for CPI, which it never shows (qoslet-top(8)).
+assert_json "$(tail -n 1 "$TMP/top.json")" '.cpi_hardware or (.probes.cpi.detail | test("CPU time only"))' \
+	"top without a PMU: CPU time only, no counters"
 assert_json "$(jq -c --arg p "$REL" '[.cgroups[] | select(.path == $p)][0]' "$TMP/top.json" | tail -n 1)" \
 	'.rq_p99_ns | type == "number" and floor == .' "top: rq_p99_ns is whole nanoseconds"
 log "ok: every view's -j output uses the vocabulary of docs/json-output.md"
