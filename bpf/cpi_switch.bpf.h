@@ -24,6 +24,7 @@
 
 #include "cpi_maps.h"
 #include "cgroup_id.bpf.h"
+#include "cg_maps.bpf.h"
 
 _Static_assert(sizeof(struct cpi_reading) == sizeof(struct bpf_perf_event_value),
 	       "cpi_reading mirrors bpf_perf_event_value");
@@ -70,7 +71,7 @@ struct {
 	__type(value, struct cpi_last);
 } cpi_last SEC(".maps");
 
-/* Per-CPU for the reasons rq_hist is (bpf/sched.bpf.c): no atomics, no bouncing. */
+/* Per-CPU for the reasons rq_hist is (bpf/sched_switch.bpf.h), and shared before 6.1 likewise. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -118,9 +119,9 @@ static __always_inline void cpi_charge(__u64 cgid, const struct cpi_val *d)
 		if (!v)
 			return;
 	}
-	v->cpu_ns += d->cpu_ns;
-	v->numerator += d->numerator;
-	v->denominator += d->denominator;
+	CG_ADD(&v->cpu_ns, d->cpu_ns);
+	CG_ADD(&v->numerator, d->numerator);
+	CG_ADD(&v->denominator, d->denominator);
 }
 
 /* Both events of this CPU, or false when either read fails. */

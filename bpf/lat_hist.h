@@ -54,17 +54,21 @@ static __always_inline __u32 lat_log2_ceil(__u64 v)
 	return r + 1;
 }
 
-/* Adds one value in ns to a histogram owned by this CPU (no atomics). */
-static __always_inline void lat_hist_add(struct lat_hist *h, __u64 ns)
+/* The slot of one value in ns. */
+static __always_inline __u32 lat_hist_slot(__u64 ns)
 {
 	__u32 slot = lat_log2_ceil(ns);
 
 	slot = slot > QOSLET_LAT_MIN_SHIFT ? slot - QOSLET_LAT_MIN_SHIFT : 0;
-	if (slot >= QOSLET_LAT_SLOTS)
-		slot = QOSLET_LAT_SLOTS - 1;
+	return slot < QOSLET_LAT_SLOTS ? slot : QOSLET_LAT_SLOTS - 1;
+}
+
+/* Adds one value in ns to a histogram owned by this CPU (no atomics). */
+static __always_inline void lat_hist_add(struct lat_hist *h, __u64 ns)
+{
 	h->count++;
 	h->sum_ns += ns;
-	h->slots[slot]++;
+	h->slots[lat_hist_slot(ns)]++;
 }
 #endif
 

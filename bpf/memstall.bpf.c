@@ -86,7 +86,7 @@ static __always_inline void stall_end(enum stall_kind kind, bool btf)
 	st->begin[kind] = 0;
 	v = memstall_cg_record(current_cgroup_id(btf));
 	if (v)
-		lat_hist_add(kind == STALL_DIRECT ? &v->direct : &v->memcg, delta);
+		lat_hist_add_cg(kind == STALL_DIRECT ? &v->direct : &v->memcg, delta);
 }
 
 static __always_inline void on_oom_victim(struct task_struct *task, bool btf)
@@ -96,7 +96,7 @@ static __always_inline void on_oom_victim(struct task_struct *task, bool btf)
 	struct memstall_oom *e;
 
 	if (v)
-		v->oom_kills++;
+		CG_ADD(&v->oom_kills, 1);
 	e = bpf_ringbuf_reserve(&memstall_oom, sizeof(*e), 0);
 	if (!e) {
 		memstall_count_drop(MEMSTALL_DROP_RINGBUF_FULL);
@@ -174,13 +174,18 @@ int BPF_PROG(psi_bio, struct bio *bio)
 
 	if (!v)
 		return 0;
-	v->io_bytes += size;
+	CG_ADD(&v->io_bytes, size);
 	dev = bio_disk_dev(bio);
 	for (int i = 0; dev && i < MEMSTALL_IO_DEVS; i++) {
 		if (v->io_dev[i].dev && v->io_dev[i].dev != dev)
 			continue;
+		/*
+		 * Shared by the CPUs (cg_maps.bpf.h), two CPUs may claim one free
+		 * slot for two disks at once: one bio's bytes then count to the
+		 * other disk, and that disk's next bio takes the next slot.
+		 */
 		v->io_dev[i].dev = dev;
-		v->io_dev[i].bytes += size;
+		CG_ADD(&v->io_dev[i].bytes, size);
 		break;
 	}
 	return 0;

@@ -23,6 +23,7 @@
 
 #include "memstall_maps.h"
 #include "cgroup_id.bpf.h"
+#include "cg_maps.bpf.h"
 
 enum stall_kind { STALL_DIRECT = 0, STALL_MEMCG, STALL_PSI, STALL_IOWAIT, STALL_NR };
 
@@ -50,7 +51,10 @@ struct {
 	__type(value, struct stall_stamps);
 } stall_stamp_tid SEC(".maps");
 
-/* Per-CPU like sched's rq_hist: no atomics, no shared cache lines. */
+/*
+ * Per-CPU like sched's rq_hist (no atomics, no shared cache lines), and
+ * shared before 6.1 likewise.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -159,9 +163,9 @@ static __always_inline void memstall_on_switch(bool preempt, struct task_struct 
 	now = bpf_ktime_get_ns();
 	v = memstall_cg_record(btf ? task_cgroup_id_btf(next) : task_cgroup_id_raw(next));
 	if (v && st->begin[STALL_PSI])
-		lat_hist_add(&v->stall, now - st->begin[STALL_PSI]);
+		lat_hist_add_cg(&v->stall, now - st->begin[STALL_PSI]);
 	if (v && st->begin[STALL_IOWAIT])
-		lat_hist_add(&v->iowait, now - st->begin[STALL_IOWAIT]);
+		lat_hist_add_cg(&v->iowait, now - st->begin[STALL_IOWAIT]);
 	st->begin[STALL_PSI] = 0;
 	st->begin[STALL_IOWAIT] = 0;
 }

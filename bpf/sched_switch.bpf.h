@@ -10,6 +10,7 @@
 
 #include "sched_maps.h"
 #include "cgroup_id.bpf.h"
+#include "cg_maps.bpf.h"
 
 /* Set by user space before load. */
 const volatile __u32 wait_source = QOSLET_WAIT_SCHED_INFO;
@@ -43,7 +44,9 @@ struct {
  * Per-CPU: every switch-in updates its cgroup's histogram, and the same
  * cgroup is busy on several CPUs at once; per-CPU values need no atomics and
  * never bounce a cache line between CPUs. Entries are created on demand (no
- * prealloc) because the per-CPU value is multiplied by the CPU count.
+ * prealloc) because the per-CPU value is multiplied by the CPU count. Before
+ * 6.1 that is unsafe here, and the map is a preallocated shared hash
+ * (cg_maps.bpf.h).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -281,10 +284,10 @@ static __noinline void flush_pending(struct rq_pending *p)
 			return;
 		}
 	}
-	h->count += p->hist.count;
-	h->sum_ns += p->hist.sum_ns;
+	CG_ADD(&h->count, p->hist.count);
+	CG_ADD(&h->sum_ns, p->hist.sum_ns);
 	for (int i = 0; i < QOSLET_LAT_SLOTS; i++)
-		h->slots[i] += p->hist.slots[i];
+		CG_ADD(&h->slots[i], p->hist.slots[i]);
 	__builtin_memset(&p->hist, 0, sizeof(p->hist));
 }
 

@@ -12,7 +12,10 @@
 
 #define EEXIST 17 /* asm-generic/errno-base.h: vmlinux.h has no macros */
 
-/* Updated only when a group is seen throttled (rare next to switches): shared, not per-CPU. */
+/*
+ * Updated only when a group is seen throttled (rare next to switches):
+ * shared, not per-CPU. Preallocated before 6.1 (cg_maps.bpf.h).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

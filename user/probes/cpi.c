@@ -13,6 +13,7 @@
 #include "log.h"
 #include "probes/switch.h"
 #include "probes/bpffs.h"
+#include "probes/cg_map.h"
 #include "cpi.skel.h"
 #include "probes/cpi_events.h"
 #include "probes/cpi_mode.h"
@@ -123,7 +124,9 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	skel->rodata->counters_on = p->mode != CPI_MODE_OFF;
 	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, btf);
 	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, !btf);
-	err = set_pins(skel, p->pin_dir);
+	err = cg_map_prepare(skel->maps.cpi_usage);
+	if (!err)
+		err = set_pins(skel, p->pin_dir);
 	if (!err)
 		err = cpi_bpf__load(skel);
 	if (err) {
@@ -320,7 +323,8 @@ static int cpi_read(void *state, struct snapshot *s)
 {
 	struct cpi_probe *p = state;
 	int err = percpu_map_read(bpf_map__fd(p->skel->maps.cpi_usage), sizeof(__u64),
-				  sizeof(struct cpi_val), p->ncpus, fold_usage, s);
+				  sizeof(struct cpi_val),
+				  cg_map_ncpus(p->skel->maps.cpi_usage, p->ncpus), fold_usage, s);
 
 	if (!err)
 		err = read_drops(p, s);

@@ -67,6 +67,13 @@ bool kernel_struct_has_member(const char *s, const char *m)
 	return false;
 }
 
+bool kernel_has_struct(const char *s)
+{
+	struct btf *btf = vmlinux_btf();
+
+	return btf && btf__find_by_name_kind(btf, s, BTF_KIND_STRUCT) >= 0;
+}
+
 /* The type behind typedefs and qualifiers. */
 static const struct btf_type *skip_mods(const struct btf *btf, __u32 id)
 {

@@ -15,6 +15,12 @@ struct bpf_object_open_opts;
 bool kernel_struct_has_member(const char *s, const char *m);
 
 /*
+ * Does the kernel have a `struct s`? The cut-down BTF (below) keeps a type
+ * only when a BPF object names it: ask only of those.
+ */
+bool kernel_has_struct(const char *s);
+
+/*
  * Does tracepoint `tp` pass a `struct s *` as its argument `arg` (0-based,
  * as BPF_PROG sees them)? Read from the btf_trace_<tp> typedef; false when
  * it does not, or when kernel BTF cannot be read.

@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "probes/bpffs.h"
+#include "probes/cg_map.h"
 #include "probes/kernel_btf.h"
 #include "memstall.skel.h"
 #include "probes/memstall_fold.h"
@@ -71,7 +72,9 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	 */
 	bpf_map__set_autocreate(skel->maps.stall_stamp, btf || p->psi);
 	bpf_map__set_autocreate(skel->maps.stall_stamp_tid, !btf || p->psi);
-	err = set_pins(skel, p->pin_dir);
+	err = cg_map_prepare(skel->maps.memstall_cg);
+	if (!err)
+		err = set_pins(skel, p->pin_dir);
 	if (!err)
 		err = memstall_bpf__load(skel);
 	if (err) {
@@ -247,7 +250,8 @@ static int memstall_read(void *state, struct snapshot *s)
 
 	s->memstall_psi = p->psi;
 	err = percpu_map_read(bpf_map__fd(p->skel->maps.memstall_cg), sizeof(__u64),
-			      sizeof(struct memstall_cg), p->ncpus, fold_cg, s);
+			      sizeof(struct memstall_cg),
+			      cg_map_ncpus(p->skel->maps.memstall_cg, p->ncpus), fold_cg, s);
 	if (!err)
 		err = drain_ooms(p, s);
 	if (!err)

@@ -13,6 +13,7 @@
 #include "probes/blame_cache.h"
 #include "probes/blame_totals.h"
 #include "probes/bpffs.h"
+#include "probes/cg_map.h"
 #include "probes/kernel_btf.h"
 #include "probes/percpu_map.h"
 #include "probes/pin_layout.h"
@@ -65,7 +66,9 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, !btf && p->rmdir_hook);
 	bpf_map__set_autocreate(skel->maps.rq_stamp, btf && stamp);
 	bpf_map__set_autocreate(skel->maps.rq_stamp_tid, !btf && stamp);
-	err = set_pins(skel, p->pin_dir);
+	err = cg_map_prepare(skel->maps.rq_hist);
+	if (!err)
+		err = set_pins(skel, p->pin_dir);
 	if (!err)
 		err = sched_bpf__load(skel);
 	if (err) {
@@ -423,7 +426,8 @@ static int sched_read(void *state, struct snapshot *s)
 	int err;
 
 	err = percpu_map_read(bpf_map__fd(p->skel->maps.rq_hist), sizeof(__u64),
-			      sizeof(struct lat_hist), p->ncpus, fold_hist, s);
+			      sizeof(struct lat_hist),
+			      cg_map_ncpus(p->skel->maps.rq_hist, p->ncpus), fold_hist, s);
 	if (!err)
 		err = add_pending(p, s, first);
 	if (!err)

@@ -15,6 +15,7 @@
 #include "probes/switch.h"
 #include "probes/bpf_atomics.h"
 #include "probes/bpffs.h"
+#include "probes/cg_map.h"
 #include "probes/btf_attach.h"
 #include "probes/cpustat.h"
 #include "probes/kernel_btf.h"
@@ -91,7 +92,9 @@ static int load_mode(struct throttle_probe *p, enum throttle_mode mode)
 	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, !raw);
 	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, raw);
 	bpf_map__set_autocreate(skel->maps.throttle_since, fentry);
-	err = set_pins(skel, p->pin_dir);
+	err = cg_map_prepare(skel->maps.throttle_tg);
+	if (!err)
+		err = set_pins(skel, p->pin_dir);
 	if (!err)
 		err = throttle_bpf__load(skel);
 	if (err) {
