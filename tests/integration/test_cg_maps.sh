@@ -10,8 +10,8 @@
 # 5.10 guest deadlocked with both CPUs on one run queue's lock while cgroups
 # came and went. The answer is read from the kernel's BTF with bpftool, not
 # from qoslet. What the shared maps count is held to the kernel's counters
-# by the probes' own tests (test_runqlat_schedstat, test_memstall, test_cpi)
-# on the same kernel.
+# by the probes' own tests (test_pinning, test_blame_handover, test_memstall,
+# test_cpi) on the same kernel.
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"

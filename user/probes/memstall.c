@@ -27,7 +27,8 @@ struct memstall_probe {
 	int err; /* the callback's first error during one read */
 	enum probe_hook hook;
 	bool oom;
-	bool psi; /* PSI's inputs traced (fentry): the stall and iowait parts */
+	bool psi;     /* PSI's inputs traced (fentry): the stall and iowait parts */
+	bool storage; /* the kernel has task storage (5.11) */
 	const char *pin_dir;
 	int ncpus;
 	char path[96]; /* "tp_btf, PSI inputs" or "raw_tp, no OOM kills ...": for reports */
@@ -68,9 +69,10 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	/*
 	 * The switch step's stamps: the shared sched_switch program may run as
 	 * either hook (--hook's choice, or a fallback), so with PSI's inputs on
-	 * both kinds of stamps exist.
+	 * both kinds of stamps exist; without task storage only the thread-id
+	 * hash, and the switch runs as raw_tp (memstall_share_switch).
 	 */
-	bpf_map__set_autocreate(skel->maps.stall_stamp, btf || p->psi);
+	bpf_map__set_autocreate(skel->maps.stall_stamp, (btf || p->psi) && p->storage);
 	bpf_map__set_autocreate(skel->maps.stall_stamp_tid, !btf || p->psi);
 	err = cg_map_prepare(skel->maps.memstall_cg);
 	if (!err)
@@ -110,6 +112,7 @@ static int memstall_load(void **state, const struct probe_env *env, char *why, s
 		return -ENOMEM;
 	p->pin_dir = env->pin_dir;
 	p->ncpus = libbpf_num_possible_cpus();
+	p->storage = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) > 0;
 	/*
 	 * Before 6.8 mark_victim passes only the victim's pid, which names no
 	 * cgroup from BPF: stalls are still measured, OOM kills are not.
@@ -211,9 +214,11 @@ static int memstall_share_switch(void *state, struct switch_bpf *sw, enum probe_
 				 joins ? p->skel->maps.memstall_drops : NULL};
 	int err = switch_share_maps(mine, joins ? own : NULL, sizeof(mine) / sizeof(mine[0]));
 
-	(void)hook; /* either hook has its stamps */
 	if (err || !joins)
 		return err;
+	/* Either hook has its stamps, but tp_btf's are task storage's. */
+	if (!p->storage)
+		*hook = PROBE_HOOK_RAW_TP;
 	sw->rodata->memstall_on = true;
 	return 1;
 }
