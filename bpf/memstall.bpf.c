@@ -165,11 +165,17 @@ static __always_inline __u32 bio_disk_dev(struct bio *bio)
 	return MEMSTALL_DEV(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
 }
 
-/* One bio (up to MiBs), not one page: a streaming reader makes thousands a second. */
+/*
+ * One bio (up to MiBs), not one page: a streaming reader makes thousands a
+ * second. bpf_get_current_task_btf() came in 5.11: before, current's cgroup
+ * is read as raw_tp reads it (the verifier drops the call a kernel lacks,
+ * since the relocated test is a constant).
+ */
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(psi_bio, struct bio *bio)
 {
-	struct memstall_cg *v = memstall_cg_record(current_cgroup_id(true));
+	struct memstall_cg *v = memstall_cg_record(current_cgroup_id(
+		bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)));
 	__u32 size = bio->bi_iter.bi_size, dev;
 
 	if (!v)
