@@ -171,8 +171,7 @@ static __always_inline __u32 bio_disk_dev(struct bio *bio)
  * is read as raw_tp reads it (the verifier drops the call a kernel lacks,
  * since the relocated test is a constant).
  */
-SEC("tp_btf/block_bio_queue")
-int BPF_PROG(psi_bio, struct bio *bio)
+static __always_inline int on_bio(struct bio *bio)
 {
 	struct memstall_cg *v = memstall_cg_record(current_cgroup_id(
 		bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)));
@@ -195,6 +194,19 @@ int BPF_PROG(psi_bio, struct bio *bio)
 		break;
 	}
 	return 0;
+}
+
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(psi_bio, struct bio *bio)
+{
+	return on_bio(bio);
+}
+
+/* Before 5.11 the tracepoint passed the bio's request queue first (user space picks one). */
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(psi_bio_q, struct request_queue *q, struct bio *bio)
+{
+	return on_bio(bio);
 }
 
 SEC("raw_tp/mm_vmscan_direct_reclaim_begin")

@@ -27,8 +27,9 @@ struct memstall_probe {
 	int err; /* the callback's first error during one read */
 	enum probe_hook hook;
 	bool oom;
-	bool psi;     /* PSI's inputs traced (fentry): the stall and iowait parts */
-	bool storage; /* the kernel has task storage (5.11) */
+	bool psi;	/* PSI's inputs traced (fentry): the stall and iowait parts */
+	bool storage;	/* the kernel has task storage (5.11) */
+	bool bio_first; /* block_bio_queue passes the bio first (5.11), not its queue */
 	const char *pin_dir;
 	int ncpus;
 	char path[96]; /* "tp_btf, PSI inputs" or "raw_tp, no OOM kills ...": for reports */
@@ -59,7 +60,8 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	bpf_program__set_autoload(skel->progs.btf_memcg_end, btf);
 	bpf_program__set_autoload(skel->progs.btf_mark_victim, btf && p->oom);
 	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, btf);
-	bpf_program__set_autoload(skel->progs.psi_bio, p->psi);
+	bpf_program__set_autoload(skel->progs.psi_bio, p->psi && p->bio_first);
+	bpf_program__set_autoload(skel->progs.psi_bio_q, p->psi && !p->bio_first);
 	bpf_program__set_autoload(skel->progs.raw_direct_begin, !btf);
 	bpf_program__set_autoload(skel->progs.raw_direct_end, !btf);
 	bpf_program__set_autoload(skel->progs.raw_memcg_begin, !btf);
@@ -113,6 +115,7 @@ static int memstall_load(void **state, const struct probe_env *env, char *why, s
 	p->pin_dir = env->pin_dir;
 	p->ncpus = libbpf_num_possible_cpus();
 	p->storage = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) > 0;
+	p->bio_first = kernel_tp_arg_is_struct_ptr("block_bio_queue", 0, "bio");
 	/*
 	 * Before 6.8 mark_victim passes only the victim's pid, which names no
 	 * cgroup from BPF: stalls are still measured, OOM kills are not.
