@@ -369,9 +369,22 @@ static size_t gone_ids(struct probe_set *ps, const struct snapshot *s, uint64_t 
  * runs at the first reading and then every 5 minutes: it resolves every id
  * of the reading (16000 with a full blame map), which once a minute was
  * about 3% of the agent's CPU on a 500-pod node, for leftovers that only
- * start-up finds.
+ * start-up finds. Where a probe's rmdir hook cannot run (5.10 has not the
+ * sched hook's helpers), every removal is left to the sweep: once a minute
+ * then, or a node's pod churn would fill the maps.
  */
-#define FORGET_EVERY_NS 300000000000ULL
+#define FORGET_EVERY_NS		300000000000ULL
+#define FORGET_NO_HOOK_EVERY_NS 60000000000ULL
+
+/* How often the owner sweeps: FORGET_NO_HOOK_EVERY_NS when a loaded probe keeps removed cgroups. */
+static uint64_t forget_every_ns(const struct probe_set *ps)
+{
+	for (int id = 0; id < PROBE_NR; id++)
+		if (ps->slots[id].on && registry[id]->keeps_removed &&
+		    registry[id]->keeps_removed(ps->slots[id].state))
+			return FORGET_NO_HOOK_EVERY_NS;
+	return FORGET_EVERY_NS;
+}
 
 static void forget_gone(struct probe_set *ps, const struct snapshot *s)
 {
@@ -381,7 +394,7 @@ static void forget_gone(struct probe_set *ps, const struct snapshot *s)
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	now_ns = (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec;
-	if (ps->forgot_ns && now_ns - ps->forgot_ns < FORGET_EVERY_NS)
+	if (ps->forgot_ns && now_ns - ps->forgot_ns < forget_every_ns(ps))
 		return;
 	ps->forgot_ns = now_ns;
 	n = gone_ids(ps, s, now_ns, &ids);

@@ -111,6 +111,11 @@ struct probe_ops {
 	 */
 	void (*forget)(void *state, const uint64_t *ids, size_t n);
 	/*
+	 * Optional: true when this kernel runs none of the probe's rmdir
+	 * programs, so that its maps keep every removed cgroup until forget.
+	 */
+	bool (*keeps_removed)(const void *state);
+	/*
 	 * Optional: joins the shared sched_switch program (user/probes/switch.h)
 	 * by handing it this probe's maps and settings; state is NULL when the
 	 * probe is off, and then it only keeps its maps out of the program.

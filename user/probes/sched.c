@@ -466,6 +466,11 @@ static int sched_share_switch(void *state, struct switch_bpf *sw, enum probe_hoo
 	return 1;
 }
 
+static bool sched_keeps_removed(const void *state)
+{
+	return !((const struct sched_probe *)state)->rmdir_hook;
+}
+
 static int sched_map_fd(const void *state, const char *name)
 {
 	const struct sched_probe *p = state;
@@ -481,6 +486,7 @@ const struct probe_ops sched_probe_ops = {
 	.attach = sched_attach,
 	.read = sched_read,
 	.forget = sched_forget,
+	.keeps_removed = sched_keeps_removed,
 	.share_switch = sched_share_switch,
 	.path = sched_path,
 	.destroy = sched_destroy,
