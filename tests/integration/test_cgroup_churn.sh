@@ -9,7 +9,8 @@
 # cgroups (the machine's own activity). Where the kernel cannot run the sched
 # probe's rmdir hook (5.10: no bpf_loop), removals are swept from user space
 # once a minute at a reading: there top reads every second, and the maps
-# must be clean within two sweeps of the churn's end.
+# must be clean within three sweeps of the churn's end (the second proves a
+# cgroup gone that the walk before the first had not seen yet).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -125,7 +126,7 @@ count_leaked
 if [ "$hook" = no ]; then
 	log "at the churn's end: $n entries naming removed test cgroups; waiting for the sweeps"
 	t0=$SECONDS
-	while [ "$n" != 0 ] && [ $((SECONDS - t0)) -lt 130 ]; do
+	while [ "$n" != 0 ] && [ $((SECONDS - t0)) -lt 190 ]; do
 		sleep 5
 		count_leaked
 	done

@@ -397,6 +397,13 @@ static void forget_gone(struct probe_set *ps, const struct snapshot *s)
 	if (ps->forgot_ns && now_ns - ps->forgot_ns < forget_every_ns(ps))
 		return;
 	ps->forgot_ns = now_ns;
+	/*
+	 * A walk first: the names keep every cgroup of the last walk, which
+	 * only an unknown id brings about, so a cgroup removed after the last
+	 * new one appeared would pass for present until the next arrival.
+	 */
+	if (cgroup_names_rewalk(ps->names) < 0)
+		log_debug("walking the cgroups before a sweep failed: sweeping what is known");
 	n = gone_ids(ps, s, now_ns, &ids);
 
 	for (int id = 0; id < PROBE_NR && n; id++)
