@@ -522,6 +522,10 @@ static void test_names_rewalk(void **state)
 	xsnprintf(path, sizeof(path), "%s/a/b", fs.root);
 	assert_int_equal(rmdir(path), 0);
 	assert_int_equal(cgroup_names_rewalk(names), 3);
+	/* seen by the walk before, missing now: removed, the newest too */
+	assert_true(cgroup_names_is_gone(names, id_new));
+	assert_true(cgroup_names_is_gone(names, id_b));
+	assert_false(cgroup_names_is_gone(names, ino_of(fs.root, "a")));
 	assert_lookup(names, id_new, 0, NULL);
 	assert_lookup(names, id_b, 0, NULL);
 	assert_lookup(names, ino_of(fs.root, "a"), 0, "a");

@@ -230,6 +230,7 @@ struct cgroup_names {
 	void *gone;	   /* tsearch() tree of ids confirmed removed (uint64_t *) */
 	size_t n_gone;
 	bool walked;
+	bool partial; /* the last walk skipped a directory for another reason than its removal */
 };
 
 /* Bounds the memory of the gone set on nodes with endless cgroup churn. */
@@ -306,6 +307,7 @@ static int walk(struct cgroup_names *names, int fd, const char *rel, uint64_t id
 		names->max_id = id;
 	dir = fdopendir(fd);
 	if (!dir) {
+		names->partial = true;
 		close(fd);
 		return 0;
 	}
@@ -320,9 +322,12 @@ static int walk(struct cgroup_names *names, int fd, const char *rel, uint64_t id
 		    (int)sizeof(child))
 			continue;
 		child_fd = openat(dirfd(dir), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (child_fd < 0)
+		if (child_fd < 0) {
+			names->partial |= errno != ENOENT;
 			continue;
+		}
 		if (fstat(child_fd, &st)) {
+			names->partial = true;
 			close(child_fd);
 			continue;
 		}
@@ -334,13 +339,29 @@ static int walk(struct cgroup_names *names, int fd, const char *rel, uint64_t id
 	return err;
 }
 
+static void add_gone(struct cgroup_names *names, uint64_t id);
+
+/* twalk() takes no context pointer: the diff of two walks keeps it here. */
+static __thread struct cgroup_names *diff_names;
+
+/* For each cgroup of the walk before: missing from this one, it was removed. */
+static void diff_visit(const void *node, VISIT which, int depth)
+{
+	const struct name_entry *e = *(struct name_entry *const *)node;
+
+	(void)depth;
+	if ((which == postorder || which == leaf) && !tfind(e, &diff_names->tree, cmp_entry))
+		add_gone(diff_names, e->id);
+}
+
 int cgroup_names_rewalk(struct cgroup_names *names)
 {
+	void *before = names->tree;
 	struct stat st;
 	int fd, err;
 
-	tdestroy(names->tree, free_entry);
 	names->tree = NULL;
+	names->partial = false;
 	names->count = 0;
 	names->walked = true;
 	names->generation++;
@@ -355,6 +376,18 @@ int cgroup_names_rewalk(struct cgroup_names *names)
 		return err;
 	}
 	err = walk(names, fd, "", st.st_ino);
+	/*
+	 * Ids are never reused: one that the walk before saw and this complete
+	 * walk did not is a removed cgroup, even the newest, which the id test
+	 * of mark_gone cannot prove until a newer cgroup appears. A walk that
+	 * could not open a directory (out of descriptors, say) proves nothing.
+	 */
+	if (!err && !names->partial) {
+		diff_names = names;
+		twalk(before, diff_visit);
+		diff_names = NULL;
+	}
+	tdestroy(before, free_entry);
 	return err ? err : (int)names->count;
 }
 
@@ -381,10 +414,14 @@ bool cgroup_names_is_gone(struct cgroup_names *names, uint64_t id)
  */
 static void mark_gone(struct cgroup_names *names, uint64_t id)
 {
+	if (id < names->safe_max)
+		add_gone(names, id);
+}
+
+static void add_gone(struct cgroup_names *names, uint64_t id)
+{
 	uint64_t *key;
 
-	if (id >= names->safe_max)
-		return;
 	if (names->n_gone >= GONE_MAX) {
 		tdestroy(names->gone, free);
 		names->gone = NULL;

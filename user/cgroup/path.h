@@ -93,9 +93,10 @@ void cgroup_names_free(struct cgroup_names *names);
 const char *cgroup_names_lookup(struct cgroup_names *names, uint64_t id, uint64_t now_ns);
 
 /*
- * True when a lookup of `id` found it missing from a walk that must have
- * seen it (it is older than the newest cgroup that walk found): the cgroup
- * was removed. Such ids never trigger another walk.
+ * True when the cgroup was removed: a lookup of `id` found it missing from
+ * a walk that must have seen it (it is older than the newest cgroup that
+ * walk found), or a walk saw it and the next complete walk did not. Such
+ * ids never trigger another walk.
  */
 bool cgroup_names_is_gone(struct cgroup_names *names, uint64_t id);
 
