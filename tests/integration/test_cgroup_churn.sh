@@ -133,6 +133,8 @@ if [ "$hook" = no ]; then
 	log "after $((SECONDS - t0)) s: $n"
 fi
 log "after: $(wc -l <"$TMP/keys.after") entries; entries naming removed test cgroups: $n"
+[ "$n" = 0 ] || log "by map: $(awk 'NR == FNR { t[$1]; next } ($2 in t) || ($3 in t) { c[$1]++ }
+	END { for (m in c) printf "%s %d; ", m, c[m] }' "$TMP/test-ids" "$TMP/keys.after")"
 assert_eq "$n" 0 "map entries left naming removed test cgroups"
 
 # What remains new names no test cgroup (checked above): it is the
