@@ -530,6 +530,23 @@ static void test_names_rewalk(void **state)
 	assert_lookup(names, id_b, 0, NULL);
 	assert_lookup(names, ino_of(fs.root, "a"), 0, "a");
 	cgroup_names_free(names);
+
+	/*
+	 * Made and removed between walks, the newest: gone once a map has named
+	 * it. A fresh instance: a plain file system reuses inode numbers.
+	 */
+	names = cgroup_names_new(&fs);
+	assert_non_null(names);
+	assert_int_equal(cgroup_names_rewalk(names), 3);
+	mkdir_in(fs.root, "a/brief");
+	id_new = ino_of(fs.root, "a/brief");
+	xsnprintf(path, sizeof(path), "%s/a/brief", fs.root);
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(cgroup_names_rewalk(names), 3);
+	assert_false(cgroup_names_is_gone(names, id_new));
+	assert_int_equal(cgroup_names_rewalk_after(names, &id_new, 1), 3);
+	assert_true(cgroup_names_is_gone(names, id_new));
+	cgroup_names_free(names);
 }
 
 /* An unknown id rewalks on lookup, but at most once per min_rewalk_ns. */

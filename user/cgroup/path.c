@@ -391,6 +391,19 @@ int cgroup_names_rewalk(struct cgroup_names *names)
 	return err ? err : (int)names->count;
 }
 
+int cgroup_names_rewalk_after(struct cgroup_names *names, const uint64_t *ids, size_t n)
+{
+	int ret = cgroup_names_rewalk(names);
+
+	for (size_t i = 0; ret >= 0 && !names->partial && i < n; i++) {
+		struct name_entry key = {.id = ids[i]};
+
+		if (!tfind(&key, &names->tree, cmp_entry))
+			add_gone(names, ids[i]);
+	}
+	return ret;
+}
+
 static int cmp_id(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

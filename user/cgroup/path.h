@@ -117,4 +117,11 @@ uint64_t cgroup_names_generation(const struct cgroup_names *names);
 /* Forces a rewalk; returns the number of cgroups found (root included) or -errno. */
 int cgroup_names_rewalk(struct cgroup_names *names);
 
+/*
+ * cgroup_names_rewalk(), for ids known to have existed before the call (read
+ * from a map, say): when the walk is complete, each of them that it did not
+ * find was removed (cgroup_names_is_gone), however new.
+ */
+int cgroup_names_rewalk_after(struct cgroup_names *names, const uint64_t *ids, size_t n);
+
 #endif

@@ -332,31 +332,20 @@ bool probe_set_owner(const struct probe_set *ps)
 	return ps->owner;
 }
 
-/* Ids in the snapshot (cgroups and blame pairs) of cgroups known to be removed. */
-static size_t gone_ids(struct probe_set *ps, const struct snapshot *s, uint64_t now_ns,
-		       uint64_t **out)
+/* The ids of the snapshot's cgroups and pair parties (NULL when there are none, or no memory). */
+static size_t snapshot_ids(const struct snapshot *s, uint64_t **out)
 {
-	size_t n = 0, cap = 0;
-	uint64_t *ids = NULL;
+	uint64_t *ids = malloc((s->n_cgroups + 2 * s->n_blame + 1) * sizeof(*ids));
+	size_t n = 0;
 
-	for (size_t i = 0; i < s->n_cgroups + 2 * s->n_blame; i++) {
+	for (size_t i = 0; ids && i < s->n_cgroups + 2 * s->n_blame; i++) {
 		uint64_t id = i < s->n_cgroups ? s->cgroups[i].id
 			      : (i - s->n_cgroups) % 2 == 0
 				      ? s->blame[(i - s->n_cgroups) / 2].victim
 				      : s->blame[(i - s->n_cgroups) / 2].culprit;
 
-		/* Resolving is what finds a gone id out; known ones cost a tfind(). */
-		if (id == QOSLET_CULPRIT_IDLE || cgroup_names_lookup(ps->names, id, now_ns) ||
-		    !cgroup_names_is_gone(ps->names, id))
-			continue;
-		if (n == cap) {
-			uint64_t *tmp = realloc(ids, (cap = cap ? 2 * cap : 16) * sizeof(*ids));
-
-			if (!tmp)
-				break;
-			ids = tmp;
-		}
-		ids[n++] = id;
+		if (id != QOSLET_CULPRIT_IDLE)
+			ids[n++] = id;
 	}
 	*out = ids;
 	return n;
@@ -390,22 +379,28 @@ static void forget_gone(struct probe_set *ps, const struct snapshot *s)
 {
 	struct timespec now;
 	uint64_t *ids, now_ns;
-	size_t n;
+	size_t n, k = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	now_ns = (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec;
 	if (ps->forgot_ns && now_ns - ps->forgot_ns < forget_every_ns(ps))
 		return;
 	ps->forgot_ns = now_ns;
+	n = snapshot_ids(s, &ids);
 	/*
-	 * A walk first: the names keep every cgroup of the last walk, which
-	 * only an unknown id brings about, so a cgroup removed after the last
-	 * new one appeared would pass for present until the next arrival.
+	 * A walk after the reading: every id it read existed before the walk
+	 * began, so one the walk misses is gone, even the newest. The names
+	 * alone would keep every cgroup of their last walk, which only an
+	 * unknown id brings about.
 	 */
-	if (cgroup_names_rewalk(ps->names) < 0)
+	if (cgroup_names_rewalk_after(ps->names, ids, n) < 0)
 		log_debug("walking the cgroups before a sweep failed: sweeping what is known");
-	n = gone_ids(ps, s, now_ns, &ids);
-
+	for (size_t i = 0; i < n; i++)
+		/* Resolving is what finds a gone id out; known ones cost a tfind(). */
+		if (!cgroup_names_lookup(ps->names, ids[i], now_ns) &&
+		    cgroup_names_is_gone(ps->names, ids[i]))
+			ids[k++] = ids[i];
+	n = k;
 	for (int id = 0; id < PROBE_NR && n; id++)
 		if (ps->slots[id].on && registry[id]->forget)
 			registry[id]->forget(ps->slots[id].state, ids, n);
