@@ -115,11 +115,17 @@ done
 
 # count_leaked: n = how many entries name removed test cgroups, from a
 # fresh dump (in this shell, as dump_maps must be).
+# Without the hook the CPUs' pair caches are left out: the sweep cannot
+# empty a slot (docs/sched-probe.md), whose pair goes back into rq_blame,
+# and so to the next sweep, when a newer pair evicts it.
 count_leaked() {
 	dump_maps
 	map_keys | sort -u >"$TMP/keys.after"
-	map_ids | sort -u >"$TMP/ids.after"
-	n=$(grep -cxFf "$TMP/test-ids" "$TMP/ids.after" || true)
+	n=$(awk -v skip="$([ "$hook" = yes ] || echo rq_blame_cache)" '
+		NR == FNR { t[$1]; next }
+		$1 == skip { next }
+		{ for (i = 2; i <= NF; i++) if ($i in t) ids[$i] }
+		END { n = 0; for (i in ids) n++; print n }' "$TMP/test-ids" "$TMP/keys.after")
 }
 sleep 0.5
 count_leaked
@@ -132,6 +138,7 @@ if [ "$hook" = no ]; then
 	done
 	log "after $((SECONDS - t0)) s: $n"
 fi
+kill -0 "$QOSLET_PID" || fail "qoslet died during the churn: $(cat "$TMP/err")"
 log "after: $(wc -l <"$TMP/keys.after") entries; entries naming removed test cgroups: $n"
 [ "$n" = 0 ] || log "by map: $(awk 'NR == FNR { t[$1]; next } ($2 in t) || ($3 in t) { c[$1]++ }
 	END { for (m in c) printf "%s %d; ", m, c[m] }' "$TMP/test-ids" "$TMP/keys.after")"
@@ -140,4 +147,3 @@ assert_eq "$n" 0 "map entries left naming removed test cgroups"
 # What remains new names no test cgroup (checked above): it is the
 # machine's own activity (e.g. a new pair of two system cgroups).
 log "entries new since before, all of other cgroups: $(comm -13 "$TMP/keys.before" "$TMP/keys.after" | wc -l)"
-kill -0 "$QOSLET_PID" || fail "qoslet died during the churn: $(cat "$TMP/err")"

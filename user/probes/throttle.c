@@ -379,7 +379,8 @@ static void throttle_forget(void *state, const uint64_t *ids, size_t n)
 {
 	struct throttle_probe *p = state;
 
-	cgroup_map_forget(bpf_map__fd(p->skel->maps.throttle_tg), ids, n);
+	if (p->skel) /* cpustat keeps no map */
+		cgroup_map_forget(bpf_map__fd(p->skel->maps.throttle_tg), ids, n);
 }
 
 const struct probe_ops throttle_probe_ops = {
