@@ -332,7 +332,7 @@ bool probe_set_owner(const struct probe_set *ps)
 	return ps->owner;
 }
 
-/* The ids of the snapshot's cgroups and pair parties (NULL when there are none, or no memory). */
+/* The ids of the snapshot's cgroups and pair parties; *out NULL (and 0) when out of memory. */
 static size_t snapshot_ids(const struct snapshot *s, uint64_t **out)
 {
 	uint64_t *ids = malloc((s->n_cgroups + 2 * s->n_blame + 1) * sizeof(*ids));
