@@ -7,7 +7,8 @@
 #include "log.h"
 #include "probes/kernel_btf.h"
 
-bool cg_maps_on_demand(void)
+/* Whether the kernel's BPF hash maps may make elements under the run-queue lock. */
+static bool cg_maps_on_demand(void)
 {
 	/*
 	 * The allocator's own type, as the BPF side asks it

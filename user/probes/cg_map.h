@@ -11,9 +11,6 @@
 
 struct bpf_map;
 
-/* Whether the kernel's BPF hash maps may make elements under the run-queue lock. */
-bool cg_maps_on_demand(void);
-
 /*
  * Before its object loads: a per-cgroup map as the kernel needs it (said
  * once per process where it is preallocated). Returns 0 or -errno.
