@@ -24,6 +24,7 @@
 #include "memstall_maps.h"
 #include "cgroup_id.bpf.h"
 #include "cg_maps.bpf.h"
+#include "task_storage.bpf.h"
 
 enum stall_kind { STALL_DIRECT = 0, STALL_MEMCG, STALL_PSI, STALL_IOWAIT, STALL_NR };
 
@@ -31,7 +32,11 @@ struct stall_stamps {
 	__u64 begin[STALL_NR]; /* 0: not in a stall of that kind */
 };
 
-/* tp_btf: the begin stamps live with the task (no pid hash, no delete). */
+/*
+ * tp_btf: the begin stamps live with the task (no pid hash, no delete);
+ * the switch step's only where the kernel creates task storage safely
+ * under the run-queue lock (6.4, task_storage.bpf.h).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -40,9 +45,10 @@ struct {
 } stall_stamp SEC(".maps");
 
 /*
- * raw_tp: keyed by thread id. A stamp lives only for one reclaim pass
- * (microseconds to seconds); the LRU retires threads that exited mid-stall,
- * and this many tasks reclaiming at the same instant is far beyond any node.
+ * raw_tp, and the switch step before 6.4: keyed by thread id. A stamp
+ * lives only for one stall (microseconds to seconds); the LRU retires
+ * threads that exited mid-stall, and this many tasks stalled at the same
+ * instant is far beyond any node.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -110,14 +116,17 @@ static __always_inline __u32 memstall_psi_flags(struct task_struct *t, bool btf)
 	return f;
 }
 
-/* A task's stamps (not current's): task storage on tp_btf, the tid hash on raw_tp. */
-static __always_inline struct stall_stamps *memstall_stamps_of(struct task_struct *t, bool btf,
+/*
+ * A task's stamps: task storage when `storage` (a tp_btf caller where that
+ * is safe), else the tid hash.
+ */
+static __always_inline struct stall_stamps *memstall_stamps_of(struct task_struct *t, bool storage,
 							       bool create)
 {
 	struct stall_stamps *st;
 	__u32 tid;
 
-	if (btf)
+	if (storage)
 		return bpf_task_storage_get(&stall_stamp, t, 0,
 					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	tid = BPF_CORE_READ(t, pid);
@@ -141,12 +150,13 @@ static __always_inline void memstall_on_switch(bool preempt, struct task_struct 
 					       struct task_struct *next, bool btf)
 {
 	__u32 f = preempt ? 0 : memstall_psi_flags(prev, btf);
+	bool storage = btf && task_storage_under_rq_lock();
 	struct stall_stamps *st;
 	struct memstall_cg *v;
 	__u64 now;
 
 	if (f) {
-		st = memstall_stamps_of(prev, btf, true);
+		st = memstall_stamps_of(prev, storage, true);
 		if (!st) {
 			memstall_count_drop(MEMSTALL_DROP_NO_STORAGE);
 		} else {
@@ -157,7 +167,7 @@ static __always_inline void memstall_on_switch(bool preempt, struct task_struct 
 	}
 	if (!memstall_psi_flags(next, btf))
 		return;
-	st = memstall_stamps_of(next, btf, false);
+	st = memstall_stamps_of(next, storage, false);
 	if (!st || !(st->begin[STALL_PSI] | st->begin[STALL_IOWAIT]))
 		return;
 	now = bpf_ktime_get_ns();

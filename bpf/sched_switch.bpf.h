@@ -11,6 +11,7 @@
 #include "sched_maps.h"
 #include "cgroup_id.bpf.h"
 #include "cg_maps.bpf.h"
+#include "task_storage.bpf.h"
 
 /* Set by user space before load. */
 const volatile __u32 wait_source = QOSLET_WAIT_SCHED_INFO;
@@ -18,7 +19,9 @@ const volatile __u32 wait_source = QOSLET_WAIT_SCHED_INFO;
 /*
  * Stamp mode, tp_btf: the stamp lives in task-local storage, a direct
  * pointer from the task, so there is no hash of a pid and no delete (bcc's
- * runqlat pays both on every event; that is most of its overhead).
+ * runqlat pays both on every event; that is most of its overhead). Only
+ * where the kernel creates it safely under the run-queue lock (6.4,
+ * task_storage.bpf.h); before, tp_btf stamps go in rq_stamp_tid too.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -28,10 +31,11 @@ struct {
 } rq_stamp SEC(".maps");
 
 /*
- * Stamp mode, raw_tp: raw task pointers are refused by task storage, so
- * stamps are keyed by thread id. A stamp matters only between wake-up and
- * switch-in (milliseconds), so LRU eviction of this many entries never
- * drops a live one in practice; consumed stamps are zeroed, not deleted.
+ * Stamp mode, raw_tp (and tp_btf before 6.4): raw task pointers are
+ * refused by task storage, so stamps are keyed by thread id. A stamp
+ * matters only between wake-up and switch-in (milliseconds), so LRU
+ * eviction of this many entries never drops a live one in practice;
+ * consumed stamps are zeroed, not deleted.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -188,7 +192,7 @@ static __always_inline __u64 *stamp_slot(struct task_struct *p, __u32 tid, bool 
 {
 	__u64 *ts;
 
-	if (btf)
+	if (btf && task_storage_under_rq_lock())
 		return bpf_task_storage_get(&rq_stamp, p, 0,
 					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	ts = bpf_map_lookup_elem(&rq_stamp_tid, &tid);

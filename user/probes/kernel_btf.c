@@ -74,6 +74,11 @@ bool kernel_has_struct(const char *s)
 	return btf && btf__find_by_name_kind(btf, s, BTF_KIND_STRUCT) >= 0;
 }
 
+bool kernel_task_storage_under_rq_lock(void)
+{
+	return kernel_struct_has_member("bpf_local_storage_map", "storage_ma");
+}
+
 /* The type behind typedefs and qualifiers. */
 static const struct btf_type *skip_mods(const struct btf *btf, __u32 id)
 {

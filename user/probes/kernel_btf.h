@@ -21,6 +21,13 @@ bool kernel_struct_has_member(const char *s, const char *m);
 bool kernel_has_struct(const char *s);
 
 /*
+ * May a program under a run-queue lock create task storage (6.4)? User
+ * space's side of bpf/task_storage.bpf.h, asked of the same BTF: which
+ * stamp maps the sched_switch and wake-up programs use.
+ */
+bool kernel_task_storage_under_rq_lock(void);
+
+/*
  * Does tracepoint `tp` pass a `struct s *` as its argument `arg` (0-based,
  * as BPF_PROG sees them)? Read from the btf_trace_<tp> typedef; false when
  * it does not, or when kernel BTF cannot be read.

@@ -27,9 +27,10 @@ struct memstall_probe {
 	int err; /* the callback's first error during one read */
 	enum probe_hook hook;
 	bool oom;
-	bool psi;	/* PSI's inputs traced (fentry): the stall and iowait parts */
-	bool storage;	/* the kernel has task storage (5.11) */
-	bool bio_first; /* block_bio_queue passes the bio first (5.11), not its queue */
+	bool psi;	 /* PSI's inputs traced (fentry): the stall and iowait parts */
+	bool storage;	 /* the kernel has task storage (5.11) */
+	bool rq_storage; /* ... and creates it safely under a run-queue lock (6.4) */
+	bool bio_first;	 /* block_bio_queue passes the bio first (5.11), not its queue */
 	const char *pin_dir;
 	int ncpus;
 	char path[96]; /* "tp_btf, PSI inputs" or "raw_tp, no OOM kills ...": for reports */
@@ -69,12 +70,14 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	bpf_program__set_autoload(skel->progs.raw_mark_victim, !btf && p->oom);
 	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, !btf);
 	/*
-	 * The switch step's stamps: the shared sched_switch program may run as
-	 * either hook (--hook's choice, or a fallback), so with PSI's inputs on
-	 * both kinds of stamps exist; without task storage only the thread-id
-	 * hash, and the switch runs as raw_tp (memstall_share_switch).
+	 * The stamps: this object's tp_btf programs keep them in task storage.
+	 * The shared sched_switch program's step may run as either hook
+	 * (--hook's choice, or a fallback), so with PSI's inputs on it has the
+	 * thread-id hash, and task storage where the kernel creates it safely
+	 * under the run-queue lock (bpf/task_storage.bpf.h).
 	 */
-	bpf_map__set_autocreate(skel->maps.stall_stamp, (btf || p->psi) && p->storage);
+	bpf_map__set_autocreate(skel->maps.stall_stamp,
+				(btf && p->storage) || (p->psi && p->rq_storage));
 	bpf_map__set_autocreate(skel->maps.stall_stamp_tid, !btf || p->psi);
 	err = cg_map_prepare(skel->maps.memstall_cg);
 	if (!err)
@@ -115,6 +118,7 @@ static int memstall_load(void **state, const struct probe_env *env, char *why, s
 	p->pin_dir = env->pin_dir;
 	p->ncpus = libbpf_num_possible_cpus();
 	p->storage = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) > 0;
+	p->rq_storage = kernel_task_storage_under_rq_lock();
 	p->bio_first = kernel_tp_arg_is_struct_ptr("block_bio_queue", 0, "bio");
 	/*
 	 * Before 6.8 mark_victim passes only the victim's pid, which names no
@@ -217,11 +221,9 @@ static int memstall_share_switch(void *state, struct switch_bpf *sw, enum probe_
 				 joins ? p->skel->maps.memstall_drops : NULL};
 	int err = switch_share_maps(mine, joins ? own : NULL, sizeof(mine) / sizeof(mine[0]));
 
+	(void)hook; /* either hook has its stamps (load_with) */
 	if (err || !joins)
 		return err;
-	/* Either hook has its stamps, but tp_btf's are task storage's. */
-	if (!p->storage)
-		*hook = PROBE_HOOK_RAW_TP;
 	sw->rodata->memstall_on = true;
 	return 1;
 }

@@ -28,6 +28,7 @@ struct sched_probe {
 	int ncpus;
 	char path[40];	 /* "tp_btf, sched_info": for reports */
 	bool rmdir_hook; /* the kernel runs the cgroup-removal hook's helpers */
+	bool rq_storage; /* the kernel creates task storage safely under a run-queue lock (6.4) */
 	/* probe_opts.blame_fresh: pairs from rq_blame_fresh into totals (blame_totals.h) */
 	bool fresh, seeded;
 	struct blame_totals totals;
@@ -48,6 +49,7 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 {
 	struct sched_probe *p = probe;
 	bool btf = hook == PROBE_HOOK_TP_BTF, stamp = p->wait == SCHED_WAIT_STAMP;
+	bool storage = btf && p->rq_storage;
 	struct sched_bpf *skel = sched_bpf__open_opts(kernel_btf_open_opts());
 	int err;
 
@@ -64,8 +66,8 @@ static int load_with(void *probe, enum probe_hook hook, const struct cgroup_fs *
 	bpf_program__set_autoload(skel->progs.raw_wakeup_new, !btf && stamp);
 	bpf_program__set_autoload(skel->progs.btf_cgroup_rmdir, btf && p->rmdir_hook);
 	bpf_program__set_autoload(skel->progs.raw_cgroup_rmdir, !btf && p->rmdir_hook);
-	bpf_map__set_autocreate(skel->maps.rq_stamp, btf && stamp);
-	bpf_map__set_autocreate(skel->maps.rq_stamp_tid, !btf && stamp);
+	bpf_map__set_autocreate(skel->maps.rq_stamp, storage && stamp);
+	bpf_map__set_autocreate(skel->maps.rq_stamp_tid, !storage && stamp);
 	err = cg_map_prepare(skel->maps.rq_hist);
 	if (!err)
 		err = set_pins(skel, p->pin_dir);
@@ -116,6 +118,7 @@ static int load_best(struct sched_probe *p, enum probe_hook want, const struct c
 	int err;
 
 	p->rmdir_hook = kernel_has_rmdir_helpers();
+	p->rq_storage = kernel_task_storage_under_rq_lock();
 	if (!p->rmdir_hook)
 		log_info("sched probe: the kernel lacks bpf_loop or per-CPU lookups by CPU: "
 			 "removed cgroups are swept from user space (within a minute)");
