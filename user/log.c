@@ -81,16 +81,20 @@ static void emit(enum log_level level, const char *msg)
 		return;
 }
 
+/* fmt's message in msg, marked where it was cut to fit. */
+static void format_msg(char msg[LOG_LINE_MAX], const char *fmt, va_list ap)
+{
+	if (vsnprintf(msg, LOG_LINE_MAX, fmt, ap) >= LOG_LINE_MAX)
+		memcpy(msg + LOG_LINE_MAX - 16, " ... (cut)", 11);
+}
+
 static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
 	char msg[LOG_LINE_MAX];
-	int n;
 
 	if (level > log_max_level)
 		return;
-	n = vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (n >= (int)sizeof(msg))
-		memcpy(msg + sizeof(msg) - 16, " ... (cut)", 11);
+	format_msg(msg, fmt, ap);
 	emit(level, msg);
 }
 
@@ -113,17 +117,18 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	enum log_level ours = level == LIBBPF_WARN   ? LOG_INFO
 			      : level == LIBBPF_INFO ? LOG_DEBUG
 						     : LOG_DEBUG + 1;
-	char msg[LOG_LINE_MAX];
-	size_t n;
+	char msg[LOG_LINE_MAX], *save, *line;
 
 	if (ours > log_max_level)
 		return 0;
-	/* libbpf's lines start with "libbpf: " and end with a newline: one record each */
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	n = strlen(msg);
-	while (n && msg[n - 1] == '\n')
-		msg[--n] = '\0';
-	emit(ours, msg);
+	/*
+	 * A message ends with a newline, and some hold many lines (a verifier
+	 * log between its BEGIN and END lines): one record a line, or a log
+	 * collector reading records by line gets lines with no time or level.
+	 */
+	format_msg(msg, fmt, ap);
+	for (line = strtok_r(msg, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		emit(ours, line);
 	return 0;
 }
 
