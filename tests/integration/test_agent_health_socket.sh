@@ -106,36 +106,42 @@ grep -q "health socket $SOCK: another process serves it" "$TMP/second.err" ||
 [ -S "$SOCK" ] || fail "the second agent removed the first one's socket"
 
 # The attack: 8 idle connections from the prober's own address, each reopened at once.
-ATTACK_S=10
-python3 "$QOSLET_ROOT/tests/helpers/slow_clients.py" --seconds "$ATTACK_S" --at-once \
-	--group "$HPORT,127.0.0.1,1,8,idle" >"$TMP/attack.jsonl" &
-ATTACK=$!
-BG_PIDS+=("$ATTACK")
-sleep 1
-tcp_ok=0 tcp_n=0 sock_n=0 worst=0
-while kill -0 "$ATTACK" 2>/dev/null; do
-	code=$(curl -s -o /dev/null -m 1 -w '%{http_code}' "http://127.0.0.1:$HPORT/healthz" || true)
-	tcp_n=$((tcp_n + 1))
-	[ "$code" != 200 ] || tcp_ok=$((tcp_ok + 1))
-	for ready in "" --ready; do
-		t0=$(date +%s%N)
-		# shellcheck disable=SC2086 # $ready is one flag or none
-		out=$("$QOSLET" health $ready --socket "$SOCK" --timeout 1 2>&1) ||
-			fail "qoslet health $ready during the attack: $out"
-		t=$((($(date +%s%N) - t0) / 1000000))
-		[ "$t" -le "$worst" ] || worst=$t
-		sock_n=$((sock_n + 1))
+# Under TCG one round of probes (curl and two qoslet runs) took 12 s beside
+# the attacker (5.10: 8 rounds in 100 s), too few for the counts to say anything.
+if [ "${QOSLET_VM:-}" = tcg ]; then
+	skip_part "the starvation under attack, under TCG emulation: a round of probes takes seconds there; the host run judges it"
+else
+	ATTACK_S=10
+	python3 "$QOSLET_ROOT/tests/helpers/slow_clients.py" --seconds "$ATTACK_S" --at-once \
+		--group "$HPORT,127.0.0.1,1,8,idle" >"$TMP/attack.jsonl" &
+	ATTACK=$!
+	BG_PIDS+=("$ATTACK")
+	sleep 1
+	tcp_ok=0 tcp_n=0 sock_n=0 worst=0
+	while kill -0 "$ATTACK" 2>/dev/null; do
+		code=$(curl -s -o /dev/null -m 1 -w '%{http_code}' "http://127.0.0.1:$HPORT/healthz" || true)
+		tcp_n=$((tcp_n + 1))
+		[ "$code" != 200 ] || tcp_ok=$((tcp_ok + 1))
+		for ready in "" --ready; do
+			t0=$(date +%s%N)
+			# shellcheck disable=SC2086 # $ready is one flag or none
+			out=$("$QOSLET" health $ready --socket "$SOCK" --timeout 1 2>&1) ||
+				fail "qoslet health $ready during the attack: $out"
+			t=$((($(date +%s%N) - t0) / 1000000))
+			[ "$t" -le "$worst" ] || worst=$t
+			sock_n=$((sock_n + 1))
+		done
+		sleep 0.2
 	done
-	sleep 0.2
-done
-wait "$ATTACK" || fail "slow_clients.py failed"
-log "attacker: $(jq -c '{opened, closed: (.closed | length)}' "$TMP/attack.jsonl")"
-log "TCP /healthz from the prober's address during the attack: $tcp_ok of $tcp_n answered 200"
-assert_cmp "$tcp_n" ">=" 10 "TCP probes tried"
-# The starvation reproduced: a kubelet failing 3 in a row restarts the agent.
-assert_cmp "$((tcp_ok * 2))" "<" "$tcp_n" "TCP probes that got through (fewer than half)"
-assert_cmp "$sock_n" ">=" 20 "socket probes answered 0 during the attack"
-assert_cmp "$worst" "<" 1000 "the slowest socket probe (ms)"
+	wait "$ATTACK" || fail "slow_clients.py failed"
+	log "attacker: $(jq -c '{opened, closed: (.closed | length)}' "$TMP/attack.jsonl")"
+	log "TCP /healthz from the prober's address during the attack: $tcp_ok of $tcp_n answered 200"
+	assert_cmp "$tcp_n" ">=" 10 "TCP probes tried"
+	# The starvation reproduced: a kubelet failing 3 in a row restarts the agent.
+	assert_cmp "$((tcp_ok * 2))" "<" "$tcp_n" "TCP probes that got through (fewer than half)"
+	assert_cmp "$sock_n" ">=" 20 "socket probes answered 0 during the attack"
+	assert_cmp "$worst" "<" 1000 "the slowest socket probe (ms)"
+fi
 
 kill -0 "$AGENT_PID" || fail "the agent died under the attack: $(tail -n 5 "$AGENT_ERR")"
 agent_stop
@@ -146,4 +152,4 @@ rc=$?
 set -e
 assert_eq "$rc" 1 "qoslet health with no agent"
 [[ $out == *"no answer on $SOCK"* ]] || fail "no agent: $out"
-log "pass"
+test_end

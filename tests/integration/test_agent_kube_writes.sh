@@ -42,7 +42,6 @@ test_setup
 agent_setup
 kube_require
 
-P=${TEST_PARENT_REL#/}
 uuid() { cat /proc/sys/kernel/random/uuid; }
 UID_LS=$(uuid) UID_BE=$(uuid)
 LS_REL=$(kube_pod_rel guaranteed "$UID_LS")
@@ -66,7 +65,7 @@ kube_start "$NODE" --node-labels "$KUBE_TMP/labels.json" --down-file "$KUBE_TMP/
 # suppress.min_cpus 0.2: on a 2-CPU machine the default floor leaves nothing to suppress.
 MIN_CPUS=0.2
 config() { # SUPPRESS-ENABLED [EXTRA-OVERRIDE]
-	agent_config '{"cgroup_root": "'"$P/kubepods"'", "interval_s": 1, "fast_path": false,
+	agent_config '{"interval_s": 1, "fast_path": false,
 	"kubernetes": {"enabled": true, "kubeconfig": "'"$KUBE_TMP/kubeconfig"'",
 		"node_name": "'"$NODE"'", "resync_s": 0, "timeout_s": 2, "events": {"interval_s": 1}},
 	"suppress": {"enabled": '"$1"', "min_cpus": '"$MIN_CPUS"', "cpu_idle": false},

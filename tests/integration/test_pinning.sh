@@ -199,11 +199,6 @@ for src in $sources; do
 		args=(--hook "$hook")
 		[ "$src" = default ] || args+=(--wait-source "$src")
 		what="${args[*]}"
-		# tp_btf's stamps live in task storage (docs/sched-probe.md); auto takes raw_tp without it.
-		if [ "$hook/$src" = tp_btf/stamp ] && ! bpf_map_type_available task_storage; then
-			skip_part "$what: its stamps live in task storage (kernel 5.11)"
-			continue
-		fi
 		out=$TMP/$hook.$src.out
 		rc=0
 		timeout -k 5 30 "$QOSLET" runqlat -j "${args[@]}" --pin-dir "$PIN_DIR" \
