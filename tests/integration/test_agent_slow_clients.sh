@@ -23,13 +23,14 @@
 #  - the agent is the same process, still ticking, and logged at most a few
 #    rate-limited lines about it (a flood of clients is no flood of logs);
 #  - once the clients are gone, the scrape port answers again.
-# About 20 s.
+# About 20 s. A skip under TCG (the v2 VMs): the timing is emulation's.
 set -euo pipefail
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/agent_lib.sh
 . "$(dirname "$0")/agent_lib.sh"
 
+skip_in_tcg "judges answers within 1 s and the server's deadlines while 174 connections churn on the emulated CPUs (5.10: 14 checks in 14 s, not 20); no kernel interface: the host run judges it"
 require_root
 require_cmds jq curl python3
 require_binaries
