@@ -101,6 +101,15 @@ bpf_map_type_available() {
 		jq -e --arg k "have_$1_map_type" '.map_types[$k] == true' >/dev/null
 }
 
+# kernel_has_struct NAME: the running kernel's BTF has struct NAME, read
+# with bpftool, not qoslet (e.g. bpf_mem_alloc: BPF's own allocator, 6.1,
+# which decides the per-cgroup maps' layout: bpf/cg_maps.bpf.h).
+kernel_has_struct() {
+	[ -s "$TMP/vmlinux.btf.txt" ] ||
+		bpftool btf dump file /sys/kernel/btf/vmlinux >"$TMP/vmlinux.btf.txt" # not piped: grep -q would cut it short
+	grep -q "STRUCT '$1' " "$TMP/vmlinux.btf.txt"
+}
+
 require_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root (loads BPF programs, creates cgroups)"
 }

@@ -31,8 +31,7 @@ require_binaries
 test_setup
 disk_tmp
 
-bpftool btf dump file /sys/kernel/btf/vmlinux >"$TMP/btf" # not piped: grep -q would cut it short
-if grep -q "STRUCT 'bpf_mem_alloc' " "$TMP/btf"; then
+if kernel_has_struct bpf_mem_alloc; then
 	allocator=yes percpu=percpu_hash flags=1
 else
 	allocator=no percpu=hash flags=0
