@@ -46,7 +46,8 @@ log "the kernel's struct bpf_local_storage_map has storage_ma: $storage"
 timeout "$(load_lifetime_s)" sh -c 'while dd if=/dev/zero of="$1/f" bs=64k count=32 oflag=direct status=none; do :; done' \
 	sh "$DISK_TMP" &
 BG_PIDS+=("$!")
-qoslet_bg "$TMP/top.out" "$TMP/top.err" top -j -v --pin-dir "$PIN_DIR" 0.5 12
+# Long enough for every reading below under TCG too; stopped at the end.
+qoslet_bg "$TMP/top.out" "$TMP/top.err" top -j -v --pin-dir "$PIN_DIR" 0.5 $(($(time_bound_ms 60000) / 500))
 wait_pinned 60 "$QOSLET_PID"
 wait_lines "$TMP/top.out" 2 "$QOSLET_PID" 60
 
@@ -66,7 +67,8 @@ fi
 # The memstall step's thread-id hash, among the maps the view holds (it is
 # not pinned; each BPF map fd's fdinfo names its map id).
 memstall=$(jq -r -s '.[-1].probes.memstall.detail' "$TMP/top.out")
-held=$(cat /proc/"$QOSLET_PID"/fdinfo/* 2>/dev/null | awk '$1 == "map_id:" {print $2}' | jq -s -c .)
+kill -0 "$QOSLET_PID" 2>/dev/null || fail "the view exited before its maps were read: $(tail -n 3 "$TMP/top.err")"
+held=$(for f in /proc/"$QOSLET_PID"/fdinfo/*; do sed -n 's/^map_id:[[:space:]]*//p' "$f" 2>/dev/null || true; done | jq -s -c .)
 tid_map=$(bpftool -j map show | jq --argjson held "$held" \
 	'[.[] | select(.name == "stall_stamp_tid" and (.id | IN($held[])))][0].id // empty')
 if [[ $memstall != *"PSI inputs"* ]]; then
