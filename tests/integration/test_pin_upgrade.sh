@@ -7,7 +7,8 @@
 #      with an older value; rq_alert_watch another kind of map; a directory
 #      and a symbolic link where maps belong; sched_drops as today but mode
 #      0644) starts and says what it kept, migrated and replaced. The entry
-#      the old rq_hist held is in the new one, sched_drops is the same map
+#      the old rq_hist held is in the new one (from 6.1; before, the shared
+#      rq_hist cannot take per-CPU entries and replaces it), sched_drops is the same map
 #      with its counter, the replaced maps have today's shape, the metadata
 #      records every map, and every pin is mode 0600 (the directory 0700).
 #      rq_blame_cache and rq_blame_fresh, which that qoslet did not have, are created.
