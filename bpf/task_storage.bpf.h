@@ -13,7 +13,7 @@
  * forbids. There those programs keep their stamps in the thread-id LRU hash
  * instead, which is preallocated. The answer is a constant after libbpf's
  * relocation; user space asks the same of the same BTF to create the maps
- * that path uses (kernel_struct_has_member). A kernel that renames the
+ * that path uses (kernel_task_storage_under_rq_lock). A kernel that renames the
  * member takes the hash too: a little slower, never unsafe.
  */
 #ifndef QOSLET_TASK_STORAGE_BPF_H
