@@ -193,6 +193,20 @@ stream_file_mib() {
 	if [ "${QOSLET_VM:-}" = tcg ]; then echo 768; else echo 2048; fi
 }
 
+# The LS reader's pace, in reads a second, where a memory test names the
+# stream behind its stall (test_memstall's culprit part, test_agent_memory):
+# each page of the 160 MiB hot file read about every 20 s, less often than
+# the stream turns the limit's room over. A reader that touches its pages
+# faster than that climbs the multi-generational LRU's access tiers, which
+# the kernel then protects (Debian's 6.12 turns that LRU on): unpaced and
+# alone in the 6.12 VM, the reader refaulted 22 and 32 times behind the
+# stream, and never stalled; slowed by other work in the same VM, it lost
+# nine tenths of its file and stalled. Paced, the scene no longer depends on
+# how fast the machine is.
+hot_reader_rate() {
+	echo 2000
+}
+
 # True when pid is alive and a child of this shell: the only processes we
 # signal outside our own cgroups.
 _is_our_child() {

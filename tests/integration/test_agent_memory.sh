@@ -3,7 +3,7 @@
 #
 # Memory interference on real reclaim. The test's parent cgroup plays
 # kubepods: it gets a memory limit (LIMIT_MIB) that its two units share.
-#   - An LS unit does random 4 KiB reads over a hot file (HOT_MIB) that fits
+#   - An LS unit does random 4 KiB reads (at hot_reader_rate) over a hot file (HOT_MIB) that fits
 #     the limit alone, with data on a disk-backed filesystem (/var/tmp).
 #   - A BE unit streams a large file (BIG_MIB) through the page cache: its
 #     charges hit the shared limit, its reclaim evicts the LS unit's pages,
@@ -78,7 +78,7 @@ agent_config '{"classes": [{"glob": "'"$LS_REL"'", "class": "LS"}, {"glob": "'"$
 	"interference": {"memory": {"k": '"$K"', "n": '"$N"'}}}'
 
 # The LS reader first: its file hot in the page cache, then the stream.
-agent_run "$ls" 0 "$FILELOAD" rand -w "$DATA/hot" "$LOAD_S"
+agent_run "$ls" 0 "$FILELOAD" rand -w -r "$(hot_reader_rate)" "$DATA/hot" "$LOAD_S"
 ls_pid=$CG_PID
 sleep 5
 hits0=$(hits "$mparent") ref0=$(refaults "$ls")

@@ -172,7 +172,7 @@ assert_cmp "$btf_id" ">" 0 "the pinned memstall_cg map carries BTF"
 # The culprit, as the agent names it (issue 35 item 5): the test's parent
 # gets a memory limit (LIMIT_MIB) its two cgroups share, data on a
 # disk-backed filesystem. An LS-like reader keeps a hot file (HOT_MIB, which
-# fits the limit alone) in the page cache with random 4 KiB reads; a BE-like
+# fits the limit alone) in the page cache with random 4 KiB reads (at hot_reader_rate); a BE-like
 # streamer then reads a large file through the page cache: its charges hit
 # the parent's limit, its reclaim evicts the reader's pages, and the reader
 # waits for its refaults. memstall -j must show the reader stalled and name
@@ -205,10 +205,11 @@ run_culprit() {
 	echo $((limit_mib * 1048576)) >"$mparent/$limit_file" || fail "cannot limit $mparent"
 	log "[culprit] parent $mparent limited to $limit_mib MiB; hot file $hot_mib MiB, stream $big_mib MiB"
 
-	agent_run "$ls" 0 "$FILELOAD" rand -w "$DISK_TMP/hot" "$load_s"
+	agent_run "$ls" 0 "$FILELOAD" rand -w -r "$(hot_reader_rate)" "$DISK_TMP/hot" "$load_s"
 	local ls_pid=$CG_PID
 	sleep 5
 	hits0=$(mem_failcnt "$mparent") ref0=$(mem_refaults "$(agent_cg_in "$ls" memory)")
+	log "[culprit] before the stream: parent $(mem_summary "$mparent"); reader $(mem_summary "$(agent_cg_in "$ls" memory)")"
 	qoslet_bg "$out" "$err" memstall -j --pin-dir "$PIN_DIR" -c "$(cg_rel "$TEST_PARENT")" 2
 	qpid=$QOSLET_PID
 	wait_lines "$out" 1 "$qpid" 20
@@ -225,6 +226,7 @@ run_culprit() {
 	have=$(wc -l <"$out")
 	wait_lines "$out" $((have + 1)) "$qpid" 20
 	hits1=$(mem_failcnt "$mparent") ref1=$(mem_refaults "$(agent_cg_in "$ls" memory)")
+	log "[culprit] at the end: parent $(mem_summary "$mparent"); reader $(mem_summary "$(agent_cg_in "$ls" memory)"); streamer $(mem_summary "$(agent_cg_in "$be" memory)")"
 	kill -INT "$qpid"
 	local rc=0
 	wait_exit "$qpid" 10 "qoslet memstall" || rc=$?
@@ -251,6 +253,13 @@ run_culprit() {
 	assert_json "$(jq -s -c --arg p "$ls_rel" --arg b "$be_rel" \
 		'[.[].cgroups[] | select(.path == $p and .culprit.path == $b) | .culprit.cause] | unique' "$out")" \
 		'. == ["unit"]' "[culprit] the streamer is named as another cgroup (cause unit)"
+}
+
+# mem_summary CG: a memory cgroup's page cache and anonymous memory (with
+# its children's), in MiB, v1 or v2: where a limit's room went.
+mem_summary() {
+	awk '$1 ~ /^(total_cache|file)$/ { f = $2 } $1 ~ /^(total_rss|anon)$/ { a = $2 }
+		END { printf "file %d MiB, anon %d MiB", f / 1048576, a / 1048576 }' "$1/memory.stat"
 }
 
 # mem_refaults CG: workingset refaults of a memory cgroup, v1 or v2, anon + file.
