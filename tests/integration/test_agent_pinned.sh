@@ -127,7 +127,8 @@ rules_seen() {
 # alone; samples the files while it goes. With UNTIL (a jq filter) it goes
 # on past SECONDS until a decision matching it is written, for at most four
 # times SECONDS scaled like every bound: under TCG the agent's first ticks
-# come late, and 5.10's whole matrix run once ended the SLO run before any.
+# come late (5.10's whole matrix run once saw no cut in the SLO run's fixed
+# 5 s; the next passed).
 # stop_policy NAME stops it and checks its decisions (the file is complete
 # only once the agent stopped).
 run_policy() {
