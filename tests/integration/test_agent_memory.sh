@@ -3,8 +3,9 @@
 #
 # Memory interference on real reclaim. The test's parent cgroup plays
 # kubepods: it gets a memory limit (LIMIT_MIB) that its two units share.
-#   - An LS unit does random 4 KiB reads (at hot_reader_rate) over a hot file (HOT_MIB) that fits
-#     the limit alone, with data on a disk-backed filesystem (/var/tmp).
+#   - An LS unit does random 4 KiB reads (paced: hot_reader_rate) over a hot
+#     file (HOT_MIB) that fits the limit alone, with data on a disk-backed
+#     filesystem (/var/tmp).
 #   - A BE unit streams a large file (BIG_MIB) through the page cache: its
 #     charges hit the shared limit, its reclaim evicts the LS unit's pages,
 #     and the LS reader waits on refaults.

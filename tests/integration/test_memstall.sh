@@ -172,8 +172,9 @@ assert_cmp "$btf_id" ">" 0 "the pinned memstall_cg map carries BTF"
 # The culprit, as the agent names it (issue 35 item 5): the test's parent
 # gets a memory limit (LIMIT_MIB) its two cgroups share, data on a
 # disk-backed filesystem. An LS-like reader keeps a hot file (HOT_MIB, which
-# fits the limit alone) in the page cache with random 4 KiB reads (at hot_reader_rate); a BE-like
-# streamer then reads a large file through the page cache: its charges hit
+# fits the limit alone) in the page cache with random 4 KiB reads (paced:
+# hot_reader_rate); a BE-like streamer then reads a large file through the
+# page cache: its charges hit
 # the parent's limit, its reclaim evicts the reader's pages, and the reader
 # waits for its refaults. memstall -j must show the reader stalled and name
 # the streamer as its culprit (cause "unit"), as test_agent_memory's agent
