@@ -114,7 +114,7 @@ mkdir "$full"
 mount -t tmpfs -o size=64k,mode=700 qoslet-test-full "$full" || skip "cannot mount a tmpfs for the full disk"
 MOUNTED="$full"
 cleanup_full() { [ -z "${MOUNTED:-}" ] || umount "$MOUNTED" 2>/dev/null || true; }
-trap 'cleanup_full; _test_cleanup' EXIT
+trap 'rc=$?; cleanup_full; (exit $rc); _test_cleanup' EXIT
 dd if=/dev/zero of="$full/filler" bs=4k 2>/dev/null || true # until ENOSPC
 start_on "$full"
 for _ in $(seq 1 $(($(time_bound_ms 10000) / 100))); do
@@ -137,9 +137,15 @@ umount "$full" && MOUNTED=
 
 require_cmds setpriv flock
 setpriv --reuid 65534 --regid 65534 --clear-groups flock -x "$CG_ROOT" sleep 60 &
-BG_PIDS+=($!)
-sleep 0.3
-grep -q FLOCK /proc/locks || fail "uid 65534 could not take its flock"
+locker=$!
+BG_PIDS+=("$locker")
+# setpriv becomes flock, so the lock is listed under its pid; under TCG on a
+# busy host taking it took longer than a fixed 0.3 s.
+for _ in $(seq 1 $(($(time_bound_ms 3000) / 100))); do
+	grep -qE "FLOCK +ADVISORY +WRITE +$locker " /proc/locks && break
+	sleep 0.1
+done
+grep -qE "FLOCK +ADVISORY +WRITE +$locker " /proc/locks || fail "uid 65534 could not take its flock"
 start_on "$TMP/state-flocked"
 wait_quota limited 10 || fail "a flock by uid 65534 kept the agent from acting: $(tail -n 3 "$AGENT_ERR")"
 agent_stop
