@@ -14,9 +14,10 @@
 # VM_TCG_THREAD (multi: a host thread per vCPU; single: one for all, in
 # turn), VM_HANG_S (seconds of console silence that count as a hang: 300),
 # VM_CPU (max under TCG), VM_SMP (2), VM_MEM (MiB, 3072), VM_TIMEOUT (wall s
-# for the whole VM: 5400 for all the integration tests, else 1500), VM_TESTS (integration tests; default: all but
-# tests/vm.skip), VM_MODE (all, unit or integration), VM_UNIT_TIMEOUT (s per
-# unit binary, 300), VM_INTEGRATION_TIMEOUT (s per script, 600), VM_COMMAND
+# for the whole VM: 5400 for all the integration tests, else 1500), VM_TESTS
+# (integration tests; default: all but tests/vm.skip), VM_MODE (all, unit or
+# integration), VM_UNIT_TIMEOUT (s per unit binary, 300),
+# VM_INTEGRATION_TIMEOUT (s per script, 600), VM_COMMAND
 # (a command line the guest runs instead of the tests, from the worktree's
 # root; its output is the log: scripts/bench/memqos.sh uses it), VM_TEST_ENV
 # (NAME=VALUE words exported to the tests), VM_DISK_MIB (the scratch disk's
