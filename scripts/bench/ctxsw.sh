@@ -728,6 +728,12 @@ report() {
 	echo "Targets (issue 38): \"a single view (qoslet runqlat): at most ${TARGET_PCT}% added\";" \
 		"\"qoslet top and the agent: at most ${TARGET_ALL_PCT}% added\"."
 	echo
+	# The floor's own share first: no program on sched_switch, however little
+	# it does, costs less on this machine, so a target below it is out of reach.
+	if [ -z "${SKIP[floor]:-}" ]; then
+		read -r pmed _ _ n < <(paired_ratios floor | stats)
+		[ "$n" = 0 ] || echo "- ${LABEL[floor]} (no target): $(calc "printf \"%.1f\", ($pmed - 1) * 100")% added: what any program on sched_switch costs here before it does anything"
+	fi
 	for c in qoslet qoslet-tpbtf qoslet-stamp qoslet-rawtp qoslet-all qoslet-agent; do
 		line="- ${LABEL[$c]}: "
 		read -r med _ _ n < <(values "$c" | stats)
