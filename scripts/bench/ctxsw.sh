@@ -269,6 +269,7 @@ PIN_DIR=/sys/fs/bpf/qoslet-bench-$$
 TRACER_PID="" # the tracer this script started and has not reaped yet
 
 PIPE_PID=""   # -g: the perf run this script started and has not reaped yet
+PIPE_CHILD="" # -g: that run's forked end, moved to cgroup b
 MOVE_MS=()    # -g: per perf run, ms from its launch to its second end's move
 
 cleanup() {
@@ -278,10 +279,13 @@ cleanup() {
 		wait "$TRACER_PID" 2>/dev/null || true
 	fi
 	if [ -n "$PIPE_PID" ]; then
-		# perf's forked end dies with it (its pipe closes).
 		kill -KILL "$PIPE_PID" 2>/dev/null || true
 		wait "$PIPE_PID" 2>/dev/null || true
 	fi
+	# perf's forked end keeps both ends of its pipes open, so it never sees
+	# its parent go: left alone, it held cgroup b (and so this run's cgroups)
+	# until someone ended it.
+	[ -z "$PIPE_CHILD" ] || kill -KILL "$PIPE_CHILD" 2>/dev/null || true
 	[ -z "$AGENT_CG" ] || rmdir "$AGENT_CG" 2>/dev/null || say "warning: could not remove $AGENT_CG"
 	if [ -n "$XCG" ]; then
 		for _ in $(seq 1 50); do
@@ -526,6 +530,7 @@ pipe_run() {
 		c=""; read -r c _ <"/proc/$1/task/$1/children"
 		[ -z "$c" ] || { echo "$c"; exit 0; }
 	done 2>/dev/null; exit 1' sh "$PIPE_PID") || rc=1
+	PIPE_CHILD=$child
 	if [ "$rc" = 0 ] && ! echo "$child" >"$XCG/b/cgroup.procs" 2>/dev/null; then
 		rc=1
 	fi
@@ -534,6 +539,7 @@ pipe_run() {
 	MOVE_MS+=("$((($(date +%s%N) - t0) / 1000000))")
 	wait "$PIPE_PID" || rc=1
 	PIPE_PID=""
+	PIPE_CHILD=""
 	if [ "$rc" != 0 ]; then
 		say "the pipe's second end was not moved to $XCG/b, or perf failed: $(tail -n 2 "$out" | tr '\n' ' ')"
 		return 1
