@@ -322,30 +322,6 @@ static __always_inline void charge_hist(__u64 cgid, __u64 delta)
 		flush_pending(p);
 }
 
-/*
- * The slot of pair (victim, culprit). The two cgroups, unordered, pick a
- * bucket of two slots (the top bits of a multiplicative hash), and their
- * order picks the slot in it: two cgroups taking turns on a CPU, the
- * commonest cross-cgroup pattern, charge (a, b) and (b, a) by turns, and
- * those two never take each other's slot. A hash of the ordered pair put
- * both in one slot for one pair of cgroups in 16, and then every switch
- * between them evicted the other (ctxsw.sh -g: 224 ns a switch above the
- * empty program instead of 45).
- */
-static __always_inline __u32 blame_slot_of(__u64 victim, __u64 culprit)
-{
-	const __u64 golden = 0x9E3779B97F4A7C15ULL; /* 2^64 / phi: spreads nearby ids */
-	__u64 lo = victim < culprit ? victim : culprit, hi = victim ^ culprit ^ lo;
-	__u32 bucket = ((lo ^ (hi * golden)) * golden) >> (64 - QOSLET_BLAME_CACHE_SHIFT + 1);
-
-	return bucket << 1 | (victim < culprit);
-}
-
-/*
- * The slot gives its pair back to rq_blame and takes `key`, seeded with
- * key's rq_blame value (struct rq_blame_cache says why). Out of line: two
- * hash lookups, paid only when a pair is not in its CPU's cache.
- */
 /* Adds a slot's increment to its pair in rq_blame_fresh. */
 static __always_inline void blame_fresh_add(struct blame_key *key, struct blame_val *add)
 {
@@ -365,6 +341,11 @@ static __always_inline void blame_fresh_add(struct blame_key *key, struct blame_
 	v->count += add->count;
 }
 
+/*
+ * The slot gives its pair back to rq_blame and takes `key`, seeded with
+ * key's rq_blame value (struct rq_blame_cache says why). Out of line: two
+ * hash lookups, paid only when a pair is not in its CPU's cache.
+ */
 static __noinline void blame_slot_take(struct rq_blame_slot *s, struct blame_key *key, __u64 delta)
 {
 	/*
@@ -423,7 +404,7 @@ static __always_inline void charge_blame(__u64 victim, __u64 culprit, __u64 delt
 
 	if (!c)
 		return;
-	s = &c->slot[blame_slot_of(victim, culprit)];
+	s = &c->slot[qoslet_blame_slot(victim, culprit)];
 	/* An empty slot holds pair (0, 0) with nothing counted: adding to it is right too. */
 	if (s->key.victim == victim && s->key.culprit == culprit) {
 		s->val.wait_ns += delta;

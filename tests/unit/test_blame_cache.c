@@ -196,6 +196,36 @@ static void test_reading_never_goes_down(void **state)
 	}
 }
 
+/*
+ * The slot a pair takes in the program's cache: two cgroups taking turns on a
+ * CPU never share a slot (each switch between them would evict the other), and
+ * pairs still spread over every slot. Cgroup ids are small and close together
+ * on a node, so the ids here are too.
+ */
+static void test_slot_keeps_turns_apart(void **state)
+{
+	unsigned int per_slot[QOSLET_BLAME_CACHE_SLOTS] = {0}, pairs = 0;
+
+	(void)state;
+	for (__u64 a = 1; a < 600; a++) {
+		for (__u64 b = a + 1; b < 600; b++) {
+			__u32 ab = qoslet_blame_slot(a, b), ba = qoslet_blame_slot(b, a);
+
+			assert_true(ab < QOSLET_BLAME_CACHE_SLOTS && ba < QOSLET_BLAME_CACHE_SLOTS);
+			assert_int_not_equal(ab, ba);
+			per_slot[ab]++;
+			per_slot[ba]++;
+			pairs += 2;
+		}
+		assert_true(qoslet_blame_slot(a, a) < QOSLET_BLAME_CACHE_SLOTS);
+	}
+	/* Each slot within 5% of an even share. */
+	for (int i = 0; i < QOSLET_BLAME_CACHE_SLOTS; i++) {
+		assert_true(per_slot[i] * 100 > pairs / QOSLET_BLAME_CACHE_SLOTS * 95);
+		assert_true(per_slot[i] * 100 < pairs / QOSLET_BLAME_CACHE_SLOTS * 105);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +233,7 @@ int main(void)
 		cmocka_unit_test(test_merge_takes_larger_per_cpu),
 		cmocka_unit_test(test_rest_sums_unused),
 		cmocka_unit_test(test_reading_never_goes_down),
+		cmocka_unit_test(test_slot_keeps_turns_apart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
