@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Layouts shared by bpf/sched.bpf.c and user space: the run-queue latency
- * histogram per cgroup and the who-delayed-whom pairs. Both sides include
- * this header and nothing else crosses between them.
+ * histogram per cgroup and the who-delayed-whom pairs, and the blame cache's
+ * slot function (unit-tested from user space). Both sides include this header
+ * and nothing else crosses between them.
  */
 #ifndef QOSLET_BPF_SCHED_MAPS_H
 #define QOSLET_BPF_SCHED_MAPS_H
