@@ -148,10 +148,10 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c
 	$(Q)$(CC) $(CFLAGS) $< -lm -o $@
 
 # btfcheck loads BPF objects with libbpf; it reads the copy's attach ids by
-# btf_small.h's name for them.
-$(BUILD)/tests/helpers/btfcheck: tests/helpers/btfcheck.c user/probes/btf_small.h
+# btf_small.h's name for them, and prepares maps as the probes do (user/probes).
+$(BUILD)/tests/helpers/btfcheck: tests/helpers/btfcheck.c user/probes/btf_small.h $(USER_LIBS)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $< -lbpf -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(filter-out %.h,$^) $(LDLIBS) -o $@
 
 # kubecheck drives the Kubernetes client library, so it links the user archives.
 $(BUILD)/tests/helpers/kubecheck: tests/helpers/kubecheck.c $(USER_LIBS)

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "probes/btf_small.h"
+#include "probes/cg_map.h"
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -33,10 +34,31 @@ static bool compared(const struct bpf_program *p)
 	       !strncmp(bpf_program__section_name(p), "tp_btf/", 7);
 }
 
+/* A hash map whose elements the BPF side makes on demand. */
+static bool made_on_demand(const struct bpf_map *m)
+{
+	return (bpf_map__type(m) == BPF_MAP_TYPE_HASH ||
+		bpf_map__type(m) == BPF_MAP_TYPE_PERCPU_HASH) &&
+	       (bpf_map__map_flags(m) & BPF_F_NO_PREALLOC);
+}
+
+/*
+ * A map of a type this kernel lacks (task storage before 5.11) is not made: a
+ * program that uses one does not load, and is skipped. An on-demand hash map
+ * gets the probes' own preparation: before 6.1 a tracing program that uses
+ * one as built is unsafe, and the verifier says so with a kernel warning that
+ * taints the kernel (a test failure, tests/run.sh).
+ */
+static int prepare_map(struct bpf_map *m)
+{
+	if (libbpf_probe_bpf_map_type(bpf_map__type(m), NULL) != 1)
+		return bpf_map__set_autocreate(m, false);
+	return made_on_demand(m) ? cg_map_prepare(m) : 0;
+}
+
 /*
  * The object with program `name` alone loaded, CO-RE against `custom` (NULL:
- * the kernel's BTF). Maps of types this kernel lacks (task storage before
- * 5.11) are not made: a program that uses one does not load, and is skipped.
+ * the kernel's BTF), its maps prepared as above.
  */
 static struct bpf_object *load(const char *path, const char *custom, const char *name)
 {
@@ -44,14 +66,15 @@ static struct bpf_object *load(const char *path, const char *custom, const char 
 	struct bpf_object *obj = bpf_object__open_file(path, &opts);
 	struct bpf_program *p;
 	struct bpf_map *m;
+	int err = 0;
 
 	if (libbpf_get_error(obj))
 		return NULL;
 	bpf_object__for_each_program(p, obj)
 		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), name));
-	bpf_object__for_each_map(m, obj) if (libbpf_probe_bpf_map_type(bpf_map__type(m), NULL) != 1)
-		bpf_map__set_autocreate(m, false);
-	if (bpf_object__load(obj)) {
+	bpf_object__for_each_map(m, obj)
+		err = err ?: prepare_map(m);
+	if (err || bpf_object__load(obj)) {
 		bpf_object__close(obj);
 		return NULL;
 	}
