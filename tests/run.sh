@@ -11,7 +11,10 @@
 # Unit binaries: counts come from cmocka's summary lines; a binary that
 # crashes, times out or prints no summary counts as one more failure.
 # Integration scripts: exit 0 = pass, 77 = skip (the script's "SKIP: reason"
-# line is repeated), anything else = fail (the script's output is shown).
+# line is repeated), anything else = fail (the script's output is shown). A
+# script during which the kernel took a new taint flag (a warning, an oops, a
+# lockup: /proc/sys/kernel/tainted) fails whatever its status, with the kernel
+# log's tail.
 #
 # Environment: UNIT_TIMEOUT (s, default 60), INTEGRATION_TIMEOUT (s, default
 # 300), TESTS (space-separated integration test names to run, default all),
@@ -159,6 +162,20 @@ run_unit() {
 
 # ---- integration ----------------------------------------------------------------
 
+# The kernel's taint flags, a bit each (Documentation/admin-guide/tainted-kernels.rst).
+taint_flags() {
+	cat /proc/sys/kernel/tainted 2>/dev/null || echo 0
+}
+
+# The letters the kernel's own reports use for the bits of $1 (W: a warning).
+taint_letters() {
+	local letters=PFSRMBUDAWCIOELKXTNJ bits=$1 i out=""
+	for ((i = 0; i < ${#letters}; i++)); do
+		((bits >> i & 1)) && out+=${letters:i:1}
+	done
+	echo "${out:-?}"
+}
+
 # Removes what a killed script may have left: only names carrying our tag.
 cleanup_leftovers() {
 	local tag=$1 d
@@ -178,10 +195,11 @@ cleanup_leftovers() {
 }
 
 run_integration() {
-	local script=$1 name out rc start secs reason
+	local script=$1 name out rc start secs reason taint
 	name=$(basename "$script" .sh)
 	out=$(mktemp)
 	[ -z "${SANITIZER_LOGS:-}" ] || sanitizer_setup "$name"
+	taint=$(taint_flags)
 	start=$(date +%s.%N)
 	# timeout runs the script in its own process group, out of reach of the
 	# terminal's ^C: run it in the background so the trap below can pass a
@@ -206,6 +224,16 @@ run_integration() {
 	if [ "$rc" = 0 ] && grep -q '^FAIL: ' "$out"; then
 		rc=lost
 	fi
+	# A kernel warning is a bug even when every check passed (5.10's verifier
+	# warns on a tracing program with an on-demand hash map and runs it).
+	taint=$(($(taint_flags) & ~taint))
+	if [ "$taint" != 0 ]; then
+		{
+			echo "FAIL: the kernel was tainted ($(taint_letters "$taint")) during the test; its log's tail:"
+			dmesg 2>&1 | tail -n 40
+		} >>"$out"
+		case $rc in 0 | 77) rc=tainted ;; esac
+	fi
 	case $rc in
 	0)
 		echo "PASS  integration/$name (${secs}s)"
@@ -222,6 +250,8 @@ run_integration() {
 			echo "FAIL  integration/$name: sanitizer report (${secs}s)"
 		elif [ "$rc" = lost ]; then
 			echo "FAIL  integration/$name: said FAIL but exited 0 (${secs}s)"
+		elif [ "$rc" = tainted ]; then
+			echo "FAIL  integration/$name: the kernel was tainted ($(taint_letters "$taint")) during the test (${secs}s)"
 		elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 			echo "FAIL  integration/$name: timed out after ${INTEGRATION_TIMEOUT}s"
 		else
@@ -253,6 +283,10 @@ on_signal() {
 trap on_signal INT TERM HUP
 
 if [ "$mode" != unit ]; then
+	# A flag already set cannot be seen set again.
+	taint=$(taint_flags)
+	[ "$taint" = 0 ] ||
+		echo "note: the kernel is tainted already ($(taint_letters "$taint")): a test that sets those flags again is not caught"
 	for script in tests/integration/test_*.sh; do
 		[ "$interrupted" = 0 ] || break
 		[ -e "$script" ] || continue
