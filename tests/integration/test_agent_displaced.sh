@@ -14,6 +14,9 @@
 #     half of the CPUs, the displaced share at least displaced_percent as
 #     evidence) on the tick that the alert's series made LOOP_QUICK_NS
 #     (10 ms) after its first: the tick before it is that series' first.
+#     That window is 10 ms: a slower LS loop switches in fewer times in it
+#     than slo.min_waits (20), and the share counts from the alert's 8. The
+#     log shows each tick's LS switch-ins and how many came after BE.
 # (c) On 2 CPUs, BE confined to one is as far as the leg goes: the agent
 #     disarms (an empty displacers map, displacement alerts off).
 # (d) `qoslet replay` of the recording gives exactly the live decisions.
@@ -97,6 +100,11 @@ ts=$(jget "$confine" .ts_ns)
 prev=$(jq -s --argjson ts "$ts" '[.[1:][] | .ts_ns | select(. < $ts)] | max' "$TMP/d.rec")
 gap_ms=$(((ts - prev) / 1000000))
 log "the confinement's tick came $gap_ms ms after the one before"
+# Each recorded tick: ms since the first, the LS unit's switch-ins, those after BE.
+log "ticks [ms, LS switch-ins, after BE]: $(jq -sc --argjson ls "$(cg_id "$ls")" --argjson be "$BE_ID" '
+	[.[1:][]] | .[0].ts_ns as $t0 | map([((.ts_ns - $t0) / 1000000 | floor),
+	  ([.units[] | select(.id == $ls) | .rq.count // 0] | add // 0),
+	  ([.blame[] | select(.[0] == $ls and .[1] == $be) | .[3]] | add // 0)])' "$TMP/d.rec")"
 assert_cmp "$gap_ms" "<" 50 "(b) the confinement came on the alert's quick tick"
 
 # ---- (d) the replay ----

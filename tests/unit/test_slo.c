@@ -715,6 +715,68 @@ static void test_displaced(void **state)
 }
 
 /*
+ * One tick on 4 CPUs, from a fresh state: LS in window win with count
+ * switch-ins in all, n of them handed over to BE A. Returns BE A's cpuset
+ * wish (NULL: none), after checking that no quota or cpu.idle went out
+ * and, on a confinement, its evidence.
+ */
+static const char *few_tick(const struct slo_config *cfg, enum window win, uint64_t count,
+			    uint64_t n, char *cpus, size_t size)
+{
+	struct action_list out = {0};
+	struct slo_state st = {0};
+	const struct action *a;
+	struct world w;
+
+	world(&w, 0, win, 1.0, 0.5);
+	w.units[0].rq.count = count;
+	w.units[0].rq.slots[win] = count;
+	topology(&w, 4);
+	w.in.has_cpu_idle = true;
+	w.units[1].idle = 0;
+	w.units[2].idle = 0;
+	hand_over(&w, BE_A, n);
+	run(&w, cfg, &st, &out);
+	assert_null(find(&out, BE_A, ACT_CPU_QUOTA));
+	assert_null(find(&out, BE_A, ACT_CPU_IDLE));
+	a = find(&out, BE_A, ACT_CPUSET);
+	if (a) {
+		assert_int_equal(a->rule, RULE_SLO_CONFINE);
+		assert_true(evidence(a, "ls_displaced_share") == (double)n / (double)count);
+		snprintf(cpus, size, "%s", a->cpus);
+	}
+	action_list_free(&out);
+	slo_state_free(&st);
+	return a ? cpus : NULL;
+}
+
+/*
+ * A displaced share counts from SLO_DISPLACED_MIN switch-ins (the probe's
+ * alert count), under min_waits: the tick 10 ms after an alert judges an LS
+ * unit that switches in 1,000 times a second. Such a window's p99 says
+ * nothing: waits over the target cut nothing (no cpu.idle). A min_waits
+ * under SLO_DISPLACED_MIN lowers both.
+ */
+static void test_displaced_few_switch_ins(void **state)
+{
+	struct slo_config cfg = config();
+	char cpus[sizeof((struct action){0}.cpus)];
+
+	(void)state;
+	assert_true(SLO_DISPLACED_MIN < cfg.min_waits);
+	assert_string_equal(few_tick(&cfg, BREACH, SLO_DISPLACED_MIN, SLO_DISPLACED_MIN / 2, cpus,
+				     sizeof(cpus)),
+			    "0-1");
+	assert_string_equal(few_tick(&cfg, BREACH, 12, 3, cpus, sizeof(cpus)), "0-1");
+	assert_null(few_tick(&cfg, BREACH, 12, 2, cpus, sizeof(cpus))); /* under the share */
+	assert_null(few_tick(&cfg, BREACH, SLO_DISPLACED_MIN - 1, SLO_DISPLACED_MIN - 1, cpus,
+			     sizeof(cpus)));
+	cfg.min_waits = 4;
+	assert_string_equal(few_tick(&cfg, SLACK, 4, 4, cpus, sizeof(cpus)), "0-1");
+	assert_null(few_tick(&cfg, BREACH, 3, 3, cpus, sizeof(cpus)));
+}
+
+/*
  * A breach and a displacement on one tick: cpu.idle for the breach, and
  * the confinement the displacement asks for says slo.confine.
  */
@@ -875,6 +937,7 @@ int main(void)
 		cmocka_unit_test(test_disabled),
 		cmocka_unit_test(test_confine),
 		cmocka_unit_test(test_displaced),
+		cmocka_unit_test(test_displaced_few_switch_ins),
 		cmocka_unit_test(test_breach_and_displaced),
 		cmocka_unit_test(test_confine_pinned),
 		cmocka_unit_test(test_pinned_victim),

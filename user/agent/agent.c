@@ -934,7 +934,7 @@ static int open_probes(struct agent *a)
 		a->parts |= CG_MEMSTALL;
 	if (!st.on || !a->cfg.fast_path)
 		return 0;
-	err = fast_path_open(&a->fp, a->probes, ALERT_GAP_NS);
+	err = fast_path_open(&a->fp, a->probes, ALERT_GAP_NS, SLO_DISPLACED_MIN);
 	if (err)
 		log_warn("agent: fast path off: the sched probe's alert maps are missing (%s)",
 			 strerror(-err));

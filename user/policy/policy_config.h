@@ -222,7 +222,7 @@ struct slo_config {
 	double annotation_min_us;
 	struct slo_glob_target globs[SLO_MAX_GLOBS];
 	size_t n_globs;
-	uint64_t min_waits;	  /* windows with fewer waits say nothing: 20 */
+	uint64_t min_waits;	  /* windows with fewer waits say nothing of a p99: 20 */
 	double culprit_min_share; /* of the LS unit's wait, for a BE unit to be cut: 0.2 */
 	/* of the LS unit's switch-ins taken from BE, for BE to be confined: 0.25 (0 off) */
 	double displaced_share;

@@ -4,7 +4,8 @@
  * (2) every LS unit's run-queue p99 judged against its target: over it is
  * a breach, under target x slack_ratio is slack, between is a hold; and
  * its displacement: the share of its switch-ins that took the CPU from BE
- * (blame's hand-overs), at displaced_share or more no slack either,
+ * (blame's hand-overs), at displaced_share or more no slack either (a
+ * share counts from SLO_DISPLACED_MIN switch-ins, a p99 from min_waits),
  * (3) a breach cuts the BE units its blame names: cpu.idle first, then every
  * BE unit confined to cut_factor of BE's CPUs (down to one), then the
  * unit's allowance x cut_factor; a displacement only confines (3c),
@@ -76,14 +77,21 @@ double slo_target_us(const struct pol_unit *u, const struct slo_config *cfg)
 				   : cfg->ls_p99_us;
 }
 
-bool slo_unit_p99(const struct pol_unit *u, const struct slo_config *cfg, double *p99_us,
-		  double *target_us)
+/* slo_unit_p99 for a window of at least min waits */
+static bool ls_window(const struct pol_unit *u, const struct slo_config *cfg, uint64_t min,
+		      double *p99_us, double *target_us)
 {
-	if (!qos_is_ls(u->cls) || !u->has_rq || !u->rq.count || u->rq.count < cfg->min_waits)
+	if (!qos_is_ls(u->cls) || !u->has_rq || !u->rq.count || u->rq.count < min)
 		return false;
 	*target_us = slo_target_us(u, cfg);
 	*p99_us = hist_quantile_ns(&u->rq, 0.99) / 1000;
 	return true;
+}
+
+bool slo_unit_p99(const struct pol_unit *u, const struct slo_config *cfg, double *p99_us,
+		  double *target_us)
+{
+	return ls_window(u, cfg, cfg->min_waits, p99_us, target_us);
 }
 
 /*
@@ -244,18 +252,22 @@ static void judge(const struct pol_input *in, const struct slo_config *cfg, stru
 	for (size_t i = 0; i < in->n_units; i++) {
 		const struct pol_unit *u = &in->units[i];
 		struct cut why = {.victim = u};
+		uint64_t min =
+			cfg->min_waits < SLO_DISPLACED_MIN ? cfg->min_waits : SLO_DISPLACED_MIN;
 
-		if (!slo_unit_p99(u, cfg, &why.p99_us, &why.target_us))
+		if (!ls_window(u, cfg, min, &why.p99_us, &why.target_us))
 			continue;
 		why.displaced = displaced_of(in, u);
-		if (why.p99_us / why.target_us > worst) {
-			worst = why.p99_us / why.target_us;
-			vd->worst = why;
-		}
 		if (cfg->displaced_share > 0 && why.displaced >= cfg->displaced_share) {
 			vd->slack = false;
 			if (why.displaced > vd->displaced.displaced)
 				vd->displaced = why;
+		}
+		if (u->rq.count < cfg->min_waits)
+			continue; /* too few for a p99: only its share counts */
+		if (why.p99_us / why.target_us > worst) {
+			worst = why.p99_us / why.target_us;
+			vd->worst = why;
 		}
 		if (why.p99_us >= why.target_us * cfg->slack_ratio)
 			vd->slack = false;

@@ -55,6 +55,16 @@ struct slo_state {
 double slo_target_us(const struct pol_unit *u, const struct slo_config *cfg);
 
 /*
+ * The fewest switch-ins in an interval whose displaced share counts (when
+ * min_waits is larger). A share needs no tail, as a p99 does, and the
+ * sched probe's displacement alert comes at this many (the agent arms it so):
+ * the tick 10 ms after an alert judges an interval with about as many, and
+ * a p99's 20 would leave an LS unit switching in under 2,000 times a second
+ * to the first follow-up, 100 ms later.
+ */
+#define SLO_DISPLACED_MIN 8
+
+/*
  * An LS unit's run-queue p99 over the interval and its target, both in us.
  * false when its window says nothing of a p99: not LS, no run-queue data, or
  * fewer than cfg->min_waits waits (an idle LS unit has slack).

@@ -17,15 +17,14 @@
 #include "probes/probes.h"
 
 /*
- * A displacement alert: DISPLACED_MIN switch-ins after a displacer within
- * DISPLACED_WINDOW_NS. A displaced web server takes the CPU from BE about
- * ten times a millisecond, so the alert comes within a millisecond or two;
- * an LS pod that switches in less than 800 times a second is left to the
+ * A displacement alert: the caller's displaced_min switch-ins after a
+ * displacer within DISPLACED_WINDOW_NS. A displaced web server takes the
+ * CPU from BE about ten times a millisecond, so the alert comes within a
+ * millisecond or two; an LS pod that switches in less often is left to the
  * ticks, whose displaced share judges it anyway. At most one per cgroup a
  * second: the alert is for the onset, the ticks that follow it judge the
  * rest.
  */
-#define DISPLACED_MIN	    8
 #define DISPLACED_WINDOW_NS (10 * 1000000ull)
 #define DISPLACED_GAP_NS    (1000 * 1000000ull)
 
@@ -39,6 +38,7 @@ struct fast_path {
 	int cfg_fd, watch_fd, displacers_fd, ring_fd;
 	struct ring_buffer *rb;
 	uint64_t gap_ns;
+	uint32_t displaced_min;	    /* switch-ins in the window that make a displacement alert */
 	uint64_t min_ns;	    /* the pre-filter now in the config map; 0: off */
 	bool armed;		    /* displacement alerts on in the config map */
 	struct cgid_set watched;    /* now in the watch map */
@@ -86,7 +86,7 @@ static int set_cfg(struct fast_path *fp, uint64_t min_ns, bool armed)
 		.gap_ns = fp->gap_ns,
 		.displaced_window_ns = DISPLACED_WINDOW_NS,
 		.displaced_gap_ns = DISPLACED_GAP_NS,
-		.displaced_min = armed ? DISPLACED_MIN : 0,
+		.displaced_min = armed ? fp->displaced_min : 0,
 	};
 	__u32 zero = 0;
 
@@ -97,7 +97,8 @@ static int set_cfg(struct fast_path *fp, uint64_t min_ns, bool armed)
 	return 0;
 }
 
-int fast_path_open(struct fast_path **out, const struct probe_set *ps, uint64_t gap_ns)
+int fast_path_open(struct fast_path **out, const struct probe_set *ps, uint64_t gap_ns,
+		   uint32_t displaced_min)
 {
 	struct fast_path *fp = calloc(1, sizeof(*fp));
 	int err;
@@ -105,6 +106,7 @@ int fast_path_open(struct fast_path **out, const struct probe_set *ps, uint64_t 
 	if (!fp)
 		return -ENOMEM;
 	fp->gap_ns = gap_ns;
+	fp->displaced_min = displaced_min;
 	fp->cfg_fd = probe_map(ps, PIN_MAP_rq_alert_cfg);
 	fp->watch_fd = probe_map(ps, PIN_MAP_rq_alert_watch);
 	fp->displacers_fd = probe_map(ps, PIN_MAP_rq_displacers);

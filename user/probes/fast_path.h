@@ -24,10 +24,13 @@ struct fast_path;
 
 /*
  * Takes the sched probe's alert maps from the probe set ps, alerts off until
- * something is watched, at most one per cgroup per gap_ns. -errno when the
- * maps are not there (the probe is off).
+ * something is watched, at most one per cgroup per gap_ns; a displacement
+ * alert at displaced_min switch-ins after displacers within 10 ms (the
+ * policy's number: the tick that follows must be able to judge it).
+ * -errno when the maps are not there (the probe is off).
  */
-int fast_path_open(struct fast_path **out, const struct probe_set *ps, uint64_t gap_ns);
+int fast_path_open(struct fast_path **out, const struct probe_set *ps, uint64_t gap_ns,
+		   uint32_t displaced_min);
 
 /* A cgroup to watch and the wait over which it alerts. */
 struct fast_path_target {
