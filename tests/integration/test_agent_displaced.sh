@@ -55,6 +55,12 @@ displacers() {
 }
 
 CPU=$((NCPU - 1))
+# The harness (this shell and what it starts: the agent, jq, bpftool) stays
+# off CPU, the LS and BE loads' own: the kernel places a waking task on a CPU
+# that runs only SCHED_IDLE work as on an idle one, and each of the LS task's
+# switch-ins behind such a task is one not taken from BE, in the 10 ms the
+# quick tick judges (the agent's own tick is one, and under ASan a long one).
+taskset -pc "0-$((CPU - 1))" $$ >/dev/null
 agent_run "$ls" "$CPU" "$DUTYCYCLE" 20 100 "$(load_lifetime_s)"
 agent_start --record "$TMP/d.rec"
 
