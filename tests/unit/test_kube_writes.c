@@ -179,6 +179,39 @@ static void test_node_bucket(void **state)
 	event_correlate_free(&c);
 }
 
+/*
+ * The API thread reads its clock once a round; occurrences added meanwhile
+ * carry later readings. A series created in such a round, and a window
+ * opened in it, are new, not idle for ever: the repeat joins the series
+ * (before, it made a second Event, as test_kube_sync once saw), and the
+ * window still counts.
+ */
+static void test_round_clock_older(void **state)
+{
+	struct event_correlator c;
+	struct kube_event_req ev = occurrence("u1", interference, "delayed");
+	struct event_call call;
+	int creates = 0, patches = 0;
+	const uint64_t round = 10 * SEC, later = round + SEC / 1000;
+
+	(void)state;
+	event_correlate_init(&c, 2, 1000, 0);
+	assert_true(event_correlate_add(&c, &ev, later));
+	drain(&c, round, &creates, &patches);
+	assert_int_equal(creates, 1);
+	event_correlate_expire(&c, round, 20 * SEC);
+	assert_int_equal(c.n_series, 1);
+	assert_int_equal(c.n_windows, 1);
+	assert_false(event_correlate_add(&c, &ev, later + SEC));
+	assert_int_equal(c.aggregated, 1);
+	/* its count goes out an interval after the create, not before */
+	assert_false(event_correlate_next(&c, round + SEC, &call));
+	drain(&c, round + 2 * SEC, &creates, &patches);
+	assert_int_equal(creates, 1);
+	assert_int_equal(patches, 1);
+	event_correlate_free(&c);
+}
+
 /* ---- node status ------------------------------------------------------- */
 
 static const struct kubernetes_config kcfg = {
@@ -298,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_similar_combined),
 		cmocka_unit_test(test_spam_filter),
 		cmocka_unit_test(test_node_bucket),
+		cmocka_unit_test(test_round_clock_older),
 		cmocka_unit_test(test_status_unchanged),
 		cmocka_unit_test(test_status_seeded),
 		cmocka_unit_test(test_status_zero_and_refusal),

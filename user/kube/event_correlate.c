@@ -8,6 +8,20 @@
 
 #include "grow.h"
 
+/*
+ * Whether span has passed from `since` to `now`. The API thread
+ * (kube/sync.c) reads its clock once a round, while the agent's loop adds
+ * occurrences, with their own later readings, during that round: a stamp
+ * newer than now has not aged at all, where the plain difference wraps to
+ * a huge age. So it did: a series created in a round whose first
+ * occurrence came after the round's clock read was forgotten at once, and
+ * its repeat made a second Event.
+ */
+static bool aged(uint64_t since, uint64_t now, uint64_t span)
+{
+	return now >= since && now - since >= span;
+}
+
 void event_correlate_init(struct event_correlator *c, double interval_s, uint32_t events_per_minute,
 			  uint64_t now)
 {
@@ -59,7 +73,7 @@ static struct event_window *window_of(struct event_correlator *c, const struct k
 		*w = (struct event_window){.reason = ev->reason, .start = now};
 		snprintf(w->uid, sizeof(w->uid), "%s", ev->uid);
 	}
-	if (now - w->start > EVENT_SIMILAR_WINDOW_NS) {
+	if (aged(w->start, now, EVENT_SIMILAR_WINDOW_NS)) {
 		w->similar = 0;
 		w->start = now;
 	}
@@ -130,9 +144,11 @@ bool event_correlate_add(struct event_correlator *c, const struct kube_event_req
 static bool bucket_take(double *tokens, uint64_t *at, double cap, uint64_t refill_ns, uint64_t now,
 			bool take)
 {
-	if (now > *at)
+	/* an older clock reading than the last (see aged()) neither refills nor moves it back */
+	if (now > *at) {
 		*tokens += (double)(now - *at) / (double)refill_ns;
-	*at = now;
+		*at = now;
+	}
 	if (*tokens > cap)
 		*tokens = cap;
 	if (*tokens < 1)
@@ -166,7 +182,7 @@ bool event_correlate_next(struct event_correlator *c, uint64_t now, struct event
 	for (size_t i = 0; i < c->n_series;) {
 		struct event_series *s = &c->series[i];
 
-		if (s->created && !(s->seen > s->sent && now - s->last_call >= c->interval_ns)) {
+		if (s->created && !(s->seen > s->sent && aged(s->last_call, now, c->interval_ns))) {
 			i++;
 			continue;
 		}
@@ -216,7 +232,7 @@ void event_correlate_expire(struct event_correlator *c, uint64_t now, uint64_t i
 	for (size_t i = 0; i < c->n_series;) {
 		struct event_series *p = &c->series[i];
 
-		if (p->created && p->seen == p->sent && now - p->last_seen >= idle_ns)
+		if (p->created && p->seen == p->sent && aged(p->last_seen, now, idle_ns))
 			drop_series(c, i);
 		else
 			i++;
@@ -232,7 +248,7 @@ void event_correlate_expire(struct event_correlator *c, uint64_t now, uint64_t i
 			i++;
 	}
 	for (size_t i = 0; i < c->n_windows;) {
-		if (now - c->windows[i].start > EVENT_SIMILAR_WINDOW_NS)
+		if (aged(c->windows[i].start, now, EVENT_SIMILAR_WINDOW_NS))
 			c->windows[i] = c->windows[--c->n_windows];
 		else
 			i++;
