@@ -245,6 +245,8 @@ static void blame_victim(const struct pol_input *in, const struct slo_config *cf
 static void judge(const struct pol_input *in, const struct slo_config *cfg, struct cut *cuts,
 		  struct verdict *vd)
 {
+	/* the fewest waits that judge anything: a displaced share's */
+	uint64_t min = cfg->min_waits < SLO_DISPLACED_MIN ? cfg->min_waits : SLO_DISPLACED_MIN;
 	double worst = -1;
 
 	memset(vd, 0, sizeof(*vd));
@@ -252,8 +254,6 @@ static void judge(const struct pol_input *in, const struct slo_config *cfg, stru
 	for (size_t i = 0; i < in->n_units; i++) {
 		const struct pol_unit *u = &in->units[i];
 		struct cut why = {.victim = u};
-		uint64_t min =
-			cfg->min_waits < SLO_DISPLACED_MIN ? cfg->min_waits : SLO_DISPLACED_MIN;
 
 		if (!ls_window(u, cfg, min, &why.p99_us, &why.target_us))
 			continue;
