@@ -212,6 +212,31 @@ static void test_round_clock_older(void **state)
 	event_correlate_free(&c);
 }
 
+/*
+ * The node's bucket likewise: a round's older reading neither refills it nor
+ * moves its stamp back, which would refill the same seconds twice later.
+ */
+static void test_bucket_clock_older(void **state)
+{
+	struct event_correlator c;
+	struct kube_event_req a = occurrence("u1", interference, "x"),
+			      b = occurrence("u2", interference, "x"),
+			      d = occurrence("u3", interference, "x");
+	int creates = 0, patches = 0;
+
+	(void)state;
+	event_correlate_init(&c, 60, 1, 0); /* one Event a minute */
+	event_correlate_add(&c, &a, 100 * SEC);
+	drain(&c, 100 * SEC, &creates, &patches);
+	event_correlate_add(&c, &b, 101 * SEC);
+	drain(&c, 50 * SEC, &creates, &patches); /* an older round: no token */
+	event_correlate_add(&c, &d, 151 * SEC);
+	drain(&c, 151 * SEC, &creates, &patches); /* 51 s after the last token went */
+	assert_int_equal(creates, 1);
+	assert_int_equal(c.dropped, 2);
+	event_correlate_free(&c);
+}
+
 /* ---- node status ------------------------------------------------------- */
 
 static const struct kubernetes_config kcfg = {
@@ -332,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_spam_filter),
 		cmocka_unit_test(test_node_bucket),
 		cmocka_unit_test(test_round_clock_older),
+		cmocka_unit_test(test_bucket_clock_older),
 		cmocka_unit_test(test_status_unchanged),
 		cmocka_unit_test(test_status_seeded),
 		cmocka_unit_test(test_status_zero_and_refusal),
